@@ -1,0 +1,208 @@
+# prof - build, test and install.
+#
+#   make            libprof.a, libprof.so and the prof binary, in build/
+#   make check      install missing dependencies, build, run every test
+#                   (plain, AddressSanitizer+UBSan, ThreadSanitizer, fuzz corpus)
+#   make demo       install missing dependencies, build, show testdata/demo.prof
+#   make bench      benchmarks, printed as ratios measured in one run
+#   make fuzz       explore with libFuzzer for FUZZ_SECONDS (default 60) per target
+#   make install    PREFIX=/usr/local DESTDIR=: binary, libraries, headers, prof.pc, man pages
+#   make deps       check the Debian packages; install the missing ones (root) or
+#                   print the apt-get command
+#   make clean
+#
+# Knobs: V=1 shows commands; CC=clang builds with clang; OPT= overrides -O2 -g.
+
+CC      ?= cc
+FUZZCC  ?= clang
+PREFIX  ?= /usr/local
+DESTDIR ?=
+OPT     ?= -O2 -g
+B       := build
+
+WARN    := -Wall -Wextra -Werror -Wshadow -Wconversion
+CFLAGS_ALL := -std=c11 -D_GNU_SOURCE $(WARN) -Iinclude -Isrc -Itests/support -MMD -MP -pthread $(CFLAGS)
+LIBS    := -lzstd -lcjson -lpthread -lm
+TOOL_LIBS := -lgsl -lgslcblas
+ASAN    := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+TSAN    := -O1 -g -fsanitize=thread
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+# The recording library: codec + runtime. The tool code (model, analysis,
+# output) is linked into prof only, never into training programs.
+LIB_SRC  := $(sort $(wildcard src/util/*.c src/format/*.c src/record/*.c))
+TOOL_SRC := $(sort $(wildcard src/model/*.c src/analysis/*.c src/output/*.c))
+CMD_SRC  := $(sort $(wildcard cmd/prof/*.c))
+SUP_SRC  := $(sort $(wildcard tests/support/*.c))
+UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
+TSAN_UNITS := $(sort $(wildcard tests/unit/record_thread*.c))
+BENCH_SRC := $(sort $(wildcard tests/bench/*.c))
+
+obj = $(patsubst %.c,$(B)/$(1)/%.o,$(2))
+
+LIB_OBJ  := $(call obj,rel,$(LIB_SRC))
+TOOL_OBJ := $(call obj,rel,$(TOOL_SRC))
+CMD_OBJ  := $(call obj,rel,$(CMD_SRC))
+SUP_OBJ  := $(call obj,rel,$(SUP_SRC))
+
+UNIT_BIN      := $(patsubst tests/unit/%.c,$(B)/rel/tests/unit/%,$(UNIT_SRC))
+UNIT_ASAN_BIN := $(patsubst tests/unit/%.c,$(B)/asan/tests/unit/%,$(UNIT_SRC))
+UNIT_TSAN_BIN := $(patsubst tests/unit/%.c,$(B)/tsan/tests/unit/%,$(TSAN_UNITS))
+BENCH_BIN     := $(patsubst tests/bench/%.c,$(B)/rel/tests/bench/%,$(BENCH_SRC))
+HELPER_BIN    := $(patsubst tests/support/bin/%.c,$(B)/rel/tests/bin/%,$(wildcard tests/support/bin/*.c))
+HELPER_ASAN_BIN := $(patsubst tests/support/bin/%.c,$(B)/asan/tests/bin/%,$(wildcard tests/support/bin/*.c))
+FUZZ_BIN      := $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
+
+.SECONDARY:
+.DELETE_ON_ERROR:
+.PHONY: all check demo bench fuzz install uninstall deps clean test-bins
+all: $(B)/libprof.a $(B)/libprof.so $(B)/prof
+
+# ---- objects, one pattern per variant ---------------------------------
+$(B)/rel/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS_ALL) $(OPT) -fPIC -c $< -o $@
+$(B)/asan/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC asan $<")
+	$(Q)$(CC) $(CFLAGS_ALL) $(ASAN) -c $< -o $@
+$(B)/tsan/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC tsan $<")
+	$(Q)$(CC) $(CFLAGS_ALL) $(TSAN) -c $< -o $@
+
+# ---- libraries and the binary -------------------------------------------
+$(B)/libprof.a: $(LIB_OBJ)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+$(B)/libprof.so: $(LIB_OBJ)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared -pthread -Wl,-soname,libprof.so.0 -Wl,--version-script=src/record/libprof.map \
+		-o $@ $^ $(LIBS)
+$(B)/prof: $(CMD_OBJ) $(TOOL_OBJ) $(B)/libprof.a
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -pthread -o $@ $(CMD_OBJ) $(TOOL_OBJ) $(B)/libprof.a $(TOOL_LIBS) $(LIBS)
+
+$(B)/asan/libprof.a: $(call obj,asan,$(LIB_SRC))
+	$(Q)rm -f $@ && ar rcs $@ $^
+$(B)/tsan/libprof.a: $(call obj,tsan,$(LIB_SRC))
+	$(Q)rm -f $@ && ar rcs $@ $^
+$(B)/asan/prof: $(call obj,asan,$(CMD_SRC) $(TOOL_SRC)) $(B)/asan/libprof.a
+	$(Q)$(CC) -pthread $(ASAN) -o $@ $^ $(TOOL_LIBS) $(LIBS)
+
+# ---- tests ------------------------------------------------------------------
+$(B)/rel/tests/unit/%: $(B)/rel/tests/unit/%.o $(SUP_OBJ) $(TOOL_OBJ) $(B)/libprof.a
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -pthread -o $@ $< $(SUP_OBJ) $(TOOL_OBJ) $(B)/libprof.a -lcriterion $(TOOL_LIBS) $(LIBS)
+$(B)/asan/tests/unit/%: $(B)/asan/tests/unit/%.o $(call obj,asan,$(SUP_SRC) $(TOOL_SRC)) $(B)/asan/libprof.a
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -pthread $(ASAN) -o $@ $^ -lcriterion $(TOOL_LIBS) $(LIBS)
+$(B)/tsan/tests/unit/%: $(B)/tsan/tests/unit/%.o $(call obj,tsan,$(SUP_SRC)) $(B)/tsan/libprof.a
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -pthread $(TSAN) -o $@ $^ -lcriterion $(LIBS)
+$(B)/rel/tests/bench/%: $(B)/rel/tests/bench/%.o $(SUP_OBJ) $(B)/libprof.a
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -pthread -o $@ $^ $(LIBS)
+$(B)/rel/tests/bin/%: $(B)/rel/tests/support/bin/%.o $(SUP_OBJ) $(B)/libprof.a
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -pthread -o $@ $^ $(LIBS)
+$(B)/asan/tests/bin/%: $(B)/asan/tests/support/bin/%.o $(call obj,asan,$(SUP_SRC)) $(B)/asan/libprof.a
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -pthread $(ASAN) -o $@ $^ $(LIBS)
+
+# Fuzz targets: clang's libFuzzer over the reader, with ASan and UBSan.
+FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -Itests/support -g -O1 -pthread \
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+$(B)/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(TOOL_SRC)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  FUZZ    $@")
+	$(Q)$(FUZZCC) $(FUZZ_FLAGS) -o $@ $< $(LIB_SRC) $(TOOL_SRC) $(TOOL_LIBS) $(LIBS)
+
+test-bins: all $(B)/asan/prof $(UNIT_BIN) $(UNIT_ASAN_BIN) $(UNIT_TSAN_BIN) $(HELPER_BIN) \
+	$(HELPER_ASAN_BIN) $(FUZZ_BIN) $(B)/rel/tests/bin/make_demo
+
+check: deps
+	$(Q)$(MAKE) --no-print-directory test-bins
+	$(Q)B=$(B) sh tests/run.sh
+
+# ---- demo profile -----------------------------------------------------------
+# testdata/demo.prof is committed; this regenerates it (byte for byte).
+testdata/demo.prof: $(B)/rel/tests/bin/make_demo
+	$(Q)$< $@
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(B)/prof info testdata/demo.prof
+
+# ---- benchmarks and fuzzing ------------------------------------------------------
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all $(BENCH_BIN) $(B)/rel/tests/bin/make_demo
+	$(Q)B=$(B) sh tests/bench/run.sh
+
+FUZZ_SECONDS ?= 60
+fuzz: deps $(FUZZ_BIN)
+	$(Q)for f in $(FUZZ_BIN); do \
+		n=$$(basename $$f); mkdir -p $(B)/fuzz/corpus-$$n; \
+		$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(B)/fuzz/corpus-$$n tests/fuzz/corpus || exit 1; \
+	done
+
+# ---- dependencies -------------------------------------------------------------
+# pkg-config module, Debian package
+DEP_PC   := libzstd:libzstd-dev libcjson:libcjson-dev gsl:libgsl-dev criterion:libcriterion-dev \
+	libmicrohttpd:libmicrohttpd-dev
+# command, Debian package
+DEP_CMD  := pkg-config:pkg-config clang:clang zstd:zstd
+deps:
+	$(Q)missing=""; \
+	command -v pkg-config >/dev/null 2>&1 || missing="pkg-config"; \
+	for d in $(DEP_PC); do \
+		pkg-config --exists $${d%%:*} 2>/dev/null || missing="$$missing $${d#*:}"; \
+	done; \
+	for d in $(DEP_CMD); do \
+		command -v $${d%%:*} >/dev/null 2>&1 || missing="$$missing $${d#*:}"; \
+	done; \
+	ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 \
+		|| missing="$$missing libclang-rt-dev"; \
+	missing=$$(echo $$missing | tr ' ' '\n' | sort -u | tr '\n' ' '); \
+	if [ -n "$${missing% }" ]; then \
+		if [ "$$(id -u)" = 0 ]; then \
+			echo "deps: installing $$missing"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null \
+				|| { echo "deps: apt-get install failed" >&2; exit 1; }; \
+		else \
+			echo "deps: missing packages; run: sudo apt-get install -y $$missing" >&2; exit 1; \
+		fi; \
+	fi
+
+# ---- install ------------------------------------------------------------------
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+		$(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/man/man3 $(DESTDIR)$(PREFIX)/share/man/man5
+	install -m 755 $(B)/prof $(DESTDIR)$(PREFIX)/bin/prof
+	install -m 644 $(B)/libprof.a $(DESTDIR)$(PREFIX)/lib/libprof.a
+	install -m 755 $(B)/libprof.so $(DESTDIR)$(PREFIX)/lib/libprof.so.0
+	ln -sf libprof.so.0 $(DESTDIR)$(PREFIX)/lib/libprof.so
+	install -m 644 include/prof.h include/prof_reader.h $(DESTDIR)$(PREFIX)/include/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|'"$$(sed -n 's/^#define PROF_VERSION_STRING "\(.*\)"/\1/p' include/prof.h)"'|' \
+		prof.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/prof.pc
+	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 man/*.3 $(DESTDIR)$(PREFIX)/share/man/man3/
+	install -m 644 man/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/prof $(DESTDIR)$(PREFIX)/lib/libprof.a \
+		$(DESTDIR)$(PREFIX)/lib/libprof.so $(DESTDIR)$(PREFIX)/lib/libprof.so.0 \
+		$(DESTDIR)$(PREFIX)/include/prof.h $(DESTDIR)$(PREFIX)/include/prof_reader.h \
+		$(DESTDIR)$(PREFIX)/lib/pkgconfig/prof.pc
+
+clean:
+	rm -rf $(B)
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -1,0 +1,132 @@
+/* prof.h - the recording API of libprof, what a training program includes.
+ *
+ * Every call is safe from any thread. When recording has not been started,
+ * or PROF_ENABLE=0, every call returns after one predictable branch. The
+ * hot calls (regions, steps, memory samples, counters, marks) take no lock,
+ * allocate nothing and make no system call: they stamp the clock and append
+ * a fixed-size record to a buffer owned by the calling thread. A background
+ * thread encodes, compresses and writes those buffers. Nothing here ever
+ * terminates or blocks the program: when the file cannot be written, one
+ * line goes to stderr and recording stops; when the buffers are full,
+ * events are dropped and counted.
+ */
+#ifndef PROF_H
+#define PROF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PROF_VERSION_MAJOR 0
+#define PROF_VERSION_MINOR 1
+#define PROF_VERSION_PATCH 0
+#define PROF_VERSION_STRING "0.1.0"
+
+/* What a region spends its time on; the analysis rules read it (DATA for
+ * data loading, SYNC for waiting on the device). Values are frozen: they
+ * are stored in profiles. */
+typedef enum {
+    PROF_KIND_COMPUTE = 0,
+    PROF_KIND_DATA = 1,
+    PROF_KIND_SYNC = 2,
+    PROF_KIND_COMM = 3,
+    PROF_KIND_IO = 4
+} prof_kind;
+
+typedef struct prof_config {
+    const char *output;            /* NULL: $PROF_OUTPUT, else "run.prof"                   */
+    double      sample_rate;       /* fraction of steps whose events are kept; 0 means 1.0  */
+    unsigned    wait, warmup, active, repeat; /* step schedule as torch.profiler; active=0: off */
+    unsigned    memory_interval_ms;/* background host-memory sampling; 0: at steps only     */
+    size_t      buffer_bytes;      /* cap on buffered events; past it events are dropped
+                                      and counted, the program is never blocked; 0: 64 MiB  */
+    unsigned    flush_interval_ms; /* writer flush period; bounds what a crash can lose;
+                                      0: 1000 ms                                            */
+    int         cuda;              /* capture CUDA activity through CUPTI when available    */
+} prof_config;
+
+/* Starts recording. cfg NULL: defaults, then the environment (PROF_OUTPUT,
+ * PROF_SAMPLE_RATE, PROF_SCHEDULE, PROF_MEMORY_INTERVAL_MS, PROF_BUFFER_MB,
+ * PROF_FLUSH_MS, PROF_CUDA, PROF_RANK, PROF_TAGS). Fields left zero in a
+ * given cfg are also taken from the environment. Creates the output file
+ * and the writer thread.
+ * @return 0, or -errno: -EALREADY when already recording, -EINVAL for a bad
+ * configuration, the open(2) error for an unwritable output, -ECANCELED when
+ * PROF_ENABLE=0 (nothing is recorded then). Prints nothing. */
+int prof_start(const prof_config *cfg);
+
+/* Ends the current step as incomplete, writes what is buffered and the
+ * footer, and closes the file. Idempotent; safe when never started.
+ * Call it while no other thread is still recording.
+ * @return 0, or -errno of the first write that failed during the run. */
+int prof_stop(void);
+
+/* Hands every thread's buffered events to the writer and waits until they
+ * are on disk. Costs a few system calls; not for the hot path. */
+void prof_flush(void);
+
+/* Regions nest per thread: each end closes the innermost open region of
+ * the calling thread. An end without a begin is ignored. Regions deeper
+ * than 255 levels are not recorded (their ends still match). */
+void prof_region_begin(const char *name);                   /* kind COMPUTE */
+void prof_region_begin_kind(const char *name, prof_kind k);
+void prof_region_end(void);
+
+/* Ends the current training step and begins the next. Also samples host
+ * memory ("host.rss"). Steps and memory samples are kept in every step,
+ * also in steps that sampling or the schedule skip. */
+void prof_step(void);
+
+/* A sample of a memory series, e.g. "gpu.allocated", in bytes. */
+void prof_memory(const char *series, uint64_t bytes);
+
+/* A sample of a named numeric series (loss, learning rate, queue depth). */
+void prof_counter(const char *name, double value);
+
+/* An instant event. */
+void prof_mark(const char *name);
+
+/* Names the calling thread in the profile (copied). */
+void prof_thread_name(const char *name);
+
+/* The fast path: intern a name once, record by id. Ids are valid for the
+ * life of the process, also across prof_stop and a later prof_start.
+ * prof_intern takes a lock; call it outside loops. Returns 0 (an invalid
+ * id, which the recording calls ignore) when out of memory. */
+typedef uint32_t prof_name;
+prof_name prof_intern(const char *name);
+void prof_region_begin_id(prof_name id, prof_kind k);
+
+/* Internal helpers of PROF_SCOPE; not for direct use. */
+void prof__scope_end(int *unused);
+static inline void prof__scope_begin(prof_name *site, const char *name)
+{
+    prof_name id = __atomic_load_n(site, __ATOMIC_RELAXED);
+    if (__builtin_expect(id == 0, 0)) {
+        id = prof_intern(name);
+        __atomic_store_n(site, id, __ATOMIC_RELAXED);
+    }
+    prof_region_begin_id(id, PROF_KIND_COMPUTE);
+}
+
+#define PROF__CAT2(a, b) a##b
+#define PROF__CAT(a, b) PROF__CAT2(a, b)
+
+/* PROF_SCOPE(name): a region from here to the end of the enclosing block,
+ * closed by the compiler's cleanup attribute on every exit path. The name
+ * is interned once per call site (two threads racing on the first use both
+ * intern it, which is harmless: interning is idempotent). GCC and Clang. */
+#define PROF_SCOPE(name)                                                        \
+    static prof_name PROF__CAT(prof__site_, __LINE__);                          \
+    prof__scope_begin(&PROF__CAT(prof__site_, __LINE__), (name));               \
+    int PROF__CAT(prof__scope_, __LINE__)                                       \
+        __attribute__((cleanup(prof__scope_end), unused)) = 0
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PROF_H */

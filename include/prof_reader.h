@@ -1,0 +1,163 @@
+/* prof_reader.h - streaming reader of .prof files, for prof itself and for
+ * people writing their own tools.
+ *
+ * A reader walks the file's blocks in file order and hands out one event at
+ * a time; memory use is bounded by one block and the string table, never by
+ * the number of events. Definitions (strings, thread names) are consumed by
+ * the reader itself: events carry resolved names. A file without its footer
+ * (a run that crashed or was killed) is read up to its last intact block;
+ * prof_reader_status() then says what was cut. Readers share nothing: use
+ * one per thread.
+ *
+ * The byte-level format is specified in formats/prof-format.md.
+ */
+#ifndef PROF_READER_H
+#define PROF_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Error codes. The numbers are frozen: tools and scripts may depend on them. */
+typedef enum prof_err {
+    PROF_OK = 0,
+    PROF_ERR_IO = 1,          /* a system call failed (open, read, write)          */
+    PROF_ERR_NOMEM = 2,       /* out of memory                                     */
+    PROF_ERR_NOT_PROF = 3,    /* not a prof file (bad magic, too short)            */
+    PROF_ERR_VERSION = 4,     /* written by a newer, incompatible major version    */
+    PROF_ERR_CORRUPT = 5,     /* checksum mismatch or malformed contents           */
+    PROF_ERR_TRUNCATED = 6,   /* the file ends inside its header or metadata       */
+    PROF_ERR_EMPTY = 7,       /* the file has no bytes                             */
+    PROF_ERR_INVALID = 8,     /* an invalid argument or state                      */
+    PROF_ERR_LIMIT = 9,       /* a size beyond what prof accepts                   */
+    PROF_ERR_UNSUPPORTED = 10 /* a feature not built in                            */
+} prof_err;
+
+/* A short English description of a code ("checksum mismatch or malformed
+ * contents"). Never NULL. */
+const char *prof_strerror(prof_err err);
+
+/* A failure with its precise message, e.g. "block 12 at offset 40960:
+ * payload checksum mismatch". The message does not repeat the file name. */
+typedef struct prof_error {
+    prof_err code;
+    char message[256];
+} prof_error;
+
+/* Event types handed out by the reader. Values are API, not on-disk tags. */
+typedef enum prof_event_type {
+    PROF_EV_REGION = 1,     /* name, kind, depth, start_ns, dur_ns                     */
+    PROF_EV_STEP = 2,       /* value (step number), start_ns, dur_ns, flags            */
+    PROF_EV_MEMORY = 3,     /* name (series), start_ns, value (bytes)                  */
+    PROF_EV_COUNTER = 4,    /* name, start_ns, fvalue                                  */
+    PROF_EV_MARK = 5,       /* name, start_ns                                          */
+    PROF_EV_GPU_KERNEL = 6, /* name, device, stream, correlation, start_ns, dur_ns     */
+    PROF_EV_GPU_MEMCPY = 7, /* subkind (copy kind), device, stream, correlation,
+                               value (bytes), start_ns, dur_ns                         */
+    PROF_EV_GPU_MEMSET = 8, /* device, stream, correlation, value (bytes), start/dur   */
+    PROF_EV_SYNC = 9,       /* subkind (sync kind), device, stream, correlation,
+                               start_ns, dur_ns: time the CPU was blocked on the GPU   */
+    PROF_EV_API = 10,       /* name, correlation, start_ns, dur_ns (runtime API call)  */
+    PROF_EV_DROPPED = 11,   /* value (events lost), start_ns (when noticed)           */
+    PROF_EV_THREAD = 12     /* a thread was (re)named: thread, name, value (OS tid)    */
+} prof_event_type;
+
+/* Step flags */
+#define PROF_STEP_SAMPLED 1u    /* region and GPU events of this step were kept  */
+#define PROF_STEP_INCOMPLETE 2u /* closed by prof_stop, not by prof_step         */
+
+/* Copy kinds of PROF_EV_GPU_MEMCPY (frozen, stored in files) */
+enum { PROF_COPY_OTHER = 0, PROF_COPY_HTOD = 1, PROF_COPY_DTOH = 2, PROF_COPY_DTOD = 3,
+       PROF_COPY_HTOH = 4, PROF_COPY_PEER = 5 };
+/* Sync kinds of PROF_EV_SYNC (frozen, stored in files) */
+enum { PROF_SYNC_OTHER = 0, PROF_SYNC_DEVICE = 1, PROF_SYNC_STREAM = 2, PROF_SYNC_EVENT = 3,
+       PROF_SYNC_STREAM_WAIT = 4, PROF_SYNC_MEMCPY = 5 };
+
+/* The thread of events on a GPU's own timeline (kernels, copies, memsets). */
+#define PROF_THREAD_GPU 0xFFFFFFFEu
+
+typedef struct prof_event {
+    prof_event_type type;
+    uint32_t thread;      /* profile thread index (not the OS tid), or PROF_THREAD_GPU */
+    uint64_t start_ns;    /* nanoseconds since the profile's clock origin             */
+    uint64_t dur_ns;
+    const char *name;     /* resolved name; "" when the record has none. Valid until
+                             the reader is closed.                                    */
+    uint32_t name_id;
+    uint32_t kind;        /* prof_kind of a region                                    */
+    uint32_t depth;       /* nesting depth of a region, 0 for outermost               */
+    uint32_t subkind;     /* copy or sync kind                                        */
+    uint32_t flags;       /* step flags                                               */
+    uint32_t device, stream;
+    uint64_t correlation;
+    uint64_t value;       /* bytes, step number, dropped count, OS tid                */
+    double fvalue;        /* counter value                                            */
+} prof_event;
+
+/* What a reader learned about the file's completeness. Final once
+ * prof_reader_next() has returned 0. */
+typedef struct prof_read_status {
+    int clean;               /* the footer was present and intact                   */
+    int truncated;           /* data after the last intact block was unreadable     */
+    uint64_t blocks;         /* intact blocks read so far                           */
+    uint64_t events;         /* events handed out so far                            */
+    uint64_t bytes_read;     /* file bytes consumed by intact structures            */
+    uint64_t bytes_lost;     /* bytes after the last intact block (truncated files) */
+    uint64_t file_size;
+    uint64_t dropped_events; /* sum of the file's dropped-events records            */
+    char detail[160];        /* why reading stopped early, e.g. "block 813 at offset
+                                4096: header cut short (12 of 48 bytes)"; ""        */
+} prof_read_status;
+
+typedef struct prof_reader prof_reader;
+
+/* Opens a file, checks its header and parses its metadata.
+ * @return PROF_OK and *out, or an error described in *err (may be NULL).
+ * Errors: PROF_ERR_IO, PROF_ERR_EMPTY, PROF_ERR_NOT_PROF, PROF_ERR_VERSION,
+ * PROF_ERR_TRUNCATED, PROF_ERR_CORRUPT, PROF_ERR_NOMEM. */
+prof_err prof_reader_open(const char *path, prof_reader **out, prof_error *err);
+
+/* Same, over bytes in memory (not copied: keep them alive until closed). */
+prof_err prof_reader_open_memory(const void *data, size_t size, prof_reader **out,
+                                 prof_error *err);
+
+/* The metadata object as JSON text (NUL-terminated), valid until closed. */
+const char *prof_reader_metadata(const prof_reader *r);
+
+/* Format version of the file. */
+void prof_reader_version(const prof_reader *r, unsigned *major, unsigned *minor);
+
+/* The next event in file order.
+ * @return 1 and *ev; 0 at the end of the data (also the end of the intact
+ * part of a cut file: see prof_reader_status); -1 on an error in a file
+ * that was closed cleanly (its footer promised more), described by
+ * prof_reader_error(). */
+int prof_reader_next(prof_reader *r, prof_event *ev);
+
+/* The last error (code PROF_OK when none). */
+const prof_error *prof_reader_error(const prof_reader *r);
+
+/* Completeness so far; final after prof_reader_next() returned 0. */
+void prof_reader_status(const prof_reader *r, prof_read_status *st);
+
+/* The name of a profile thread (from its latest definition read so far), or
+ * NULL. */
+const char *prof_reader_thread_name(const prof_reader *r, uint32_t thread);
+
+void prof_reader_close(prof_reader *r);
+
+/* The name of an event type ("region"), a kind ("compute"), a copy kind
+ * ("HtoD") or a sync kind ("device"). Never NULL. */
+const char *prof_event_type_name(prof_event_type t);
+const char *prof_kind_name(uint32_t kind);
+const char *prof_copy_kind_name(uint32_t kind);
+const char *prof_sync_kind_name(uint32_t kind);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PROF_READER_H */

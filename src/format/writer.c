@@ -1,0 +1,319 @@
+/* writer.c - writes .prof files: header and metadata, blocks (zstd frames
+ * with content checksums, or stored raw by the crash path), and on close
+ * the footer with the block index and the trailer that marks a clean close.
+ * The byte layout is specified in formats/prof-format.md. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+#include "format/format.h"
+#include "util/crc32c.h"
+#include "util/error.h"
+
+typedef struct index_entry {
+    uint64_t offset, first, last;
+    uint32_t thread, count;
+} index_entry;
+
+struct pf_writer {
+    int fd;
+    uint64_t offset;   /* bytes written so far: where the next block goes */
+    ZSTD_CCtx *cctx;
+    uint8_t *zbuf;     /* compressed payload scratch */
+    size_t zcap;
+    pf_block defs;     /* definitions waiting for the next block          */
+    index_entry *index;
+    size_t nindex, cap_index;
+    uint64_t events, dropped, first_ns, last_ns;
+};
+
+/* write(2) until done; async-signal-safe. */
+static int write_all(int fd, const void *data, size_t len)
+{
+    const uint8_t *p = data;
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static prof_err writer_emit(pf_writer *w, const void *data, size_t len, prof_error *err)
+{
+    if (write_all(w->fd, data, len) < 0)
+        return prof_error_set(err, PROF_ERR_IO, "write failed at offset %llu: %s",
+                              (unsigned long long)w->offset, strerror(errno));
+    w->offset += len;
+    return PROF_OK;
+}
+
+static void header_build(uint8_t *h, const pf_block *b, uint8_t flags, uint32_t stored,
+                         const uint8_t *payload)
+{
+    pf_store_u32(h, PF_BLOCK_MAGIC);
+    h[4] = b->kind;
+    h[5] = flags;
+    pf_store_u16(h + 6, 0);
+    pf_store_u32(h + 8, b->thread);
+    pf_store_u32(h + 12, b->count);
+    pf_store_u64(h + 16, b->count ? b->first_ns : 0);
+    pf_store_u64(h + 24, b->last_ns);
+    pf_store_u32(h + 32, stored);
+    pf_store_u32(h + 36, (uint32_t)b->len);
+    pf_store_u32(h + 40, crc32c_update(0, payload, stored));
+    pf_store_u32(h + 44, crc32c_update(0, h, 44));
+}
+
+static void writer_account(pf_writer *w, const pf_block *b)
+{
+    w->events += b->events;
+    w->dropped += b->dropped;
+    if (b->count && b->first_ns < w->first_ns)
+        w->first_ns = b->first_ns;
+    if (b->last_ns > w->last_ns)
+        w->last_ns = b->last_ns;
+}
+
+static prof_err index_add(pf_writer *w, const pf_block *b, prof_error *err)
+{
+    if (w->nindex == w->cap_index) {
+        size_t cap = w->cap_index ? w->cap_index * 2 : 256;
+        index_entry *ix = realloc(w->index, cap * sizeof *ix);
+        if (!ix)
+            return prof_error_set(err, PROF_ERR_NOMEM, "out of memory for the block index");
+        w->index = ix;
+        w->cap_index = cap;
+    }
+    w->index[w->nindex++] = (index_entry){ w->offset, b->count ? b->first_ns : 0, b->last_ns,
+                                           b->thread, b->count };
+    return PROF_OK;
+}
+
+/* Compresses b's payload into w->zbuf; returns its size, or 0 when storing
+ * it raw is no larger. */
+static size_t block_compress(pf_writer *w, const pf_block *b, prof_error *err, prof_err *e)
+{
+    size_t bound = ZSTD_compressBound(b->len);
+    *e = PROF_OK;
+    if (bound > w->zcap) {
+        uint8_t *z = realloc(w->zbuf, bound);
+        if (!z) {
+            *e = prof_error_set(err, PROF_ERR_NOMEM, "out of memory for compression");
+            return 0;
+        }
+        w->zbuf = z;
+        w->zcap = bound;
+    }
+    size_t n = ZSTD_compress2(w->cctx, w->zbuf, w->zcap, b->buf, b->len);
+    if (ZSTD_isError(n)) {
+        *e = prof_error_set(err, PROF_ERR_IO, "compression failed: %s", ZSTD_getErrorName(n));
+        return 0;
+    }
+    return n < b->len ? n : 0;
+}
+
+static prof_err write_block_now(pf_writer *w, pf_block *b, prof_error *err)
+{
+    uint8_t h[PF_BLOCK_HEADER_LEN];
+    prof_err e;
+    size_t zlen = block_compress(w, b, err, &e);
+    if (e)
+        return e;
+    const uint8_t *payload = zlen ? w->zbuf : b->buf;
+    size_t stored = zlen ? zlen : b->len;
+    header_build(h, b, zlen ? PF_BLOCK_FLAG_ZSTD : 0, (uint32_t)stored, payload);
+    if ((e = index_add(w, b, err)) != PROF_OK)
+        return e;
+    if ((e = writer_emit(w, h, sizeof h, err)) != PROF_OK ||
+        (e = writer_emit(w, payload, stored, err)) != PROF_OK)
+        return e;
+    if (b->kind != PF_BLOCK_FOOTER)
+        writer_account(w, b);
+    return PROF_OK;
+}
+
+static prof_err flush_defs(pf_writer *w, prof_error *err)
+{
+    if (w->defs.count == 0)
+        return PROF_OK;
+    prof_err e = write_block_now(w, &w->defs, err);
+    pf_block_reset(&w->defs, PF_BLOCK_DEFS, PF_THREAD_NONE);
+    return e;
+}
+
+static prof_err write_file_header(pf_writer *w, const char *metadata, prof_error *err)
+{
+    size_t mlen = strlen(metadata);
+    uint8_t h[PF_FILE_HEADER_LEN];
+    if (mlen > PF_METADATA_MAX)
+        return prof_error_set(err, PROF_ERR_LIMIT, "metadata of %zu bytes is over the limit",
+                              mlen);
+    memcpy(h, PF_MAGIC, PF_MAGIC_LEN);
+    pf_store_u16(h + 8, PF_VERSION_MAJOR);
+    pf_store_u16(h + 10, PF_VERSION_MINOR);
+    pf_store_u32(h + 12, (uint32_t)(PF_FILE_HEADER_LEN + mlen));
+    pf_store_u32(h + 16, (uint32_t)mlen);
+    uint32_t crc = crc32c_update(0, h, 20);
+    pf_store_u32(h + 20, crc32c_update(crc, metadata, mlen));
+    prof_err e = writer_emit(w, h, sizeof h, err);
+    return e ? e : writer_emit(w, metadata, mlen, err);
+}
+
+prof_err pf_writer_open_fd(pf_writer **out, int fd, const char *metadata, int level,
+                           prof_error *err)
+{
+    pf_writer *w = calloc(1, sizeof *w);
+    prof_err e;
+    *out = NULL;
+    if (!w || !(w->cctx = ZSTD_createCCtx())) {
+        e = prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    w->fd = fd;
+    w->first_ns = UINT64_MAX;
+    ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, level);
+    ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1);
+    pf_block_init(&w->defs, PF_BLOCK_DEFS, PF_THREAD_NONE);
+    if ((e = write_file_header(w, metadata, err)) != PROF_OK)
+        goto fail;
+    *out = w;
+    return PROF_OK;
+fail:
+    if (w)
+        pf_writer_abandon(w);
+    else
+        close(fd);
+    return e;
+}
+
+prof_err pf_writer_open(pf_writer **out, const char *path, const char *metadata, int level,
+                        prof_error *err)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    *out = NULL;
+    if (fd < 0)
+        return prof_error_set(err, PROF_ERR_IO, "cannot create: %s", strerror(errno));
+    return pf_writer_open_fd(out, fd, metadata, level, err);
+}
+
+prof_err pf_writer_define_string(pf_writer *w, uint32_t id, const char *s, size_t len)
+{
+    return pf_put_string(&w->defs, id, s, len);
+}
+
+prof_err pf_writer_define_thread(pf_writer *w, uint32_t thread, uint64_t os_tid,
+                                 const char *name)
+{
+    return pf_put_thread(&w->defs, thread, os_tid, name);
+}
+
+prof_err pf_writer_write_block(pf_writer *w, pf_block *b, prof_error *err)
+{
+    prof_err e = flush_defs(w, err);
+    if (e == PROF_OK && b->count)
+        e = write_block_now(w, b, err);
+    pf_block_reset(b, b->kind, b->thread);
+    return e;
+}
+
+prof_err pf_writer_write_block_raw(pf_writer *w, pf_block *b)
+{
+    uint8_t h[PF_BLOCK_HEADER_LEN];
+    if (b->count == 0)
+        return PROF_OK;
+    header_build(h, b, 0, (uint32_t)b->len, b->buf);
+    if (write_all(w->fd, h, sizeof h) < 0 || write_all(w->fd, b->buf, b->len) < 0)
+        return PROF_ERR_IO;
+    w->offset += sizeof h + b->len;
+    writer_account(w, b);
+    pf_block_reset(b, b->kind, b->thread);
+    return PROF_OK;
+}
+
+prof_err pf_writer_write_pending_raw(pf_writer *w)
+{
+    return pf_writer_write_block_raw(w, &w->defs);
+}
+
+static prof_err write_footer(pf_writer *w, prof_error *err)
+{
+    pf_block f;
+    prof_err e;
+    size_t len = PF_FOOTER_FIXED + w->nindex * PF_INDEX_ENTRY_LEN;
+    uint64_t footer_offset = w->offset;
+    uint8_t trailer[PF_TRAILER_LEN];
+    pf_block_init(&f, PF_BLOCK_FOOTER, PF_THREAD_NONE);
+    if (!(f.buf = malloc(len)))
+        return prof_error_set(err, PROF_ERR_NOMEM, "out of memory for the footer");
+    f.cap = f.len = len;
+    pf_store_u64(f.buf, w->nindex);
+    pf_store_u64(f.buf + 8, w->events);
+    pf_store_u64(f.buf + 16, w->dropped);
+    pf_store_u64(f.buf + 24, w->nindex ? (w->first_ns == UINT64_MAX ? 0 : w->first_ns) : 0);
+    pf_store_u64(f.buf + 32, w->last_ns);
+    for (size_t i = 0; i < w->nindex; i++) {
+        uint8_t *p = f.buf + PF_FOOTER_FIXED + i * PF_INDEX_ENTRY_LEN;
+        pf_store_u64(p, w->index[i].offset);
+        pf_store_u64(p + 8, w->index[i].first);
+        pf_store_u64(p + 16, w->index[i].last);
+        pf_store_u32(p + 24, w->index[i].thread);
+        pf_store_u32(p + 28, w->index[i].count);
+    }
+    f.count = (uint32_t)w->nindex;
+    f.first_ns = w->first_ns == UINT64_MAX ? 0 : w->first_ns;
+    f.last_ns = w->last_ns;
+    e = write_block_now(w, &f, err);
+    pf_block_free(&f);
+    if (e)
+        return e;
+    pf_store_u64(trailer, footer_offset);
+    memcpy(trailer + 8, PF_TRAILER_MAGIC, 8);
+    return writer_emit(w, trailer, sizeof trailer, err);
+}
+
+prof_err pf_writer_close(pf_writer *w, prof_error *err)
+{
+    prof_err e = flush_defs(w, err);
+    if (e == PROF_OK)
+        e = write_footer(w, err);
+    if (e == PROF_OK && close(w->fd) < 0)
+        e = prof_error_set(err, PROF_ERR_IO, "close failed: %s", strerror(errno));
+    else if (e != PROF_OK)
+        close(w->fd);
+    w->fd = -1;
+    pf_writer_abandon(w);
+    return e;
+}
+
+void pf_writer_abandon(pf_writer *w)
+{
+    if (!w)
+        return;
+    if (w->fd >= 0)
+        close(w->fd);
+    ZSTD_freeCCtx(w->cctx);
+    free(w->zbuf);
+    free(w->index);
+    pf_block_free(&w->defs);
+    free(w);
+}
+
+int pf_writer_fd(const pf_writer *w)
+{
+    return w->fd;
+}
+
+uint64_t pf_writer_offset(const pf_writer *w)
+{
+    return w->offset;
+}

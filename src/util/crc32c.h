@@ -1,0 +1,12 @@
+/* crc32c.h - CRC-32C (Castagnoli), the checksum of .prof headers and block
+ * payloads. Table-driven, reentrant, async-signal-safe (the table is const). */
+#ifndef PROF_UTIL_CRC32C_H
+#define PROF_UTIL_CRC32C_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Continues a CRC: pass 0 to start. crc32c("123456789") == 0xE3069283. */
+uint32_t crc32c_update(uint32_t crc, const void *data, size_t len);
+
+#endif
