@@ -1,7 +1,7 @@
 /* encode.c - the block encoder: records to tag + varint bytes, with times
- * as zigzag deltas from the previous record of the same block (regions are
- * recorded at their end, so a parent's start precedes its children's and
- * the delta goes negative). Uses no lock and, for fixed blocks, no
+ * as zigzag deltas from the end of the previous record of the same block
+ * (regions are recorded at their end, so a parent's start precedes its
+ * children's and the delta goes negative). Uses no lock and, for fixed blocks, no
  * allocation, so the crash path can call it from a signal handler. */
 #include <stdlib.h>
 #include <string.h>
@@ -86,11 +86,14 @@ static void rec_u(rec *r, uint64_t v)
     r->p += pf_varint_put(r->p, v);
 }
 
+/* Times are coded against the end of the previous record: siblings in a
+ * loop then cost only the gap between them, and a parent (recorded after
+ * its children) costs about its own duration, never the sum of both. */
 static void rec_time(rec *r, uint64_t t, uint64_t dur)
 {
     pf_block *b = r->b;
     rec_u(r, pf_zigzag((int64_t)(t - b->cursor)));
-    b->cursor = t;
+    b->cursor = t + dur;
     if (t < b->first_ns)
         b->first_ns = t;
     uint64_t end = t + dur < t ? UINT64_MAX : t + dur;

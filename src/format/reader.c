@@ -618,6 +618,7 @@ static int decode_record(prof_reader *r, prof_event *ev)
         }
         return reader_corrupt(r, "unknown record tag 0x", tag);
     }
+    r->cursor = ev->start_ns + ev->dur_ns; /* the next time is coded from this end */
     ev->name = name_of(r, ev->name_id, &c);
     if (c.bad == 2)
         return reader_corrupt(r, "string used before its definition: id 0x", ev->name_id);
