@@ -211,6 +211,8 @@ uninstall:
 		$(DESTDIR)$(PREFIX)/lib/libprof.so $(DESTDIR)$(PREFIX)/lib/libprof.so.0 \
 		$(DESTDIR)$(PREFIX)/include/prof.h $(DESTDIR)$(PREFIX)/include/prof_reader.h \
 		$(DESTDIR)$(PREFIX)/lib/pkgconfig/prof.pc
+	for m in man/*.1 man/*.3 man/*.5; do \
+		s=$${m##*.}; rm -f $(DESTDIR)$(PREFIX)/share/man/man$$s/$$(basename $$m); done
 
 clean:
 	rm -rf $(B)

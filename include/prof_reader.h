@@ -36,8 +36,7 @@ typedef enum prof_err {
     PROF_ERR_UNSUPPORTED = 10 /* a feature not built in                            */
 } prof_err;
 
-/* A short English description of a code ("checksum mismatch or malformed
- * contents"). Never NULL. */
+/* A short English description of a code ("corrupt data"). Never NULL. */
 const char *prof_strerror(prof_err err);
 
 /* A failure with its precise message, e.g. "block 12 at offset 40960:

@@ -315,7 +315,7 @@ static int reader_footer(prof_reader *r, const uint8_t *p, size_t len)
     r->done = 1;
     if (len < PF_FOOTER_FIXED || pf_load_u64(p) != r->st.blocks ||
         (len - PF_FOOTER_FIXED) != r->st.blocks * PF_INDEX_ENTRY_LEN ||
-        pf_load_u64(p + 8) != r->st.events) {
+        pf_load_u64(p + 8) != r->st.events || pf_load_u64(p + 16) != r->st.dropped_events) {
         prof_error_set(&r->err, PROF_ERR_CORRUPT,
                        "footer at offset %llu does not match the %llu blocks read",
                        (unsigned long long)r->offset, (unsigned long long)r->st.blocks);
@@ -354,7 +354,10 @@ static int reader_load_block(prof_reader *r)
     if (stored > avail - PF_BLOCK_HEADER_LEN)
         return reader_cut(r, PROF_ERR_CORRUPT, "payload cut short (%llu of %u bytes)",
                           (unsigned long long)(avail - PF_BLOCK_HEADER_LEN), stored);
-    if (rawlen > PF_BLOCK_RAW_MAX || (!(flags & PF_BLOCK_FLAG_ZSTD) && rawlen != stored) ||
+    if (rawlen > PF_BLOCK_RAW_MAX)
+        return reader_cut(r, PROF_ERR_LIMIT, "payload of %u bytes over the %u-byte limit", rawlen,
+                          PF_BLOCK_RAW_MAX);
+    if ((!(flags & PF_BLOCK_FLAG_ZSTD) && rawlen != stored) ||
         kind < PF_BLOCK_EVENTS || kind > PF_BLOCK_FOOTER || (flags & ~PF_BLOCK_FLAG_ZSTD))
         return reader_cut(r, PROF_ERR_CORRUPT, "malformed block header");
     const uint8_t *sp = source_read(r, r->offset + PF_BLOCK_HEADER_LEN, stored, &r->stored,
@@ -378,10 +381,13 @@ static int reader_load_block(prof_reader *r)
         payload = r->raw;
     }
     if (kind == PF_BLOCK_FOOTER) {
-        if (!r->has_trailer || r->offset != r->footer_offset) {
+        if (!r->has_trailer) {
             r->done = 1; /* a footer whose trailer was cut off: all blocks are here */
             return 0;
         }
+        if (r->offset != r->footer_offset ||
+            r->offset + PF_BLOCK_HEADER_LEN + stored != r->size - PF_TRAILER_LEN)
+            return reader_cut(r, PROF_ERR_CORRUPT, "footer not where the trailer says");
         return reader_footer(r, payload, rawlen);
     }
     r->block_offset = r->offset;

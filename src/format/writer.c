@@ -29,6 +29,7 @@ struct pf_writer {
     index_entry *index;
     size_t nindex, cap_index;
     uint64_t events, dropped, first_ns, last_ns;
+    int unindexed;     /* the crash path wrote blocks the index lacks */
 };
 
 /* write(2) until done; async-signal-safe. */
@@ -57,6 +58,12 @@ static prof_err writer_emit(pf_writer *w, const void *data, size_t len, prof_err
     return PROF_OK;
 }
 
+/* Definitions carry no time: their blocks say 0 for first and last. */
+static uint64_t block_first(const pf_block *b)
+{
+    return b->first_ns == UINT64_MAX ? 0 : b->first_ns;
+}
+
 static void header_build(uint8_t *h, const pf_block *b, uint8_t flags, uint32_t stored,
                          const uint8_t *payload)
 {
@@ -66,7 +73,7 @@ static void header_build(uint8_t *h, const pf_block *b, uint8_t flags, uint32_t 
     pf_store_u16(h + 6, 0);
     pf_store_u32(h + 8, b->thread);
     pf_store_u32(h + 12, b->count);
-    pf_store_u64(h + 16, b->count ? b->first_ns : 0);
+    pf_store_u64(h + 16, block_first(b));
     pf_store_u64(h + 24, b->last_ns);
     pf_store_u32(h + 32, stored);
     pf_store_u32(h + 36, (uint32_t)b->len);
@@ -78,7 +85,7 @@ static void writer_account(pf_writer *w, const pf_block *b)
 {
     w->events += b->events;
     w->dropped += b->dropped;
-    if (b->count && b->first_ns < w->first_ns)
+    if (b->first_ns < w->first_ns)
         w->first_ns = b->first_ns;
     if (b->last_ns > w->last_ns)
         w->last_ns = b->last_ns;
@@ -94,8 +101,8 @@ static prof_err index_add(pf_writer *w, const pf_block *b, prof_error *err)
         w->index = ix;
         w->cap_index = cap;
     }
-    w->index[w->nindex++] = (index_entry){ w->offset, b->count ? b->first_ns : 0, b->last_ns,
-                                           b->thread, b->count };
+    w->index[w->nindex++] = (index_entry){ w->offset, block_first(b), b->last_ns, b->thread,
+                                           b->count };
     return PROF_OK;
 }
 
@@ -235,6 +242,7 @@ prof_err pf_writer_write_block_raw(pf_writer *w, pf_block *b)
     if (write_all(w->fd, h, sizeof h) < 0 || write_all(w->fd, b->buf, b->len) < 0)
         return PROF_ERR_IO;
     w->offset += sizeof h + b->len;
+    w->unindexed = 1;
     writer_account(w, b);
     pf_block_reset(b, b->kind, b->thread);
     return PROF_OK;
@@ -284,7 +292,9 @@ static prof_err write_footer(pf_writer *w, prof_error *err)
 prof_err pf_writer_close(pf_writer *w, prof_error *err)
 {
     prof_err e = flush_defs(w, err);
-    if (e == PROF_OK)
+    /* After the crash path the index is incomplete; a footer would then
+     * contradict the blocks, so the file stays a readable crashed run. */
+    if (e == PROF_OK && !w->unindexed)
         e = write_footer(w, err);
     if (e == PROF_OK && close(w->fd) < 0)
         e = prof_error_set(err, PROF_ERR_IO, "close failed: %s", strerror(errno));
