@@ -368,12 +368,12 @@ static int reader_load_block(prof_reader *r)
         return reader_cut(r, PROF_ERR_CORRUPT, "payload checksum mismatch");
     const uint8_t *payload = sp;
     if (flags & PF_BLOCK_FLAG_ZSTD) {
-        if (rawlen > r->raw_cap) {
-            uint8_t *b = realloc(r->raw, rawlen);
+        if (rawlen > r->raw_cap || !r->raw) { /* never NULL: payload + 0 below */
+            uint8_t *b = realloc(r->raw, rawlen ? rawlen : 1);
             if (!b)
                 return reader_cut(r, PROF_ERR_NOMEM, "out of memory");
             r->raw = b;
-            r->raw_cap = rawlen;
+            r->raw_cap = rawlen ? rawlen : 1;
         }
         size_t n = ZSTD_decompressDCtx(r->dctx, r->raw, rawlen, sp, stored);
         if (ZSTD_isError(n) || n != rawlen)

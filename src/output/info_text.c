@@ -41,12 +41,17 @@ static void render_origin(FILE *out, const cJSON *m)
     double epoch = json_num(clock, "origin_epoch_ns", 0);
     const char *host = json_str(m, "host");
     fputs("recorded   ", out);
-    if (epoch > 0) {
-        char when[64];
+    char when[64];
+    struct tm tm;
+    /* Metadata is user data: past year 9999 the conversion to time_t can
+     * overflow (undefined) and gmtime_r fail, leaving tm unset. */
+    int known = epoch > 0 && epoch < 253402300800e9;
+    if (known) {
         time_t secs = (time_t)(epoch / 1e9);
-        struct tm tm;
-        gmtime_r(&secs, &tm);
-        strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
+        known = gmtime_r(&secs, &tm) &&
+                strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm) > 0;
+    }
+    if (known) {
         fprintf(out, "%s", when);
     } else {
         fputs("at an unknown time", out);

@@ -1,0 +1,219 @@
+/* format_util.h - helpers shared by the codec, model and output unit tests:
+ * a private temporary directory, whole-file load and store, and reading a
+ * profile back into an event list (names copied, so the list outlives the
+ * reader) for comparison. Header-only so that each test stays one program. */
+#ifndef PROF_TESTS_FORMAT_UTIL_H
+#define PROF_TESTS_FORMAT_UTIL_H
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "prof_reader.h"
+
+static char fu_dir[64];
+
+/* A path inside this test process's own temporary directory. */
+static inline const char *fu_path(const char *name)
+{
+    static char buf[8][256];
+    static int next;
+    if (!fu_dir[0]) {
+        strcpy(fu_dir, "/tmp/prof-fmt-test-XXXXXX");
+        cr_assert_not_null(mkdtemp(fu_dir), "mkdtemp failed");
+    }
+    char *p = buf[next++ % 8];
+    snprintf(p, sizeof buf[0], "%s/%s", fu_dir, name);
+    return p;
+}
+
+/* Removes the temporary directory and the files the test left in it. */
+static inline void fu_dir_remove(void)
+{
+    DIR *d;
+    struct dirent *e;
+    char p[512];
+    if (!fu_dir[0] || !(d = opendir(fu_dir)))
+        return;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        snprintf(p, sizeof p, "%s/%s", fu_dir, e->d_name);
+        if (rmdir(p) != 0)
+            unlink(p);
+    }
+    closedir(d);
+    rmdir(fu_dir);
+    fu_dir[0] = '\0';
+}
+
+/* The whole file, malloc'd; *size its length. */
+static inline uint8_t *fu_load(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "cannot open %s", path);
+    cr_assert_eq(fseek(f, 0, SEEK_END), 0);
+    long n = ftell(f);
+    cr_assert_geq(n, 0);
+    rewind(f);
+    uint8_t *buf = malloc((size_t)n + 1); /* +1: never malloc(0) */
+    cr_assert_not_null(buf);
+    cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n, "short read of %s", path);
+    fclose(f);
+    *size = (size_t)n;
+    return buf;
+}
+
+static inline void fu_store(const char *path, const void *data, size_t size)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f, "cannot create %s", path);
+    cr_assert_eq(fwrite(data, 1, size, f), size);
+    cr_assert_eq(fclose(f), 0);
+}
+
+/* One event as read, with its name copied out of the reader. */
+typedef struct fu_event {
+    prof_event ev;
+    char *name;
+} fu_event;
+
+typedef struct fu_list {
+    fu_event *v;
+    size_t n, cap;
+    int rc;                /* the last prof_reader_next() result: 0 or -1  */
+    prof_read_status st;
+    prof_error err;        /* the reader's error when rc is -1             */
+    char *meta;
+    unsigned major, minor;
+} fu_list;
+
+static inline void fu_push(fu_list *l, const prof_event *ev, const char *name)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 256;
+        l->v = realloc(l->v, l->cap * sizeof *l->v);
+        cr_assert_not_null(l->v);
+    }
+    l->v[l->n].ev = *ev;
+    l->v[l->n].name = strdup(name ? name : "");
+    cr_assert_not_null(l->v[l->n].name);
+    l->v[l->n].ev.name = NULL; /* compare by the copy */
+    l->n++;
+}
+
+static inline void fu_free(fu_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i].name);
+    free(l->v);
+    free(l->meta);
+    memset(l, 0, sizeof *l);
+}
+
+/* Reads every event of an open reader into l and closes it. */
+static inline void fu_drain(prof_reader *r, fu_list *l)
+{
+    prof_event ev;
+    int rc;
+    size_t guard = 0;
+    memset(l, 0, sizeof *l);
+    l->meta = strdup(prof_reader_metadata(r));
+    prof_reader_version(r, &l->major, &l->minor);
+    while ((rc = prof_reader_next(r, &ev)) == 1) {
+        cr_assert_not_null(ev.name, "event %zu has a NULL name", l->n);
+        fu_push(l, &ev, ev.name);
+        cr_assert_lt(++guard, (size_t)100000000, "reader does not stop");
+    }
+    cr_assert(rc == 0 || rc == -1, "prof_reader_next returned %d", rc);
+    l->rc = rc;
+    /* The end is sticky: asking again gives the same answer. */
+    cr_assert_eq(prof_reader_next(r, &ev), rc, "second call after the end differs");
+    prof_reader_status(r, &l->st);
+    l->err = *prof_reader_error(r);
+    if (rc < 0)
+        cr_assert_neq(l->err.code, PROF_OK, "-1 without an error code");
+    else
+        cr_assert_eq(l->err.code, PROF_OK, "0 with error %d: %s", l->err.code, l->err.message);
+    prof_reader_close(r);
+}
+
+/* Opens bytes in memory and reads them all. Returns the open result. */
+static inline prof_err fu_read_mem(const void *data, size_t size, fu_list *l, prof_error *err)
+{
+    prof_reader *r = NULL;
+    memset(l, 0, sizeof *l);
+    prof_err e = prof_reader_open_memory(data, size, &r, err);
+    if (e != PROF_OK) {
+        cr_assert_null(r, "reader handed out on error %d", e);
+        return e;
+    }
+    cr_assert_not_null(r);
+    fu_drain(r, l);
+    return PROF_OK;
+}
+
+static inline prof_err fu_read_path(const char *path, fu_list *l, prof_error *err)
+{
+    prof_reader *r = NULL;
+    memset(l, 0, sizeof *l);
+    prof_err e = prof_reader_open(path, &r, err);
+    if (e != PROF_OK) {
+        cr_assert_null(r, "reader handed out on error %d", e);
+        return e;
+    }
+    cr_assert_not_null(r);
+    fu_drain(r, l);
+    return PROF_OK;
+}
+
+/* Field-by-field equality; counters compare by bits so NaN payloads and
+ * -0.0 count. Returns 1 when equal. */
+static inline int fu_event_equal(const prof_event *a, const char *an, const prof_event *b,
+                                 const char *bn)
+{
+    return a->type == b->type && a->thread == b->thread && a->start_ns == b->start_ns &&
+           a->dur_ns == b->dur_ns && a->name_id == b->name_id && a->kind == b->kind &&
+           a->depth == b->depth && a->subkind == b->subkind && a->flags == b->flags &&
+           a->device == b->device && a->stream == b->stream &&
+           a->correlation == b->correlation && a->value == b->value &&
+           memcmp(&a->fvalue, &b->fvalue, sizeof a->fvalue) == 0 && strcmp(an, bn) == 0;
+}
+
+static inline void fu_event_describe(char *buf, size_t n, const fu_event *e)
+{
+    snprintf(buf, n,
+             "{type %d thread %u start %llu dur %llu name '%.40s' id %u kind %u depth %u "
+             "sub %u flags %u dev %u stream %u corr %llu value %llu}",
+             (int)e->ev.type, e->ev.thread, (unsigned long long)e->ev.start_ns,
+             (unsigned long long)e->ev.dur_ns, e->name, e->ev.name_id, e->ev.kind, e->ev.depth,
+             e->ev.subkind, e->ev.flags, e->ev.device, e->ev.stream,
+             (unsigned long long)e->ev.correlation, (unsigned long long)e->ev.value);
+}
+
+/* Asserts that got[0..n) equals want[0..n). */
+static inline void fu_assert_prefix(const fu_list *got, const fu_list *want, const char *what)
+{
+    cr_assert_leq(got->n, want->n, "%s: %zu events, more than the %zu of the full file", what,
+                  got->n, want->n);
+    for (size_t i = 0; i < got->n; i++) {
+        if (!fu_event_equal(&got->v[i].ev, got->v[i].name, &want->v[i].ev, want->v[i].name)) {
+            char a[320], b[320];
+            fu_event_describe(a, sizeof a, &got->v[i]);
+            fu_event_describe(b, sizeof b, &want->v[i]);
+            cr_assert_fail("%s: event %zu differs:\n got  %s\n want %s", what, i, a, b);
+        }
+    }
+}
+
+static inline void fu_assert_same(const fu_list *got, const fu_list *want, const char *what)
+{
+    cr_assert_eq(got->n, want->n, "%s: %zu events, want %zu", what, got->n, want->n);
+    fu_assert_prefix(got, want, what);
+}
+
+#endif
