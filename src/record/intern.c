@@ -1,0 +1,185 @@
+/* intern.c - the process-wide string table behind prof_intern and the
+ * by-name calls. Ids start at 1 (0 is invalid) and live as long as the
+ * process, across sessions. Copies sit in pages that never move and the
+ * id → copy table is two-level with pages published atomically, so the
+ * writer, the hot path's cache check and the crash path read strings
+ * without the lock; only inserting takes it. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "record/runtime.h"
+
+#define IDS_PER_PAGE 4096u
+#define ID_PAGES (RT_STRING_IDS / IDS_PER_PAGE)
+#define ARENA_PAGE (64u << 10)
+#define ARENA_BIG (ARENA_PAGE / 4) /* longer strings get their own block */
+
+typedef struct str_entry {
+    const char *s;
+    uint32_t len;
+    uint64_t hash;
+} str_entry;
+
+static struct {
+    pthread_mutex_t mu;
+    _Atomic uint32_t count;              /* ids 1..count exist               */
+    str_entry *_Atomic pages[ID_PAGES];  /* id → entry, page by page         */
+    uint32_t *slots;                     /* hash index of ids (mu)           */
+    uint32_t nslots;
+    char *arena;                         /* current arena page (mu)          */
+    size_t arena_left;
+} tab = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static str_entry *entry_of(uint32_t id)
+{
+    str_entry *page = atomic_load_explicit(&tab.pages[id / IDS_PER_PAGE], memory_order_acquire);
+    return page ? &page[id % IDS_PER_PAGE] : NULL;
+}
+
+const char *rt_intern_get(uint32_t id, uint32_t *len)
+{
+    if (id == 0 || id > rt_intern_count())
+        return NULL;
+    str_entry *e = entry_of(id);
+    if (!e)
+        return NULL;
+    if (len)
+        *len = e->len;
+    return e->s;
+}
+
+uint32_t rt_intern_count(void)
+{
+    return atomic_load_explicit(&tab.count, memory_order_acquire);
+}
+
+/* A stable NUL-terminated copy; never freed (ids outlive sessions). */
+static char *copy_string(const char *s, size_t len)
+{
+    char *p;
+    if (len + 1 > ARENA_BIG) {
+        if (!(p = malloc(len + 1)))
+            return NULL;
+    } else {
+        if (tab.arena_left < len + 1) {
+            if (!(tab.arena = malloc(ARENA_PAGE)))
+                return NULL;
+            tab.arena_left = ARENA_PAGE;
+        }
+        p = tab.arena;
+        tab.arena += len + 1;
+        tab.arena_left -= len + 1;
+    }
+    memcpy(p, s, len);
+    p[len] = '\0';
+    return p;
+}
+
+static int index_grow(void)
+{
+    uint32_t n = tab.nslots ? tab.nslots * 2 : 1024;
+    uint32_t *slots = calloc(n, sizeof *slots);
+    if (!slots)
+        return -1;
+    for (uint32_t i = 0; i < tab.nslots; i++) {
+        uint32_t id = tab.slots[i];
+        if (!id)
+            continue;
+        uint32_t j = (uint32_t)entry_of(id)->hash & (n - 1);
+        while (slots[j])
+            j = (j + 1) & (n - 1);
+        slots[j] = id;
+    }
+    free(tab.slots);
+    tab.slots = slots;
+    tab.nslots = n;
+    return 0;
+}
+
+/* The slot holding s, or the empty slot where it goes. */
+static uint32_t *index_find(const char *s, size_t len, uint64_t hash)
+{
+    uint32_t j = (uint32_t)hash & (tab.nslots - 1);
+    for (;; j = (j + 1) & (tab.nslots - 1)) {
+        uint32_t id = tab.slots[j];
+        if (!id)
+            return &tab.slots[j];
+        str_entry *e = entry_of(id);
+        if (e->hash == hash && e->len == len && memcmp(e->s, s, len) == 0)
+            return &tab.slots[j];
+    }
+}
+
+static uint32_t insert(const char *s, size_t len, uint64_t hash, uint32_t *slot)
+{
+    uint32_t id = atomic_load_explicit(&tab.count, memory_order_relaxed) + 1;
+    if (id >= RT_STRING_IDS || len > UINT32_MAX)
+        return 0;
+    if (!entry_of(id)) {
+        str_entry *page = calloc(IDS_PER_PAGE, sizeof *page);
+        if (!page)
+            return 0;
+        atomic_store_explicit(&tab.pages[id / IDS_PER_PAGE], page, memory_order_release);
+    }
+    char *copy = copy_string(s, len);
+    if (!copy)
+        return 0;
+    *entry_of(id) = (str_entry){ copy, (uint32_t)len, hash };
+    *slot = id;
+    /* Publishing the count last makes the entry visible to lock-free
+     * readers (the writer defines ids up to the count it loads). */
+    atomic_store_explicit(&tab.count, id, memory_order_release);
+    return id;
+}
+
+uint32_t rt_intern(const char *s, size_t len, uint64_t hash)
+{
+    uint32_t id = 0;
+    pthread_mutex_lock(&tab.mu);
+    if ((tab.count + 1) * 2 >= tab.nslots && index_grow() < 0)
+        goto out;
+    uint32_t *slot = index_find(s, len, hash);
+    id = *slot ? *slot : insert(s, len, hash, slot);
+out:
+    pthread_mutex_unlock(&tab.mu);
+    return id;
+}
+
+/* The by-name lookup after both per-thread caches missed: intern, then
+ * remember the answer in both. */
+uint32_t rt_name_miss(rt_thread *t, const char *name)
+{
+    size_t len;
+    uint64_t h = rt_hash_bytes(name, &len);
+    rt_str_slot *ss = &t->str_cache[(h >> 40) & (RT_STR_CACHE - 1)];
+    uint32_t id;
+    if (ss->hash == h && ss->len == len && memcmp(ss->copy, name, len) == 0) {
+        id = ss->id;
+    } else {
+        if (len > UINT32_MAX || !(id = rt_intern(name, len, h)))
+            return 0;
+        *ss = (rt_str_slot){ h, rt_intern_get(id, NULL), (uint32_t)len, id };
+    }
+    rt_ptr_slot *ps = rt_ptr_slot_of(t, name);
+    *ps = (rt_ptr_slot){ name, ss->copy, id };
+    return id;
+}
+
+void rt_intern_lock(void)
+{
+    pthread_mutex_lock(&tab.mu);
+}
+
+void rt_intern_unlock(void)
+{
+    pthread_mutex_unlock(&tab.mu);
+}
+
+prof_name prof_intern(const char *name)
+{
+    size_t len;
+    if (!name)
+        return 0;
+    uint64_t h = rt_hash_bytes(name, &len);
+    return len > UINT32_MAX ? 0 : rt_intern(name, len, h);
+}

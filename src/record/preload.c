@@ -1,0 +1,73 @@
+/* preload.c - starts recording when libprof.so is preloaded into a program
+ * that does not call the API (`prof record`, or LD_PRELOAD by hand).
+ *
+ * The constructor starts only when all of these hold:
+ *  - PROF_OUTPUT is set (and PROF_ENABLE is not 0: prof_start checks it);
+ *  - the code runs from a shared object named in LD_PRELOAD (dladdr of
+ *    this very function), so linking libprof.a or a normal dependency on
+ *    libprof.so never starts anything by surprise;
+ *  - PROF_AUTOSTART_PID is unset or equals this process's pid.
+ * After starting it sets PROF_AUTOSTART_PID to its own pid: programs it
+ * executes inherit LD_PRELOAD and PROF_OUTPUT, and must not truncate the
+ * file being written (a forked child is already kept off it by the fork
+ * handler). `prof record` may set PROF_AUTOSTART_PID to the pid it execs.
+ * Recording stops at exit through the atexit handler prof_start installs.
+ *
+ * In libprof.a this object is never linked in: nothing refers to it. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "record/runtime.h"
+
+static const char *base_name(const char *path, size_t len, size_t *blen)
+{
+    const char *b = path;
+    for (size_t i = 0; i < len; i++)
+        if (path[i] == '/')
+            b = path + i + 1;
+    *blen = len - (size_t)(b - path);
+    return b;
+}
+
+/* Whether the object holding this code is one of LD_PRELOAD's entries
+ * (separated by ':' or spaces), compared by file name. */
+static int preloaded(void)
+{
+    Dl_info info;
+    const char *list = getenv("LD_PRELOAD");
+    if (!list || !dladdr((void *)preloaded, &info) || !info.dli_fname)
+        return 0;
+    size_t self_len;
+    const char *self = base_name(info.dli_fname, strlen(info.dli_fname), &self_len);
+    while (*list) {
+        size_t n = strcspn(list, ": ");
+        size_t blen;
+        const char *b = base_name(list, n, &blen);
+        if (blen && blen == self_len && memcmp(b, self, blen) == 0)
+            return 1;
+        list += n;
+        list += strspn(list, ": ");
+    }
+    return 0;
+}
+
+static int claimed_elsewhere(void)
+{
+    const char *pid = getenv("PROF_AUTOSTART_PID");
+    return pid && *pid && strtol(pid, NULL, 10) != (long)getpid();
+}
+
+__attribute__((constructor)) static void preload_start(void)
+{
+    const char *out = getenv("PROF_OUTPUT");
+    if (!out || !*out || claimed_elsewhere() || !preloaded())
+        return;
+    if (prof_start(NULL) == 0) {
+        char pid[24];
+        snprintf(pid, sizeof pid, "%ld", (long)getpid());
+        setenv("PROF_AUTOSTART_PID", pid, 1);
+    }
+}

@@ -1,0 +1,300 @@
+/* runtime.h - what the files of the recording runtime share: the raw
+ * record, chunks and their pool, per-thread state, the one global runtime
+ * object, and the internal calls between api, thread, writer, crash and
+ * the rest. Nothing here is exported from libprof.so (hidden visibility,
+ * and the version script keeps only prof_*).
+ *
+ * The moving parts: a recording thread stamps the clock and appends a
+ * fixed-size rt_rec to the chunk it owns, publishing each record with a
+ * release store of the chunk's committed count. Full chunks go onto a
+ * lock-free stack; the writer thread pops them, encodes them into blocks,
+ * writes them and returns the chunks to the free list. On a periodic or
+ * requested flush the writer also encodes the committed prefix of every
+ * live chunk, remembering in the chunk how far it got. The crash path does
+ * the same with fixed buffers, holding the io lock the writer takes around
+ * every piece of file work.
+ */
+#ifndef PROF_RECORD_RUNTIME_H
+#define PROF_RECORD_RUNTIME_H
+
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format/format.h"
+#include "prof.h"
+#include "record/clock.h"
+
+#pragma GCC visibility push(hidden)
+
+#define RT_CHUNK_RECS 2048u   /* records per chunk: 64 KiB, one block each   */
+#define RT_MIN_CHUNKS 4u      /* a tiny buffer_bytes still gets this many     */
+#define RT_MAX_DEPTH 255u     /* open regions recorded per thread             */
+#define RT_PTR_CACHE 256u     /* by-name lookup: slots keyed by pointer       */
+#define RT_STR_CACHE 256u     /* by-name lookup: slots keyed by content hash  */
+#define RT_THREAD_NAME_MAX 128u
+#define RT_STRING_IDS (1u << 22) /* string ids are below this (format limit) */
+
+/* ---- raw records ------------------------------------------------------ */
+
+enum rt_type { RT_REGION = 1, RT_STEP, RT_MEMORY, RT_COUNTER, RT_MARK };
+
+/* One event as the hot path stores it: raw clock ticks, converted to ns by
+ * whoever encodes it. 32 bytes, so a record never straddles a cache line
+ * pair and two stores of 16 bytes fill it. */
+typedef struct rt_rec {
+    uint64_t t0;      /* region/step: start; others: time                   */
+    uint64_t v;       /* region/step: end ticks; memory: bytes;
+                         counter: the double's bits                          */
+    uint64_t x;       /* step: number                                        */
+    uint32_t name;    /* string id; step: flags                              */
+    uint8_t type, kind, depth, pad;
+} rt_rec;
+
+/* ---- chunks ----------------------------------------------------------- */
+
+struct rt_thread;
+
+typedef struct rt_chunk {
+    rt_rec *recs;                   /* RT_CHUNK_RECS records in the pool     */
+    _Atomic uint32_t committed;     /* complete records (owner, release)     */
+    uint32_t done;                  /* records already written (io lock)     */
+    uint32_t seq;                   /* owner's chunk number, for ordering    */
+    struct rt_thread *owner;        /* set by the owner before publishing    */
+    struct rt_chunk *_Atomic next;  /* link in the full stack / writer list  */
+    _Atomic uint32_t free_next;     /* free list link: index + 1, 0 = end    */
+} rt_chunk;
+
+/* Bounded by buffer_bytes. Records are in one mmap'ed area, so chunks never
+ * handed out cost no memory; chunk headers are a separate array so that
+ * the free list does not touch record pages. */
+typedef struct rt_pool {
+    rt_chunk *chunks;
+    uint32_t n;
+    rt_rec *mem;
+    size_t mem_bytes;
+    _Atomic uint64_t free_head;     /* (tag << 32) | (index + 1): ABA-safe    */
+    _Atomic uint32_t fresh;         /* chunks [fresh, n) never handed out     */
+    rt_chunk *_Atomic full;         /* full chunks, newest first              */
+} rt_pool;
+
+/* ---- per-thread state ---------------------------------------------------- */
+
+typedef struct rt_open {
+    uint64_t t0;
+    uint32_t name;  /* 0: not recorded (unsampled step or invalid id)        */
+    uint32_t kind;
+} rt_open;
+
+typedef struct rt_ptr_slot {
+    const char *key;   /* the caller's pointer last seen here               */
+    const char *copy;  /* the interned copy, to verify the content          */
+    uint32_t id;
+} rt_ptr_slot;
+
+typedef struct rt_str_slot {
+    uint64_t hash;
+    const char *copy;
+    uint32_t len, id;
+} rt_str_slot;
+
+typedef struct rt_thread {
+    /* Hot, touched only by the owning thread (and by prof_stop while no
+     * thread records, and by the fork child handler). */
+    rt_rec *recs;                  /* current chunk's records, NULL: none     */
+    uint32_t n;                    /* next slot; RT_CHUNK_RECS when no chunk  */
+    uint32_t depth;                /* open regions, also past RT_MAX_DEPTH    */
+    uint32_t session;              /* session this state is registered in    */
+    uint32_t cseq;                 /* number of the next chunk taken          */
+    int dead;                      /* the thread is exiting                   */
+    rt_chunk *_Atomic chunk;       /* current chunk, read by the writer       */
+    _Atomic uint64_t dropped;      /* events lost, not yet in the file        */
+    /* Identity, set at registration, before the state is published. */
+    uint32_t index;                /* profile thread index                    */
+    uint64_t os_tid;
+    char name[RT_THREAD_NAME_MAX]; /* under rt.reg_mu                         */
+    _Atomic uint32_t name_gen;     /* bumped on every (re)naming              */
+    int listed;                    /* in rt.threads (reg_mu): who frees it    */
+    /* Writer side (io lock). */
+    uint32_t wnext;                /* seq of the next chunk to write          */
+    uint32_t wname_gen;            /* name_gen last defined in the file       */
+    struct rt_thread *_Atomic next;/* registry link                           */
+    rt_open stack[RT_MAX_DEPTH];
+    rt_ptr_slot ptr_cache[RT_PTR_CACHE];
+    rt_str_slot str_cache[RT_STR_CACHE];
+} rt_thread;
+
+/* The calling thread's state. Initial-exec TLS: one %fs-relative load in
+ * libprof.so instead of a __tls_get_addr call. Kept to one pointer so that
+ * a dlopen'ed libprof.so (ctypes) fits in glibc's static TLS surplus. */
+extern __thread rt_thread *rt_self __attribute__((tls_model("initial-exec")));
+
+/* The pointer-keyed slot of the by-name cache: a multiplicative hash, as
+ * neighbouring string literals differ only in their low bits. */
+static inline rt_ptr_slot *rt_ptr_slot_of(rt_thread *t, const char *name)
+{
+    return &t->ptr_cache[((uintptr_t)name * 0x9E3779B97F4A7C15u) >> 56 & (RT_PTR_CACHE - 1)];
+}
+
+/* ---- configuration --------------------------------------------------- */
+
+typedef struct rt_tag {
+    char *key, *value;
+} rt_tag;
+
+typedef struct rt_config {
+    char *output;
+    double sample_rate;
+    unsigned wait, warmup, active, repeat;
+    unsigned memory_interval_ms;
+    size_t buffer_bytes;
+    unsigned flush_interval_ms;
+    int cuda;
+    long rank, world_size, local_rank;
+    rt_tag *tags;
+    size_t ntags;
+} rt_config;
+
+/* 0, -EINVAL or -ECANCELED (PROF_ENABLE=0); -ENOMEM. Fills *out, which
+ * rt_config_free releases. */
+int rt_config_resolve(const prof_config *cfg, rt_config *out);
+void rt_config_free(rt_config *c);
+/* Whether step n keeps its region, mark and counter events. */
+int rt_step_sampled(const rt_config *c, uint64_t n);
+
+/* ---- the runtime --------------------------------------------------------- */
+
+#define RT_ON 1u       /* rt_state: recording                                */
+#define RT_SAMPLED 2u  /* rt_state: the current step keeps its events        */
+
+/* The hot flag: every public call tests it first. */
+extern _Atomic unsigned rt_state;
+
+typedef struct rt_runtime {
+    pthread_mutex_t ctl_mu;        /* start, stop, fork                      */
+    pthread_mutex_t reg_mu;        /* registry additions, thread names       */
+    int running;                   /* between a good start and its stop     */
+    uint32_t session;              /* bumped by every start                 */
+    rt_config cfg;
+    rt_clock clock;
+    rt_pool pool;
+    pf_writer *w;
+    int fd;                        /* the output's descriptor (crash path)   */
+    /* registry: every thread that recorded in this session */
+    rt_thread *_Atomic threads;
+    uint32_t nthreads;             /* indices handed out (reg_mu)            */
+    /* steps */
+    _Atomic uint64_t step_no;
+    _Atomic uint64_t step_t0;
+    uint32_t rss_id;               /* "host.rss"                             */
+    int statm_fd;
+    /* writer thread */
+    pthread_t writer;
+    _Atomic uint64_t writer_tid;
+    sem_t wake;
+    _Atomic int kicked;            /* a wake-up is already pending           */
+    _Atomic int stopping;
+    pthread_mutex_t flush_mu;
+    pthread_cond_t flush_cv;
+    uint64_t flush_req, flush_done;/* flush_mu                               */
+    int writer_running;            /* flush_mu                               */
+    /* writer side, io lock */
+    _Atomic int io;                /* 0 free, 1 writer, 2 crash path         */
+    rt_chunk *wlist;               /* full chunks popped, not yet written    */
+    uint32_t wstrings;             /* string ids defined in the file         */
+    pf_block sampler;              /* background memory samples              */
+    uint32_t sampler_index;        /* its thread index, UINT32_MAX: none yet */
+    _Atomic int failed;            /* a write failed: recording stopped      */
+    int err;                       /* that failure's errno                   */
+    /* crash path */
+    _Atomic int crash_armed;       /* running, the crash path may flush      */
+    _Atomic int crashed;           /* the crash path ran                     */
+    uint8_t *crash_mem;            /* fixed blocks, allocated at start       */
+    size_t crash_events_cap, crash_defs_cap;
+    /* state abandoned by a fork child, kept reachable */
+    void *orphans[5];
+} rt_runtime;
+
+extern rt_runtime rt;
+
+/* ---- thread.c ------------------------------------------------------------ */
+
+rt_thread *rt_thread_attach(void);          /* NULL when out of memory       */
+/* Slow path of an append: hands the full chunk over, takes a free one.
+ * Returns 0 with t->recs/t->n ready, or -1 (the event is dropped). */
+int rt_thread_refill(rt_thread *t);
+/* prof_stop: ends the last step as incomplete, from the calling thread. */
+void rt_step_close_last(void);
+/* Registers t in the current session if it is not yet: 0, or -1. */
+int rt_thread_ensure_registered(rt_thread *t);
+void rt_thread_set_name(rt_thread *t, const char *name);
+/* prof_stop: forget every thread (frees the exited ones). */
+void rt_threads_reset(void);
+/* After fork in the child: drop every state without touching it. */
+void rt_threads_orphan(void);
+
+int rt_pool_init(rt_pool *p, size_t buffer_bytes);
+void rt_pool_free(rt_pool *p);
+void rt_pool_recycle(rt_pool *p, rt_chunk *c);
+void rt_writer_kick(void);
+
+/* ---- intern.c ------------------------------------------------------------ */
+
+uint32_t rt_intern(const char *s, size_t len, uint64_t hash);
+/* The interned copy of id (NUL-terminated) and its length; lock-free. */
+const char *rt_intern_get(uint32_t id, uint32_t *len);
+uint32_t rt_intern_count(void);             /* ids 1..count exist (acquire) */
+uint32_t rt_name_miss(rt_thread *t, const char *name);
+void rt_intern_lock(void);                  /* fork: keep the table whole   */
+void rt_intern_unlock(void);
+
+static inline uint64_t rt_hash_bytes(const char *s, size_t *len)
+{
+    uint64_t h = 0xcbf29ce484222325u; /* FNV-1a */
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p)
+        h = (h ^ *p++) * 0x100000001b3u;
+    *len = (size_t)(p - (const unsigned char *)s);
+    return h;
+}
+
+/* ---- writer.c ------------------------------------------------------------- */
+
+int rt_writer_start(void);                  /* 0 or -errno                   */
+int rt_writer_stop(void);                   /* joins; 0 or -errno of failure */
+void rt_writer_flush(void);
+void rt_writer_after_fork(void);
+/* Encodes records [from, to) of c into b (thread index set by caller). */
+prof_err rt_encode(pf_block *b, const rt_rec *recs, uint32_t from, uint32_t to);
+int rt_io_enter(int who);                   /* 1 when the lock is ours       */
+void rt_io_leave(void);
+
+/* ---- meta.c --------------------------------------------------------------- */
+
+char *rt_metadata(const rt_config *c, const rt_clock *clk); /* malloc'ed JSON */
+
+/* ---- sampler.c ------------------------------------------------------------ */
+
+int rt_rss_open(void);
+uint64_t rt_rss_read(int fd);               /* bytes, 0 when unreadable       */
+
+/* ---- crash.c --------------------------------------------------------------- */
+
+int rt_crash_alloc(void);                   /* 0 or -ENOMEM                   */
+void rt_crash_free(void);
+void rt_signals_install(void);
+void rt_signals_restore(void);
+void rt_fork_handlers_once(void);
+
+/* ---- gpu.c: where CUPTI capture plugs in ------------------------------------ */
+
+struct cJSON;
+int rt_gpu_start(const rt_config *c);       /* 0, or -ENOTSUP when not built */
+void rt_gpu_stop(void);
+void rt_gpu_metadata(const rt_config *c, struct cJSON *meta);
+
+#pragma GCC visibility pop
+
+#endif /* PROF_RECORD_RUNTIME_H */

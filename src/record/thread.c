@@ -1,0 +1,271 @@
+/* thread.c - per-thread recording state and the chunk pool: attaching a
+ * thread, registering it in a session (its profile thread index), handing
+ * full chunks to the writer and taking free ones, and what happens when a
+ * thread exits, when recording stops and after fork.
+ *
+ * The pool's free list and full stack are lock-free, so a recording thread
+ * never waits for the writer: when no chunk is free it drops the event and
+ * counts it. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "record/runtime.h"
+
+__thread rt_thread *rt_self __attribute__((tls_model("initial-exec")));
+/* Set once the thread's exit destructor ran: a later call (from another
+ * TLS destructor) must not attach a new state that nobody would free. */
+static __thread int rt_exited __attribute__((tls_model("initial-exec")));
+
+static pthread_key_t exit_key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static int key_ok;
+
+/* ---- pool ------------------------------------------------------------------ */
+
+int rt_pool_init(rt_pool *p, size_t buffer_bytes)
+{
+    size_t chunk_bytes = RT_CHUNK_RECS * sizeof(rt_rec);
+    size_t n = buffer_bytes / chunk_bytes;
+    if (n < RT_MIN_CHUNKS)
+        n = RT_MIN_CHUNKS;
+    if (n > (1u << 24)) /* 1 TiB of buffers: past any sane configuration */
+        n = 1u << 24;
+    memset(p, 0, sizeof *p);
+    /* MAP_NORESERVE: untouched chunks cost neither memory nor commit. */
+    void *mem = mmap(NULL, n * chunk_bytes, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (mem == MAP_FAILED)
+        return -ENOMEM;
+    p->chunks = calloc(n, sizeof *p->chunks);
+    if (!p->chunks) {
+        munmap(mem, n * chunk_bytes);
+        return -ENOMEM;
+    }
+    p->mem = mem;
+    p->mem_bytes = n * chunk_bytes;
+    p->n = (uint32_t)n;
+    for (size_t i = 0; i < n; i++)
+        p->chunks[i].recs = p->mem + i * RT_CHUNK_RECS;
+    return 0;
+}
+
+void rt_pool_free(rt_pool *p)
+{
+    if (p->mem)
+        munmap(p->mem, p->mem_bytes);
+    free(p->chunks);
+    memset(p, 0, sizeof *p);
+}
+
+static rt_chunk *pool_take(rt_pool *p)
+{
+    uint64_t h = atomic_load_explicit(&p->free_head, memory_order_acquire);
+    while ((uint32_t)h) {
+        rt_chunk *c = &p->chunks[(uint32_t)h - 1];
+        uint64_t next = atomic_load_explicit(&c->free_next, memory_order_relaxed);
+        uint64_t nh = (((h >> 32) + 1) << 32) | next;
+        if (atomic_compare_exchange_weak_explicit(&p->free_head, &h, nh, memory_order_acquire,
+                                                  memory_order_acquire))
+            return c;
+    }
+    uint32_t f = atomic_load_explicit(&p->fresh, memory_order_relaxed);
+    while (f < p->n) {
+        if (atomic_compare_exchange_weak_explicit(&p->fresh, &f, f + 1, memory_order_relaxed,
+                                                  memory_order_relaxed))
+            return &p->chunks[f];
+    }
+    return NULL;
+}
+
+void rt_pool_recycle(rt_pool *p, rt_chunk *c)
+{
+    uint32_t idx = (uint32_t)(c - p->chunks);
+    c->done = 0;
+    c->owner = NULL;
+    atomic_store_explicit(&c->committed, 0, memory_order_relaxed);
+    uint64_t h = atomic_load_explicit(&p->free_head, memory_order_relaxed);
+    uint64_t nh;
+    do {
+        atomic_store_explicit(&c->free_next, (uint32_t)h, memory_order_relaxed);
+        nh = (((h >> 32) + 1) << 32) | (idx + 1);
+    } while (!atomic_compare_exchange_weak_explicit(&p->free_head, &h, nh, memory_order_release,
+                                                    memory_order_relaxed));
+}
+
+static void pool_push_full(rt_pool *p, rt_chunk *c)
+{
+    rt_chunk *h = atomic_load_explicit(&p->full, memory_order_relaxed);
+    do
+        atomic_store_explicit(&c->next, h, memory_order_relaxed);
+    while (!atomic_compare_exchange_weak_explicit(&p->full, &h, c, memory_order_release,
+                                                  memory_order_relaxed));
+}
+
+/* One system call at most, only when the writer sleeps and no wake-up is
+ * pending: once per full chunk, never per event. */
+void rt_writer_kick(void)
+{
+    if (!atomic_exchange_explicit(&rt.kicked, 1, memory_order_acq_rel))
+        sem_post(&rt.wake);
+}
+
+/* ---- thread states ------------------------------------------------------------ */
+
+/* Hands the chunk the thread holds to the writer. Clearing t->chunk before
+ * the push matters: once the writer has popped (and maybe recycled) the
+ * chunk, its live-flush scan must not find it through t->chunk. */
+static void hand_over(rt_thread *t)
+{
+    rt_chunk *c = atomic_load_explicit(&t->chunk, memory_order_relaxed);
+    t->recs = NULL;
+    t->n = RT_CHUNK_RECS;
+    if (!c)
+        return;
+    atomic_store_explicit(&t->chunk, NULL, memory_order_release);
+    pool_push_full(&rt.pool, c);
+    rt_writer_kick();
+}
+
+static void thread_exit(void *arg)
+{
+    rt_thread *t = arg;
+    rt_exited = 1;
+    rt_self = NULL;
+    pthread_mutex_lock(&rt.reg_mu);
+    t->dead = 1;
+    int listed = t->listed;
+    if (listed)
+        hand_over(t); /* the writer still needs its events; prof_stop frees it */
+    pthread_mutex_unlock(&rt.reg_mu);
+    if (!listed)
+        free(t);
+}
+
+static void key_create(void)
+{
+    key_ok = pthread_key_create(&exit_key, thread_exit) == 0;
+}
+
+rt_thread *rt_thread_attach(void)
+{
+    if (rt_exited)
+        return NULL;
+    pthread_once(&key_once, key_create);
+    rt_thread *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->n = RT_CHUNK_RECS;
+    t->os_tid = (uint64_t)gettid();
+    char comm[17] = "";
+    if (prctl(PR_GET_NAME, comm, 0, 0, 0) == 0)
+        snprintf(t->name, sizeof t->name, "%s", comm);
+    if (key_ok && pthread_setspecific(exit_key, t) != 0) {
+        free(t);
+        return NULL;
+    }
+    rt_self = t;
+    return t;
+}
+
+/* Gives t its profile thread index in the current session and publishes
+ * it to the writer. */
+static int thread_register(rt_thread *t)
+{
+    int ok = 0;
+    pthread_mutex_lock(&rt.reg_mu);
+    if (rt.nthreads < (1u << 20)) {
+        t->index = rt.nthreads++;
+        t->session = rt.session;
+        t->cseq = 0;
+        t->wnext = 0;
+        t->wname_gen = 0;
+        atomic_fetch_add_explicit(&t->name_gen, 1, memory_order_relaxed);
+        t->listed = 1;
+        atomic_store_explicit(&t->next, atomic_load_explicit(&rt.threads, memory_order_relaxed),
+                              memory_order_relaxed);
+        atomic_store_explicit(&rt.threads, t, memory_order_release);
+        ok = 1;
+    }
+    pthread_mutex_unlock(&rt.reg_mu);
+    return ok ? 0 : -1;
+}
+
+int rt_thread_ensure_registered(rt_thread *t)
+{
+    return t->session == rt.session ? 0 : thread_register(t);
+}
+
+int rt_thread_refill(rt_thread *t)
+{
+    if (rt_thread_ensure_registered(t) < 0)
+        return -1; /* past 2^20 threads: nowhere to count the loss */
+    hand_over(t);
+    rt_chunk *c = pool_take(&rt.pool);
+    if (!c) {
+        atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+        return -1;
+    }
+    c->owner = t;
+    c->seq = t->cseq++;
+    atomic_store_explicit(&t->chunk, c, memory_order_release);
+    t->recs = c->recs;
+    t->n = 0;
+    return 0;
+}
+
+void rt_thread_set_name(rt_thread *t, const char *name)
+{
+    pthread_mutex_lock(&rt.reg_mu);
+    snprintf(t->name, sizeof t->name, "%s", name);
+    atomic_fetch_add_explicit(&t->name_gen, 1, memory_order_release);
+    pthread_mutex_unlock(&rt.reg_mu);
+}
+
+static void reset_hot(rt_thread *t)
+{
+    t->recs = NULL;
+    t->n = RT_CHUNK_RECS;
+    t->depth = 0;
+    t->session = 0;
+    atomic_store_explicit(&t->chunk, NULL, memory_order_relaxed);
+    atomic_store_explicit(&t->dropped, 0, memory_order_relaxed);
+}
+
+void rt_threads_reset(void)
+{
+    pthread_mutex_lock(&rt.reg_mu);
+    rt_thread *t = atomic_exchange_explicit(&rt.threads, NULL, memory_order_acq_rel);
+    while (t) {
+        rt_thread *next = atomic_load_explicit(&t->next, memory_order_relaxed);
+        t->listed = 0;
+        if (t->dead)
+            free(t);
+        else
+            reset_hot(t);
+        t = next;
+    }
+    rt.nthreads = 0;
+    pthread_mutex_unlock(&rt.reg_mu);
+}
+
+/* In a fork child only the forking thread exists; the other states may be
+ * half-updated by threads that are gone. They are left alone (reachable,
+ * so leak checkers stay quiet), and the forking thread starts afresh. */
+void rt_threads_orphan(void)
+{
+    rt.orphans[0] = atomic_exchange_explicit(&rt.threads, NULL, memory_order_relaxed);
+    rt.nthreads = 0;
+    if (rt_self) {
+        reset_hot(rt_self);
+        if (key_ok)
+            pthread_setspecific(exit_key, NULL);
+        if (!rt_self->listed)
+            free(rt_self);
+        rt_self = NULL;
+    }
+}
