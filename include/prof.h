@@ -2,9 +2,10 @@
  *
  * Every call is safe from any thread. When recording has not been started,
  * or PROF_ENABLE=0, every call returns after one predictable branch. The
- * hot calls (regions, steps, memory samples, counters, marks) take no lock,
+ * hot calls (regions, memory samples, counters, marks) take no lock,
  * allocate nothing and make no system call: they stamp the clock and append
- * a fixed-size record to a buffer owned by the calling thread. A background
+ * a fixed-size record to a buffer owned by the calling thread. prof_step
+ * adds one pread() of /proc/self/statm for the host memory sample. A background
  * thread encodes, compresses and writes those buffers. Nothing here ever
  * terminates or blocks the program: when the file cannot be written, one
  * line goes to stderr and recording stops; when the buffers are full,

@@ -1,0 +1,82 @@
+#!/bin/sh
+# install.sh - `make install` into a staging directory, then the README's C
+# example compiled against the installed headers and library through
+# pkg-config (shared and static), run, and its profile read back: what a
+# user does first. Then `make uninstall` leaves no file behind.
+# Needs the build tree B (as tests/run.sh sets it); runs once, for the plain
+# variant only, since it exercises packaging rather than the binary.
+PROF=${PROF:-build/prof}
+B=${B:-build}
+case "$PROF" in */asan/*) exit 0 ;; esac
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/prof-cli-install.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT INT TERM
+root=$tmp/root
+fails=0
+ok() { echo "ok $1"; }
+not_ok() {
+    echo "not ok $1 - $2"
+    fails=$((fails + 1))
+}
+
+if make -s --no-print-directory B="$B" install DESTDIR="$root" PREFIX=/usr >"$tmp/log" 2>&1; then
+    ok make-install
+else
+    not_ok make-install "$(tail -n 5 "$tmp/log")"
+    exit 1
+fi
+
+missing=""
+for f in bin/prof lib/libprof.a lib/libprof.so lib/libprof.so.0 include/prof.h \
+    include/prof_reader.h lib/pkgconfig/prof.pc share/man/man1/prof.1 \
+    share/man/man3/libprof.3 share/man/man5/prof.5; do
+    [ -e "$root/usr/$f" ] || missing="$missing $f"
+done
+[ -z "$missing" ] && ok installed-files || not_ok installed-files "missing:$missing"
+
+# The README's example, verbatim, with the three functions it leaves to the user.
+# It records 1,000 steps and prof_stop closes the 1,001st (flagged incomplete).
+sed -n '/^```c$/,/^```$/p' README.md | sed '1d;$d' >"$tmp/train.c"
+cat >"$tmp/user.c" <<'C'
+#include <stdint.h>
+static volatile uint64_t sink;
+void load_batch(void) { sink++; }
+void forward(void) { for (int i = 0; i < 100; i++) sink += (uint64_t)i; }
+void backward(void) { sink *= 3; }
+uint64_t gpu_bytes(void) { return 1024u * (uint64_t)sink % 4096u; }
+C
+[ -s "$tmp/train.c" ] && grep -q 'prof_start' "$tmp/train.c" && ok readme-example-found \
+    || not_ok readme-example-found "no C example in README.md"
+
+export PKG_CONFIG_SYSROOT_DIR="$root" PKG_CONFIG_PATH="$root/usr/lib/pkgconfig"
+export PKG_CONFIG_LIBDIR="$root/usr/lib/pkgconfig:/usr/lib/x86_64-linux-gnu/pkgconfig:/usr/share/pkgconfig"
+if pkg-config --modversion prof >/dev/null 2>&1; then ok pkg-config; else not_ok pkg-config "prof.pc not found"; fi
+
+for link in shared static; do
+    if [ $link = shared ]; then
+        flags=$(pkg-config --cflags --libs prof)
+    else
+        flags="$(pkg-config --cflags prof) $root/usr/lib/libprof.a $(pkg-config --static --libs-only-l prof | sed 's/-lprof//')"
+    fi
+    # shellcheck disable=SC2086
+    if cc -std=c11 -Wall -Wextra -Werror "$tmp/train.c" "$tmp/user.c" $flags -o "$tmp/train-$link" \
+        2>"$tmp/cc.err"; then
+        ok "compile-readme-example-$link"
+    else
+        not_ok "compile-readme-example-$link" "$(head -c 400 "$tmp/cc.err")"
+        continue
+    fi
+    rm -f "$tmp/run.prof"
+    if (cd "$tmp" && LD_LIBRARY_PATH="$root/usr/lib" PROF_OUTPUT="$tmp/run.prof" "./train-$link") \
+        2>"$tmp/run.err" && "$PROF" info "$tmp/run.prof" >"$tmp/info" 2>&1 &&
+        grep -q 'closed cleanly' "$tmp/info" && grep -Eq '^ *step +1,001$' "$tmp/info"; then
+        ok "run-readme-example-$link"
+    else
+        not_ok "run-readme-example-$link" "$(head -c 300 "$tmp/run.err") $(head -c 600 "$tmp/info" 2>/dev/null)"
+    fi
+done
+
+make -s --no-print-directory B="$B" uninstall DESTDIR="$root" PREFIX=/usr >"$tmp/log" 2>&1
+left=$(find "$root" -type f | sed "s|$root||")
+[ -z "$left" ] && ok uninstall-removes-everything || not_ok uninstall-removes-everything "left:$left"
+exit $((fails > 0))
