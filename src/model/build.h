@@ -1,0 +1,126 @@
+/* build.h - the state of a profile_model while it is being built, shared by
+ * the files that build it (profile.c: the event loop, operations, threads;
+ * calltree.c: self time, the call tree and sync sites; gpu.c: per-device
+ * activity; series.c: steps, memory series, counters). Internal to
+ * src/model/. */
+#ifndef PROF_MODEL_BUILD_H
+#define PROF_MODEL_BUILD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/profile.h"
+
+#define MB_MAX_DEPTH 1024u        /* deeper regions are treated as at this depth  */
+#define MB_RECENT 64u             /* recent regions kept per thread for late syncs */
+#define MB_SYNC_PENDING_MAX 1024u /* unresolved sync records kept per thread       */
+#define MB_GPU_BATCH 4096u        /* GPU intervals sorted together                 */
+#define MB_IDLE_GAP_NS 1000000ull /* a GPU gap this long counts as idle             */
+#define MB_THREAD_DIRECT (1u << 20) /* thread indexes a profile may use (format §6.4) */
+
+/* A call-tree node whose place is not known yet: calls of one operation
+ * merged by path below a parent region that has not arrived (records come
+ * when regions end, children first). */
+typedef struct mb_fnode {
+    uint32_t op;
+    uint32_t first_child, next_sibling; /* pool indexes or MODEL_NONE */
+    uint64_t calls, incl_ns, self_ns;
+    uint64_t min_start, max_end;        /* span of the merged calls    */
+} mb_fnode;
+
+typedef struct mb_recent {                /* a region that already arrived */
+    uint64_t start, end;
+    uint32_t op, kind, depth;
+} mb_recent;
+
+typedef struct mb_sync {                  /* sync records waiting for their region */
+    uint64_t start, end, count, blocked_ns;
+} mb_sync;
+
+typedef struct mb_thread {
+    uint32_t *levels;      /* by depth: list of mb_fnode waiting for a parent at depth-1 */
+    uint32_t nlevels;      /* allocated                                                 */
+    uint32_t top;          /* levels at and above top are empty                          */
+    mb_recent recent[MB_RECENT];
+    uint32_t nrecent, next_recent;
+    mb_sync *syncs;        /* in arrival order                                           */
+    size_t nsyncs, cap_syncs;
+} mb_thread;
+
+typedef struct mb_interval {
+    uint64_t start, end;
+} mb_interval;
+
+typedef struct mb_gpu {    /* busy-time union of one device, see gpu.c */
+    mb_interval *batch;    /* grows up to MB_GPU_BATCH      */
+    size_t nbatch, cap_batch;
+    mb_interval *merged;   /* disjoint, sorted, not yet counted */
+    size_t nmerged, cap_merged;
+    mb_interval *scratch;  /* where a batch and merged are merged */
+    size_t cap_scratch;
+    uint64_t frontier;     /* end of the last counted interval  */
+    int counted_any;
+} mb_gpu;
+
+typedef struct mb_name_slot {              /* name id -> index, checked by name pointer */
+    const char *name;
+    uint32_t index;
+} mb_name_slot;
+
+typedef struct mb_idmap {
+    mb_name_slot *v;
+    uint32_t n;
+} mb_idmap;
+
+typedef struct model_builder {
+    profile_model *m;
+    size_t cap_ops, cap_nodes, cap_threads, cap_steps, cap_series, cap_sites, cap_gpus;
+    mb_thread *threads;    /* parallel to m->threads                          */
+    size_t cap_bthreads;
+    uint32_t last_thread_index, last_thread_pos;
+    uint32_t *thread_pos;  /* profile thread index -> position + 1, 0 unknown   */
+    size_t nthread_pos;    /* (indexes below MB_THREAD_DIRECT; above: a search) */
+    mb_idmap region_ops, kernel_ops, memory_series, counter_series;
+    uint32_t *op_hash;     /* open addressing over ops by (name, is GPU)      */
+    size_t op_hash_cap;
+    uint64_t *node_keys;   /* open addressing over nodes by (parent, op)      */
+    uint32_t *node_vals;
+    size_t node_hash_cap, node_hash_n;
+    mb_fnode *pool;        /* floating nodes; free ones linked by next_sibling */
+    size_t npool, cap_pool, live;
+    uint32_t free_node;
+    mb_gpu *gpu;           /* parallel to m->gpus                             */
+    size_t *series_cap;    /* parallel to m->series: allocated samples        */
+    size_t cap_series_cap, cap_bgpus;
+} model_builder;
+
+/* Grows the array whose pointer is at arrayp (elements of size sz,
+ * capacity *cap) to hold at least n + 1 elements; 0, or -1 out of memory
+ * (the array unchanged). */
+int mb_grow(void *arrayp, size_t *cap, size_t n, size_t sz);
+
+/* qsort for arrays that may be empty (and NULL) */
+void mb_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+
+/* profile.c */
+uint32_t mb_node_child(model_builder *b, uint32_t parent, uint32_t op); /* MODEL_NONE: no memory */
+int mb_idmap_get(const mb_idmap *map, const prof_event *ev, uint32_t *index); /* 1 found */
+int mb_idmap_set(mb_idmap *map, const prof_event *ev, uint32_t index);
+
+/* series.c */
+int mb_step_add(model_builder *b, const prof_event *ev);
+int mb_sample_add(model_builder *b, const prof_event *ev, int is_memory);
+int mb_steps_series_finish(profile_model *m);
+
+/* calltree.c */
+int mb_region(model_builder *b, uint32_t tpos, const prof_event *ev, uint32_t op);
+int mb_sync_record(model_builder *b, uint32_t tpos, const prof_event *ev);
+int mb_tree_finish(model_builder *b);
+void mb_tree_free(model_builder *b);
+
+/* gpu.c */
+int mb_gpu_event(model_builder *b, const prof_event *ev);
+int mb_gpu_finish(model_builder *b);
+void mb_gpu_free(model_builder *b);
+
+#endif

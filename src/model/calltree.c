@@ -1,0 +1,440 @@
+/* calltree.c - self time, the per-thread call tree and where syncs happen,
+ * built from region records as they arrive.
+ *
+ * A thread's region records come in END order: a region is written when it
+ * ends, so its children (depth + 1) arrive before it and its parent after
+ * it. Each arriving region therefore adopts what is waiting one level below
+ * it: its self time is its duration minus theirs, and their subtrees hang
+ * under it. What waits is merged by operation as it arrives (a "floating"
+ * node per path below a parent that has not arrived), so a long outermost
+ * region wrapping the whole run holds one node per distinct path below it,
+ * not one per event. A region of depth 0 has no parent to wait for: it and
+ * everything it adopted go into the thread's tree at once.
+ *
+ * Waiting regions whose parent never comes are attached to the thread's
+ * root: those still waiting at the end of a cut-short file (their parent
+ * was still open), and orphans whose parent was not recorded (it began in a
+ * step that sampling skipped, or it was dropped). An orphan is recognised
+ * when a region at its parent's depth arrives that began after every call
+ * of the orphan's operation waiting there ended; calls of one operation
+ * from both sides of such a boundary share a floating node and go with the
+ * newer parent (an approximation for recordings with skipped parents).
+ *
+ * Syncs: regions of kind SYNC count as syncs at their place in the tree
+ * (counted in mb_tree_finish, once the tree is whole), sited at the nearest
+ * enclosing non-SYNC region; a SYNC region nested in another is part of
+ * the outer wait and not counted again. A CUDA sync record is sited at the
+ * innermost region of its thread whose interval contains it. When that
+ * region is itself of kind SYNC, the record is the same wait seen twice
+ * (e.g. `loss.item` around cudaStreamSynchronize), so only the region
+ * counts and the record is dropped from sync_count, sync_blocked_ns and
+ * sync_records alike. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/build.h"
+#include "prof.h" /* prof_kind */
+
+/* ---- floating nodes --------------------------------------------------------- */
+
+static uint32_t fnode_new(model_builder *b)
+{
+    uint32_t i = b->free_node;
+    if (i != MODEL_NONE) {
+        b->free_node = b->pool[i].next_sibling;
+    } else {
+        if (b->npool >= MODEL_NONE - 1 || mb_grow(&b->pool, &b->cap_pool, b->npool, sizeof *b->pool) < 0)
+            return MODEL_NONE;
+        i = (uint32_t)b->npool++;
+    }
+    if (++b->live > b->m->peak_pending_nodes)
+        b->m->peak_pending_nodes = b->live;
+    memset(&b->pool[i], 0, sizeof b->pool[i]);
+    b->pool[i].first_child = b->pool[i].next_sibling = MODEL_NONE;
+    return i;
+}
+
+static void fnode_free(model_builder *b, uint32_t i)
+{
+    b->pool[i].next_sibling = b->free_node;
+    b->free_node = i;
+    b->live--;
+}
+
+static uint32_t fnode_find(const model_builder *b, uint32_t list, uint32_t op)
+{
+    while (list != MODEL_NONE && b->pool[list].op != op)
+        list = b->pool[list].next_sibling;
+    return list;
+}
+
+/* Merges the floating list into the children of floating node parent. */
+static void fnode_merge(model_builder *b, uint32_t parent, uint32_t list)
+{
+    while (list != MODEL_NONE) {
+        mb_fnode *f = &b->pool[list];
+        uint32_t next = f->next_sibling;
+        uint32_t same = fnode_find(b, b->pool[parent].first_child, f->op);
+        if (same == MODEL_NONE) {
+            f->next_sibling = b->pool[parent].first_child;
+            b->pool[parent].first_child = list;
+        } else {
+            mb_fnode *g = &b->pool[same];
+            g->calls += f->calls;
+            g->incl_ns += f->incl_ns;
+            g->self_ns += f->self_ns;
+            fnode_merge(b, same, f->first_child);
+            fnode_free(b, list);
+        }
+        list = next;
+    }
+}
+
+/* Moves the floating list into the tree below node real (recursively, by
+ * path) and frees it. */
+static int attach_real(model_builder *b, uint32_t real, uint32_t list)
+{
+    while (list != MODEL_NONE) {
+        mb_fnode f = b->pool[list];
+        uint32_t n = mb_node_child(b, real, f.op);
+        if (n == MODEL_NONE)
+            return -1;
+        model_node *node = &b->m->nodes[n];
+        node->calls += f.calls;
+        node->incl_ns += f.incl_ns;
+        node->self_ns += f.self_ns;
+        if (attach_real(b, n, f.first_child) < 0)
+            return -1;
+        fnode_free(b, list);
+        list = f.next_sibling;
+    }
+    return 0;
+}
+
+/* ---- levels of a thread --------------------------------------------------------- */
+
+static int levels_reserve(mb_thread *t, uint32_t n)
+{
+    if (n <= t->nlevels)
+        return 0;
+    uint32_t c = t->nlevels ? t->nlevels : 16;
+    while (c < n)
+        c *= 2;
+    uint32_t *v = realloc(t->levels, c * sizeof *v);
+    if (!v)
+        return -1;
+    for (uint32_t i = t->nlevels; i < c; i++)
+        v[i] = MODEL_NONE;
+    t->levels = v;
+    t->nlevels = c;
+    return 0;
+}
+
+/* Levels from `from` up: nothing can adopt them any more. */
+static int orphans_to_root(model_builder *b, uint32_t tpos, uint32_t from)
+{
+    mb_thread *t = &b->threads[tpos];
+    for (uint32_t l = from; l < t->top; l++) {
+        uint32_t list = t->levels[l];
+        t->levels[l] = MODEL_NONE;
+        if (attach_real(b, b->m->threads[tpos].root, list) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Takes what waits at level d + 1 for a region that began at start: its
+ * children into *kids (their total time into *child_ns); orphans, whose
+ * every call ended before it began, to the root. */
+static int adopt(model_builder *b, uint32_t tpos, uint32_t level, uint64_t start, uint32_t *kids,
+                 uint64_t *child_ns)
+{
+    mb_thread *t = &b->threads[tpos];
+    uint32_t list = level < t->top ? t->levels[level] : MODEL_NONE, orphans = MODEL_NONE;
+    *kids = MODEL_NONE;
+    *child_ns = 0;
+    if (level < t->top)
+        t->levels[level] = MODEL_NONE;
+    while (list != MODEL_NONE) {
+        mb_fnode *f = &b->pool[list];
+        uint32_t next = f->next_sibling;
+        if (f->min_start < start && f->max_end <= start) {
+            f->next_sibling = orphans;
+            orphans = list;
+        } else {
+            *child_ns += f->incl_ns;
+            f->next_sibling = *kids;
+            *kids = list;
+        }
+        list = next;
+    }
+    return attach_real(b, b->m->threads[tpos].root, orphans);
+}
+
+/* ---- sync records ------------------------------------------------------------------ */
+
+static int site_add(model_builder *b, uint32_t op, uint64_t count, uint64_t blocked_ns)
+{
+    profile_model *m = b->m;
+    size_t i = 0;
+    while (i < m->nsync_sites && m->sync_sites[i].op != op)
+        i++;
+    if (i == m->nsync_sites) {
+        if (mb_grow(&m->sync_sites, &b->cap_sites, i, sizeof *m->sync_sites) < 0)
+            return -1;
+        m->sync_sites[i] = (model_sync_site){ op, 0, 0 };
+        m->nsync_sites++;
+    }
+    m->sync_sites[i].count += count;
+    m->sync_sites[i].blocked_ns += blocked_ns;
+    m->sync_count += count;
+    m->sync_blocked_ns += blocked_ns;
+    return 0;
+}
+
+/* Sync records g whose innermost enclosing region is op of kind kind
+ * (MODEL_NONE: outside every region). */
+static int sync_resolve(model_builder *b, const mb_sync *g, uint32_t op, uint32_t kind)
+{
+    if (op != MODEL_NONE && kind == PROF_KIND_SYNC)
+        return 0; /* the SYNC region counts this wait (see the top of the file) */
+    b->m->sync_records += g->count;
+    return site_add(b, op, g->count, g->blocked_ns);
+}
+
+static void sync_remove(mb_thread *t, size_t i)
+{
+    memmove(&t->syncs[i], &t->syncs[i + 1], (t->nsyncs - i - 1) * sizeof *t->syncs);
+    t->nsyncs--;
+}
+
+static int contains(uint64_t s, uint64_t e, const mb_sync *g)
+{
+    return g->start >= s && g->end <= e;
+}
+
+/* A region [s, e) of op arrived: it is the innermost region around the
+ * waiting sync records it contains (they ended before it did). Records are
+ * waiting in time order, so the scan stops at the first that began before
+ * it, except for an outermost region: nothing arriving later can contain
+ * what lies before it, so those records were outside every region. */
+static int syncs_on_region(model_builder *b, mb_thread *t, uint64_t s, uint64_t e, uint32_t depth,
+                           uint32_t op, uint32_t kind)
+{
+    size_t i = t->nsyncs;
+    while (i-- > 0) {
+        mb_sync g = t->syncs[i];
+        if (contains(s, e, &g)) {
+            if (sync_resolve(b, &g, op, kind) < 0)
+                return -1;
+            sync_remove(t, i);
+        } else if (g.start < s) {
+            if (depth != 0)
+                break;
+            if (sync_resolve(b, &g, MODEL_NONE, 0) < 0)
+                return -1;
+            sync_remove(t, i);
+        }
+    }
+    return 0;
+}
+
+int mb_sync_record(model_builder *b, uint32_t tpos, const prof_event *ev)
+{
+    mb_thread *t = &b->threads[tpos];
+    uint64_t e = ev->start_ns + ev->dur_ns;
+    mb_sync g = { ev->start_ns, e < ev->start_ns ? UINT64_MAX : e, 1, ev->dur_ns };
+    /* A record that arrives after its region (written late by an activity
+     * buffer) finds it among the recent ones; the deepest is the innermost. */
+    const mb_recent *best = NULL;
+    for (uint32_t i = 0; i < t->nrecent; i++) {
+        const mb_recent *r = &t->recent[i];
+        if (r->start <= g.start && g.end <= r->end && (!best || r->depth > best->depth))
+            best = r;
+    }
+    if (best)
+        return sync_resolve(b, &g, best->op, best->kind);
+    if (t->nsyncs == MB_SYNC_PENDING_MAX) {
+        /* Bounded: the two oldest become one group spanning both, resolved
+         * by the first region that contains the whole span. */
+        mb_sync *a = &t->syncs[0], *c = &t->syncs[1];
+        a->end = a->end > c->end ? a->end : c->end;
+        a->start = a->start < c->start ? a->start : c->start;
+        a->count += c->count;
+        a->blocked_ns += c->blocked_ns;
+        sync_remove(t, 1);
+    }
+    if (mb_grow(&t->syncs, &t->cap_syncs, t->nsyncs, sizeof *t->syncs) < 0)
+        return -1;
+    t->syncs[t->nsyncs++] = g;
+    return 0;
+}
+
+/* ---- regions ------------------------------------------------------------------------- */
+
+static void recent_push(mb_thread *t, uint64_t s, uint64_t e, uint32_t op, uint32_t kind,
+                        uint32_t depth)
+{
+    t->recent[t->next_recent] = (mb_recent){ s, e, op, kind, depth };
+    t->next_recent = (t->next_recent + 1) % MB_RECENT;
+    if (t->nrecent < MB_RECENT)
+        t->nrecent++;
+}
+
+/* An outermost region: straight into the tree with what it adopted. */
+static int place_outermost(model_builder *b, uint32_t tpos, uint32_t op, uint64_t dur,
+                           uint64_t self, uint32_t kids)
+{
+    model_thread *mt = &b->m->threads[tpos];
+    uint32_t n = mb_node_child(b, mt->root, op);
+    if (n == MODEL_NONE)
+        return -1;
+    model_node *node = &b->m->nodes[n];
+    node->calls++;
+    node->incl_ns += dur;
+    node->self_ns += self;
+    mt->busy_ns += dur;
+    b->m->profiled_ns += dur;
+    b->threads[tpos].top = 0;
+    return attach_real(b, n, kids);
+}
+
+/* A nested region: merged into the floating node of its operation at its
+ * level, to wait for its parent. */
+static int place_nested(model_builder *b, uint32_t tpos, uint32_t d, uint32_t op, uint64_t s,
+                        uint64_t e, uint64_t self, uint32_t kids)
+{
+    mb_thread *t = &b->threads[tpos];
+    uint32_t f = d < t->top ? fnode_find(b, t->levels[d], op) : MODEL_NONE;
+    if (f == MODEL_NONE) {
+        if ((f = fnode_new(b)) == MODEL_NONE)
+            return -1;
+        t = &b->threads[tpos];
+        mb_fnode *n = &b->pool[f];
+        n->op = op;
+        n->min_start = s;
+        n->first_child = kids;
+        n->next_sibling = d < t->top ? t->levels[d] : MODEL_NONE;
+        t->levels[d] = f;
+    } else {
+        if (s < b->pool[f].min_start)
+            b->pool[f].min_start = s;
+        fnode_merge(b, f, kids);
+    }
+    mb_fnode *n = &b->pool[f];
+    n->calls++;
+    n->incl_ns += e - s;
+    n->self_ns += self;
+    if (e > n->max_end)
+        n->max_end = e;
+    t->top = d + 1;
+    return 0;
+}
+
+int mb_region(model_builder *b, uint32_t tpos, const prof_event *ev, uint32_t op)
+{
+    profile_model *m = b->m;
+    mb_thread *t = &b->threads[tpos];
+    /* A depth past any real nesting is treated as the deepest level kept. */
+    uint32_t d = ev->depth < MB_MAX_DEPTH ? ev->depth : MB_MAX_DEPTH - 1;
+    uint64_t s = ev->start_ns, dur = ev->dur_ns, e = s + dur, kid_ns, self;
+    uint32_t kids;
+    if (e < s) { /* modulo 2^64 in the format; saturate here */
+        e = UINT64_MAX;
+        dur = e - s;
+    }
+    if (levels_reserve(t, d + 2) < 0 || orphans_to_root(b, tpos, d + 2) < 0 ||
+        adopt(b, tpos, d + 1, s, &kids, &kid_ns) < 0)
+        return -1;
+    self = kid_ns < dur ? dur - kid_ns : 0;
+    m->ops[op].self_ns += self;
+    if (ev->kind < sizeof m->kind_ns / sizeof m->kind_ns[0])
+        m->kind_ns[ev->kind] += self;
+    m->threads[tpos].regions++;
+    if (d == 0 ? place_outermost(b, tpos, op, dur, self, kids) < 0
+               : place_nested(b, tpos, d, op, s, e, self, kids) < 0)
+        return -1;
+    t = &b->threads[tpos];
+    if (t->nsyncs && syncs_on_region(b, t, s, e, d, op, ev->kind) < 0)
+        return -1;
+    recent_push(t, s, e, op, ev->kind, d);
+    return 0;
+}
+
+/* ---- the end ------------------------------------------------------------------------------ */
+
+/* Children were linked newest first; first-seen order reads better. */
+static void children_in_order(profile_model *m)
+{
+    for (size_t i = 0; i < m->nnodes; i++) {
+        uint32_t prev = MODEL_NONE, c = m->nodes[i].first_child;
+        while (c != MODEL_NONE) {
+            uint32_t next = m->nodes[c].next_sibling;
+            m->nodes[c].next_sibling = prev;
+            prev = c;
+            c = next;
+        }
+        m->nodes[i].first_child = prev;
+    }
+}
+
+/* SYNC regions below node n: counted at the nearest non-SYNC ancestor
+ * (site), unless inside another SYNC region. */
+static int sync_regions(model_builder *b, uint32_t n, uint32_t site, int in_sync)
+{
+    profile_model *m = b->m;
+    for (uint32_t c = m->nodes[n].first_child; c != MODEL_NONE; c = m->nodes[c].next_sibling) {
+        const model_node *node = &m->nodes[c];
+        int is_sync = m->ops[node->op].kind == PROF_KIND_SYNC;
+        if (is_sync && !in_sync && site_add(b, site, node->calls, node->incl_ns) < 0)
+            return -1;
+        if (sync_regions(b, c, is_sync ? site : node->op, in_sync || is_sync) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int site_cmp(const void *pa, const void *pb)
+{
+    const model_sync_site *a = pa, *b = pb;
+    if (a->blocked_ns != b->blocked_ns)
+        return a->blocked_ns > b->blocked_ns ? -1 : 1;
+    return (a->op > b->op) - (a->op < b->op);
+}
+
+int mb_tree_finish(model_builder *b)
+{
+    profile_model *m = b->m;
+    for (uint32_t i = 0; i < m->nthreads; i++) {
+        mb_thread *t = &b->threads[i];
+        /* Still waiting: their parents never ended (a cut-short file). */
+        if (orphans_to_root(b, i, 0) < 0)
+            return -1;
+        t->top = 0;
+        for (size_t k = 0; k < t->nsyncs; k++)
+            if (sync_resolve(b, &t->syncs[k], MODEL_NONE, 0) < 0)
+                return -1;
+        t->nsyncs = 0;
+    }
+    children_in_order(m);
+    for (uint32_t i = 0; i < m->nthreads; i++) {
+        model_node *root = &m->nodes[m->threads[i].root];
+        root->incl_ns = 0;
+        for (uint32_t c = root->first_child; c != MODEL_NONE; c = m->nodes[c].next_sibling)
+            root->incl_ns += m->nodes[c].incl_ns;
+        if (sync_regions(b, m->threads[i].root, MODEL_NONE, 0) < 0)
+            return -1;
+    }
+    mb_sort(m->sync_sites, m->nsync_sites, sizeof *m->sync_sites, site_cmp);
+    return 0;
+}
+
+void mb_tree_free(model_builder *b)
+{
+    for (size_t i = 0; b->threads && i < b->m->nthreads; i++) {
+        free(b->threads[i].levels);
+        free(b->threads[i].syncs);
+    }
+    free(b->threads);
+    free(b->pool);
+}

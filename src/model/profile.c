@@ -1,0 +1,538 @@
+/* profile.c - profile_model_load: one pass over the reader's events into
+ * operations and threads, handing regions to calltree.c (self time, the
+ * call tree, sync sites), GPU records to gpu.c and steps and samples to
+ * series.c, then the finishing passes each of them needs. */
+#include <cjson/cJSON.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/build.h"
+#include "util/error.h"
+
+#define PROGRESS_BLOCKS 64    /* report progress about this often              */
+#define PROGRESS_EVENTS 1024u /* and look at the reader's block count this often */
+
+int mb_grow(void *arrayp, size_t *cap, size_t n, size_t sz)
+{
+    if (n < *cap)
+        return 0;
+    size_t c = *cap ? *cap : 8;
+    while (c <= n) {
+        if (c > SIZE_MAX / 2 / sz)
+            return -1;
+        c *= 2;
+    }
+    void *p;
+    memcpy(&p, arrayp, sizeof p); /* any object pointer, without type punning */
+    p = realloc(p, c * sz);
+    if (!p)
+        return -1;
+    memcpy(arrayp, &p, sizeof p);
+    *cap = c;
+    return 0;
+}
+
+void mb_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+    if (n > 1)
+        qsort(base, n, size, cmp);
+}
+
+/* ---- name id caches ------------------------------------------------------ */
+
+/* The reader hands out one stable string per name id (a redefinition gives
+ * a new one), so a cached id is still valid while its pointer matches. */
+int mb_idmap_get(const mb_idmap *map, const prof_event *ev, uint32_t *index)
+{
+    if (ev->name_id < map->n && map->v[ev->name_id].name == ev->name) {
+        *index = map->v[ev->name_id].index;
+        return 1;
+    }
+    return 0;
+}
+
+int mb_idmap_set(mb_idmap *map, const prof_event *ev, uint32_t index)
+{
+    if (ev->name_id >= map->n) {
+        uint32_t n = map->n ? map->n : 64;
+        while (n <= ev->name_id)
+            n *= 2;
+        mb_name_slot *v = realloc(map->v, n * sizeof *v);
+        if (!v)
+            return -1;
+        memset(v + map->n, 0, (n - map->n) * sizeof *v);
+        map->v = v;
+        map->n = n;
+    }
+    map->v[ev->name_id] = (mb_name_slot){ ev->name, index };
+    return 0;
+}
+
+/* ---- operations ------------------------------------------------------------ */
+
+static size_t op_hash_of(const char *name, int gpu)
+{
+    uint64_t h = UINT64_C(1469598103934665603) ^ (uint64_t)gpu;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        h = (h ^ *p) * UINT64_C(1099511628211);
+    return (size_t)(h ^ (h >> 29));
+}
+
+static int op_is(const model_op *op, const char *name, int gpu)
+{
+    return (op->kind == MODEL_KIND_GPU) == (gpu != 0) && strcmp(op->name, name) == 0;
+}
+
+static int op_hash_rebuild(model_builder *b, size_t cap)
+{
+    uint32_t *h = malloc(cap * sizeof *h);
+    if (!h)
+        return -1;
+    memset(h, 0xFF, cap * sizeof *h);
+    for (size_t i = 0; i < b->m->nops; i++) {
+        const model_op *op = &b->m->ops[i];
+        size_t k = op_hash_of(op->name, op->kind == MODEL_KIND_GPU) & (cap - 1);
+        while (h[k] != MODEL_NONE)
+            k = (k + 1) & (cap - 1);
+        h[k] = (uint32_t)i;
+    }
+    free(b->op_hash);
+    b->op_hash = h;
+    b->op_hash_cap = cap;
+    return 0;
+}
+
+/* The operation named name (a kernel when gpu), created on first sight
+ * with the kind of that first region. */
+static int op_find_or_add(model_builder *b, const char *name, uint32_t kind, int gpu,
+                          uint32_t *out)
+{
+    profile_model *m = b->m;
+    if ((m->nops + 1) * 2 > b->op_hash_cap &&
+        op_hash_rebuild(b, b->op_hash_cap ? b->op_hash_cap * 2 : 64) < 0)
+        return -1;
+    size_t k = op_hash_of(name, gpu) & (b->op_hash_cap - 1);
+    for (; b->op_hash[k] != MODEL_NONE; k = (k + 1) & (b->op_hash_cap - 1))
+        if (op_is(&m->ops[b->op_hash[k]], name, gpu)) {
+            *out = b->op_hash[k];
+            return 0;
+        }
+    if (m->nops >= MODEL_NONE - 1 || mb_grow(&m->ops, &b->cap_ops, m->nops, sizeof *m->ops) < 0)
+        return -1;
+    model_op *op = &m->ops[m->nops];
+    memset(op, 0, sizeof *op);
+    if (!(op->name = strdup(name)))
+        return -1;
+    op->kind = gpu ? MODEL_KIND_GPU : kind;
+    op->min_ns = UINT64_MAX;
+    sketch_init(&op->dur);
+    b->op_hash[k] = (uint32_t)m->nops;
+    *out = (uint32_t)m->nops++;
+    return 0;
+}
+
+static int op_of_event(model_builder *b, const prof_event *ev, int gpu, uint32_t *out)
+{
+    mb_idmap *map = gpu ? &b->kernel_ops : &b->region_ops;
+    if (mb_idmap_get(map, ev, out))
+        return 0;
+    if (op_find_or_add(b, ev->name, ev->kind, gpu, out) < 0)
+        return -1;
+    return mb_idmap_set(map, ev, *out);
+}
+
+/* One call of op lasting dur: everything but self time. */
+static int op_call(model_op *op, uint64_t dur)
+{
+    op->calls++;
+    op->incl_ns += dur;
+    if (dur < op->min_ns)
+        op->min_ns = dur;
+    if (dur > op->max_ns)
+        op->max_ns = dur;
+    /* Welford; 1/n is computed apart so that the division is not on the
+     * chain of dependent updates of one operation's mean. */
+    double x = (double)dur, inv_n = 1.0 / (double)op->calls, delta = x - op->mean_ns;
+    op->mean_ns += delta * inv_n;
+    op->m2 += delta * (x - op->mean_ns);
+    return sketch_add(&op->dur, dur);
+}
+
+/* ---- call-tree nodes ------------------------------------------------------- */
+
+static uint32_t node_new(model_builder *b, uint32_t parent, uint32_t op)
+{
+    profile_model *m = b->m;
+    if (m->nnodes >= MODEL_NONE - 1 ||
+        mb_grow(&m->nodes, &b->cap_nodes, m->nnodes, sizeof *m->nodes) < 0)
+        return MODEL_NONE;
+    model_node *n = &m->nodes[m->nnodes];
+    memset(n, 0, sizeof *n);
+    n->op = op;
+    n->parent = parent;
+    n->first_child = n->next_sibling = MODEL_NONE;
+    if (parent != MODEL_NONE) { /* newest first; calltree.c restores first-seen order */
+        n->next_sibling = m->nodes[parent].first_child;
+        m->nodes[parent].first_child = (uint32_t)m->nnodes;
+    }
+    return (uint32_t)m->nnodes++;
+}
+
+static size_t node_slot(uint64_t key, size_t cap)
+{
+    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1);
+}
+
+static int node_hash_grow(model_builder *b)
+{
+    size_t cap = b->node_hash_cap ? b->node_hash_cap * 2 : 256;
+    uint64_t *keys = malloc(cap * sizeof *keys);
+    uint32_t *vals = malloc(cap * sizeof *vals);
+    if (!keys || !vals) {
+        free(keys);
+        free(vals);
+        return -1;
+    }
+    memset(keys, 0xFF, cap * sizeof *keys);
+    for (size_t i = 0; i < b->node_hash_cap; i++) {
+        if (b->node_keys[i] == UINT64_MAX)
+            continue;
+        size_t k = node_slot(b->node_keys[i], cap);
+        while (keys[k] != UINT64_MAX)
+            k = (k + 1) & (cap - 1);
+        keys[k] = b->node_keys[i];
+        vals[k] = b->node_vals[i];
+    }
+    free(b->node_keys);
+    free(b->node_vals);
+    b->node_keys = keys;
+    b->node_vals = vals;
+    b->node_hash_cap = cap;
+    return 0;
+}
+
+uint32_t mb_node_child(model_builder *b, uint32_t parent, uint32_t op)
+{
+    if ((b->node_hash_n + 1) * 2 > b->node_hash_cap && node_hash_grow(b) < 0)
+        return MODEL_NONE;
+    uint64_t key = (uint64_t)parent << 32 | op; /* parent is never MODEL_NONE here */
+    size_t k = node_slot(key, b->node_hash_cap);
+    for (; b->node_keys[k] != UINT64_MAX; k = (k + 1) & (b->node_hash_cap - 1))
+        if (b->node_keys[k] == key)
+            return b->node_vals[k];
+    uint32_t n = node_new(b, parent, op);
+    if (n == MODEL_NONE)
+        return MODEL_NONE;
+    b->node_keys[k] = key;
+    b->node_vals[k] = n;
+    b->node_hash_n++;
+    return n;
+}
+
+/* ---- threads ----------------------------------------------------------------- */
+
+static int thread_of(model_builder *b, uint32_t index, uint32_t *pos)
+{
+    profile_model *m = b->m;
+    if (m->nthreads && b->last_thread_index == index) {
+        *pos = b->last_thread_pos;
+        return 0;
+    }
+    size_t i = 0;
+    if (index < MB_THREAD_DIRECT) {
+        if (index >= b->nthread_pos) {
+            size_t n = b->nthread_pos ? b->nthread_pos : 64;
+            while (n <= index)
+                n *= 2;
+            uint32_t *v = realloc(b->thread_pos, n * sizeof *v);
+            if (!v)
+                return -1;
+            memset(v + b->nthread_pos, 0, (n - b->nthread_pos) * sizeof *v);
+            b->thread_pos = v;
+            b->nthread_pos = n;
+        }
+        i = b->thread_pos[index] ? b->thread_pos[index] - 1 : m->nthreads;
+    } else { /* an index outside the format's range: rare, searched */
+        while (i < m->nthreads && m->threads[i].index != index)
+            i++;
+    }
+    if (i == m->nthreads) {
+        if (mb_grow(&m->threads, &b->cap_threads, i, sizeof *m->threads) < 0 ||
+            mb_grow(&b->threads, &b->cap_bthreads, i, sizeof *b->threads) < 0)
+            return -1;
+        uint32_t root = node_new(b, MODEL_NONE, MODEL_NONE);
+        if (root == MODEL_NONE)
+            return -1;
+        memset(&m->threads[i], 0, sizeof m->threads[i]);
+        memset(&b->threads[i], 0, sizeof b->threads[i]);
+        m->threads[i].index = index;
+        m->threads[i].root = root;
+        m->nthreads++;
+        if (index < MB_THREAD_DIRECT)
+            b->thread_pos[index] = (uint32_t)m->nthreads;
+    }
+    b->last_thread_index = index;
+    *pos = b->last_thread_pos = (uint32_t)i;
+    return 0;
+}
+
+static int thread_define(model_builder *b, const prof_event *ev)
+{
+    uint32_t pos;
+    char *name = strdup(ev->name);
+    if (!name || thread_of(b, ev->thread, &pos) < 0) {
+        free(name);
+        return -1;
+    }
+    model_thread *t = &b->m->threads[pos];
+    free(t->name);
+    t->name = name;
+    t->os_tid = ev->value;
+    return 0;
+}
+
+/* ---- one event ------------------------------------------------------------------- */
+
+static int region_add(model_builder *b, uint32_t pos, const prof_event *ev)
+{
+    uint32_t op;
+    if (op_of_event(b, ev, 0, &op) < 0 || op_call(&b->m->ops[op], ev->dur_ns) < 0)
+        return -1;
+    b->m->region_events++;
+    return mb_region(b, pos, ev, op);
+}
+
+static int kernel_add(model_builder *b, const prof_event *ev)
+{
+    uint32_t op;
+    if (op_of_event(b, ev, 1, &op) < 0 || op_call(&b->m->ops[op], ev->dur_ns) < 0)
+        return -1;
+    b->m->ops[op].self_ns += ev->dur_ns; /* a kernel has no children */
+    return mb_gpu_event(b, ev);
+}
+
+static void span_add(profile_model *m, const prof_event *ev)
+{
+    uint64_t end = ev->start_ns + ev->dur_ns;
+    if (end < ev->start_ns)
+        end = UINT64_MAX;
+    if (ev->start_ns < m->first_ns)
+        m->first_ns = ev->start_ns;
+    if (end > m->last_ns)
+        m->last_ns = end;
+}
+
+static int event_add(model_builder *b, const prof_event *ev)
+{
+    uint32_t pos = 0;
+    if (ev->type == PROF_EV_THREAD)
+        return thread_define(b, ev);
+    b->m->events++;
+    span_add(b->m, ev);
+    /* every thread that recorded anything but GPU activity is one of the
+     * threads (whatever its index says) */
+    if (ev->type != PROF_EV_GPU_KERNEL && ev->type != PROF_EV_GPU_MEMCPY &&
+        ev->type != PROF_EV_GPU_MEMSET && thread_of(b, ev->thread, &pos) < 0)
+        return -1;
+    switch (ev->type) {
+    case PROF_EV_REGION:
+        return region_add(b, pos, ev);
+    case PROF_EV_STEP:
+        return mb_step_add(b, ev);
+    case PROF_EV_MEMORY:
+        return mb_sample_add(b, ev, 1);
+    case PROF_EV_COUNTER:
+        return mb_sample_add(b, ev, 0);
+    case PROF_EV_GPU_KERNEL:
+        return kernel_add(b, ev);
+    case PROF_EV_GPU_MEMCPY:
+    case PROF_EV_GPU_MEMSET:
+        return mb_gpu_event(b, ev);
+    case PROF_EV_SYNC:
+        return mb_sync_record(b, pos, ev);
+    default: /* marks, runtime API calls, dropped counts (taken from the status) */
+        return 0;
+    }
+}
+
+/* ---- finishing ---------------------------------------------------------------------- */
+
+static int thread_cmp(const void *pa, const void *pb)
+{
+    const model_thread *a = pa, *b = pb;
+    return (a->index > b->index) - (a->index < b->index);
+}
+
+static void metadata_parse(profile_model *m)
+{
+    cJSON *root = cJSON_Parse(m->metadata);
+    const cJSON *rank = cJSON_GetObjectItemCaseSensitive(root, "rank");
+    const cJSON *world = cJSON_GetObjectItemCaseSensitive(root, "world_size");
+    /* Absent, not a number or out of range: unknown (format §4: never fatal). */
+    if (cJSON_IsNumber(rank) && rank->valuedouble >= 0 && rank->valuedouble <= INT_MAX)
+        m->rank = (int)rank->valuedouble;
+    if (cJSON_IsNumber(world) && world->valuedouble >= 1 && world->valuedouble <= INT_MAX)
+        m->world_size = (int)world->valuedouble;
+    cJSON_Delete(root);
+}
+
+static void builder_free(model_builder *b)
+{
+    mb_tree_free(b);
+    mb_gpu_free(b);
+    free(b->region_ops.v);
+    free(b->kernel_ops.v);
+    free(b->memory_series.v);
+    free(b->counter_series.v);
+    free(b->op_hash);
+    free(b->node_keys);
+    free(b->node_vals);
+    free(b->series_cap);
+    free(b->thread_pos);
+}
+
+static int model_finish(model_builder *b)
+{
+    profile_model *m = b->m;
+    if (mb_tree_finish(b) < 0 || mb_gpu_finish(b) < 0 || mb_steps_series_finish(m) < 0)
+        return -1;
+    for (size_t i = 0; i < m->nops; i++)
+        if (!m->ops[i].calls)
+            m->ops[i].min_ns = 0;
+    mb_sort(m->threads, m->nthreads, sizeof *m->threads, thread_cmp);
+    if (m->first_ns == UINT64_MAX)
+        m->first_ns = 0;
+    m->dropped_events = m->status.dropped_events;
+    return 0;
+}
+
+/* ---- loading ---------------------------------------------------------------------------- */
+
+static void progress_report(prof_reader *r, model_progress_fn progress, void *arg,
+                            uint64_t *last_blocks, int force)
+{
+    prof_read_status st;
+    if (!progress)
+        return;
+    prof_reader_status(r, &st);
+    if (force || st.blocks >= *last_blocks + PROGRESS_BLOCKS) {
+        *last_blocks = st.blocks;
+        progress(st.bytes_read, st.file_size, arg);
+    }
+}
+
+static prof_err model_build(prof_reader *r, profile_model *m, model_progress_fn progress,
+                            void *arg, prof_error *err)
+{
+    model_builder b;
+    prof_event ev;
+    uint64_t last_blocks = 0;
+    unsigned n = 0;
+    int rc;
+    memset(&b, 0, sizeof b);
+    b.m = m;
+    b.free_node = MODEL_NONE;
+    m->rank = m->world_size = -1;
+    m->first_ns = UINT64_MAX;
+    prof_reader_version(r, &m->major, &m->minor);
+    if (!(m->metadata = strdup(prof_reader_metadata(r))))
+        goto nomem;
+    metadata_parse(m);
+    progress_report(r, progress, arg, &last_blocks, 1);
+    while ((rc = prof_reader_next(r, &ev)) == 1) {
+        if (event_add(&b, &ev) < 0)
+            goto nomem;
+        if (++n % PROGRESS_EVENTS == 0)
+            progress_report(r, progress, arg, &last_blocks, 0);
+    }
+    if (rc < 0) { /* damage in a file that was closed cleanly */
+        if (err)
+            *err = *prof_reader_error(r);
+        prof_err e = prof_reader_error(r)->code;
+        builder_free(&b);
+        profile_model_free(m);
+        return e;
+    }
+    prof_reader_status(r, &m->status);
+    if (model_finish(&b) < 0)
+        goto nomem;
+    builder_free(&b);
+    if (progress)
+        progress(m->status.file_size, m->status.file_size, arg);
+    return PROF_OK;
+nomem:
+    builder_free(&b);
+    profile_model_free(m);
+    return prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
+}
+
+prof_err profile_model_load(const char *path, profile_model *m, model_progress_fn progress,
+                            void *arg, prof_error *err)
+{
+    prof_reader *r;
+    memset(m, 0, sizeof *m);
+    prof_err e = prof_reader_open(path, &r, err);
+    if (e)
+        return e;
+    e = model_build(r, m, progress, arg, err);
+    prof_reader_close(r);
+    if (e == PROF_OK && !(m->path = strdup(path))) {
+        profile_model_free(m);
+        return prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
+    }
+    return e;
+}
+
+prof_err profile_model_load_reader(prof_reader *r, profile_model *m, prof_error *err)
+{
+    memset(m, 0, sizeof *m);
+    return model_build(r, m, NULL, NULL, err);
+}
+
+void profile_model_free(profile_model *m)
+{
+    for (size_t i = 0; i < m->nops; i++) {
+        free(m->ops[i].name);
+        sketch_free(&m->ops[i].dur);
+    }
+    for (size_t i = 0; i < m->nthreads; i++)
+        free(m->threads[i].name);
+    for (size_t i = 0; i < m->nseries; i++) {
+        free(m->series[i].name);
+        free(m->series[i].samples);
+    }
+    free(m->ops);
+    free(m->nodes);
+    free(m->threads);
+    free(m->steps);
+    free(m->series);
+    free(m->sync_sites);
+    free(m->gpus);
+    free(m->path);
+    free(m->metadata);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- lookups ------------------------------------------------------------------------------ */
+
+const model_op *model_find_op(const profile_model *m, const char *name)
+{
+    for (size_t i = 0; i < m->nops; i++)
+        if (strcmp(m->ops[i].name, name) == 0)
+            return &m->ops[i];
+    return NULL;
+}
+
+const model_series *model_find_series(const profile_model *m, const char *name)
+{
+    for (size_t i = 0; i < m->nseries; i++)
+        if (strcmp(m->series[i].name, name) == 0)
+            return &m->series[i];
+    return NULL;
+}
+
+double model_op_variance(const model_op *op)
+{
+    return op->calls < 2 ? 0.0 : op->m2 / (double)(op->calls - 1);
+}

@@ -1,0 +1,145 @@
+/* profile.h - the in-memory profile that analysis works on, built from the
+ * reader's event stream in one pass. Memory grows with the number of distinct
+ * operations, call paths, steps and samples, never with the number of region
+ * events: per-call durations are folded into aggregates and a quantile sketch
+ * as they arrive. Reentrant: everything lives in the profile_model. */
+#ifndef PROF_MODEL_PROFILE_H
+#define PROF_MODEL_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/sketch.h"
+#include "prof_reader.h"
+
+#define MODEL_NONE UINT32_MAX
+
+/* One operation: every region with this name (CPU) or kernel with this name
+ * (GPU), whatever its call path. */
+typedef struct model_op {
+    char *name;
+    uint32_t kind;         /* prof_kind of its first region; MODEL_KIND_GPU for kernels */
+    uint64_t calls;
+    uint64_t incl_ns;      /* sum of durations (nested calls of itself counted once each) */
+    uint64_t self_ns;      /* incl minus time in child regions                          */
+    uint64_t min_ns, max_ns;
+    double mean_ns, m2;    /* Welford: variance = m2 / (calls - 1)                       */
+    quantile_sketch dur;   /* per-call durations                                        */
+} model_op;
+
+#define MODEL_KIND_GPU 100u /* model_op.kind of a GPU kernel operation */
+
+/* A node of the call tree of one thread, keyed by path (parent, op): a
+ * recursive call is a node below its own. Children are linked in order of
+ * first appearance. A thread's root has op MODEL_NONE, no calls, and incl_ns
+ * the sum of its children's (its outermost regions, plus regions whose
+ * parent was never recorded or never ended, which hang at the root). */
+typedef struct model_node {
+    uint32_t op;           /* index into ops; MODEL_NONE for a thread's root            */
+    uint32_t parent;       /* node index; MODEL_NONE for a root                         */
+    uint32_t first_child, next_sibling; /* node indexes or MODEL_NONE                    */
+    uint64_t calls, incl_ns, self_ns;
+} model_node;
+
+typedef struct model_thread {
+    uint32_t index;        /* profile thread index                                      */
+    uint64_t os_tid;
+    char *name;            /* latest definition, or NULL                                */
+    uint32_t root;         /* node index of this thread's call-tree root                */
+    uint64_t regions;      /* region events on this thread                              */
+    uint64_t busy_ns;      /* time covered by its outermost regions                     */
+} model_thread;
+
+typedef struct model_step {
+    uint64_t number;
+    uint64_t start_ns, dur_ns;
+    uint32_t flags;        /* PROF_STEP_*                                               */
+} model_step;
+
+typedef struct model_sample {
+    uint64_t t_ns;
+    uint32_t step;         /* index into steps of the step the sample falls in (by time),
+                              or MODEL_NONE when outside every step                     */
+    double value;          /* bytes for memory series, the value for counters           */
+} model_sample;
+
+typedef struct model_series {
+    char *name;
+    int is_memory;         /* 1 memory series (bytes), 0 counter                        */
+    model_sample *samples; /* in time order                                             */
+    size_t nsamples;
+    double peak, final;
+    uint64_t peak_t_ns;
+} model_series;
+
+/* Where the CPU waited for the GPU: SYNC records and SYNC-kind regions,
+ * grouped by the operation of the innermost enclosing non-SYNC region.
+ * Sites are sorted by blocked time, largest first. A SYNC record inside a
+ * SYNC region is the same wait and counts once, as the region; a SYNC
+ * region inside another counts as part of the outer one. */
+typedef struct model_sync_site {
+    uint32_t op;           /* enclosing operation, or MODEL_NONE (outside any region)   */
+    uint64_t count, blocked_ns;
+} model_sync_site;
+
+typedef struct model_gpu_device {
+    uint32_t device;
+    uint64_t kernels, kernel_ns;
+    uint64_t memcpy_count, memcpy_bytes, memcpy_ns;
+    uint64_t memset_count, memset_ns;
+    uint64_t busy_ns;      /* union of kernel/copy/memset intervals on any stream       */
+    uint64_t first_ns, last_ns;
+    uint64_t idle_gaps;    /* gaps ≥ 1 ms between busy intervals inside [first, last]    */
+    uint64_t idle_gap_ns;
+} model_gpu_device;
+
+typedef struct profile_model {
+    char *path;
+    char *metadata;        /* JSON text                                                 */
+    unsigned major, minor;
+    int rank, world_size;  /* from metadata; -1 when absent                             */
+    prof_read_status status;
+
+    model_op *ops;         size_t nops;
+    model_node *nodes;     size_t nnodes;
+    model_thread *threads; size_t nthreads;
+    model_step *steps;     size_t nsteps;   /* in step order                             */
+    model_series *series;  size_t nseries;
+    model_sync_site *sync_sites; size_t nsync_sites;
+    model_gpu_device *gpus; size_t ngpus;
+
+    uint64_t first_ns, last_ns;   /* span of all timed events                           */
+    uint64_t profiled_ns;         /* time covered by outermost regions, summed over threads */
+    uint64_t region_events, events;
+    uint64_t sync_count, sync_blocked_ns; /* all syncs: records + SYNC regions          */
+    uint64_t sync_records;        /* of which CUDA sync records                          */
+    uint64_t dropped_events;
+    uint64_t kind_ns[5];          /* self time by prof_kind                              */
+    int has_gpu;                  /* any GPU kernel/copy/memset record                   */
+    size_t peak_pending_nodes;    /* most call-tree nodes held at once while waiting for
+                                     their parent region: bounded by distinct call paths
+                                     below one outermost region, never by events         */
+    void *priv;                   /* builder state, NULL once loaded                     */
+} profile_model;
+
+/* Reads a whole file into *m. A cut-short file is loaded up to its last intact
+ * block (m->status says so); any other failure returns its code with err set.
+ * progress, when not NULL, is called now and then with bytes read and total.
+ * On failure *m is left empty (freeing it is harmless). Memory: the model,
+ * plus a builder bounded by the distinct call paths below one outermost
+ * region, a few hundred KiB per GPU device at most, and the reader's block. */
+typedef void (*model_progress_fn)(uint64_t done, uint64_t total, void *arg);
+prof_err profile_model_load(const char *path, profile_model *m, model_progress_fn progress,
+                            void *arg, prof_error *err);
+
+/* The same from an open reader (used by tests over memory). */
+prof_err profile_model_load_reader(prof_reader *r, profile_model *m, prof_error *err);
+
+void profile_model_free(profile_model *m);
+
+/* Lookups. */
+const model_op *model_find_op(const profile_model *m, const char *name);
+const model_series *model_find_series(const profile_model *m, const char *name);
+double model_op_variance(const model_op *op); /* sample variance, 0 when calls < 2 */
+
+#endif

@@ -1,0 +1,182 @@
+/* model_sketch.c - the quantile sketch keeps its documented bound: every
+ * quantile it reports is within SKETCH_ALPHA of the exact value of that
+ * rank, on uniform, lognormal, heavy-tailed, constant and all-zero data;
+ * merging equals sketching the union; memory follows the value range, not
+ * the number of values. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "model/sketch.h"
+#include "synth.h"
+
+#define N 100000
+
+static const double qs[] = { 0.0,  0.001, 0.01, 0.05, 0.1,  0.25,  0.5,
+                             0.75, 0.9,   0.95, 0.99, 0.999, 0.9999, 1.0 };
+
+static int u64_cmp(const void *pa, const void *pb)
+{
+    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+    return (a > b) - (a < b);
+}
+
+/* Exact quantile as sketch.h defines it: rank floor(q (n - 1)). */
+static double exact_quantile(const uint64_t *sorted, size_t n, double q)
+{
+    return (double)sorted[(size_t)floor(q * (double)(n - 1))];
+}
+
+/* Sketches v, then checks every quantile in qs against the exact one. */
+static void check_bound(uint64_t *v, size_t n, const char *what)
+{
+    quantile_sketch s;
+    sketch_init(&s);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(sketch_add(&s, v[i]), 0);
+    cr_assert_eq(s.count, (uint64_t)n);
+    qsort(v, n, sizeof *v, u64_cmp);
+    for (size_t k = 0; k < sizeof qs / sizeof qs[0]; k++) {
+        double want = exact_quantile(v, n, qs[k]), got = sketch_quantile(&s, qs[k]);
+        /* 1e-9: the floating-point rounding of log() at a bucket boundary */
+        cr_assert_leq(fabs(got - want), SKETCH_ALPHA * want * (1 + 1e-9),
+                      "%s: q%g is %.17g, exact %.17g (error %.3g%%)", what, qs[k], got, want,
+                      want > 0 ? 100 * fabs(got - want) / want : 0.0);
+    }
+    sketch_free(&s);
+}
+
+Test(model_sketch, uniform)
+{
+    synth_rng r = { 1 };
+    uint64_t *v = malloc(N * sizeof *v);
+    cr_assert_not_null(v);
+    for (size_t i = 0; i < N; i++)
+        v[i] = 1 + (uint64_t)(synth_uniform(&r) * 1e6);
+    check_bound(v, N, "uniform 1..1e6");
+    for (size_t i = 0; i < N; i++) /* small integers: every bucket holds one value */
+        v[i] = 1 + synth_rand(&r) % 200;
+    check_bound(v, N, "uniform 1..200");
+    free(v);
+}
+
+Test(model_sketch, lognormal)
+{
+    synth_rng r = { 2 };
+    uint64_t *v = malloc(N * sizeof *v);
+    cr_assert_not_null(v);
+    for (size_t i = 0; i < N; i++) /* median ~ 1 ms, σ = 1.5 decades-ish */
+        v[i] = 1 + (uint64_t)exp(log(1e6) + 1.5 * synth_gauss(&r));
+    check_bound(v, N, "lognormal");
+    free(v);
+}
+
+Test(model_sketch, heavy_tailed)
+{
+    synth_rng r = { 3 };
+    uint64_t *v = malloc(N * sizeof *v);
+    cr_assert_not_null(v);
+    for (size_t i = 0; i < N; i++) { /* Pareto, shape 1.1: rare huge values */
+        double x = 1000.0 / pow(1.0 - synth_uniform(&r), 1.0 / 1.1);
+        v[i] = x > 1e18 ? (uint64_t)1e18 : (uint64_t)x;
+    }
+    check_bound(v, N, "pareto");
+    free(v);
+}
+
+Test(model_sketch, constant_zeros_and_extremes)
+{
+    uint64_t *v = malloc(N * sizeof *v);
+    cr_assert_not_null(v);
+    for (size_t i = 0; i < N; i++)
+        v[i] = 123456789;
+    check_bound(v, N, "constant");
+    for (size_t i = 0; i < N; i++)
+        v[i] = 0;
+    check_bound(v, N, "zeros");
+    for (size_t i = 0; i < N; i++) /* zeros mixed with values, and the extremes */
+        v[i] = i % 3 == 0 ? 0 : i % 3 == 1 ? 1 : UINT64_MAX - i;
+    check_bound(v, N, "mixed");
+    free(v);
+
+    quantile_sketch s;
+    sketch_init(&s);
+    cr_assert_eq(sketch_quantile(&s, 0.5), 0.0, "empty sketch");
+    cr_assert_eq(sketch_add(&s, 0), 0);
+    cr_assert_eq(sketch_quantile(&s, 0.5), 0.0);
+    cr_assert_eq(sketch_add(&s, 1000), 0);
+    cr_assert_eq(sketch_quantile(&s, 1.5), sketch_quantile(&s, 1.0), "q clamped to [0, 1]");
+    cr_assert_eq(sketch_quantile(&s, -1), 0.0);
+    cr_assert_eq(sketch_quantile(&s, NAN), 0.0);
+    sketch_free(&s);
+    cr_assert_null(s.bins);
+    sketch_free(&s); /* harmless twice */
+}
+
+/* The literal constants of sketch.c agree with SKETCH_ALPHA, and each
+ * bucket's value is within the bound of both ends of the bucket. */
+Test(model_sketch, buckets)
+{
+    double gamma = (1 + SKETCH_ALPHA) / (1 - SKETCH_ALPHA);
+    cr_assert_float_eq(sketch_bucket_value(1) / sketch_bucket_value(0), gamma, 1e-12);
+    cr_assert_float_eq(sketch_bucket_value(0), 2 / (gamma + 1), 1e-12);
+    for (int32_t i = 0; i < 2300; i += 7) {
+        double lo = pow(gamma, i - 1), hi = pow(gamma, i), x = sketch_bucket_value(i);
+        cr_assert_leq(fabs(x - lo), SKETCH_ALPHA * lo * (1 + 1e-9));
+        cr_assert_leq(fabs(x - hi), SKETCH_ALPHA * hi * (1 + 1e-9));
+    }
+    cr_assert_eq(sketch_bucket(1), 0);
+    cr_assert_lt(sketch_bucket(UINT64_MAX), 2300, "the uint64 range needs < 2300 buckets");
+    for (uint64_t v = 1; v < 100000; v += v / 3 + 1) {
+        int32_t i = sketch_bucket(v);
+        cr_assert_leq(fabs(sketch_bucket_value(i) - (double)v), SKETCH_ALPHA * (double)v * (1 + 1e-9),
+                      "value %llu", (unsigned long long)v);
+    }
+}
+
+Test(model_sketch, merge_equals_union)
+{
+    synth_rng r = { 4 };
+    quantile_sketch a, b, all, empty;
+    sketch_init(&a);
+    sketch_init(&b);
+    sketch_init(&all);
+    sketch_init(&empty);
+    for (int i = 0; i < 20000; i++) {
+        uint64_t x = (uint64_t)exp(5 + 3 * synth_uniform(&r)), y = 1 + synth_rand(&r) % 100;
+        cr_assert_eq(sketch_add(&a, x), 0);
+        cr_assert_eq(sketch_add(&b, y), 0);
+        cr_assert_eq(sketch_add(&all, x), 0);
+        cr_assert_eq(sketch_add(&all, y), 0);
+        if (i % 50 == 0) {
+            cr_assert_eq(sketch_add(&b, 0), 0);
+            cr_assert_eq(sketch_add(&all, 0), 0);
+        }
+    }
+    cr_assert_eq(sketch_merge(&a, &b), 0);
+    cr_assert_eq(sketch_merge(&a, &empty), 0);
+    cr_assert_eq(sketch_merge(&empty, &a), 0, "into an empty sketch");
+    cr_assert_eq(a.count, all.count);
+    cr_assert_eq(a.zeros, all.zeros);
+    for (size_t k = 0; k < sizeof qs / sizeof qs[0]; k++) {
+        cr_assert_eq(sketch_quantile(&a, qs[k]), sketch_quantile(&all, qs[k]), "q%g", qs[k]);
+        cr_assert_eq(sketch_quantile(&empty, qs[k]), sketch_quantile(&all, qs[k]), "q%g", qs[k]);
+    }
+    sketch_free(&a);
+    sketch_free(&b);
+    sketch_free(&all);
+    sketch_free(&empty);
+}
+
+/* Memory follows log(max / min): a million values within a factor of two
+ * need a few dozen buckets. */
+Test(model_sketch, memory_follows_range)
+{
+    synth_rng r = { 5 };
+    quantile_sketch s;
+    sketch_init(&s);
+    for (int i = 0; i < 1000000; i++)
+        cr_assert_eq(sketch_add(&s, 1000000 + synth_rand(&r) % 1000000), 0);
+    cr_assert_leq(s.nbins, 100u, "%u buckets for values within a factor of 2", s.nbins);
+    sketch_free(&s);
+}
