@@ -1,0 +1,112 @@
+/* analysis.h - what the rules and report sections share while one report is
+ * built: the profile, the options, per-step and per-series results computed
+ * once, and small JSON helpers whose failures (out of memory) are sticky in
+ * ctx->ok so that building code reads straight through. Internal to
+ * src/analysis/. */
+#ifndef PROF_ANALYSIS_ANALYSIS_H
+#define PROF_ANALYSIS_ANALYSIS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "analysis/report.h"
+#include "analysis/stats.h"
+#include "model/profile.h"
+#include "prof.h"
+
+#define MIB (1024.0 * 1024.0)
+#define MIN_FIT_POINTS 10
+
+/* Step durations of one profile (rules.md §1: complete steps). */
+typedef struct step_stats {
+    size_t n;              /* steps used                                   */
+    double *dur, *num;     /* their durations and numbers, in step order   */
+    size_t *index;         /* their indexes in model->steps                */
+    double mean, sd, p50, p95, min, max;
+    unsigned char *outlier; /* per model step: 1 for an outlier           */
+    size_t noutliers;
+    double median, sigma, excess, total;  /* of the outlier test          */
+} step_stats;
+
+/* One memory series as a per-step series, its fits and the leak verdict
+ * (rules.md §4.2). */
+typedef struct leak_series {
+    const model_series *s;
+    size_t npoints;
+    double *x, *t, *y;     /* step number (or -1), time, bytes             */
+    int has_fit, robust_ok, leak;
+    stats_fit fit;
+    double robust_slope, late_slope, floor_rise, floor_need;
+    size_t warmup;
+    double first_step, last_step;
+    double capacity;       /* 0 = unknown                                  */
+    int has_projection;
+    double oom_step, oom_t_ns;
+} leak_series;
+
+typedef struct analysis_ctx {
+    const profile_model *m;             /* the profile the sections describe */
+    const profile_model *const *models; /* every rank                        */
+    size_t nmodels;
+    analysis_options o;
+    cJSON *meta;                        /* m's metadata, parsed (or NULL)    */
+    step_stats steps;
+    leak_series *leaks;                 /* one per memory series             */
+    size_t nleaks;
+    double gpu_busy_ns;                 /* over every device                 */
+    cJSON *bottlenecks;
+    int ok;                             /* 0 once any allocation failed      */
+} analysis_ctx;
+
+/* Sticky JSON helpers: on failure they clear ctx->ok and return NULL; a
+ * NULL parent is accepted (and fails). Non-finite numbers become null. */
+cJSON *jnum(analysis_ctx *c, cJSON *o, const char *key, double v);
+cJSON *jstr(analysis_ctx *c, cJSON *o, const char *key, const char *v);
+cJSON *jbool(analysis_ctx *c, cJSON *o, const char *key, int v);
+cJSON *jnull(analysis_ctx *c, cJSON *o, const char *key);
+cJSON *jobj(analysis_ctx *c, cJSON *o, const char *key);
+cJSON *jarr(analysis_ctx *c, cJSON *o, const char *key);
+cJSON *jpush_obj(analysis_ctx *c, cJSON *arr);
+void jpush_num(analysis_ctx *c, cJSON *arr, double v);
+void *xcalloc(analysis_ctx *c, size_t n, size_t size);
+
+/* A new finding appended to ctx->bottlenecks; returns its (empty) evidence
+ * object for the rule to fill. Titles and recommendations are formatted
+ * beforehand with fmt_text() into the caller's buffer. */
+cJSON *finding_add(analysis_ctx *c, const char *rule, const char *severity,
+                   const char *subject, double impact, const char *title,
+                   const char *recommendation);
+const char *fmt_text(char *buf, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+const char *severity_by(double v, double high, double medium); /* "high"/"medium"/"low" */
+const char *op_kind_name(uint32_t kind);
+/* "12.3%" / "45.6 ms" into buf */
+const char *fmt_pct(char *buf, size_t size, double share);
+const char *fmt_ns(char *buf, size_t size, double ns);
+
+/* steps.c */
+int steps_analyze(const profile_model *m, step_stats *out); /* 0 or -1 out of memory */
+void step_stats_free(step_stats *s);
+void rule_step_slowdown(analysis_ctx *c);
+void rule_step_outliers(analysis_ctx *c);
+void rule_straggler(analysis_ctx *c, const step_stats *per_rank);
+double rank_comm_per_step(const profile_model *m, const step_stats *s);
+
+/* leak.c */
+double leak_capacity(const cJSON *meta, const char *series, double override_bytes);
+int leak_analyze(analysis_ctx *c, const model_series *s, leak_series *out); /* 0 / -1 */
+void leak_series_free(leak_series *l);
+void rule_memory_leak(analysis_ctx *c);
+
+/* rules.c */
+void rule_hot_operation(analysis_ctx *c);
+void rule_cpu_gpu_sync(analysis_ctx *c);
+void rule_data_loading(analysis_ctx *c);
+void rule_gpu_idle(analysis_ctx *c);
+void rule_dropped_events(analysis_ctx *c);
+double sync_share(const analysis_ctx *c, const char **basis);
+double sampled_steps(const profile_model *m);
+
+#endif

@@ -1,0 +1,468 @@
+/* report.c - builds the analysis report (formats/report.schema.json) of one
+ * profile, or of the ranks of one job: checks that several files belong
+ * together, computes the per-step and per-series results the sections and
+ * rules share, adds every section and runs every rule of formats/rules.md. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "analysis/sections.h"
+#include "analysis/report.h"
+#include "util/error.h"
+
+void analysis_options_default(analysis_options *o)
+{
+    o->hot_threshold_pct = 10.0;
+    o->leak_threshold_mb = 10.0;
+    o->sync_threshold_pct = 10.0;
+    o->capacity_bytes = 0.0;
+    o->top = 20;
+}
+
+/* Several files must be distinct ranks of one world. */
+static prof_err check_ranks(const profile_model *const *models, size_t n, prof_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        const profile_model *m = models[i];
+        const char *path = m->path ? m->path : "?";
+        if (m->rank < 0 || m->world_size <= 0)
+            return prof_error_set(err, PROF_ERR_INVALID, "not ranks of one job: '%s' has no "
+                                  "rank in its metadata", path);
+        if (m->world_size != models[0]->world_size)
+            return prof_error_set(err, PROF_ERR_INVALID, "not ranks of one job: '%s' has "
+                                  "world size %d, '%s' %d", path, m->world_size,
+                                  models[0]->path ? models[0]->path : "?",
+                                  models[0]->world_size);
+        if (m->rank >= m->world_size)
+            return prof_error_set(err, PROF_ERR_INVALID, "not ranks of one job: '%s' has rank "
+                                  "%d of world size %d", path, m->rank, m->world_size);
+        for (size_t j = 0; j < i; j++)
+            if (models[j]->rank == m->rank)
+                return prof_error_set(err, PROF_ERR_INVALID, "not ranks of one job: '%s' and "
+                                      "'%s' are both rank %d",
+                                      models[j]->path ? models[j]->path : "?", path, m->rank);
+    }
+    return PROF_OK;
+}
+
+static void section_profiles(analysis_ctx *c, cJSON *report)
+{
+    cJSON *arr = jarr(c, report, "profiles");
+    for (size_t i = 0; i < c->nmodels; i++) {
+        const profile_model *m = c->models[i];
+        char ver[32];
+        cJSON *o = jpush_obj(c, arr);
+        jstr(c, o, "path", m->path ? m->path : "");
+        jnum(c, o, "rank", m->rank);
+        jnum(c, o, "world_size", m->world_size);
+        jstr(c, o, "format_version", fmt_text(ver, sizeof ver, "%u.%u", m->major, m->minor));
+        jbool(c, o, "clean", m->status.clean);
+        jbool(c, o, "truncated", m->status.truncated);
+        jnum(c, o, "bytes_lost", (double)m->status.bytes_lost);
+        jstr(c, o, "detail", m->status.detail);
+        cJSON *meta = m->metadata ? cJSON_Parse(m->metadata) : NULL;
+        if (!cJSON_IsObject(meta)) {
+            cJSON_Delete(meta);
+            meta = cJSON_CreateObject();
+        }
+        if (!meta || !o || !cJSON_AddItemToObject(o, "metadata", meta)) {
+            cJSON_Delete(meta);
+            c->ok = 0;
+        }
+    }
+}
+
+static void summary_steps(analysis_ctx *c, cJSON *s)
+{
+    const step_stats *st = &c->steps;
+    jnum(c, s, "steps", (double)c->m->nsteps);
+    jnum(c, s, "sampled_steps", sampled_steps(c->m));
+    jnum(c, s, "complete_steps", (double)st->n);
+    jnum(c, s, "wall_ns", c->m->last_ns > c->m->first_ns ?
+                             (double)(c->m->last_ns - c->m->first_ns) : 0.0);
+    jnum(c, s, "profiled_ns", (double)c->m->profiled_ns);
+    cJSON *t = jobj(c, s, "step_time");
+    jnum(c, t, "mean_ns", st->mean);
+    jnum(c, t, "p50_ns", st->p50);
+    jnum(c, t, "p95_ns", st->p95);
+    jnum(c, t, "min_ns", st->min);
+    jnum(c, t, "max_ns", st->max);
+    jnum(c, t, "stddev_ns", st->sd);
+}
+
+static void summary_time(analysis_ctx *c, cJSON *s)
+{
+    const profile_model *m = c->m;
+    double prof = (double)m->profiled_ns;
+    cJSON *k = jobj(c, s, "time_by_kind");
+    for (uint32_t i = 0; i < 5; i++) {
+        cJSON *o = jobj(c, k, prof_kind_name(i));
+        jnum(c, o, "self_ns", (double)m->kind_ns[i]);
+        jnum(c, o, "share", prof > 0 ? (double)m->kind_ns[i] / prof : 0.0);
+    }
+    const char *basis;
+    double share = sync_share(c, &basis), steps = sampled_steps(m);
+    cJSON *y = jobj(c, s, "sync");
+    jnum(c, y, "count", (double)m->sync_count);
+    jnum(c, y, "blocked_ns", (double)m->sync_blocked_ns);
+    jnum(c, y, "per_step", steps > 0 ? (double)m->sync_count / steps : 0.0);
+    jnum(c, y, "share", share);
+    jstr(c, y, "basis", basis);
+    cJSON *g = jarr(c, s, "gpu");
+    for (size_t i = 0; i < m->ngpus; i++) {
+        const model_gpu_device *d = &m->gpus[i];
+        double span = d->last_ns > d->first_ns ? (double)(d->last_ns - d->first_ns) : 0.0;
+        cJSON *o = jpush_obj(c, g);
+        jnum(c, o, "device", d->device);
+        jnum(c, o, "kernels", (double)d->kernels);
+        jnum(c, o, "kernel_ns", (double)d->kernel_ns);
+        jnum(c, o, "busy_ns", (double)d->busy_ns);
+        jnum(c, o, "busy_share", span > 0 ? (double)d->busy_ns / span : 0.0);
+        jnum(c, o, "memcpy_bytes", (double)d->memcpy_bytes);
+        jnum(c, o, "memcpy_count", (double)d->memcpy_count);
+        jnum(c, o, "memcpy_ns", (double)d->memcpy_ns);
+        jnum(c, o, "memset_count", (double)d->memset_count);
+        jnum(c, o, "idle_gaps", (double)d->idle_gaps);
+        jnum(c, o, "idle_gap_ns", (double)d->idle_gap_ns);
+    }
+}
+
+static void section_summary(analysis_ctx *c, cJSON *report)
+{
+    const profile_model *m = c->m;
+    cJSON *s = jobj(c, report, "summary");
+    summary_steps(c, s);
+    jnum(c, s, "events", (double)m->events);
+    jnum(c, s, "region_events", (double)m->region_events);
+    jnum(c, s, "dropped_events", (double)m->dropped_events);
+    jnum(c, s, "threads", (double)m->nthreads);
+    jbool(c, s, "has_gpu", m->has_gpu);
+    cJSON *mem = jarr(c, s, "memory");
+    for (size_t i = 0; i < m->nseries; i++) {
+        const model_series *ser = &m->series[i];
+        if (!ser->is_memory)
+            continue;
+        cJSON *o = jpush_obj(c, mem);
+        jstr(c, o, "series", ser->name);
+        jnum(c, o, "peak_bytes", ser->peak);
+        jnum(c, o, "final_bytes", ser->final);
+        jnum(c, o, "peak_t_ns", (double)ser->peak_t_ns);
+    }
+    summary_time(c, s);
+}
+
+static int by_self_desc(const void *a, const void *b, void *arg)
+{
+    const model_op *ops = arg;
+    const model_op *x = &ops[*(const uint32_t *)a], *y = &ops[*(const uint32_t *)b];
+    if (x->self_ns != y->self_ns)
+        return x->self_ns < y->self_ns ? 1 : -1;
+    return strcmp(x->name, y->name);
+}
+
+static void add_operation(analysis_ctx *c, cJSON *arr, const model_op *op)
+{
+    double base = op->kind == MODEL_KIND_GPU ? c->gpu_busy_ns : (double)c->m->profiled_ns;
+    cJSON *o = jpush_obj(c, arr);
+    jstr(c, o, "name", op->name);
+    jstr(c, o, "kind", op_kind_name(op->kind));
+    jnum(c, o, "calls", (double)op->calls);
+    jnum(c, o, "incl_ns", (double)op->incl_ns);
+    jnum(c, o, "self_ns", (double)op->self_ns);
+    jnum(c, o, "mean_ns", op->mean_ns);
+    jnum(c, o, "stddev_ns", sqrt(model_op_variance(op)));
+    jnum(c, o, "min_ns", op->calls ? (double)op->min_ns : 0.0);
+    jnum(c, o, "max_ns", (double)op->max_ns);
+    jnum(c, o, "p50_ns", sketch_quantile(&op->dur, 0.50));
+    jnum(c, o, "p95_ns", sketch_quantile(&op->dur, 0.95));
+    jnum(c, o, "p99_ns", sketch_quantile(&op->dur, 0.99));
+    jnum(c, o, "self_share", base > 0 ? (double)op->self_ns / base : 0.0);
+    jnum(c, o, "incl_share", base > 0 ? (double)op->incl_ns / base : 0.0);
+}
+
+static void section_operations(analysis_ctx *c, cJSON *report)
+{
+    const profile_model *m = c->m;
+    cJSON *arr = jarr(c, report, "operations");
+    uint32_t *order = xcalloc(c, m->nops, sizeof *order);
+    if (order) {
+        for (uint32_t i = 0; i < m->nops; i++)
+            order[i] = i;
+        qsort_r(order, m->nops, sizeof *order, by_self_desc, m->ops);
+        size_t keep = c->o.top > 0 && (size_t)c->o.top < m->nops ? (size_t)c->o.top : m->nops;
+        for (size_t i = 0; i < keep; i++)
+            add_operation(c, arr, &m->ops[order[i]]);
+        free(order);
+    }
+    jnum(c, report, "operations_total", (double)m->nops);
+}
+
+static void section_steps(analysis_ctx *c, cJSON *report)
+{
+    const profile_model *m = c->m;
+    cJSON *arr = jarr(c, report, "steps");
+    for (size_t i = 0; i < m->nsteps; i++) {
+        const model_step *st = &m->steps[i];
+        cJSON *o = jpush_obj(c, arr);
+        jnum(c, o, "number", (double)st->number);
+        jnum(c, o, "start_ns", (double)st->start_ns);
+        jnum(c, o, "dur_ns", (double)st->dur_ns);
+        jbool(c, o, "sampled", (st->flags & PROF_STEP_SAMPLED) != 0);
+        jbool(c, o, "outlier", c->steps.outlier && c->steps.outlier[i]);
+        jbool(c, o, "incomplete", (st->flags & PROF_STEP_INCOMPLETE) != 0);
+    }
+}
+
+static void add_fit(analysis_ctx *c, cJSON *o, const leak_series *l)
+{
+    if (!l->has_fit) {
+        jnull(c, o, "fit");
+        return;
+    }
+    cJSON *f = jobj(c, o, "fit");
+    jnum(c, f, "slope_bytes_per_step", l->fit.slope);
+    jnum(c, f, "ci95_bytes_per_step", l->fit.ci95);
+    jnum(c, f, "r2", l->fit.r2);
+    jnum(c, f, "p_value", l->fit.p_value);
+    if (l->robust_ok)
+        jnum(c, f, "robust_slope_bytes_per_step", l->robust_slope);
+    else
+        jnull(c, f, "robust_slope_bytes_per_step");
+    jnum(c, f, "warmup_steps", (double)l->warmup);
+    jnum(c, f, "intercept_bytes", l->fit.intercept);
+    jnum(c, f, "late_slope_bytes_per_step", l->late_slope);
+    jnum(c, f, "growth_bytes", l->fit.slope * (l->last_step - l->first_step));
+    jnum(c, f, "first_step", l->first_step);
+    jnum(c, f, "last_step", l->last_step);
+    jnum(c, f, "points", (double)l->fit.n);
+    jbool(c, f, "leak", l->leak);
+}
+
+static void section_memory(analysis_ctx *c, cJSON *report)
+{
+    cJSON *arr = jarr(c, report, "memory");
+    for (size_t i = 0; i < c->nleaks; i++) {
+        const leak_series *l = &c->leaks[i];
+        cJSON *o = jpush_obj(c, arr);
+        jstr(c, o, "series", l->s->name);
+        jstr(c, o, "unit", "bytes");
+        jnum(c, o, "peak_bytes", l->s->peak);
+        jnum(c, o, "final_bytes", l->s->final);
+        cJSON *pts = jarr(c, o, "points");
+        for (size_t k = 0; k < l->npoints; k++) {
+            cJSON *p = jpush_obj(c, pts);
+            if (l->x[k] >= 0)
+                jnum(c, p, "step", l->x[k]);
+            jnum(c, p, "t_ns", l->t[k]);
+            jnum(c, p, "bytes", l->y[k]);
+        }
+        add_fit(c, o, l);
+        if (l->capacity > 0)
+            jnum(c, o, "capacity_bytes", l->capacity);
+        else
+            jnull(c, o, "capacity_bytes");
+        if (l->has_projection) {
+            jnum(c, o, "projected_oom_step", l->oom_step);
+            jnum(c, o, "projected_oom_t_ns", l->oom_t_ns);
+        } else {
+            jnull(c, o, "projected_oom_step");
+            jnull(c, o, "projected_oom_t_ns");
+        }
+    }
+}
+
+static void add_note(analysis_ctx *c, cJSON *notes, const char *text)
+{
+    cJSON *s = cJSON_CreateString(text);
+    if (!s || !notes || !cJSON_AddItemToArray(notes, s)) {
+        cJSON_Delete(s);
+        c->ok = 0;
+    }
+}
+
+static void section_notes(analysis_ctx *c, cJSON *report)
+{
+    const profile_model *m = c->m;
+    cJSON *notes = jarr(c, report, "notes");
+    char buf[400];
+    if (!m->has_gpu)
+        add_note(c, notes, "no GPU data: the profile has no CUDA activity (record with --cuda "
+                 "on a CUDA build), so GPU rules were skipped and sync shares use profiled "
+                 "time");
+    if (m->status.truncated)
+        add_note(c, notes, fmt_text(buf, sizeof buf, "file was cut short: analysed up to its "
+                 "last intact block (%s); %llu bytes lost", m->status.detail[0] ?
+                 m->status.detail : "no detail", (unsigned long long)m->status.bytes_lost));
+    else if (!m->status.clean)
+        add_note(c, notes, "file was not closed cleanly (no footer): the run crashed or was "
+                 "killed; every intact block was read");
+    if (m->dropped_events)
+        add_note(c, notes, fmt_text(buf, sizeof buf, "%llu events dropped by the recorder: "
+                 "times and shares undercount", (unsigned long long)m->dropped_events));
+    double sampled = sampled_steps(m);
+    if (m->nsteps && sampled < (double)m->nsteps)
+        add_note(c, notes, fmt_text(buf, sizeof buf, "region events were kept for %.0f of "
+                 "%zu steps (sampling); operation times cover those steps only", sampled,
+                 m->nsteps));
+    if (!m->nsteps)
+        add_note(c, notes, "no steps recorded: call prof_step() once per training step for "
+                 "step times and memory regression");
+    if (c->nmodels > 1)
+        add_note(c, notes, fmt_text(buf, sizeof buf, "%zu ranks: every section but ranks "
+                 "describes rank %d (%s)", c->nmodels, m->rank, m->path ? m->path : ""));
+}
+
+static void section_ranks(analysis_ctx *c, cJSON *report, const step_stats *per_rank)
+{
+    cJSON *arr = jarr(c, report, "ranks");
+    for (size_t i = 0; i < c->nmodels; i++) {
+        const profile_model *m = c->models[i];
+        double comm = rank_comm_per_step(m, &per_rank[i]);
+        cJSON *o = jpush_obj(c, arr);
+        jnum(c, o, "rank", m->rank);
+        jstr(c, o, "path", m->path ? m->path : "");
+        jnum(c, o, "steps", (double)per_rank[i].n);
+        jnum(c, o, "mean_step_ns", per_rank[i].mean);
+        jnum(c, o, "p50_step_ns", per_rank[i].p50);
+        jnum(c, o, "comm_ns_per_step", comm);
+        jnum(c, o, "work_ns_per_step", per_rank[i].mean - comm);
+    }
+}
+
+static int severity_rank(const cJSON *f)
+{
+    const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "severity"));
+    return !s ? 3 : strcmp(s, "high") == 0 ? 0 : strcmp(s, "medium") == 0 ? 1 : 2;
+}
+
+static double impact(const cJSON *f)
+{
+    return cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(f, "impact_share"));
+}
+
+typedef struct ranked {
+    cJSON *f;
+    int severity, order;
+    double impact;
+} ranked;
+
+static int by_severity_impact(const void *pa, const void *pb)
+{
+    const ranked *a = pa, *b = pb;
+    if (a->severity != b->severity)
+        return a->severity - b->severity;
+    if (a->impact != b->impact)
+        return a->impact < b->impact ? 1 : -1;
+    return a->order - b->order; /* stable: rule order */
+}
+
+/* Detaches every finding, sorts them by severity then impact, re-attaches. */
+static void sort_bottlenecks(analysis_ctx *c, cJSON *arr)
+{
+    int n = cJSON_GetArraySize(arr);
+    if (n < 2)
+        return;
+    ranked *v = xcalloc(c, (size_t)n, sizeof *v);
+    if (!v)
+        return;
+    for (int i = 0; i < n; i++) {
+        cJSON *f = cJSON_DetachItemFromArray(arr, 0);
+        v[i] = (ranked){ f, severity_rank(f), i, impact(f) };
+    }
+    qsort(v, (size_t)n, sizeof *v, by_severity_impact);
+    for (int i = 0; i < n; i++)
+        if (!cJSON_AddItemToArray(arr, v[i].f)) {
+            cJSON_Delete(v[i].f);
+            c->ok = 0;
+        }
+    free(v);
+}
+
+static void run_rules(analysis_ctx *c, const step_stats *per_rank)
+{
+    rule_hot_operation(c);
+    rule_memory_leak(c);
+    rule_cpu_gpu_sync(c);
+    rule_data_loading(c);
+    rule_gpu_idle(c);
+    rule_step_slowdown(c);
+    rule_step_outliers(c);
+    rule_dropped_events(c);
+    rule_straggler(c, per_rank);
+    sort_bottlenecks(c, c->bottlenecks);
+}
+
+/* Per-step and per-series results, computed once for sections and rules. */
+static int prepare(analysis_ctx *c, step_stats *per_rank)
+{
+    const profile_model *m = c->m;
+    for (size_t i = 0; i < c->nmodels; i++)
+        if (steps_analyze(c->models[i], &per_rank[i]) != 0)
+            return -1;
+    if (steps_analyze(m, &c->steps) != 0)
+        return -1;
+    for (size_t i = 0; i < m->ngpus; i++)
+        c->gpu_busy_ns += (double)m->gpus[i].busy_ns;
+    c->meta = m->metadata ? cJSON_Parse(m->metadata) : NULL;
+    c->leaks = xcalloc(c, m->nseries, sizeof *c->leaks);
+    if (!c->leaks)
+        return -1;
+    for (size_t i = 0; i < m->nseries; i++)
+        if (m->series[i].is_memory && leak_analyze(c, &m->series[i], &c->leaks[c->nleaks++]))
+            return -1;
+    return 0;
+}
+
+static void release(analysis_ctx *c, step_stats *per_rank)
+{
+    for (size_t i = 0; per_rank && i < c->nmodels; i++)
+        step_stats_free(&per_rank[i]);
+    free(per_rank);
+    step_stats_free(&c->steps);
+    for (size_t i = 0; i < c->nleaks; i++)
+        leak_series_free(&c->leaks[i]);
+    free(c->leaks);
+    cJSON_Delete(c->meta);
+}
+
+cJSON *report_build(const profile_model *const *models, size_t n, const analysis_options *o,
+                    prof_error *err)
+{
+    if (!models || n == 0)
+        return prof_error_set(err, PROF_ERR_INVALID, "no profile to analyse"), NULL;
+    if (n > 1 && check_ranks(models, n, err) != PROF_OK)
+        return NULL;
+    analysis_ctx c = { .m = models[0], .models = models, .nmodels = n, .ok = 1 };
+    if (o)
+        c.o = *o;
+    else
+        analysis_options_default(&c.o);
+    step_stats *per_rank = calloc(n, sizeof *per_rank);
+    cJSON *r = cJSON_CreateObject();
+    if (!per_rank || !r || prepare(&c, per_rank) != 0)
+        c.ok = 0;
+    jstr(&c, r, "schema", "prof-report");
+    jnum(&c, r, "version", 1);
+    section_profiles(&c, r);
+    section_summary(&c, r);
+    section_operations(&c, r);
+    section_steps(&c, r);
+    section_memory(&c, r);
+    section_counters(&c, r);
+    section_call_tree(&c, r);
+    c.bottlenecks = jarr(&c, r, "bottlenecks");
+    if (c.ok)
+        run_rules(&c, per_rank);
+    section_notes(&c, r);
+    if (n > 1)
+        section_ranks(&c, r, per_rank);
+    release(&c, per_rank);
+    if (!c.ok) {
+        cJSON_Delete(r);
+        prof_error_set(err, PROF_ERR_NOMEM, "out of memory building the report");
+        return NULL;
+    }
+    return r;
+}

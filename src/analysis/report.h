@@ -1,0 +1,33 @@
+/* report.h - the analysis of one or more loaded profiles as one JSON report
+ * (shape in formats/report.schema.json, rules in formats/rules.md). Every
+ * view - text, CSV, HTML, the viewer - renders this same object. */
+#ifndef PROF_ANALYSIS_REPORT_H
+#define PROF_ANALYSIS_REPORT_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "model/profile.h"
+#include "prof_reader.h"
+
+/* Thresholds from the command line. */
+typedef struct analysis_options {
+    double hot_threshold_pct;   /* default 10                            */
+    double leak_threshold_mb;   /* MB (2^20 bytes) per step, default 10  */
+    double sync_threshold_pct;  /* default 10                            */
+    double capacity_bytes;      /* 0 = from metadata                     */
+    int top;                    /* rows of "operations" kept, default 20; 0 = all */
+} analysis_options;
+
+void analysis_options_default(analysis_options *o);
+
+/* Builds the report of one or more loaded models (several = ranks of one
+ * job: each must have a distinct rank below the same world size, else
+ * PROF_ERR_INVALID "not ranks of one job"). opts: NULL for the defaults.
+ * @return a cJSON object (caller frees with cJSON_Delete), or NULL with err
+ * set (PROF_ERR_INVALID, PROF_ERR_NOMEM). */
+cJSON *report_build(const profile_model *const *models, size_t n, const analysis_options *o,
+                    prof_error *err);
+
+#endif

@@ -1,0 +1,167 @@
+/* stats.c - least-squares and robust lines, Welch's t-test and order
+ * statistics for the analysis rules (formats/rules.md §2). GSL's default
+ * error handler aborts the process; every GSL call here runs with it
+ * switched off (and restored), and its status is checked instead. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_fit.h>
+#include <gsl/gsl_multifit.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+
+#include "analysis/stats.h"
+
+/* Two-sided p-value of t with df degrees of freedom. */
+static double two_sided_p(double t, double df)
+{
+    if (isinf(t))
+        return 0.0;
+    double p = 2.0 * gsl_cdf_tdist_Q(fabs(t), df);
+    return p > 1.0 ? 1.0 : p;
+}
+
+static int all_same(const double *x, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        if (x[i] != x[0])
+            return 0;
+    return 1;
+}
+
+int stats_linear_fit(const double *x, const double *y, size_t n, stats_fit *out)
+{
+    memset(out, 0, sizeof *out);
+    if (n < 3 || all_same(x, n))
+        return -1;
+    double c0, c1, cov00, cov01, cov11, sumsq;
+    gsl_error_handler_t *prev = gsl_set_error_handler_off();
+    int rc = gsl_fit_linear(x, 1, y, 1, n, &c0, &c1, &cov00, &cov01, &cov11, &sumsq);
+    gsl_set_error_handler(prev);
+    if (rc != GSL_SUCCESS)
+        return -1;
+    double df = (double)(n - 2);
+    out->n = n;
+    out->slope = c1;
+    out->intercept = c0;
+    out->se_slope = sqrt(cov11 > 0 ? cov11 : 0.0);
+    if (out->se_slope > 0) {
+        out->t = c1 / out->se_slope;
+        out->p_value = two_sided_p(out->t, df);
+        out->ci95 = gsl_cdf_tdist_Qinv(0.025, df) * out->se_slope;
+    } else { /* a perfect line */
+        out->t = c1 == 0 ? 0.0 : copysign(INFINITY, c1);
+        out->p_value = c1 == 0 ? 1.0 : 0.0;
+        out->ci95 = 0.0;
+    }
+    double mean = gsl_stats_mean(y, 1, n), sst = 0;
+    for (size_t i = 0; i < n; i++)
+        sst += (y[i] - mean) * (y[i] - mean);
+    out->r2 = sst > 0 ? 1.0 - sumsq / sst : 1.0;
+    return 0;
+}
+
+int stats_robust_fit(const double *x, const double *y, size_t n, double *slope,
+                     double *intercept)
+{
+    if (n < 3 || all_same(x, n))
+        return -1;
+    int ret = -2;
+    size_t k = n < STATS_ROBUST_MAX ? n : STATS_ROBUST_MAX;
+    gsl_matrix *X = gsl_matrix_alloc(k, 2);
+    gsl_vector *vy = gsl_vector_alloc(k), *c = gsl_vector_alloc(2);
+    gsl_matrix *cov = gsl_matrix_alloc(2, 2);
+    gsl_multifit_robust_workspace *w =
+        gsl_multifit_robust_alloc(gsl_multifit_robust_bisquare, k, 2);
+    if (!X || !vy || !c || !cov || !w)
+        goto out;
+    for (size_t i = 0; i < k; i++) {
+        size_t at = k < n ? i * (n - 1) / (k - 1) : i;
+        gsl_matrix_set(X, i, 0, 1.0);
+        gsl_matrix_set(X, i, 1, x[at]);
+        gsl_vector_set(vy, i, y[at]);
+    }
+    gsl_error_handler_t *prev = gsl_set_error_handler_off();
+    int rc = gsl_multifit_robust(X, vy, c, cov, w);
+    gsl_set_error_handler(prev);
+    if (rc != GSL_SUCCESS) {
+        ret = -3;
+        goto out;
+    }
+    *intercept = gsl_vector_get(c, 0);
+    *slope = gsl_vector_get(c, 1);
+    ret = isfinite(*slope) ? 0 : -3;
+out:
+    if (w)
+        gsl_multifit_robust_free(w);
+    gsl_matrix_free(cov);
+    gsl_vector_free(c);
+    gsl_vector_free(vy);
+    gsl_matrix_free(X);
+    return ret;
+}
+
+int stats_fits_agree(const stats_fit *ols, double robust_slope)
+{
+    if (!isfinite(robust_slope))
+        return 0;
+    if ((ols->slope > 0) != (robust_slope > 0) || (ols->slope < 0) != (robust_slope < 0))
+        return 0;
+    double tol = fmax(ols->ci95, 0.25 * fabs(ols->slope));
+    return fabs(robust_slope - ols->slope) <= tol;
+}
+
+stats_welch_result stats_welch(uint64_t n1, double mean1, double var1, uint64_t n2,
+                               double mean2, double var2)
+{
+    stats_welch_result r = { 0.0, 0.0, 1.0 };
+    if (n1 < 2 || n2 < 2)
+        return r;
+    double v1 = (var1 > 0 ? var1 : 0) / (double)n1, v2 = (var2 > 0 ? var2 : 0) / (double)n2;
+    double diff = mean2 - mean1;
+    if (v1 + v2 <= 0) {
+        if (diff != 0) {
+            r.t = copysign(INFINITY, diff);
+            r.df = (double)(n1 + n2 - 2);
+            r.p = 0.0;
+        }
+        return r;
+    }
+    r.t = diff / sqrt(v1 + v2);
+    r.df = (v1 + v2) * (v1 + v2) /
+           (v1 * v1 / (double)(n1 - 1) + v2 * v2 / (double)(n2 - 1));
+    r.p = two_sided_p(r.t, r.df);
+    return r;
+}
+
+double stats_quantile_sorted(const double *sorted, size_t n, double q)
+{
+    if (n == 0)
+        return 0.0;
+    return gsl_stats_quantile_from_sorted_data(sorted, 1, n, q < 0 ? 0 : q > 1 ? 1 : q);
+}
+
+void stats_sort(double *v, size_t n)
+{
+    if (n > 1)
+        gsl_sort(v, 1, n);
+}
+
+double stats_mad(const double *v, size_t n, double median, double *scratch)
+{
+    for (size_t i = 0; i < n; i++)
+        scratch[i] = fabs(v[i] - median);
+    stats_sort(scratch, n);
+    return stats_quantile_sorted(scratch, n, 0.5);
+}
+
+size_t stats_warmup(size_t n)
+{
+    size_t w = (n + 9) / 10;
+    if (w < 3)
+        w = 3;
+    return w < n ? w : n;
+}

@@ -1,0 +1,58 @@
+/* stats.h - the statistics the rules rest on (formats/rules.md §2): an
+ * ordinary least-squares line with its t-test and 95% interval, a robust
+ * (bisquare) line and when the two agree, Welch's t-test from summary
+ * numbers, and order statistics of small arrays. Built on GSL. */
+#ifndef PROF_ANALYSIS_STATS_H
+#define PROF_ANALYSIS_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct stats_fit {
+    double slope, intercept;
+    double se_slope;       /* standard error of the slope                      */
+    double ci95;           /* half-width of the slope's 95% confidence interval */
+    double t, p_value;     /* two-sided test of slope = 0, df = n - 2           */
+    double r2;
+    size_t n;
+} stats_fit;
+
+/* Least squares y = intercept + slope * x over n >= 3 points.
+ * @return 0, or -1 when n < 3 or every x is the same. */
+int stats_linear_fit(const double *x, const double *y, size_t n, stats_fit *out);
+
+/* Tukey-bisquare robust line over n >= 3 points. Its cost grows with n times
+ * the iterations, so past STATS_ROBUST_MAX points it fits that many, evenly
+ * spaced and including the first and the last.
+ * @return 0, -1 on bad input, -2 out of memory, -3 when it did not converge. */
+#define STATS_ROBUST_MAX 2048
+int stats_robust_fit(const double *x, const double *y, size_t n, double *slope,
+                     double *intercept);
+
+/* rules.md §2.2: same sign and within max(ci95, a quarter of the slope). */
+int stats_fits_agree(const stats_fit *ols, double robust_slope);
+
+typedef struct stats_welch_result {
+    double t;              /* (mean2 - mean1) / standard error                 */
+    double df;             /* Welch-Satterthwaite degrees of freedom           */
+    double p;              /* two-sided; 1 when there is no test (n < 2)        */
+} stats_welch_result;
+
+/* Welch's unequal-variance t-test from counts, means and sample variances. */
+stats_welch_result stats_welch(uint64_t n1, double mean1, double var1, uint64_t n2,
+                               double mean2, double var2);
+
+/* Quantile q in [0, 1] of sorted values, interpolated; 0 when n = 0. */
+double stats_quantile_sorted(const double *sorted, size_t n, double q);
+
+/* Sorts v in place (ascending). */
+void stats_sort(double *v, size_t n);
+
+/* Median absolute deviation from `median` of n values; uses scratch[n]. */
+double stats_mad(const double *v, size_t n, double median, double *scratch);
+
+/* Warm-up points skipped at the start of a per-step series of n points
+ * (rules.md §2.5): max(3, ceil(n / 10)), never more than n. */
+size_t stats_warmup(size_t n);
+
+#endif

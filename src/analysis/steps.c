@@ -1,0 +1,239 @@
+/* steps.c - step-time statistics and the rules on them (formats/rules.md
+ * §2.4, §4.6, §4.7, §4.9): the summary distribution, slowdown over the run,
+ * outlier steps, and a straggler among several ranks. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "analysis/analysis.h"
+
+static int step_used(const model_step *st, int any_complete)
+{
+    return !any_complete || !(st->flags & PROF_STEP_INCOMPLETE);
+}
+
+/* Median and MAD outlier test over every used step but the first. */
+static int find_outliers(const profile_model *m, step_stats *s)
+{
+    size_t k = s->n > 0 ? s->n - 1 : 0;
+    s->outlier = calloc(m->nsteps ? m->nsteps : 1, 1);
+    double *v = malloc((k ? k : 1) * sizeof *v), *scratch = malloc((k ? k : 1) * sizeof *v);
+    if (!s->outlier || !v || !scratch) {
+        free(v);
+        free(scratch);
+        return -1;
+    }
+    for (size_t i = 0; i < k; i++)
+        v[i] = s->dur[i + 1];
+    stats_sort(v, k);
+    s->median = stats_quantile_sorted(v, k, 0.5);
+    s->sigma = k ? 1.4826 * stats_mad(v, k, s->median, scratch) : 0.0;
+    for (size_t i = 1; i < s->n && k >= 3; i++) {
+        double d = s->dur[i];
+        if (d > 1.5 * s->median && d > s->median + 5.0 * s->sigma) {
+            s->outlier[s->index[i]] = 1;
+            s->noutliers++;
+            s->excess += d - s->median;
+        }
+    }
+    free(v);
+    free(scratch);
+    return 0;
+}
+
+int steps_analyze(const profile_model *m, step_stats *s)
+{
+    *s = (step_stats){ 0 };
+    int any_complete = 0;
+    for (size_t i = 0; i < m->nsteps; i++)
+        any_complete |= !(m->steps[i].flags & PROF_STEP_INCOMPLETE);
+    size_t cap = m->nsteps ? m->nsteps : 1;
+    s->dur = malloc(cap * sizeof *s->dur);
+    s->num = malloc(cap * sizeof *s->num);
+    s->index = malloc(cap * sizeof *s->index);
+    double *sorted = malloc(cap * sizeof *sorted);
+    if (!s->dur || !s->num || !s->index || !sorted)
+        goto fail;
+    for (size_t i = 0; i < m->nsteps; i++) {
+        if (!step_used(&m->steps[i], any_complete))
+            continue;
+        s->dur[s->n] = (double)m->steps[i].dur_ns;
+        s->num[s->n] = (double)m->steps[i].number;
+        s->index[s->n++] = i;
+    }
+    for (size_t i = 0; i < s->n; i++) {
+        sorted[i] = s->dur[i];
+        s->mean += s->dur[i];
+        s->total += s->dur[i];
+    }
+    if (s->n) {
+        s->mean /= (double)s->n;
+        double ss = 0;
+        for (size_t i = 0; i < s->n; i++)
+            ss += (s->dur[i] - s->mean) * (s->dur[i] - s->mean);
+        s->sd = s->n > 1 ? sqrt(ss / (double)(s->n - 1)) : 0.0;
+        stats_sort(sorted, s->n);
+        s->min = sorted[0];
+        s->max = sorted[s->n - 1];
+        s->p50 = stats_quantile_sorted(sorted, s->n, 0.5);
+        s->p95 = stats_quantile_sorted(sorted, s->n, 0.95);
+    }
+    free(sorted);
+    sorted = NULL;
+    if (find_outliers(m, s) == 0)
+        return 0;
+fail:
+    free(sorted);
+    step_stats_free(s);
+    return -1;
+}
+
+void step_stats_free(step_stats *s)
+{
+    free(s->dur);
+    free(s->num);
+    free(s->index);
+    free(s->outlier);
+    *s = (step_stats){ 0 };
+}
+
+void rule_step_slowdown(analysis_ctx *c)
+{
+    const step_stats *s = &c->steps;
+    size_t w = stats_warmup(s->n);
+    if (s->n < w + MIN_FIT_POINTS)
+        return;
+    stats_fit fit;
+    double rslope, rint;
+    size_t m = s->n - w;
+    if (stats_linear_fit(s->num + w, s->dur + w, m, &fit) != 0 || fit.slope <= 0 ||
+        fit.p_value >= 0.01 || s->p50 <= 0)
+        return;
+    if (stats_robust_fit(s->num + w, s->dur + w, m, &rslope, &rint) != 0 ||
+        !stats_fits_agree(&fit, rslope))
+        return;
+    double first = s->num[w], last = s->num[s->n - 1];
+    double rel = fit.slope * (last - first) / s->p50;
+    if (rel < 0.10)
+        return;
+    char title[160], rec[600], a[32], b[32];
+    fmt_text(title, sizeof title, "step time grows %s per step (+%s over the run)",
+             fmt_ns(a, sizeof a, fit.slope), fmt_pct(b, sizeof b, rel));
+    fmt_text(rec, sizeof rec,
+             "Step time grows by %s per step (+%s from step %.0f to %.0f): something "
+             "accumulates - a growing Python structure walked every step, an autograd graph "
+             "kept alive, a cache or a data source that slows down. Compare the first and "
+             "last steps with prof compare, or profile a late step.",
+             fmt_ns(a, sizeof a, fit.slope), fmt_pct(b, sizeof b, rel), first, last);
+    cJSON *e = finding_add(c, "step_slowdown", severity_by(rel, 0.50, 0.25), "steps",
+                           fmin(1.0, rel / 2.0), title, rec);
+    jnum(c, e, "slope_ns_per_step", fit.slope);
+    jnum(c, e, "ci95_ns_per_step", fit.ci95);
+    jnum(c, e, "robust_slope_ns_per_step", rslope);
+    jnum(c, e, "p_value", fit.p_value);
+    jnum(c, e, "r2", fit.r2);
+    jnum(c, e, "relative_drift", rel);
+    jnum(c, e, "first_step", first);
+    jnum(c, e, "last_step", last);
+    jnum(c, e, "median_ns", s->p50);
+}
+
+void rule_step_outliers(analysis_ctx *c)
+{
+    const step_stats *s = &c->steps;
+    if (s->noutliers == 0 || s->total <= 0)
+        return;
+    size_t worst = 0;
+    for (size_t i = 1; i < s->n; i++)
+        if (s->outlier[s->index[i]] && (worst == 0 || s->dur[i] > s->dur[worst]))
+            worst = i;
+    double share = s->excess / s->total;
+    char title[160], rec[600], a[32], b[32];
+    fmt_text(title, sizeof title, "%zu step%s took over 1.5x the median step time",
+             s->noutliers, s->noutliers == 1 ? "" : "s");
+    fmt_text(rec, sizeof rec,
+             "%zu step%s took far longer than the median %s (worst: step %.0f, %s): look at "
+             "what runs only then - checkpoint saving, evaluation, garbage collection, a new "
+             "data shard, recompilation on a new input shape.",
+             s->noutliers, s->noutliers == 1 ? "" : "s", fmt_ns(a, sizeof a, s->median),
+             s->num[worst], fmt_ns(b, sizeof b, s->dur[worst]));
+    cJSON *e = finding_add(c, "step_outliers", severity_by(share, 0.10, 0.02), "steps",
+                           fmin(1.0, share), title, rec);
+    jnum(c, e, "count", (double)s->noutliers);
+    cJSON *list = jarr(c, e, "steps");
+    size_t listed = 0;
+    for (size_t i = 1; i < s->n && listed < 20; i++)
+        if (s->outlier[s->index[i]]) {
+            jpush_num(c, list, s->num[i]);
+            listed++;
+        }
+    jnum(c, e, "max_ns", s->dur[worst]);
+    jnum(c, e, "median_ns", s->median);
+    jnum(c, e, "excess_ns", s->excess);
+    jnum(c, e, "excess_share", share);
+}
+
+/* COMM-kind self time per sampled step: the waiting that step time hides. */
+double rank_comm_per_step(const profile_model *m, const step_stats *s)
+{
+    double sampled = sampled_steps(m);
+    if (sampled <= 0)
+        sampled = (double)s->n;
+    return sampled > 0 ? (double)m->kind_ns[PROF_KIND_COMM] / sampled : 0.0;
+}
+
+static double work_per_step(const profile_model *m, const step_stats *s)
+{
+    return s->mean - rank_comm_per_step(m, s);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void rule_straggler(analysis_ctx *c, const step_stats *per_rank)
+{
+    size_t n = c->nmodels;
+    if (n < 2)
+        return;
+    double *others = xcalloc(c, n, sizeof *others);
+    if (!others)
+        return;
+    for (size_t r = 0; r < n; r++) {
+        if (per_rank[r].n == 0)
+            continue;
+        size_t k = 0;
+        for (size_t q = 0; q < n; q++)
+            if (q != r && per_rank[q].n > 0)
+                others[k++] = work_per_step(c->models[q], &per_rank[q]);
+        if (k == 0)
+            continue;
+        qsort(others, k, sizeof *others, cmp_double);
+        double med = k % 2 ? others[k / 2] : (others[k / 2 - 1] + others[k / 2]) / 2.0;
+        double mine = work_per_step(c->models[r], &per_rank[r]);
+        if (med <= 0 || mine / med < 1.10)
+            continue;
+        double ratio = mine / med;
+        int rank = c->models[r]->rank;
+        char title[160], rec[600], subject[32], a[32], b[32];
+        fmt_text(subject, sizeof subject, "rank %d", rank);
+        fmt_text(title, sizeof title, "rank %d is a straggler: %.2fx the work per step of the "
+                 "other ranks", rank, ratio);
+        fmt_text(rec, sizeof rec,
+                 "Rank %d does %.2fx the work per step of the other ranks (%s against %s); the "
+                 "others wait for it in every collective. Check its data shard (longer "
+                 "sequences, heavier samples), its host (CPU contention, thermal throttling, a "
+                 "slower GPU) and its input pipeline.",
+                 rank, ratio, fmt_ns(a, sizeof a, mine), fmt_ns(b, sizeof b, med));
+        cJSON *e = finding_add(c, "straggler", severity_by(ratio, 1.5, 1.2), subject,
+                               (ratio - 1.0) / ratio, title, rec);
+        jnum(c, e, "rank", rank);
+        jstr(c, e, "path", c->models[r]->path ? c->models[r]->path : "");
+        jnum(c, e, "work_ns_per_step", mine);
+        jnum(c, e, "others_median_ns_per_step", med);
+        jnum(c, e, "ratio", ratio);
+        jnum(c, e, "mean_step_ns", per_rank[r].mean);
+    }
+    free(others);
+}

@@ -1,0 +1,255 @@
+/* analysis_rules.c - the time rules of formats/rules.md on fixture profiles
+ * with known answers: hot_operation on self time (49.7% HIGH, a wrapper not
+ * flagged), cpu_gpu_sync at 15% of profiled time with its site,
+ * step_slowdown, step_outliers, dropped_events, gpu_idle, and the
+ * operations table. */
+#include "analysis_util.h"
+
+static void teardown(void)
+{
+    fx_remove_all();
+}
+
+TestSuite(analysis_rules, .fini = teardown);
+
+/* 50 steps of 100 ms: train_step wraps forward 49.7 ms, backward 30 ms and
+ * optimizer 20.3 ms (children written first, as the recorder does). */
+static const char *write_hot(void)
+{
+    const char *path = fx_path("hot.prof");
+    synth *s = synth_open(path, NULL);
+    synth_thread(s, 0, 1, "train");
+    uint64_t t = FX_MS;
+    for (uint64_t i = 0; i < 50; i++) {
+        synth_region(s, 0, "forward", PROF_KIND_COMPUTE, 1, t, 49700000);
+        synth_region(s, 0, "backward", PROF_KIND_COMPUTE, 1, t + 49700000, 30 * FX_MS);
+        synth_region(s, 0, "optimizer", PROF_KIND_COMPUTE, 1, t + 79700000, 20300000);
+        synth_region(s, 0, "train_step", PROF_KIND_COMPUTE, 0, t, 100 * FX_MS);
+        synth_step(s, 0, i, PROF_STEP_SAMPLED, t, 100 * FX_MS);
+        t += 100 * FX_MS;
+    }
+    cr_assert_eq(synth_close(s, NULL), 0);
+    return path;
+}
+
+Test(analysis_rules, hot_operation_on_self_time)
+{
+    cJSON *r = au_report(write_hot(), NULL);
+    const cJSON *f = au_finding(r, "hot_operation", "forward");
+    cr_assert_not_null(f, "forward is hot");
+    cr_assert_str_eq(au_str(f, "severity"), "high");
+    const cJSON *e = au_get(f, "evidence");
+    cr_assert(fabs(au_num(e, "self_share") - 0.497) < 1e-9, "share %g", au_num(e, "self_share"));
+    cr_assert(fabs(au_num(e, "incl_share") - 0.497) < 1e-9);
+    cr_assert_eq(au_num(e, "calls"), 50);
+    cr_assert(fabs(au_num(f, "impact_share") - 0.497) < 1e-9);
+    cr_assert(strstr(au_str(f, "recommendation"), "forward") != NULL);
+    cr_assert_str_eq(au_str(au_finding(r, "hot_operation", "backward"), "severity"), "high",
+                     "30%% is high");
+    cr_assert_str_eq(au_str(au_finding(r, "hot_operation", "optimizer"), "severity"),
+                     "medium");
+    cr_assert_null(au_finding(r, "hot_operation", "train_step"),
+                   "a parent that only wraps its children is not hot");
+    /* ordered by severity then impact */
+    const cJSON *first = cJSON_GetArrayItem(au_get(r, "bottlenecks"), 0);
+    cr_assert_str_eq(au_str(first, "subject"), "forward");
+
+    const cJSON *ops = au_get(r, "operations");
+    cr_assert_eq(cJSON_GetArraySize(ops), 4);
+    cr_assert_eq(au_num(r, "operations_total"), 4);
+    cr_assert_str_eq(au_str(cJSON_GetArrayItem(ops, 0), "name"), "forward", "by self time");
+    const cJSON *wrap = au_named(ops, "name", "train_step");
+    cr_assert_eq(au_num(wrap, "self_ns"), 0);
+    cr_assert(fabs(au_num(wrap, "incl_share") - 1.0) < 1e-9);
+    const cJSON *fw = au_named(ops, "name", "forward");
+    au_near(au_num(fw, "p50_ns"), 49700000, 0.01, "p50 within the sketch bound");
+    cr_assert_eq(au_num(fw, "min_ns"), 49700000);
+    cr_assert_str_eq(au_str(fw, "kind"), "compute");
+    cJSON_Delete(r);
+}
+
+Test(analysis_rules, hot_threshold_and_top_are_options)
+{
+    analysis_options o;
+    analysis_options_default(&o);
+    o.hot_threshold_pct = 40;
+    o.top = 2;
+    cJSON *r = au_report(write_hot(), &o);
+    cr_assert_eq(au_count(r, "hot_operation"), 1, "only forward is over 40%%");
+    cr_assert_eq(cJSON_GetArraySize(au_get(r, "operations")), 2);
+    cr_assert_eq(au_num(r, "operations_total"), 4);
+    cJSON_Delete(r);
+}
+
+/* 40 steps: train_step (100 ms) holds forward 50 ms, a SYNC region
+ * loss.item of 15 ms (every step, or every tenth when rare) and backward. */
+static const char *write_sync(const char *name, int rare)
+{
+    const char *path = fx_path(name);
+    synth *s = synth_open(path, NULL);
+    synth_thread(s, 0, 1, "train");
+    uint64_t t = FX_MS;
+    for (uint64_t i = 0; i < 40; i++) {
+        int sync = !rare || i % 10 == 9;
+        synth_region(s, 0, "forward", PROF_KIND_COMPUTE, 1, t, 50 * FX_MS);
+        if (sync)
+            synth_region(s, 0, "loss.item", PROF_KIND_SYNC, 1, t + 50 * FX_MS, 15 * FX_MS);
+        uint64_t b = sync ? 65 : 50;
+        synth_region(s, 0, "backward", PROF_KIND_COMPUTE, 1, t + b * FX_MS, (100 - b) * FX_MS);
+        synth_region(s, 0, "train_step", PROF_KIND_COMPUTE, 0, t, 100 * FX_MS);
+        synth_step(s, 0, i, PROF_STEP_SAMPLED, t, 100 * FX_MS);
+        t += 100 * FX_MS;
+    }
+    cr_assert_eq(synth_close(s, NULL), 0);
+    return path;
+}
+
+Test(analysis_rules, sync_at_fifteen_percent_is_flagged_with_its_site)
+{
+    cJSON *r = au_report(write_sync("sync.prof", 0), NULL);
+    const cJSON *f = au_finding(r, "cpu_gpu_sync", NULL);
+    cr_assert_not_null(f);
+    cr_assert_str_eq(au_str(f, "severity"), "medium");
+    cr_assert_str_eq(au_str(f, "subject"), "train_step", "the enclosing region");
+    const cJSON *e = au_get(f, "evidence");
+    cr_assert(fabs(au_num(e, "share") - 0.15) < 1e-9, "share %g", au_num(e, "share"));
+    cr_assert_str_eq(au_str(e, "basis"), "profiled", "no GPU data");
+    cr_assert_eq(au_num(e, "count"), 40);
+    cr_assert(fabs(au_num(e, "per_step") - 1.0) < 1e-9);
+    const cJSON *site = cJSON_GetArrayItem(au_get(e, "sites"), 0);
+    cr_assert_str_eq(au_str(site, "name"), "train_step");
+    cr_assert_eq(au_num(site, "count"), 40);
+    cr_assert(strstr(au_str(f, "recommendation"), "train_step") != NULL);
+    const cJSON *sum = au_get(au_get(r, "summary"), "sync");
+    cr_assert(fabs(au_num(sum, "share") - 0.15) < 1e-9);
+    cr_assert_eq(au_num(sum, "blocked_ns"), 40 * 15 * FX_MS);
+    cJSON_Delete(r);
+}
+
+Test(analysis_rules, rare_sync_is_not_flagged)
+{
+    cJSON *r = au_report(write_sync("rare.prof", 1), NULL);
+    cr_assert_null(au_finding(r, "cpu_gpu_sync", NULL), "1.5%% of the time");
+    cJSON_Delete(r);
+}
+
+static cJSON *steps_report(const char *name, const uint64_t *ns, size_t n)
+{
+    const char *path = fx_path(name);
+    cr_assert_eq(fx_write_loop(path, NULL, n, ns, NULL, NULL), 0);
+    return au_report(path, NULL);
+}
+
+Test(analysis_rules, step_slowdown_positive_and_negative)
+{
+    uint64_t ns[100];
+    synth_rng rng = { 3 };
+    for (int i = 0; i < 100; i++)
+        ns[i] = synth_jitter(&rng, 100 * FX_MS + (uint64_t)i * 500000, 0.01);
+    cJSON *r = steps_report("slow.prof", ns, 100);
+    const cJSON *f = au_finding(r, "step_slowdown", NULL);
+    cr_assert_not_null(f, "steps that slow down 0.5 ms each");
+    au_near(au_num(au_get(f, "evidence"), "slope_ns_per_step"), 500000, 0.1, "slope");
+    cr_assert_lt(au_num(au_get(f, "evidence"), "p_value"), 0.01);
+    cJSON_Delete(r);
+
+    for (int i = 0; i < 100; i++)
+        ns[i] = synth_jitter(&rng, 100 * FX_MS, 0.03);
+    r = steps_report("flat.prof", ns, 100);
+    cr_assert_null(au_finding(r, "step_slowdown", NULL), "noise around a flat step time");
+    cJSON_Delete(r);
+
+    for (int i = 0; i < 100; i++)
+        ns[i] = synth_jitter(&rng, 150 * FX_MS - (uint64_t)i * 500000, 0.01);
+    r = steps_report("faster.prof", ns, 100);
+    cr_assert_null(au_finding(r, "step_slowdown", NULL), "steps that get faster");
+    cJSON_Delete(r);
+}
+
+Test(analysis_rules, step_outliers_are_marked)
+{
+    uint64_t ns[100];
+    synth_rng rng = { 5 };
+    for (int i = 0; i < 100; i++)
+        ns[i] = synth_jitter(&rng, 100 * FX_MS, 0.01);
+    ns[0] = 600 * FX_MS; /* set-up: not an outlier */
+    ns[40] = ns[70] = 400 * FX_MS;
+    cJSON *r = steps_report("outliers.prof", ns, 100);
+    const cJSON *f = au_finding(r, "step_outliers", NULL);
+    cr_assert_not_null(f);
+    const cJSON *e = au_get(f, "evidence");
+    cr_assert_eq(au_num(e, "count"), 2);
+    cr_assert_eq(cJSON_GetArrayItem(au_get(e, "steps"), 0)->valuedouble, 40);
+    cr_assert_eq(cJSON_GetArrayItem(au_get(e, "steps"), 1)->valuedouble, 70);
+    cr_assert_eq(au_num(e, "max_ns"), 400 * FX_MS);
+    const cJSON *steps = au_get(r, "steps");
+    cr_assert(cJSON_IsTrue(au_get(cJSON_GetArrayItem(steps, 40), "outlier")));
+    cr_assert(cJSON_IsFalse(au_get(cJSON_GetArrayItem(steps, 0), "outlier")));
+    cr_assert(cJSON_IsFalse(au_get(cJSON_GetArrayItem(steps, 41), "outlier")));
+    cr_assert_str_eq(au_str(f, "severity"), "medium", "excess about 6%% of step time");
+    cJSON_Delete(r);
+
+    ns[40] = ns[70] = ns[1];
+    r = steps_report("jitter.prof", ns, 100);
+    cr_assert_null(au_finding(r, "step_outliers", NULL), "jitter is not an outlier");
+    cJSON_Delete(r);
+}
+
+Test(analysis_rules, dropped_events_are_a_finding_and_a_note)
+{
+    const char *path = fx_path("dropped.prof");
+    synth *s = synth_open(path, NULL);
+    uint64_t t = FX_MS;
+    for (uint64_t i = 0; i < 20; i++) {
+        synth_region(s, 0, "train_step", PROF_KIND_COMPUTE, 0, t, 100 * FX_MS);
+        synth_step(s, 0, i, PROF_STEP_SAMPLED, t, 100 * FX_MS);
+        t += 100 * FX_MS;
+    }
+    synth_dropped(s, 0, 500, t);
+    cr_assert_eq(synth_close(s, NULL), 0);
+    cJSON *r = au_report(path, NULL);
+    const cJSON *f = au_finding(r, "dropped_events", NULL);
+    cr_assert_not_null(f);
+    const cJSON *e = au_get(f, "evidence");
+    cr_assert_eq(au_num(e, "dropped_events"), 500);
+    double frac = au_num(e, "fraction");
+    cr_assert(frac > 0.9 && frac < 1.0, "500 of about 540: %g", frac);
+    cr_assert_str_eq(au_str(f, "severity"), "high");
+    cr_assert_eq(au_num(au_get(r, "summary"), "dropped_events"), 500);
+    int noted = 0;
+    const cJSON *n;
+    cJSON_ArrayForEach(n, au_get(r, "notes")) noted |= strstr(n->valuestring, "500 events") != NULL;
+    cr_assert(noted, "a note says events were dropped");
+    cJSON_Delete(r);
+}
+
+Test(analysis_rules, idle_gpu_is_flagged_and_sync_uses_gpu_busy_time)
+{
+    const char *path = fx_path("gpu.prof");
+    synth *s = synth_open(path, NULL);
+    uint64_t t = FX_MS;
+    for (uint64_t i = 0; i < 30; i++) { /* 10 ms of kernels per 40 ms step */
+        synth_gpu_kernel(s, "gemm", 0, 7, i, t + 5 * FX_MS, 10 * FX_MS);
+        synth_sync(s, 0, PROF_SYNC_DEVICE, 0, 0, 1000 + i, t + 15 * FX_MS, 2 * FX_MS);
+        synth_region(s, 0, "train_step", PROF_KIND_COMPUTE, 0, t, 40 * FX_MS);
+        synth_step(s, 0, i, PROF_STEP_SAMPLED, t, 40 * FX_MS);
+        t += 40 * FX_MS;
+    }
+    cr_assert_eq(synth_close(s, NULL), 0);
+    cJSON *r = au_report(path, NULL);
+    cr_assert(cJSON_IsTrue(au_get(au_get(r, "summary"), "has_gpu")));
+    const cJSON *f = au_finding(r, "gpu_idle", "gpu 0");
+    cr_assert_not_null(f);
+    double idle = au_num(au_get(f, "evidence"), "idle_share");
+    cr_assert(idle > 0.7 && idle < 0.8, "30 ms idle of every 40: %g", idle);
+    cr_assert_str_eq(au_str(f, "severity"), "high");
+    const cJSON *sync = au_get(au_get(r, "summary"), "sync");
+    cr_assert_str_eq(au_str(sync, "basis"), "gpu_busy");
+    cr_assert(fabs(au_num(sync, "share") - 0.2) < 1e-9, "2 ms per 10 ms busy: %g",
+              au_num(sync, "share"));
+    const cJSON *gemm = au_named(au_get(r, "operations"), "name", "gemm");
+    cr_assert_not_null(gemm);
+    cr_assert_str_eq(au_str(gemm, "kind"), "gpu");
+    cr_assert(fabs(au_num(gemm, "self_share") - 1.0) < 1e-9, "all of GPU busy time");
+    cJSON_Delete(r);
+}

@@ -1,0 +1,191 @@
+/* analysis_stats.c - the statistics under the rules (formats/rules.md §2):
+ * least squares against closed-form sums and t-table values, the robust fit
+ * ignoring an extreme point and the agreement test, Welch's t-test against
+ * hand-computed values and a t-table quantile, quantiles, MAD and warm-up. */
+#include <criterion/criterion.h>
+#include <math.h>
+
+#include "analysis/stats.h"
+
+#define T975_DF10 2.228138851986 /* t-table: two-sided 5% at 10 and 18 degrees of freedom */
+#define T975_DF18 2.100922040241
+
+static void near(double got, double want, double tol, const char *what)
+{
+    cr_assert(fabs(got - want) <= tol, "%s: %.10g, want %.10g (tol %g)", what, got, want, tol);
+}
+
+Test(analysis_stats, exact_line_has_zero_p_and_interval)
+{
+    double x[8], y[8];
+    for (int i = 0; i < 8; i++) {
+        x[i] = i;
+        y[i] = 3.0 + 2.0 * i;
+    }
+    stats_fit f;
+    cr_assert_eq(stats_linear_fit(x, y, 8, &f), 0);
+    near(f.slope, 2.0, 1e-12, "slope");
+    near(f.intercept, 3.0, 1e-12, "intercept");
+    near(f.r2, 1.0, 1e-12, "r2");
+    near(f.p_value, 0.0, 1e-12, "p");
+    near(f.ci95, 0.0, 1e-9, "ci95");
+}
+
+Test(analysis_stats, noisy_line_matches_closed_form_and_t_table)
+{
+    static const double noise[20] = { 0.5, -0.3, 0.2, -0.1, 0.4, -0.6, 0.3, 0.0, -0.2, 0.1,
+                                      0.5, -0.3, 0.2, -0.1, 0.4, -0.6, 0.3, 0.0, -0.2, 0.1 };
+    double x[20], y[20], mx = 0, my = 0;
+    for (int i = 0; i < 20; i++) {
+        x[i] = i;
+        y[i] = 3.0 + 2.0 * i + noise[i];
+        mx += x[i] / 20;
+        my += y[i] / 20;
+    }
+    double sxx = 0, sxy = 0, syy = 0;
+    for (int i = 0; i < 20; i++) {
+        sxx += (x[i] - mx) * (x[i] - mx);
+        sxy += (x[i] - mx) * (y[i] - my);
+        syy += (y[i] - my) * (y[i] - my);
+    }
+    double b = sxy / sxx, a = my - b * mx, sse = 0;
+    for (int i = 0; i < 20; i++)
+        sse += (y[i] - a - b * x[i]) * (y[i] - a - b * x[i]);
+    double se = sqrt(sse / 18 / sxx);
+    stats_fit f;
+    cr_assert_eq(stats_linear_fit(x, y, 20, &f), 0);
+    near(f.slope, b, 1e-10, "slope");
+    near(f.intercept, a, 1e-9, "intercept");
+    near(f.se_slope, se, 1e-10, "se");
+    near(f.ci95, T975_DF18 * se, 1e-8, "ci95");
+    near(f.r2, 1.0 - sse / syy, 1e-12, "r2");
+    cr_assert_lt(f.p_value, 1e-20, "a clear trend is significant: p = %g", f.p_value);
+    cr_assert_eq(f.n, 20);
+}
+
+Test(analysis_stats, flat_noise_is_not_significant)
+{
+    static const double y[12] = { 5, 7, 4, 6, 5, 7, 4, 6, 5, 7, 4, 6 };
+    double x[12];
+    for (int i = 0; i < 12; i++)
+        x[i] = i;
+    stats_fit f;
+    cr_assert_eq(stats_linear_fit(x, y, 12, &f), 0);
+    cr_assert_gt(f.p_value, 0.5, "p = %g", f.p_value);
+    cr_assert_lt(f.r2, 0.1);
+}
+
+Test(analysis_stats, degenerate_inputs_are_refused)
+{
+    double x[3] = { 1, 1, 1 }, y[3] = { 1, 2, 3 }, s, i;
+    stats_fit f;
+    cr_assert_eq(stats_linear_fit(x, y, 2, &f), -1);
+    cr_assert_eq(stats_linear_fit(x, y, 3, &f), -1, "every x the same");
+    cr_assert_eq(stats_robust_fit(x, y, 3, &s, &i), -1);
+}
+
+Test(analysis_stats, robust_fit_ignores_extreme_points)
+{
+    double x[30], y[30];
+    for (int i = 0; i < 30; i++) {
+        x[i] = i;
+        y[i] = 1.0 + 0.5 * i + ((i * 7) % 5 - 2) * 0.05;
+    }
+    stats_fit f;
+    double rs, ri;
+    cr_assert_eq(stats_linear_fit(x, y, 30, &f), 0);
+    cr_assert_eq(stats_robust_fit(x, y, 30, &rs, &ri), 0);
+    cr_assert(stats_fits_agree(&f, rs), "clean data: %g vs %g", f.slope, rs);
+    /* one spike: least squares is dragged but not significant; the robust
+     * fit does not move */
+    y[27] += 1000.0;
+    cr_assert_eq(stats_linear_fit(x, y, 30, &f), 0);
+    cr_assert_eq(stats_robust_fit(x, y, 30, &rs, &ri), 0);
+    near(rs, 0.5, 0.01, "robust slope");
+    near(ri, 1.0, 0.1, "robust intercept");
+    cr_assert_gt(f.slope, 2.0, "the spike drags least squares: %g", f.slope);
+    cr_assert_gt(f.p_value, 0.01, "p = %g", f.p_value);
+    /* a jump over the last few points: significant, but the robust fit
+     * keeps the bulk's slope and disagrees */
+    y[27] -= 1000.0;
+    for (int i = 25; i < 30; i++)
+        y[i] += 50.0;
+    cr_assert_eq(stats_linear_fit(x, y, 30, &f), 0);
+    cr_assert_eq(stats_robust_fit(x, y, 30, &rs, &ri), 0);
+    cr_assert_lt(f.p_value, 0.01, "p = %g", f.p_value);
+    near(rs, 0.5, 0.05, "robust slope past a jump");
+    cr_assert_not(stats_fits_agree(&f, rs), "ols %g ci %g robust %g", f.slope, f.ci95, rs);
+}
+
+Test(analysis_stats, agreement_needs_same_sign_and_closeness)
+{
+    stats_fit f = { .slope = 100.0, .ci95 = 5.0 };
+    cr_assert(stats_fits_agree(&f, 80.0), "within a quarter");
+    cr_assert_not(stats_fits_agree(&f, 70.0));
+    cr_assert_not(stats_fits_agree(&f, -1.0));
+    cr_assert_not(stats_fits_agree(&f, NAN));
+    f.ci95 = 40.0;
+    cr_assert(stats_fits_agree(&f, 65.0), "within the interval");
+}
+
+Test(analysis_stats, welch_matches_hand_computation)
+{
+    /* v1 = 4/10, v2 = 9/12: t = 2 / sqrt(1.15); df = 1.15^2 / (0.4^2/9 + 0.75^2/11) */
+    stats_welch_result r = stats_welch(10, 20.0, 4.0, 12, 22.0, 9.0);
+    near(r.t, 2.0 / sqrt(1.15), 1e-12, "t");
+    near(r.df, 1.15 * 1.15 / (0.16 / 9 + 0.5625 / 11), 1e-9, "df");
+    cr_assert(r.p > 0.05 && r.p < 0.1, "p = %g", r.p);
+    stats_welch_result back = stats_welch(12, 22.0, 9.0, 10, 20.0, 4.0);
+    near(back.t, -r.t, 1e-12, "antisymmetric");
+    near(back.p, r.p, 1e-12, "same p");
+}
+
+Test(analysis_stats, welch_p_at_the_t_table_quantile_is_five_percent)
+{
+    /* equal n and variance: df = 2(n - 1) = 10; var 3 over n 6 gives se 1 */
+    stats_welch_result r = stats_welch(6, 0.0, 3.0, 6, T975_DF10, 3.0);
+    near(r.df, 10.0, 1e-9, "df");
+    near(r.t, T975_DF10, 1e-9, "t");
+    near(r.p, 0.05, 1e-9, "p");
+}
+
+Test(analysis_stats, welch_edge_cases)
+{
+    stats_welch_result r = stats_welch(1, 5.0, 0.0, 10, 9.0, 1.0);
+    cr_assert(r.t == 0 && r.df == 0 && r.p == 1.0, "no test with one sample");
+    r = stats_welch(5, 5.0, 0.0, 5, 5.0, 0.0);
+    cr_assert(r.t == 0 && r.p == 1.0, "identical constants");
+    r = stats_welch(5, 5.0, 0.0, 5, 6.0, 0.0);
+    cr_assert(isinf(r.t) && r.t > 0 && r.p == 0.0, "different constants");
+}
+
+Test(analysis_stats, quantiles_mad_and_warmup)
+{
+    double v[5] = { 9, 1, 5, 3, 7 }, scratch[5];
+    stats_sort(v, 5);
+    cr_assert(v[0] == 1 && v[4] == 9);
+    near(stats_quantile_sorted(v, 5, 0.5), 5.0, 0, "median");
+    near(stats_quantile_sorted(v, 5, 0.95), 8.6, 1e-12, "p95 interpolated");
+    near(stats_quantile_sorted(v, 0, 0.5), 0.0, 0, "empty");
+    near(stats_mad(v, 5, 5.0, scratch), 2.0, 0, "mad");
+    cr_assert_eq(stats_warmup(10), 3);
+    cr_assert_eq(stats_warmup(300), 30);
+    cr_assert_eq(stats_warmup(31), 4);
+    cr_assert_eq(stats_warmup(2), 2);
+}
+
+Test(analysis_stats, robust_fit_of_a_long_series_uses_a_subset)
+{
+    enum { N = 10 * STATS_ROBUST_MAX + 7 };
+    static double x[N], y[N];
+    for (int i = 0; i < N; i++) {
+        x[i] = i;
+        y[i] = 100.0 + 3.0 * i + ((i * 7) % 5 - 2);
+    }
+    for (int i = N - 300; i < N; i++)
+        y[i] += 1e6; /* a jump the bulk does not share */
+    double rs, ri;
+    cr_assert_eq(stats_robust_fit(x, y, N, &rs, &ri), 0);
+    near(rs, 3.0, 0.01, "robust slope over the subset");
+    near(ri, 100.0, 5.0, "robust intercept");
+}
