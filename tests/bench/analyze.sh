@@ -1,0 +1,106 @@
+#!/bin/sh
+# analyze.sh - the reading targets of DESIGN §7, measured in one run by
+# `make bench` (tests/bench/run.sh):
+#
+#   1. `prof analyze` of a 10-million-event profile (tests/support/bin/
+#      make_big) against `zstd -d` of the same compressed bytes. A .prof file
+#      is not one zstd stream but a zstd frame per block between block
+#      headers; tests/bench/prof_frames.py copies those frames back to back
+#      into one multi-frame .zst file, which is exactly what prof has to
+#      decompress. Target: prof ≤ 2× zstd -d.
+#   2. The same regions as a Chrome trace JSON, loaded with Python's json and
+#      aggregated per operation with pandas (tests/bench/pandas_aggregate.py).
+#      Target: prof ≥ 100× faster. Needs pandas (make bench installs
+#      python3-pandas); with less than 16 GiB of memory available the
+#      comparison is made at 1 million events instead, and says so.
+#   3. prof's peak resident memory at 1 million and at 10 million events.
+#      Target: about the same (the model does not grow with events).
+#
+# Times are of whole processes with their output thrown away, the least of
+# ROUNDS (3) runs (tests/support/bin/run_measured): wall time, and CPU time
+# (user + system), which a busy machine disturbs less; both ratios are
+# printed. BENCH_EVENTS changes the size.
+B=${B:-build}
+PROF=$B/prof
+BIN=$B/rel/tests/bin
+EVENTS=${BENCH_EVENTS:-10000000}
+ROUNDS=3
+PYTHON=${PYTHON:-$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3 )}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/prof-bench-analyze.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+# measure NAME COMMAND...: sets NAME_s (wall seconds), NAME_cpu (CPU
+# seconds) and NAME_kib (peak RSS)
+measure() {
+    name=$1
+    shift
+    # shellcheck disable=SC2046 # four numbers, split on purpose
+    set -- $("$BIN/run_measured" "$ROUNDS" "$@")
+    if [ "${4:-1}" -ne 0 ]; then
+        echo "analyze bench: '$name' failed (status ${4:-?})" >&2
+        exit 1
+    fi
+    eval "${name}_s=$1 ${name}_cpu=$2 ${name}_kib=$3"
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+mib() { awk -v k="$1" 'BEGIN { printf "%.1f MiB", k / 1024 }'; }
+# val NAME FIELD: a figure that measure stored
+val() { eval "echo \"\$${1}_$2\""; }
+# line LABEL NAME: wall, CPU and peak memory of a measured command
+line() {
+    printf '%-40s %8.3f s wall %8.3f s CPU  peak %s\n' "$1" "$(val "$2" s)" "$(val "$2" cpu)" \
+        "$(mib "$(val "$2" kib)")"
+}
+# ratios LABEL A B TARGET: A/B in wall and in CPU time
+ratios() {
+    echo "  $1 $(ratio "$(val "$2" s)" "$(val "$3" s)")x wall," \
+        "$(ratio "$(val "$2" cpu)" "$(val "$3" cpu)")x CPU (target $4)"
+}
+
+has_pandas=0
+"$PYTHON" -c 'import pandas' 2>/dev/null && has_pandas=1
+avail_kib=$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo 2>/dev/null)
+py_events=$EVENTS
+[ "${avail_kib:-0}" -lt $((16 * 1024 * 1024)) ] && py_events=1000000
+
+# The trace goes with the profile the pandas script is compared against.
+if [ $has_pandas = 0 ]; then
+    n_small=$("$BIN/make_big" 1000000 "$tmp/small.prof") || exit 1
+    n_big=$("$BIN/make_big" "$EVENTS" "$tmp/big.prof") || exit 1
+elif [ "$py_events" = "$EVENTS" ]; then
+    n_small=$("$BIN/make_big" 1000000 "$tmp/small.prof") || exit 1
+    n_big=$("$BIN/make_big" "$EVENTS" "$tmp/big.prof" "$tmp/trace.json") || exit 1
+else
+    n_small=$("$BIN/make_big" 1000000 "$tmp/small.prof" "$tmp/trace.json") || exit 1
+    n_big=$("$BIN/make_big" "$EVENTS" "$tmp/big.prof") || exit 1
+fi
+frames=$("$PYTHON" tests/bench/prof_frames.py "$tmp/big.prof" "$tmp/big.zst") || exit 1
+
+measure prof_big "$PROF" analyze "$tmp/big.prof"
+measure zstd_big zstd -d -q -c "$tmp/big.zst"
+measure prof_small "$PROF" analyze "$tmp/small.prof"
+
+size=$(wc -c <"$tmp/big.prof")
+echo "profile: $n_big events, $size bytes, $frames zstd frames"
+line "prof analyze ($n_big events)" prof_big
+line "zstd -d of the same frames" zstd_big
+ratios "prof analyze / zstd -d:" prof_big zstd_big "<= 2"
+line "prof analyze ($n_small events)" prof_small
+echo "  peak RSS $n_big / $n_small events: $(ratio "$(val prof_big kib)" "$(val prof_small kib)")x (target about 1)"
+
+if [ $has_pandas = 0 ]; then
+    echo "json + pandas: skipped ($PYTHON has no pandas; make bench installs python3-pandas)"
+    exit 0
+fi
+ROUNDS=1 # minutes per round; one is enough against a 100x target
+measure pandas "$PYTHON" tests/bench/pandas_aggregate.py "$tmp/trace.json"
+ref=prof_big
+if [ "$py_events" != "$EVENTS" ]; then
+    ref=prof_small
+    echo "(json + pandas at $n_small events: under 16 GiB of memory available)"
+fi
+echo "Chrome trace JSON of the same regions: $(wc -c <"$tmp/trace.json") bytes"
+line "json + pandas, per-op aggregation" pandas
+ratios "json + pandas / prof analyze:" pandas $ref ">= 100"

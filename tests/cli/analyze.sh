@@ -1,0 +1,366 @@
+#!/bin/sh
+# analyze.sh - `prof analyze` end to end on the real binary: the text, JSON
+# and CSV reports of testdata/demo.prof against testdata/golden/ (refresh
+# with tests/support/update_golden.sh), the JSON against
+# formats/report.schema.json, CSV quoting, terminal styling, ranks of one
+# job, --fail-on, -o written whole or not at all, and every failure with its
+# exit status (DESIGN §5) and one-line message.
+# Run from the repository root with PROF, TEST_BIN (make_corpus,
+# make_analyze) as tests/run.sh does; PYTHON is an interpreter with the
+# jsonschema package (default /usr/bin/python3, as `make deps` installs it).
+PROF=${PROF:-build/prof}
+TEST_BIN=${TEST_BIN:-build/rel/tests/bin}
+DEMO=testdata/demo.prof
+GOLDEN=testdata/golden
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/prof-cli-analyze.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT INT TERM
+out=$tmp/stdout
+err=$tmp/stderr
+fails=0
+
+ok() { echo "ok $1"; }
+not_ok() {
+    echo "not ok $1 - $2"
+    fails=$((fails + 1))
+}
+
+run() {
+    "$PROF" "$@" >"$out" 2>"$err"
+    rc=$?
+}
+
+status_is() {
+    [ "$rc" -eq "$2" ] && return 0
+    not_ok "$1" "exit status $rc, want $2; stderr: $(head -c 300 "$err")"
+    return 1
+}
+
+has() {
+    grep -F -q -e "$2" "$1"
+}
+
+# error_is NAME STATUS MESSAGE: failed with STATUS, MESSAGE the only line
+# on stderr, nothing on stdout.
+error_is() {
+    status_is "$1" "$2" || return
+    if [ -s "$out" ]; then
+        not_ok "$1" "stdout not empty: $(head -c 200 "$out")"
+    elif [ "$(wc -l <"$err")" -ne 1 ]; then
+        not_ok "$1" "stderr is not one line: $(cat "$err")"
+    elif [ "$(cat "$err")" != "$3" ]; then
+        not_ok "$1" "stderr '$(cat "$err")', want '$3'"
+    else
+        ok "$1"
+    fi
+}
+
+# error_like NAME STATUS TEXT: as error_is, with TEXT a part of the line
+error_like() {
+    status_is "$1" "$2" || return
+    if [ -s "$out" ]; then
+        not_ok "$1" "stdout not empty: $(head -c 200 "$out")"
+    elif [ "$(wc -l <"$err")" -ne 1 ]; then
+        not_ok "$1" "stderr is not one line: $(cat "$err")"
+    elif ! has "$err" "$3"; then
+        not_ok "$1" "stderr '$(cat "$err")' lacks '$3'"
+    else
+        ok "$1"
+    fi
+}
+
+# out_has NAME TEXT: succeeded, stdout has TEXT, stderr empty
+out_has() {
+    status_is "$1" 0 || return
+    if ! has "$out" "$2"; then
+        not_ok "$1" "stdout lacks '$2': $(head -c 300 "$out")"
+    elif [ -s "$err" ]; then
+        not_ok "$1" "stderr not empty: $(head -c 300 "$err")"
+    else
+        ok "$1"
+    fi
+}
+
+# same_as NAME FILE: succeeded with stdout equal to FILE, stderr empty
+same_as() {
+    status_is "$1" 0 || return
+    if ! cmp -s "$out" "$2"; then
+        not_ok "$1" "output differs from $2: $(diff "$2" "$out" | head -n 20)"
+    elif [ -s "$err" ]; then
+        not_ok "$1" "stderr not empty: $(head -c 300 "$err")"
+    else
+        ok "$1"
+    fi
+}
+
+# ---- the demo profile against the golden outputs ----------------------------------
+run analyze "$DEMO"
+same_as analyze-demo-text "$GOLDEN/analyze-demo.txt"
+run analyze --format json "$DEMO"
+same_as analyze-demo-json "$GOLDEN/analyze-demo.json"
+run analyze --format csv "$DEMO"
+same_as analyze-demo-csv "$GOLDEN/analyze-demo-ops.csv"
+run analyze "$DEMO" --format=csv --table ops
+same_as analyze-options-after-file "$GOLDEN/analyze-demo-ops.csv"
+
+missing=""
+for s in "prof analyze $DEMO: format 1.0, closed cleanly" Summary "step time" "memory peak" \
+    "Top operations by self time" Bottlenecks Notes; do
+    has "$GOLDEN/analyze-demo.txt" "$s" || missing="$missing [$s]"
+done
+if [ -z "$missing" ]; then ok analyze-demo-sections; else
+    not_ok analyze-demo-sections "the golden text lacks$missing"
+fi
+
+# The JSON report validates against its schema.
+PYTHON=${PYTHON:-$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3 )}
+run analyze --format json "$DEMO"
+cp "$out" "$tmp/demo.json"
+if ! "$PYTHON" -c 'import jsonschema' 2>/dev/null; then
+    not_ok analyze-json-schema "$PYTHON has no jsonschema module (make deps installs python3-jsonschema)"
+elif "$PYTHON" tests/support/validate_report.py formats/report.schema.json "$tmp/demo.json" >"$err" 2>&1; then
+    ok analyze-json-schema
+else
+    not_ok analyze-json-schema "$(head -n 10 "$err")"
+fi
+
+# ---- CSV tables ----------------------------------------------------------------------------
+# header NAME TABLE HEADER: the first line of --table TABLE, with its CRLF
+header_is() {
+    run analyze --format csv --table "$2" "$DEMO"
+    status_is "$1" 0 || return
+    first=$(head -n 1 "$out")
+    if [ "$first" != "$(printf '%s\r' "$3")" ]; then
+        not_ok "$1" "header '$first', want '$3' + CR"
+    elif [ "$(wc -l <"$out")" -lt 2 ]; then
+        not_ok "$1" "no rows"
+    else
+        ok "$1"
+    fi
+}
+header_is csv-ops ops "name,kind,calls,self_ns,self_share,incl_ns,incl_share,mean_ns,stddev_ns,min_ns,max_ns,p50_ns,p95_ns,p99_ns"
+header_is csv-steps steps "number,start_ns,dur_ns,sampled,outlier,incomplete"
+header_is csv-memory memory "series,step,t_ns,bytes"
+run analyze --format csv --table steps "$DEMO"
+if [ "$(wc -l <"$out")" -eq 301 ]; then ok csv-steps-rows; else
+    not_ok csv-steps-rows "$(wc -l <"$out") lines, want 301 (header + 300 steps)"
+fi
+run analyze --format csv --table bottlenecks "$DEMO"
+if status_is csv-bottlenecks 0 && [ "$(head -n 1 "$out")" = "$(printf 'severity,rule,subject,impact_share,title,recommendation\r')" ]; then
+    ok csv-bottlenecks
+else
+    not_ok csv-bottlenecks "header '$(head -n 1 "$out")'"
+fi
+run analyze --format csv --top 3 "$DEMO"
+if status_is csv-top 0 && [ "$(wc -l <"$out")" -eq 4 ]; then ok csv-top; else
+    not_ok csv-top "$(wc -l <"$out") lines, want 4"
+fi
+
+if ! "$TEST_BIN/make_analyze" "$tmp" >"$err" 2>&1; then
+    not_ok make-analyze "$TEST_BIN/make_analyze failed: $(cat "$err")"
+    exit 1
+fi
+
+# Names with a comma, a quote and a newline read back whole through a CSV parser.
+run analyze --format csv --top 0 "$tmp/names.prof"
+if status_is csv-quoting 0; then
+    names=$("$PYTHON" -c '
+import csv, sys
+with open(sys.argv[1], newline="") as f:
+    rows = list(csv.reader(f))
+assert all(len(r) == 14 for r in rows), rows
+print(sorted(r[0] for r in rows[1:]))' "$out" 2>&1)
+    want="['a,b', 'plain', 'say \"hi\"', 'two\\nlines']"
+    if [ "$names" = "$want" ]; then ok csv-quoting; else not_ok csv-quoting "names $names, want $want"; fi
+    has "$out" '"say ""hi"""' || not_ok csv-quoting-raw "quote not doubled: $(cat "$out")"
+fi
+
+# ---- terminal styling --------------------------------------------------------------------------
+esc=$(printf '\033')
+run analyze "$DEMO"
+if grep -q "$esc" "$out"; then not_ok text-plain-off-terminal "escape codes in piped output"; else
+    ok text-plain-off-terminal
+fi
+# On a pseudo-terminal (script(1)): colour, unless NO_COLOR or --no-color.
+if command -v script >/dev/null 2>&1; then
+    # tty_run FILE ARGS...: prof's terminal output into FILE
+    tty_run() {
+        f=$1
+        shift
+        TERM=xterm LC_ALL=C.UTF-8 script -qec "$*" /dev/null >"$f" 2>&1 </dev/null
+    }
+    tty_run "$tmp/tty" "env -u NO_COLOR $PROF analyze $DEMO"
+    if grep -q "${esc}\[" "$tmp/tty" && grep -q "$(printf '\342\226\210')" "$tmp/tty"; then
+        ok text-terminal-colour
+    else
+        not_ok text-terminal-colour "no colour or bars on a terminal: $(head -c 300 "$tmp/tty")"
+    fi
+    tty_run "$tmp/tty" "NO_COLOR=1 $PROF analyze $DEMO"
+    if grep -q "${esc}\[[0-9;]*m" "$tmp/tty"; then not_ok text-no-color-env "colour with NO_COLOR"; else
+        ok text-no-color-env
+    fi
+    tty_run "$tmp/tty" "env -u NO_COLOR $PROF analyze --no-color $DEMO"
+    if grep -q "${esc}\[[0-9;]*m" "$tmp/tty"; then not_ok text-no-color-option "colour with --no-color"; else
+        ok text-no-color-option
+    fi
+else
+    echo "ok text-terminal-colour # skip no script(1)"
+fi
+
+# ---- ranks of one job ---------------------------------------------------------------------------
+run analyze "$tmp/rank0-of-2.prof" "$tmp/rank1-of-2.prof"
+out_has ranks-of-one-job "Ranks"
+run analyze "$tmp/rank0-of-2.prof" "$tmp/rank1-of-4.prof"
+error_like ranks-different-world-size 2 "not ranks of one job"
+run analyze "$DEMO" "$DEMO"
+error_like ranks-duplicate-rank 2 "not ranks of one job"
+
+# ---- --fail-on ---------------------------------------------------------------------------------
+# fail_on NAME FILE LEVEL STATUS: the status, and the report written anyway
+fail_on() {
+    run analyze --fail-on "$3" "$tmp/$2"
+    if status_is "$1" "$4"; then
+        if has "$out" "Bottlenecks" && ! [ -s "$err" ]; then ok "$1"; else
+            not_ok "$1" "no report or stderr: $(head -c 200 "$err")"
+        fi
+    fi
+}
+fail_on fail-on-high-found hot.prof high 1
+fail_on fail-on-medium-below-high warm.prof high 0
+fail_on fail-on-medium-found warm.prof medium 1
+fail_on fail-on-low-of-medium warm.prof low 1
+fail_on fail-on-low-calm calm.prof low 0
+run analyze --format json --fail-on high -o "$tmp/gate.json" "$tmp/hot.prof"
+if status_is fail-on-with-output 1 && [ -s "$tmp/gate.json" ]; then ok fail-on-with-output; else
+    not_ok fail-on-with-output "report not written"
+fi
+
+# ---- -o FILE ------------------------------------------------------------------------------------
+run analyze -o "$tmp/report.txt" "$DEMO"
+if status_is output-file 0 && ! [ -s "$out" ] && cmp -s "$tmp/report.txt" "$GOLDEN/analyze-demo.txt"; then
+    ok output-file
+else
+    not_ok output-file "file differs from the golden text or stdout not empty"
+fi
+left=$(find "$tmp" -maxdepth 1 -name '*.tmp.*')
+if [ -n "$left" ]; then not_ok output-no-temp "temporary left: $left"; else
+    ok output-no-temp
+fi
+run analyze -o - --format json "$DEMO"
+same_as output-dash-stdout "$GOLDEN/analyze-demo.json"
+run analyze --format html -o "$tmp/report.html" "$DEMO"
+if status_is output-html 0 && grep -qi '<html' "$tmp/report.html" && has "$tmp/report.html" '"prof-report"'; then
+    ok output-html
+else
+    not_ok output-html "no page with the report: $(head -c 200 "$tmp/report.html")"
+fi
+
+mkdir "$tmp/out"
+run analyze -o "$tmp/out/missing-dir/report.txt" "$DEMO"
+error_like output-missing-dir 4 "prof: analyze: cannot create '$tmp/out/missing-dir/report.txt': No such file or directory"
+if [ "$(id -u)" -ne 0 ]; then
+    mkdir "$tmp/ro" && chmod 555 "$tmp/ro"
+    run analyze -o "$tmp/ro/report.txt" "$DEMO"
+    error_like output-unwritable-dir 4 "Permission denied"
+    if [ -n "$(ls -A "$tmp/ro")" ]; then not_ok output-unwritable-dir-empty "left: $(ls -A "$tmp/ro")"; else
+        ok output-unwritable-dir-empty
+    fi
+    chmod 755 "$tmp/ro"
+else
+    echo "ok output-unwritable-dir # skip root can write anywhere"
+fi
+# An input error leaves an existing output untouched.
+echo old >"$tmp/keep.txt"
+run analyze -o "$tmp/keep.txt" "$tmp/absent.prof"
+if status_is output-kept-on-error 3 && [ "$(cat "$tmp/keep.txt")" = old ]; then ok output-kept-on-error; else
+    not_ok output-kept-on-error "file now '$(head -c 100 "$tmp/keep.txt")'"
+fi
+if [ -w /dev/full ]; then
+    "$PROF" analyze "$DEMO" >/dev/full 2>"$err"
+    rc=$?
+    if [ $rc -eq 4 ] && has "$err" "prof: analyze: cannot write to standard output"; then ok stdout-full; else
+        not_ok stdout-full "status $rc, stderr: $(cat "$err")"
+    fi
+fi
+
+# ---- cut short: analyzed, said so, status 0 -----------------------------------------------------
+head -c 30000 "$DEMO" >"$tmp/cut.prof"
+run analyze "$tmp/cut.prof"
+if status_is truncated 0; then
+    if has "$out" "cut short" && has "$out" "Notes" && ! [ -s "$err" ]; then ok truncated; else
+        not_ok truncated "no mention of the cut: $(head -n 3 "$out")"
+    fi
+fi
+run analyze --format csv "$tmp/cut.prof"
+if status_is truncated-csv-warns 0 && has "$err" "prof: analyze: warning: '$tmp/cut.prof' was cut short" &&
+    [ "$(wc -l <"$err")" -eq 1 ]; then
+    ok truncated-csv-warns
+else
+    not_ok truncated-csv-warns "stderr: $(cat "$err")"
+fi
+
+# ---- unreadable input: status 3 ------------------------------------------------------------------
+run analyze "$tmp/x.prof"
+error_is missing-file 3 "prof: analyze: cannot read '$tmp/x.prof': cannot open: No such file or directory"
+mkdir "$tmp/dir.prof"
+run analyze "$tmp/dir.prof"
+error_is directory 3 "prof: analyze: cannot read '$tmp/dir.prof': cannot read: is a directory"
+: >"$tmp/empty.prof"
+run analyze "$tmp/empty.prof"
+error_is empty-file 3 "prof: analyze: cannot read '$tmp/empty.prof': empty file (0 bytes)"
+printf 'step,region,ms\n1,forward,12.5\n' >"$tmp/data.csv"
+run analyze "$tmp/data.csv"
+error_is not-prof 3 "prof: analyze: cannot read '$tmp/data.csv': not a prof file (bad magic)"
+run analyze "$DEMO" "$tmp/data.csv"
+error_is second-not-prof 3 "prof: analyze: cannot read '$tmp/data.csv': not a prof file (bad magic)"
+if "$TEST_BIN/make_corpus" "$tmp" >"$err" 2>&1; then
+    run analyze "$tmp/version-2.0.prof"
+    error_is newer-version 3 "prof: analyze: cannot read '$tmp/version-2.0.prof': written in format version 2.0; this prof reads 1.x: upgrade prof"
+    run analyze "$tmp/flip-payload.prof"
+    error_like corrupt-block 3 ": payload checksum mismatch"
+else
+    not_ok make-corpus "$TEST_BIN/make_corpus failed: $(cat "$err")"
+fi
+
+# ---- usage errors: status 2 ----------------------------------------------------------------------
+run analyze
+error_is no-argument 2 "prof: analyze: no profile given (see 'prof analyze --help')"
+run analyze --bogus "$DEMO"
+error_is unknown-option 2 "prof: analyze: unknown option '--bogus' (see 'prof analyze --help')"
+run analyze --no-color -xq "$DEMO"
+error_is unknown-short-option 2 "prof: analyze: unknown option '-x' (see 'prof analyze --help')"
+run analyze --no-color=yes "$DEMO"
+error_is option-takes-no-value 2 "prof: analyze: option '--no-color=yes' takes no value (see 'prof analyze --help')"
+run analyze "$DEMO" --top
+error_is missing-value 2 "prof: analyze: option '--top' needs a value (see 'prof analyze --help')"
+run analyze --format xml "$DEMO"
+error_is bad-format 2 "prof: analyze: unknown format 'xml': use text, json, csv or html (see 'prof analyze --help')"
+run analyze --top -1 "$DEMO"
+error_is bad-top 2 "prof: analyze: --top takes a whole number of operations, not '-1' (see 'prof analyze --help')"
+run analyze --hot-threshold 120 "$DEMO"
+error_is bad-hot-threshold 2 "prof: analyze: --hot-threshold takes a percentage (0 to 100), not '120' (see 'prof analyze --help')"
+run analyze --leak-threshold lots "$DEMO"
+error_is bad-leak-threshold 2 "prof: analyze: --leak-threshold takes MiB per step, not 'lots' (see 'prof analyze --help')"
+run analyze --capacity 16X "$DEMO"
+error_is bad-capacity 2 "prof: analyze: --capacity takes a size such as 16G, not '16X' (see 'prof analyze --help')"
+run analyze --format csv --table flops "$DEMO"
+error_is bad-table 2 "prof: analyze: unknown table 'flops': use ops, steps, memory or bottlenecks (see 'prof analyze --help')"
+run analyze --table steps "$DEMO"
+error_is table-without-csv 2 "prof: analyze: --table applies to --format csv (see 'prof analyze --help')"
+run analyze --fail-on critical "$DEMO"
+error_is bad-fail-on 2 "prof: analyze: --fail-on takes high, medium or low, not 'critical' (see 'prof analyze --help')"
+
+# Options that parse: capacity suffixes, thresholds.
+run analyze --capacity 16GiB --hot-threshold 5 --leak-threshold 0.5 --sync-threshold 1 "$DEMO"
+out_has options-accepted "Bottlenecks"
+
+# ---- help ---------------------------------------------------------------------------------------
+for args in "analyze --help" "analyze -h" "help analyze"; do
+    # shellcheck disable=SC2086 # split on purpose
+    run $args
+    out_has "help-$(echo "$args" | tr ' ' '_')" "usage: prof analyze RUN.prof [RUN2.prof ...]"
+done
+run help
+out_has help-lists-analyze "  analyze   "
+
+[ $fails -eq 0 ]

@@ -1,0 +1,266 @@
+/* output_report.c - the renderers of `prof analyze` over real reports: the
+ * text and JSON of testdata/demo.prof against testdata/golden/ (refresh
+ * with tests/support/update_golden.sh), plain text off a terminal and
+ * colour with Unicode bars on one, CSV quoting of names with a comma, a
+ * quote and a newline, names that would drive a terminal or break JSON,
+ * the GPU and sync lines of a profile with CUDA records, stable number
+ * forms, and write failures reported as PROF_ERR_IO.
+ * Run from the repository root. */
+#include <math.h>
+
+#include "analysis/report.h"
+#include "format_util.h"
+#include "model/profile.h"
+#include "output/report_csv.h"
+#include "output/report_json.h"
+#include "output/report_text.h"
+#include "synth.h"
+
+#define DEMO "testdata/demo.prof"
+#define MS 1000000ull
+
+static void teardown(void)
+{
+    fu_dir_remove();
+}
+
+TestSuite(output_report, .fini = teardown);
+
+/* The report of a profile with the default options. */
+static cJSON *report_of(const char *path)
+{
+    profile_model m;
+    memset(&m, 0, sizeof m);
+    prof_error err = { 0 };
+    cr_assert_eq(profile_model_load(path, &m, NULL, NULL, &err), PROF_OK, "%s: %s", path,
+                 err.message);
+    const profile_model *models[] = { &m };
+    cJSON *r = report_build(models, 1, NULL, &err);
+    cr_assert_not_null(r, "report_build: %s", err.message);
+    profile_model_free(&m);
+    return r;
+}
+
+typedef enum { AS_TEXT, AS_JSON, AS_CSV } render_as;
+
+/* Renders r into a new string. */
+static char *render(const cJSON *r, render_as as, const report_style *st, report_table t)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    cr_assert_not_null(out);
+    prof_err e = as == AS_TEXT   ? report_render_text(out, r, st)
+                 : as == AS_JSON ? report_render_json(out, r)
+                                 : report_render_csv(out, r, t);
+    cr_assert_eq(e, PROF_OK);
+    cr_assert_eq(fclose(out), 0);
+    cr_assert_eq(strlen(text), len, "a NUL byte in the output");
+    return text;
+}
+
+static char *load_text(const char *path)
+{
+    size_t size;
+    char *s = (char *)fu_load(path, &size);
+    s[size] = '\0';
+    return s;
+}
+
+static void assert_has(const char *text, const char *part)
+{
+    cr_assert(strstr(text, part) != NULL, "missing '%s' in:\n%s", part, text);
+}
+
+/* A profile of one thread: STEPS steps, each the given regions back to back. */
+static void write_named(const char *path, const char *const *names, size_t n)
+{
+    synth *s = synth_open(path, NULL);
+    cr_assert_not_null(s);
+    synth_thread(s, 0, 1, "main");
+    uint64_t t = MS;
+    for (uint64_t step = 0; step < 20; step++) {
+        uint64_t start = t;
+        for (size_t i = 0; i < n; i++, t += 2 * MS)
+            synth_region(s, 0, names[i], PROF_KIND_COMPUTE, 0, t, 2 * MS);
+        synth_step(s, 0, step, PROF_STEP_SAMPLED, start, t - start);
+    }
+    prof_error err;
+    cr_assert_eq(synth_close(s, &err), 0, "%s", err.message);
+}
+
+Test(output_report, demo_text_matches_golden)
+{
+    cJSON *r = report_of(DEMO);
+    char *text = render(r, AS_TEXT, NULL, REPORT_TABLE_OPS);
+    char *golden = load_text("testdata/golden/analyze-demo.txt");
+    cr_assert_str_eq(text, golden, "text report of demo.prof changed:\n%s", text);
+    free(golden);
+    free(text);
+    cJSON_Delete(r);
+}
+
+Test(output_report, demo_json_matches_golden_and_reads_back)
+{
+    cJSON *r = report_of(DEMO);
+    char *json = render(r, AS_JSON, NULL, REPORT_TABLE_OPS);
+    char *golden = load_text("testdata/golden/analyze-demo.json");
+    cr_assert_str_eq(json, golden, "JSON report of demo.prof changed");
+    cJSON *back = cJSON_Parse(json);
+    cr_assert_not_null(back, "the JSON does not parse");
+    cr_assert(cJSON_Compare(back, r, 1), "the JSON does not read back as the report");
+    cJSON_Delete(back);
+    free(golden);
+    free(json);
+    cJSON_Delete(r);
+}
+
+Test(output_report, plain_off_terminal_styled_on_one)
+{
+    cJSON *r = report_of(DEMO);
+    char *plain = render(r, AS_TEXT, NULL, REPORT_TABLE_OPS);
+    for (const char *p = plain; *p; p++)
+        cr_assert((unsigned char)*p < 0x80 && *p != '\033', "escape or non-ASCII byte in plain text");
+    report_style zero = { 0, 0, 0 };
+    char *same = render(r, AS_TEXT, &zero, REPORT_TABLE_OPS);
+    cr_assert_str_eq(same, plain, "an all-zero style is not plain");
+
+    report_style term = { 1, 1, 120 };
+    char *styled = render(r, AS_TEXT, &term, REPORT_TABLE_OPS);
+    assert_has(styled, "\033[1m");
+    assert_has(styled, "\xe2\x96\x88"); /* a full block of a bar */
+
+    report_style uni = { 0, 1, 0 };
+    char *bars = render(r, AS_TEXT, &uni, REPORT_TABLE_OPS);
+    cr_assert_null(strchr(bars, '\033'), "colour without style.color (NO_COLOR)");
+    assert_has(bars, "\xe2\x96\x88");
+    free(bars);
+    free(styled);
+    free(same);
+    free(plain);
+    cJSON_Delete(r);
+}
+
+Test(output_report, csv_quotes_comma_quote_newline)
+{
+    const char *path = fu_path("names.prof");
+    const char *const names[] = { "plain", "a,b", "say \"hi\"", "two\nlines" };
+    write_named(path, names, 4);
+    cJSON *r = report_of(path);
+    char *csv = render(r, AS_CSV, NULL, REPORT_TABLE_OPS);
+    cr_assert(strncmp(csv, "name,kind,calls,self_ns,self_share,", 35) == 0, "header: %s", csv);
+    assert_has(csv, "\r\nplain,compute,20,");
+    assert_has(csv, "\r\n\"a,b\",compute,20,");
+    assert_has(csv, "\r\n\"say \"\"hi\"\"\",compute,20,");
+    assert_has(csv, "\r\n\"two\nlines\",compute,20,40000000,0.25,");
+    /* Every record ends in CRLF; the only bare LF is inside the quoted name. */
+    size_t bare = 0;
+    for (const char *p = csv; *p; p++)
+        bare += *p == '\n' && (p == csv || p[-1] != '\r');
+    cr_assert_eq(bare, 1);
+    cr_assert(strlen(csv) >= 2 && strcmp(csv + strlen(csv) - 2, "\r\n") == 0);
+    free(csv);
+    cJSON_Delete(r);
+}
+
+Test(output_report, csv_tables)
+{
+    cJSON *r = report_of(DEMO);
+    char *steps = render(r, AS_CSV, NULL, REPORT_TABLE_STEPS);
+    cr_assert(strncmp(steps, "number,start_ns,dur_ns,sampled,outlier,incomplete\r\n0,", 52) == 0,
+              "%.200s", steps);
+    char *memory = render(r, AS_CSV, NULL, REPORT_TABLE_MEMORY);
+    cr_assert(strncmp(memory, "series,step,t_ns,bytes\r\n", 24) == 0);
+    assert_has(memory, "\r\ngpu.allocated,0,");
+    assert_has(memory, "\r\nhost.rss,");
+    char *findings = render(r, AS_CSV, NULL, REPORT_TABLE_BOTTLENECKS);
+    cr_assert(strncmp(findings, "severity,rule,subject,impact_share,title,recommendation\r\n", 57) == 0);
+    report_table t;
+    cr_assert_eq(report_table_parse("memory", &t), 0);
+    cr_assert_eq(t, REPORT_TABLE_MEMORY);
+    cr_assert_eq(report_table_parse("op", &t), -1);
+    free(findings);
+    free(memory);
+    free(steps);
+    cJSON_Delete(r);
+}
+
+Test(output_report, hostile_names_escaped)
+{
+    const char *path = fu_path("hostile.prof");
+    const char *const names[] = { "red\033[31m", "bad\xff\x01utf8", "caf\xc3\xa9" };
+    write_named(path, names, 3);
+    cJSON *r = report_of(path);
+    char *text = render(r, AS_TEXT, NULL, REPORT_TABLE_OPS);
+    cr_assert_null(strchr(text, '\033'), "a raw escape from a name reached the text");
+    assert_has(text, "red\\x1b[31m");
+    assert_has(text, "bad\\xff\\x01utf8");
+    assert_has(text, "caf\xc3\xa9");
+    char *json = render(r, AS_JSON, NULL, REPORT_TABLE_OPS);
+    assert_has(json, "\"red\\u001b[31m\"");
+    assert_has(json, "\"bad\\ufffd\\u0001utf8\"");
+    cJSON *back = cJSON_Parse(json);
+    cr_assert_not_null(back);
+    cJSON_Delete(back);
+    free(json);
+    free(text);
+    cJSON_Delete(r);
+}
+
+Test(output_report, gpu_and_sync_lines)
+{
+    const char *path = fu_path("gpu.prof");
+    synth *s = synth_open(path, NULL);
+    cr_assert_not_null(s);
+    synth_thread(s, 0, 1, "main");
+    uint64_t t = MS;
+    for (uint64_t step = 0; step < 20; step++, t += 10 * MS) {
+        synth_region(s, 0, "launch", PROF_KIND_COMPUTE, 0, t, 8 * MS);
+        synth_gpu_kernel(s, "gemm", 0, 7, step, t + MS, 6 * MS);
+        synth_sync(s, 0, PROF_SYNC_DEVICE, 0, 0, step, t + 7 * MS, MS);
+        synth_step(s, 0, step, PROF_STEP_SAMPLED, t, 10 * MS);
+    }
+    prof_error err;
+    cr_assert_eq(synth_close(s, &err), 0, "%s", err.message);
+    cJSON *r = report_of(path);
+    char *text = render(r, AS_TEXT, NULL, REPORT_TABLE_OPS);
+    assert_has(text, "  GPU            device 0: 20 kernels (120.00 ms), busy ");
+    assert_has(text, "  CPU-GPU sync   20 syncs (1.00 per step), blocked 20.00 ms");
+    free(text);
+    cJSON_Delete(r);
+}
+
+Test(output_report, numbers_are_stable)
+{
+    char b[REPORT_NUM_BUF];
+    cr_assert_str_eq(report_number(b, 0.0), "0");
+    cr_assert_str_eq(report_number(b, -0.0), "0");
+    cr_assert_str_eq(report_number(b, 30519000000.0), "30519000000");
+    cr_assert_str_eq(report_number(b, -12.0), "-12");
+    cr_assert_str_eq(report_number(b, 0.25), "0.25");
+    cr_assert_str_eq(report_number(b, 0.1), "0.1");
+    cr_assert_str_eq(report_number(b, 1.0 / 3.0), "0.33333333333333331");
+    cr_assert_str_eq(report_number(b, 1e300), "1e+300");
+    cr_assert_str_eq(report_number(b, 9007199254740992.0), "9007199254740992");
+    cr_assert_str_eq(report_number(b, 1767225600000000000.0), "1767225600000000000");
+    cr_assert_str_eq(report_number(b, 1e19), "1e+19");
+    cr_assert_str_eq(report_number(b, NAN), "");
+    cr_assert_str_eq(report_number(b, INFINITY), "");
+    cr_assert_eq(strtod(report_number(b, 123.456e-7), NULL), 123.456e-7);
+}
+
+Test(output_report, write_failures_are_io_errors)
+{
+    cJSON *r = report_of(DEMO);
+    FILE *full = fopen("/dev/full", "w");
+    if (!full)
+        cr_skip_test("no /dev/full");
+    setvbuf(full, NULL, _IONBF, 0); /* fail at the first write, not at fclose */
+    cr_assert_eq(report_render_text(full, r, NULL), PROF_ERR_IO);
+    clearerr(full);
+    cr_assert_eq(report_render_json(full, r), PROF_ERR_IO);
+    clearerr(full);
+    cr_assert_eq(report_render_csv(full, r, REPORT_TABLE_OPS), PROF_ERR_IO);
+    fclose(full);
+    cJSON_Delete(r);
+}
