@@ -1,0 +1,300 @@
+#!/bin/sh
+# export.sh - `prof export` end to end on the real binary: the Chrome trace
+# of testdata/demo.prof read back by Python's json (event counts equal to
+# `prof info`'s, complete events placed and nested per thread, counters
+# numeric), names full of quotes, commas, newlines, control bytes and
+# invalid UTF-8 surviving the Chrome trace, JSON lines and CSV (read back by
+# Python's json and csv modules), folded stacks equal to self times that
+# Python computes from the JSON export, a cut-short profile (one warning,
+# status 0), and every failure with its status: 2 usage, 3 input, 4 output
+# with no file left behind.
+# Run from the repository root with PROF=path/to/prof, TEST_BIN=dir of the
+# helper binaries (make_export_names), as tests/run.sh does.
+PROF=${PROF:-build/prof}
+TEST_BIN=${TEST_BIN:-build/rel/tests/bin}
+DEMO=testdata/demo.prof
+PYTHON=${PYTHON:-python3}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/prof-cli-export.XXXXXX") || exit 1
+trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT INT TERM
+out=$tmp/stdout
+err=$tmp/stderr
+fails=0
+
+ok() { echo "ok $1"; }
+not_ok() {
+    echo "not ok $1 - $2"
+    fails=$((fails + 1))
+}
+
+run() {
+    "$PROF" "$@" >"$out" 2>"$err"
+    rc=$?
+}
+
+status_is() {
+    [ "$rc" -eq "$2" ] && return 0
+    not_ok "$1" "exit status $rc, want $2; stderr: $(head -c 300 "$err")"
+    return 1
+}
+
+# quiet_ok NAME: status 0 and nothing on stderr
+quiet_ok() {
+    status_is "$1" 0 || return 1
+    if [ -s "$err" ]; then
+        not_ok "$1" "stderr not empty: $(head -c 300 "$err")"
+        return 1
+    fi
+    return 0
+}
+
+# error_like NAME STATUS TEXT: failed with STATUS, one line on stderr holding TEXT
+error_like() {
+    status_is "$1" "$2" || return
+    if [ "$(wc -l <"$err")" -ne 1 ]; then
+        not_ok "$1" "stderr is not one line: $(cat "$err")"
+    elif ! grep -F -q -e "$3" "$err"; then
+        not_ok "$1" "stderr '$(cat "$err")' lacks '$3'"
+    else
+        ok "$1"
+    fi
+}
+
+# py NAME SCRIPT ARGS...: runs a Python check; its output says what is wrong
+py() {
+    name=$1
+    shift
+    if msg=$("$PYTHON" -c "$@" 2>&1); then ok "$name"; else not_ok "$name" "$msg"; fi
+}
+
+# no_leftovers NAME DIR: no temporary output file remains in DIR
+no_leftovers() {
+    if ls "$2" | grep -q '\.tmp\.'; then not_ok "$1" "temporary file left: $(ls "$2")"; else
+        ok "$1"
+    fi
+}
+
+if ! "$PYTHON" -c 'import json, csv' 2>/dev/null; then
+    echo "ok export # skip no $PYTHON"
+    exit 0
+fi
+
+# ---- help ------------------------------------------------------------------------
+run export --help
+if quiet_ok export-help; then
+    grep -q '^usage: prof export RUN.prof --format FORMAT' "$out" && ok export-help ||
+        not_ok export-help "$(head -3 "$out")"
+fi
+run help export
+if quiet_ok help-export; then
+    cmp -s "$out" "$tmp/help" 2>/dev/null || "$PROF" export -h >"$tmp/help"
+    cmp -s "$out" "$tmp/help" && ok help-export || not_ok help-export "differs from export -h"
+fi
+
+# ---- Chrome trace of the demo --------------------------------------------------------
+"$PROF" info "$DEMO" >"$tmp/info.txt" 2>&1
+mkdir "$tmp/o"
+run export "$DEMO" --format chrome-trace -o "$tmp/o/demo.json"
+if quiet_ok chrome-demo-written; then
+    [ ! -s "$out" ] && [ -s "$tmp/o/demo.json" ] && ok chrome-demo-written ||
+        not_ok chrome-demo-written "output on stdout or no file"
+fi
+no_leftovers chrome-demo-no-temp "$tmp/o"
+
+CHECK_TRACE='
+import json, re, sys, collections
+trace = json.load(open(sys.argv[1], encoding="utf-8"))
+info = open(sys.argv[2]).read() if len(sys.argv) > 2 else ""
+ev = trace["traceEvents"]
+assert trace["displayTimeUnit"] == "ns"
+assert isinstance(trace["otherData"], dict)
+cats = collections.Counter(e["cat"] for e in ev if e["ph"] not in "Msf")
+for m in re.finditer(r"^  (\w+) +([\d,]+)$", info, re.M):
+    want = int(m.group(2).replace(",", ""))
+    got = cats.get({"region": "region"}.get(m.group(1), m.group(1)), 0)
+    assert got == want, "%s: %d in the trace, prof info says %d" % (m.group(1), got, want)
+tracks = collections.defaultdict(list)
+for e in ev:
+    assert isinstance(e.get("pid"), int) and isinstance(e.get("tid"), int), e
+    if e["ph"] == "X":
+        for k in ("ts", "dur"):
+            assert isinstance(e[k], (int, float)) and e[k] >= 0, e
+        tracks[(e["pid"], e["tid"])].append((e["ts"], -e["dur"]))
+    elif e["ph"] == "C":
+        assert e["args"] and all(isinstance(v, (int, float)) for v in e["args"].values()), e
+for key, slices in tracks.items():
+    slices.sort()
+    stack = []
+    for ts, neg in slices:
+        end = ts - neg
+        while stack and ts >= stack[-1] - 0.0005:
+            stack.pop()
+        assert not stack or end <= stack[-1] + 0.0005, "overlap on %s at %.3f" % (key, ts)
+        stack.append(end)
+print(sum(cats.values()))
+'
+py chrome-demo-parses "$CHECK_TRACE" "$tmp/o/demo.json" "$tmp/info.txt"
+grep -q '^  region       7,530$' "$tmp/info.txt" && ok chrome-demo-info-counts ||
+    not_ok chrome-demo-info-counts "prof info of the demo changed: $(cat "$tmp/info.txt")"
+
+# ---- names that need escaping and quoting ------------------------------------------------
+if ! "$TEST_BIN/make_export_names" "$tmp/names.prof" 2>"$err"; then
+    not_ok make-export-names "$(cat "$err")"
+fi
+NAMES='["say \"hi\"", "C:\\path\\to", "two\nlines\r\n", "a,b,\"c\"", "bell\x07 esc\x1b[0m",
+        "bad \ufffd\ufffd utf8 \ufffd", "x;y z", "caf\u00e9"]'
+run export "$tmp/names.prof" --format chrome-trace
+quiet_ok chrome-names-run && py chrome-names "$CHECK_TRACE
+names = $NAMES
+got = [e[\"name\"] for e in ev if e[\"ph\"] == \"X\" and e[\"cat\"] == \"region\" and e[\"args\"][\"depth\"] == 0]
+assert got == names, got
+assert any(e[\"name\"] == \"gemm<\\\"f\\\\32\\\">\" for e in ev), [e[\"name\"] for e in ev]
+flows = [e for e in ev if e[\"ph\"] in \"sf\"]
+assert len(flows) == 6 and all(e[\"ph\"] == \"s\" or e[\"bp\"] == \"e\" for e in flows), flows
+assert {e[\"id\"] for e in flows} == {1, 2, 3}
+" "$out"
+
+run export "$tmp/names.prof" --format json -o -
+quiet_ok json-names-run && py json-names "
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1], encoding=\"utf-8\")]
+assert lines[0][\"type\"] == \"profile\" and lines[-1][\"type\"] == \"end\", (lines[0], lines[-1])
+events = [l for l in lines[1:-1] if l[\"type\"] != \"thread\"]
+assert len(events) == lines[-1][\"events\"] == 27, len(events)
+got = [l[\"name\"] for l in events if l[\"type\"] == \"region\" and l[\"depth\"] == 0]
+assert got == $NAMES, got
+assert [l[\"name\"] for l in lines if l[\"type\"] == \"thread\"] == [\"main, \\\"first\\\"\"]
+" "$out"
+
+run export "$tmp/names.prof" --format csv -o "$tmp/o/names.csv"
+quiet_ok csv-names-run && py csv-roundtrip "
+import csv, sys
+with open(sys.argv[1], newline=\"\", encoding=\"utf-8\") as f:
+    rows = list(csv.reader(f))
+assert rows[0] == \"type,thread,thread_name,start_ns,dur_ns,name,kind,depth,device,stream,correlation,value,flags\".split(\",\"), rows[0]
+assert all(len(r) == 13 for r in rows), [r for r in rows if len(r) != 13]
+assert len(rows) == 28, len(rows)
+got = [r[5] for r in rows[1:] if r[0] == \"region\" and r[7] == \"0\"]
+assert got == $NAMES, got
+assert {r[2] for r in rows[1:] if r[1] != \"gpu\"} == {\"main, \\\"first\\\"\"}
+counter = [r for r in rows if r[0] == \"counter\"][0]
+assert counter[5] == \"loss, \\\"smoothed\\\"\" and float(counter[11]) == 0.25, counter
+" "$tmp/o/names.csv"
+
+run export "$tmp/names.prof" --format folded
+quiet_ok folded-names-run && py folded-names "
+import sys
+lines = open(sys.argv[1], encoding=\"utf-8\").read().splitlines()
+assert \"two lines   300\" in lines and \"x:y z 300\" in lines and \"x:y z;inner 200\" in lines, lines
+assert len(lines) == 16, lines
+" "$out"
+
+# ---- folded stacks of the demo against self times ----------------------------------------
+"$PROF" export "$DEMO" --format json -o "$tmp/demo.jsonl" 2>"$err" || not_ok demo-json "$(cat "$err")"
+run export "$DEMO" --format folded
+quiet_ok folded-demo-run && py folded-demo-self-times "
+import bisect, collections, json, sys
+regions = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if e[\"type\"] == \"region\":
+        regions[e[\"thread\"]].append(e)
+want = collections.Counter()
+for rs in regions.values():
+    by_depth = collections.defaultdict(list)
+    for r in rs:
+        by_depth[r[\"depth\"]].append(r)
+    for d in by_depth:
+        by_depth[d].sort(key=lambda r: r[\"start_ns\"])
+    for r in rs:
+        kids = by_depth.get(r[\"depth\"] + 1, [])
+        starts = [k[\"start_ns\"] for k in kids]
+        i = bisect.bisect_left(starts, r[\"start_ns\"])
+        child = 0
+        while i < len(kids) and kids[i][\"start_ns\"] < r[\"start_ns\"] + r[\"dur_ns\"]:
+            child += kids[i][\"dur_ns\"]
+            i += 1
+        want[r[\"name\"]] += r[\"dur_ns\"] - child
+got = collections.Counter()
+for line in open(sys.argv[2]):
+    stack, ns = line.rsplit(\" \", 1)
+    got[stack.split(\";\")[-1]] += int(ns)
+want = {k: v for k, v in want.items() if v}
+assert dict(got) == want, (dict(got), want)
+assert len(want) == 17, sorted(want)
+" "$tmp/demo.jsonl" "$out"
+
+run export "$DEMO" --format folded --thread-frames
+quiet_ok folded-thread-frames && {
+    if grep -q '^train;forward;layer.0;attention [0-9]*$' "$out" &&
+        grep -q '^dataloader;fetch_batch;decode [0-9]*$' "$out"; then ok folded-thread-frames; else
+        not_ok folded-thread-frames "$(head -5 "$out")"
+    fi
+}
+
+# ---- a profile cut short: what is intact, one warning, status 0 --------------------------------
+head -c 30000 "$DEMO" >"$tmp/cut.prof"
+run export "$tmp/cut.prof" --format chrome-trace -o "$tmp/o/cut.json"
+if status_is export-truncated 0; then
+    if [ "$(wc -l <"$err")" -ne 1 ] || ! grep -q "^prof: export: warning: '$tmp/cut.prof' was cut short (" "$err"; then
+        not_ok export-truncated "stderr: $(cat "$err")"
+    else
+        py export-truncated "$CHECK_TRACE
+assert trace[\"otherData\"][\"prof_export\"][\"truncated\"] is True
+assert 0 < len(ev) < 8733
+" "$tmp/o/cut.json"
+    fi
+fi
+
+# ---- usage errors: status 2 -----------------------------------------------------------------
+run export "$DEMO"
+error_like export-no-format 2 "prof: export: no --format given (chrome-trace, csv, json or folded) (see 'prof export --help')"
+run export "$DEMO" --format xml
+error_like export-bad-format 2 "prof: export: unknown format 'xml'"
+run export --format csv
+error_like export-no-profile 2 "prof: export: no profile given"
+run export "$DEMO" "$DEMO" --format csv
+error_like export-two-profiles 2 "prof: export: takes exactly one profile"
+run export "$DEMO" --format
+error_like export-format-no-value 2 "prof: export: option '--format' needs a value"
+run export "$DEMO" --frobnicate
+error_like export-unknown-option 2 "prof: export: unknown option '--frobnicate'"
+
+# ---- unreadable input: status 3, no output file ------------------------------------------------
+run export "$tmp/missing.prof" --format csv -o "$tmp/o/missing.csv"
+error_like export-missing-input 3 "prof: export: cannot read '$tmp/missing.prof': cannot open: No such file or directory"
+[ -e "$tmp/o/missing.csv" ] && not_ok export-missing-input-no-file "output file created"
+printf 'not a profile\n' >"$tmp/bad.prof"
+run export "$tmp/bad.prof" --format json
+error_like export-not-prof 3 "not a prof file (bad magic)"
+
+# ---- output errors: status 4, nothing left behind ------------------------------------------------
+run export "$DEMO" --format chrome-trace -o "$tmp/no/such/dir/out.json"
+error_like export-no-directory 4 "prof: export: cannot create '$tmp/no/such/dir/out.json': No such file or directory"
+mkdir "$tmp/ro"
+chmod 555 "$tmp/ro"
+if [ "$(id -u)" != 0 ]; then
+    run export "$DEMO" --format csv -o "$tmp/ro/out.csv"
+    error_like export-unwritable-directory 4 "prof: export: cannot create '$tmp/ro/out.csv': Permission denied"
+    [ -z "$(ls "$tmp/ro")" ] || not_ok export-unwritable-directory-empty "$(ls "$tmp/ro")"
+elif [ -d /proc/self ]; then
+    # root writes anywhere a mode allows nothing; /proc takes no new files
+    run export "$DEMO" --format csv -o /proc/prof-export-test.csv
+    error_like export-unwritable-directory 4 "prof: export: cannot create '/proc/prof-export-test.csv': "
+    ls /proc | grep -q '^prof-export-test' && not_ok export-unwritable-directory-empty "file left in /proc"
+else
+    echo "ok export-unwritable-directory # skip root writes anywhere"
+fi
+if [ -w /dev/full ]; then
+    for f in chrome-trace csv json folded; do
+        "$PROF" export "$DEMO" --format $f >/dev/full 2>"$err"
+        rc=$?
+        : >"$out"
+        error_like "export-stdout-full-$f" 4 "prof: export: cannot write to standard output: No space left on device"
+    done
+else
+    echo "ok export-stdout-full # skip no /dev/full"
+fi
+no_leftovers export-no-temp-left "$tmp/o"
+
+[ $fails -eq 0 ]
