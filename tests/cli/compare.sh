@@ -1,0 +1,241 @@
+#!/bin/sh
+# compare.sh - `prof compare` end to end on the real binary, over profiles
+# written by make_compare: the same run shows no significant change, an
+# operation 30% slower is flagged and --fail-on-regression 10 exits 1, 2%
+# slower and a slower small operation do not fail, operations that appear
+# or disappear, different step counts, sampling and commands are said, a
+# new leak is shown; JSON matches formats/compare.schema.json, CSV has its
+# rows; colour only on a terminal; every failure has its DESIGN §5 status
+# and one line on stderr, and a failed -o leaves no file.
+# Run from the repository root with PROF and TEST_BIN, as tests/run.sh does.
+PROF=${PROF:-build/prof}
+TEST_BIN=${TEST_BIN:-build/rel/tests/bin}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/prof-cli-compare.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT INT TERM
+out=$tmp/stdout
+err=$tmp/stderr
+fx=$tmp/fx
+fails=0
+
+ok() { echo "ok $1"; }
+not_ok() {
+    echo "not ok $1 - $2"
+    fails=$((fails + 1))
+}
+
+run() {
+    "$PROF" "$@" >"$out" 2>"$err"
+    rc=$?
+}
+
+status_is() {
+    [ "$rc" -eq "$2" ] && return 0
+    not_ok "$1" "exit status $rc, want $2; stderr: $(head -c 300 "$err")"
+    return 1
+}
+
+has() {
+    grep -F -q -e "$2" "$1"
+}
+
+# expect NAME STATUS TEXT...: prof exited with STATUS, stdout has every
+# TEXT, stderr is empty.
+expect() {
+    name=$1
+    want=$2
+    shift 2
+    status_is "$name" "$want" || return
+    for text in "$@"; do
+        if ! has "$out" "$text"; then
+            not_ok "$name" "stdout lacks '$text': $(head -c 400 "$out")"
+            return
+        fi
+    done
+    if [ -s "$err" ]; then not_ok "$name" "stderr: $(head -c 300 "$err")"; else ok "$name"; fi
+}
+
+# lacks NAME TEXT: after expect, stdout must not have TEXT
+lacks() {
+    if has "$out" "$2"; then not_ok "$1" "stdout has '$2'"; else ok "$1"; fi
+}
+
+# error_is NAME STATUS MESSAGE: failed with STATUS, MESSAGE the one line on
+# stderr, nothing on stdout.
+error_is() {
+    status_is "$1" "$2" || return
+    if [ -s "$out" ]; then
+        not_ok "$1" "stdout not empty: $(head -c 200 "$out")"
+    elif [ "$(wc -l <"$err")" -ne 1 ]; then
+        not_ok "$1" "stderr is not one line: $(cat "$err")"
+    elif [ "$(cat "$err")" != "$3" ]; then
+        not_ok "$1" "stderr '$(cat "$err")', want '$3'"
+    else
+        ok "$1"
+    fi
+}
+
+mkdir "$fx" || exit 1
+if ! "$TEST_BIN/make_compare" "$fx" >"$err" 2>&1; then
+    not_ok make-compare "$TEST_BIN/make_compare failed: $(cat "$err")"
+    exit 1
+fi
+
+# ---- the same program ----------------------------------------------------------
+run compare --fail-on-regression 10 "$fx/base.prof" "$fx/base.prof"
+expect identical 0 "prof compare $fx/base.prof -> $fx/base.prof" "no significant change (p = 1.000)" \
+    "Regression check (--fail-on-regression 10%): passed"
+lacks identical-no-notes "Notes"
+
+run compare --fail-on-regression 10 --format csv "$fx/base.prof" "$fx/rerun.prof"
+expect rerun-not-significant 0 "operation,backward,compute,unchanged,"
+lacks rerun-nothing-significant ",true"
+
+# ---- slower ------------------------------------------------------------------------
+run compare --fail-on-regression 10 "$fx/base.prof" "$fx/slow30.prof"
+expect slow30-fails 1 "Regression check (--fail-on-regression 10%): FAILED" "slower (p < 0.001)"
+if grep -q '^  backward .* +[23][0-9]\.[0-9]%  *<0\.001  slower$' "$out"; then ok slow30-row; else
+    not_ok slow30-row "$(grep '^  backward' "$out")"
+fi
+
+run compare "$fx/base.prof" "$fx/slow30.prof"
+expect slow30-without-threshold 0 "slower"
+lacks slow30-no-check "Regression check"
+
+run compare --fail-on-regression 40 --format csv "$fx/base.prof" "$fx/slow30.prof"
+expect slow30-under-40 0 "operation,backward,compute,slower,ns,"
+
+run compare --fail-on-regression 10 --format csv "$fx/base.prof" "$fx/slow2.prof"
+expect slow2-not-significant 0 "operation,backward,compute,unchanged,ns,"
+
+run compare --fail-on-regression 10 --format csv "$fx/base.prof" "$fx/small50.prof"
+expect small-op-does-not-fail 0 "operation,log_metrics,compute,slower,ns,"
+
+run compare --fail-on-regression 10 "$fx/slow30.prof" "$fx/base.prof"
+expect faster 0 "faster" "passed"
+
+# ---- what differs -----------------------------------------------------------------------
+run compare --format csv "$fx/base.prof" "$fx/renamed.prof"
+expect renamed-csv 0 "operation,optimizer_step,compute,removed,ns," \
+    "operation,fused_optimizer,compute,added,ns," \
+    "bottleneck,optimizer_step,hot_operation,fixed,severity," \
+    "bottleneck,fused_optimizer,hot_operation,new,severity,"
+run compare "$fx/base.prof" "$fx/renamed.prof"
+expect renamed-text 0 "Operations only in after (1)" "Operations only in before (1)" \
+    "  fused_optimizer  300 calls"
+
+run compare "$fx/base.prof" "$fx/half.prof"
+expect step-counts 0 "step counts differ: 300 before, 150 after"
+run compare "$fx/base.prof" "$fx/sampled.prof"
+expect sampling 0 "sampling differs: 100% of steps kept their events before, 25% after" \
+    "300 steps (75 sampled)"
+run compare "$fx/base.prof" "$fx/other.prof"
+expect commands 0 "the runs come from different commands ('train.py' before, 'bench.py' after)"
+run compare "$fx/base.prof" "$fx/leaky.prof"
+expect leak-new 0 "new        gpu.allocated grows 20.0 MB/step [memory_leak]"
+if grep -q '^  leak gpu.allocated  *no  *leak  *new$' "$out"; then ok leak-row; else
+    not_ok leak-row "$(grep 'leak gpu' "$out")"
+fi
+
+# ---- JSON -----------------------------------------------------------------------------
+run compare --format json --fail-on-regression 10 "$fx/base.prof" "$fx/slow30.prof"
+expect json 1 '"schema": "prof-compare"' '"regressed": true'
+cp "$out" "$tmp/cmp.json"
+PYTHON=${PYTHON:-$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3 )}
+if ! "$PYTHON" -c 'import jsonschema' 2>/dev/null; then
+    echo "ok json-schema # skip $PYTHON has no jsonschema module"
+elif "$PYTHON" tests/support/validate_report.py formats/compare.schema.json "$tmp/cmp.json" >"$err" 2>&1; then
+    ok json-schema
+else
+    not_ok json-schema "$(head -c 600 "$err")"
+fi
+
+# ---- -o, colour ----------------------------------------------------------------------------
+run compare -o "$tmp/cmp.txt" --fail-on-regression 10 "$fx/base.prof" "$fx/slow30.prof"
+if status_is output-file 1; then
+    if [ -s "$out" ] || [ -s "$err" ]; then not_ok output-file "stdout or stderr not empty"
+    elif has "$tmp/cmp.txt" "FAILED"; then ok output-file
+    else not_ok output-file "file lacks the check"; fi
+fi
+
+esc=$(printf '\033')
+run compare "$fx/base.prof" "$fx/slow30.prof"
+if grep -q "$esc" "$out"; then not_ok no-colour-in-pipe "escape codes in piped output"; else
+    ok no-colour-in-pipe
+fi
+if command -v script >/dev/null 2>&1; then
+    tty_run() {
+        f=$1
+        shift
+        TERM=xterm LC_ALL=C.UTF-8 script -qec "$*" /dev/null >"$f" 2>&1 </dev/null
+    }
+    tty_run "$tmp/tty" "env -u NO_COLOR $PROF compare $fx/base.prof $fx/slow30.prof"
+    if grep -q "${esc}\[31m" "$tmp/tty" && has "$tmp/tty" "$(printf '\342\206\222')"; then
+        ok terminal-colour
+    else
+        not_ok terminal-colour "no colour on a terminal: $(head -c 300 "$tmp/tty")"
+    fi
+    tty_run "$tmp/tty" "NO_COLOR=1 $PROF compare $fx/base.prof $fx/slow30.prof"
+    if grep -q "${esc}\[[0-9;]*m" "$tmp/tty"; then not_ok no-color-env "colour with NO_COLOR"; else
+        ok no-color-env
+    fi
+    tty_run "$tmp/tty" "env -u NO_COLOR $PROF compare --no-color $fx/base.prof $fx/slow30.prof"
+    if grep -q "${esc}\[[0-9;]*m" "$tmp/tty"; then not_ok no-color-option "colour with --no-color"; else
+        ok no-color-option
+    fi
+else
+    echo "ok terminal-colour # skip no script(1)"
+fi
+
+# ---- help ----------------------------------------------------------------------------------
+for args in "compare --help" "help compare"; do
+    # shellcheck disable=SC2086 # split on purpose
+    run $args
+    expect "help-$(echo "$args" | tr ' ' '_')" 0 "usage: prof compare BEFORE.prof AFTER.prof"
+done
+run help
+expect help-lists-compare 0 "  compare   compare two runs"
+
+# ---- failures ------------------------------------------------------------------------------
+run compare "$fx/base.prof"
+error_is one-profile 2 "prof: compare: needs two profiles, BEFORE and AFTER (see 'prof compare --help')"
+run compare "$fx/base.prof" "$fx/base.prof" "$fx/base.prof"
+error_is three-profiles 2 "prof: compare: takes exactly two profiles (see 'prof compare --help')"
+run compare --format html "$fx/base.prof" "$fx/base.prof"
+error_is bad-format 2 "prof: compare: unknown format 'html': use text, json or csv (see 'prof compare --help')"
+run compare --fail-on-regression ten "$fx/base.prof" "$fx/base.prof"
+error_is bad-threshold 2 "prof: compare: --fail-on-regression takes a percentage, not 'ten' (see 'prof compare --help')"
+run compare --noise -1 "$fx/base.prof" "$fx/base.prof"
+error_is bad-noise 2 "prof: compare: --noise takes a percentage, not '-1' (see 'prof compare --help')"
+run compare --bogus "$fx/base.prof" "$fx/base.prof"
+error_is unknown-option 2 "prof: compare: unknown option '--bogus' (see 'prof compare --help')"
+
+run compare "$fx/base.prof" "$tmp/missing.prof"
+error_is missing-file 3 "prof: compare: cannot read '$tmp/missing.prof': cannot open: No such file or directory"
+printf 'step,region,ms\n1,forward,12.5\n' >"$tmp/data.csv"
+run compare "$tmp/data.csv" "$fx/base.prof"
+error_is not-prof 3 "prof: compare: cannot read '$tmp/data.csv': not a prof file (bad magic)"
+
+run compare -o "$tmp/no/such/dir/cmp.txt" "$fx/base.prof" "$fx/base.prof"
+error_is output-unwritable-dir 4 "prof: compare: cannot create '$tmp/no/such/dir/cmp.txt': No such file or directory"
+mkdir "$tmp/outdir"
+run compare -o "$tmp/outdir" "$fx/base.prof" "$fx/base.prof"
+status_is output-over-directory 4 && {
+    left=$(ls "$tmp" | grep -c '^outdir\.tmp')
+    if [ "$left" -ne 0 ]; then not_ok output-over-directory "temporary file left behind"
+    elif [ "$(ls -A "$tmp/outdir")" ]; then not_ok output-over-directory "something written into the directory"
+    else ok output-over-directory; fi
+}
+if [ -w /dev/full ]; then
+    "$PROF" compare "$fx/base.prof" "$fx/base.prof" >/dev/full 2>"$err"
+    rc=$?
+    if [ $rc -eq 4 ] && has "$err" "prof: compare: cannot write to standard output"; then
+        ok stdout-full
+    else
+        not_ok stdout-full "exit status $rc: $(cat "$err")"
+    fi
+else
+    echo "ok stdout-full # skip no /dev/full"
+fi
+
+[ $fails -eq 0 ]

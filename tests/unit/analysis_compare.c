@@ -1,0 +1,380 @@
+/* analysis_compare.c - compare_build over real profiles: each fixture is
+ * written with compare_fixtures.h, loaded, analyzed with every operation
+ * kept and compared, as `prof compare` does. Identical runs show no
+ * significant change; an operation 30% slower (with per-call noise) is
+ * flagged and fails --fail-on-regression 10; 2% slower is not significant
+ * even when the t-test alone would say so; small operations never fail a
+ * run; operations and leaks that come and go are listed; differing step
+ * counts, sampling and commands are noted. Every comparison matches
+ * formats/compare.schema.json. Run from the repository root. */
+#include "analysis/compare.h"
+#include "analysis_util.h"
+#include "compare_fixtures.h"
+#include "schema_check.h"
+
+#define SCHEMA "formats/compare.schema.json"
+
+static void teardown(void)
+{
+    fx_remove_all();
+}
+
+TestSuite(analysis_compare, .fini = teardown);
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static const char *write_spec(const char *name, const cf_spec *spec)
+{
+    const char *path = fx_path(name);
+    prof_error err = { 0 };
+    cr_assert_eq(cf_write(path, spec, &err), 0, "writing %s: %s", name, err.message);
+    return path;
+}
+
+static const char *write_base(const char *name, uint64_t seed)
+{
+    cf_spec spec = cf_base(seed);
+    return write_spec(name, &spec);
+}
+
+static const char *write_scaled(const char *name, unsigned steps, const char *op, double factor)
+{
+    const char *path = fx_path(name);
+    prof_error err = { 0 };
+    cr_assert_eq(cf_write_scaled(path, 99, steps, op, factor, &err), 0, "writing %s: %s", name,
+                 err.message);
+    return path;
+}
+
+static void assert_valid(const cJSON *cmp)
+{
+    cJSON *schema = schema_load(SCHEMA);
+    cr_assert_not_null(schema, "cannot read " SCHEMA);
+    char why[600];
+    int ok = schema_check(schema, schema, cmp, why, sizeof why);
+    cJSON_Delete(schema);
+    cr_assert(ok, "comparison does not match its schema: %s", why);
+}
+
+/* The comparison of two files as prof compare builds it; regression_pct
+ * negative when not asked for, noise_pct negative for the default. */
+static cJSON *compare_files(const char *before, const char *after, double regression_pct,
+                            double noise_pct)
+{
+    analysis_options ao;
+    analysis_options_default(&ao);
+    ao.top = 0;
+    cJSON *rb = au_report(before, &ao), *ra = au_report(after, &ao);
+    compare_options o;
+    compare_options_default(&o);
+    o.regression_pct = regression_pct;
+    if (noise_pct >= 0)
+        o.noise_pct = noise_pct;
+    prof_error err = { 0 };
+    cJSON *cmp = compare_build(rb, ra, &o, &err);
+    cr_assert_not_null(cmp, "compare: %s", err.message);
+    cJSON_Delete(rb);
+    cJSON_Delete(ra);
+    assert_valid(cmp);
+    return cmp;
+}
+
+static const cJSON *op_named(const cJSON *cmp, const char *name)
+{
+    const cJSON *op;
+    cJSON_ArrayForEach(op, au_get(cmp, "operations"))
+        if (strcmp(au_str(op, "name"), name) == 0)
+            return op;
+    cr_assert_fail("operation '%s' missing from the comparison", name);
+    return NULL;
+}
+
+static int significant(const cJSON *o)
+{
+    return cJSON_IsTrue(au_get(o, "significant"));
+}
+
+static int count_significant(const cJSON *cmp)
+{
+    int n = 0;
+    const cJSON *op;
+    cJSON_ArrayForEach(op, au_get(cmp, "operations"))
+        n += significant(op);
+    return n;
+}
+
+static const cJSON *regression(const cJSON *cmp)
+{
+    return au_get(cmp, "regression");
+}
+
+static int regressed(const cJSON *cmp)
+{
+    int r = cJSON_IsTrue(au_get(regression(cmp), "regressed"));
+    cr_assert_eq(r, compare_regressed(cmp));
+    return r;
+}
+
+static int has_reason(const cJSON *cmp, const char *name)
+{
+    const cJSON *r;
+    cJSON_ArrayForEach(r, au_get(regression(cmp), "reasons"))
+        if (strcmp(au_str(r, "name"), name) == 0)
+            return 1;
+    return 0;
+}
+
+static int has_note(const cJSON *cmp, const char *text)
+{
+    const cJSON *n;
+    cJSON_ArrayForEach(n, au_get(cmp, "notes"))
+        if (strstr(n->valuestring, text))
+            return 1;
+    return 0;
+}
+
+static const cJSON *finding_in(const cJSON *cmp, const char *group, const char *rule,
+                               const char *subject)
+{
+    const cJSON *f;
+    cJSON_ArrayForEach(f, au_get(au_get(cmp, "bottlenecks"), group))
+        if (strcmp(au_str(f, "rule"), rule) == 0 && strcmp(au_str(f, "subject"), subject) == 0)
+            return f;
+    return NULL;
+}
+
+/* ---- the same run --------------------------------------------------------- */
+
+Test(analysis_compare, a_profile_against_itself_shows_no_change)
+{
+    const char *p = write_base("base.prof", 1);
+    cJSON *cmp = compare_files(p, p, 10, -1);
+    cr_assert_str_eq(au_str(cmp, "schema"), "prof-compare");
+    cr_assert_eq(count_significant(cmp), 0);
+    const cJSON *op;
+    cJSON_ArrayForEach(op, au_get(cmp, "operations")) {
+        cr_assert_str_eq(au_str(op, "status"), "unchanged", "%s", au_str(op, "name"));
+        cr_assert_eq(au_num(op, "relative"), 0);
+        cr_assert_eq(au_num(op, "p_value"), 1);
+    }
+    cr_assert_eq(cJSON_GetArraySize(au_get(cmp, "operations")), CF_BASE_NOPS + 1);
+    cr_assert_not(significant(au_get(cmp, "step_time_test")));
+    cr_assert_eq(au_num(au_get(cmp, "speedup"), "value"), 1);
+    cr_assert_eq(cJSON_GetArraySize(au_get(cmp, "notes")), 0);
+    const cJSON *b = au_get(cmp, "bottlenecks");
+    cr_assert_eq(cJSON_GetArraySize(au_get(b, "fixed")), 0);
+    cr_assert_eq(cJSON_GetArraySize(au_get(b, "new")), 0);
+    cr_assert_gt(cJSON_GetArraySize(au_get(b, "persisting")), 0);
+    cr_assert_not(regressed(cmp));
+    cJSON_Delete(cmp);
+}
+
+Test(analysis_compare, a_rerun_of_the_same_program_shows_no_significant_change)
+{
+    cJSON *cmp = compare_files(write_base("a.prof", 1), write_base("b.prof", 2), 10, -1);
+    cr_assert_eq(count_significant(cmp), 0);
+    cr_assert_not(significant(au_get(cmp, "step_time_test")));
+    cr_assert_not(regressed(cmp));
+    cr_assert_eq(cJSON_GetArraySize(au_get(cmp, "notes")), 0);
+    cJSON_Delete(cmp);
+}
+
+/* ---- slower and faster ------------------------------------------------------ */
+
+Test(analysis_compare, an_operation_30_percent_slower_is_significant_and_a_regression)
+{
+    const char *base = write_base("base.prof", 1);
+    const char *slow = write_scaled("slow.prof", 300, "backward", 1.30);
+    cJSON *cmp = compare_files(base, slow, 10, -1);
+    const cJSON *op = op_named(cmp, "backward");
+    cr_assert_str_eq(au_str(op, "status"), "slower");
+    cr_assert(significant(op));
+    cr_assert_lt(au_num(op, "p_value"), 1e-6);
+    cr_assert_float_eq(au_num(op, "relative"), 0.30, 0.03, "relative %g", au_num(op, "relative"));
+    cr_assert_eq(au_num(au_get(op, "before"), "calls"), 300);
+    cr_assert_eq(au_num(au_get(op, "after"), "calls"), 300);
+    static const char *const unchanged[] = { "forward", "optimizer_step", "data_loading",
+                                             "log_metrics" };
+    for (size_t i = 0; i < 4; i++)
+        cr_assert_not(significant(op_named(cmp, unchanged[i])), "%s", unchanged[i]);
+    cr_assert(significant(au_get(cmp, "step_time_test")));
+    cr_assert_lt(au_num(au_get(cmp, "speedup"), "value"), 0.9);
+    cr_assert(regressed(cmp));
+    cr_assert(has_reason(cmp, "backward"));
+    cr_assert(has_reason(cmp, "mean step time"));
+    cr_assert_not(has_reason(cmp, "forward"));
+    cJSON_Delete(cmp);
+}
+
+Test(analysis_compare, a_threshold_above_the_slowdown_passes)
+{
+    const char *base = write_base("base.prof", 1);
+    const char *slow = write_scaled("slow.prof", 300, "backward", 1.30);
+    cJSON *cmp = compare_files(base, slow, 40, -1);
+    cr_assert(significant(op_named(cmp, "backward")));
+    cr_assert_not(regressed(cmp));
+    cJSON_Delete(cmp);
+    cmp = compare_files(base, slow, -1, -1);
+    cr_assert_not(regressed(cmp), "no threshold, no regression");
+    cr_assert(cJSON_IsNull(au_get(regression(cmp), "threshold_pct")));
+    cJSON_Delete(cmp);
+}
+
+Test(analysis_compare, the_reverse_is_faster_and_no_regression)
+{
+    const char *base = write_base("base.prof", 1);
+    const char *slow = write_scaled("slow.prof", 300, "backward", 1.30);
+    cJSON *cmp = compare_files(slow, base, 10, -1);
+    const cJSON *op = op_named(cmp, "backward");
+    cr_assert_str_eq(au_str(op, "status"), "faster");
+    cr_assert(significant(op));
+    cr_assert_float_eq(au_num(op, "relative"), 1 / 1.3 - 1, 0.03);
+    cr_assert_gt(au_num(au_get(cmp, "speedup"), "value"), 1.1);
+    cr_assert_not(regressed(cmp));
+    cJSON_Delete(cmp);
+}
+
+/* 1,000 calls a side make even 2% statistically clear (p < 0.01); the
+ * noise floor is what keeps it from being reported. */
+Test(analysis_compare, two_percent_slower_is_below_the_noise_floor)
+{
+    cf_spec spec = cf_base(5);
+    spec.steps = 1000;
+    const char *base = write_spec("base.prof", &spec);
+    const char *slow = write_scaled("slow.prof", 1000, "backward", 1.02);
+    cJSON *cmp = compare_files(base, slow, 1, -1);
+    const cJSON *op = op_named(cmp, "backward");
+    cr_assert_float_eq(au_num(op, "relative"), 0.02, 0.01, "relative %g", au_num(op, "relative"));
+    cr_assert_lt(au_num(op, "p_value"), 0.01, "p %g", au_num(op, "p_value"));
+    cr_assert_not(significant(op));
+    cr_assert_str_eq(au_str(op, "status"), "unchanged");
+    cr_assert_not(regressed(cmp), "nothing significant, so nothing fails even at 1%%");
+    cJSON_Delete(cmp);
+    cmp = compare_files(base, slow, -1, 1);
+    cr_assert(significant(op_named(cmp, "backward")), "--noise 1 lets it through");
+    cJSON_Delete(cmp);
+}
+
+Test(analysis_compare, a_small_operation_slower_is_reported_but_never_fails_the_run)
+{
+    const char *base = write_base("base.prof", 1);
+    const char *slow = write_scaled("slow.prof", 300, "log_metrics", 1.50);
+    cJSON *cmp = compare_files(base, slow, 10, -1);
+    const cJSON *op = op_named(cmp, "log_metrics");
+    cr_assert(significant(op));
+    cr_assert_lt(au_num(au_get(op, "after"), "share"), 0.05);
+    cr_assert_not(regressed(cmp));
+    cJSON_Delete(cmp);
+}
+
+/* ---- what differs between the runs ---------------------------------------------- */
+
+Test(analysis_compare, operations_that_appear_or_disappear_are_listed)
+{
+    cf_op ops[CF_BASE_NOPS];
+    memcpy(ops, cf_base_ops, sizeof ops);
+    ops[3].name = "fused_optimizer";
+    cf_spec spec = cf_base(2);
+    spec.ops = ops;
+    cJSON *cmp = compare_files(write_base("base.prof", 1), write_spec("renamed.prof", &spec), 10,
+                               -1);
+    const cJSON *gone = op_named(cmp, "optimizer_step"), *added = op_named(cmp, "fused_optimizer");
+    cr_assert_str_eq(au_str(gone, "status"), "removed");
+    cr_assert(cJSON_IsNull(au_get(gone, "after")));
+    cr_assert_eq(au_num(au_get(gone, "before"), "calls"), 300);
+    cr_assert_str_eq(au_str(added, "status"), "added");
+    cr_assert(cJSON_IsNull(au_get(added, "before")));
+    cr_assert_eq(au_num(au_get(added, "after"), "calls"), 300);
+    cr_assert(cJSON_IsNull(au_get(added, "p_value")));
+    cr_assert_not(significant(added));
+    cr_assert_not_null(finding_in(cmp, "fixed", "hot_operation", "optimizer_step"));
+    cr_assert_not_null(finding_in(cmp, "new", "hot_operation", "fused_optimizer"));
+    cr_assert_not_null(finding_in(cmp, "persisting", "hot_operation", "backward"));
+    cr_assert_not(regressed(cmp));
+    cJSON_Delete(cmp);
+}
+
+Test(analysis_compare, different_step_counts_are_noted_and_means_still_compare)
+{
+    cf_spec half = cf_base(2);
+    half.steps = 150;
+    cJSON *cmp = compare_files(write_base("base.prof", 1), write_spec("half.prof", &half), 10, -1);
+    cr_assert(has_note(cmp, "step counts differ: 300 before, 150 after"));
+    const cJSON *steps = cJSON_GetArrayItem(au_get(cmp, "summary"), 0);
+    cr_assert_str_eq(au_str(steps, "metric"), "steps");
+    cr_assert_eq(au_num(steps, "change"), -150);
+    cr_assert_float_eq(au_num(steps, "relative"), -0.5, 1e-12);
+    cr_assert_eq(count_significant(cmp), 0);
+    cr_assert_not(regressed(cmp));
+    cJSON_Delete(cmp);
+}
+
+Test(analysis_compare, different_sampling_and_commands_are_noted)
+{
+    cf_spec sampled = cf_base(2), other = cf_base(3);
+    sampled.sample_every = 4;
+    other.command = "bench.py";
+    const char *base = write_base("base.prof", 1);
+    cJSON *cmp = compare_files(base, write_spec("sampled.prof", &sampled), -1, -1);
+    cr_assert(has_note(cmp, "sampling differs: 100% of steps kept their events before, 25% after"));
+    cr_assert_eq(au_num(au_get(cmp, "after"), "sampled_steps"), 75);
+    cr_assert_eq(au_num(au_get(cmp, "after"), "sample_rate"), 0.25);
+    cr_assert_eq(count_significant(cmp), 0);
+    cJSON_Delete(cmp);
+    cmp = compare_files(base, write_spec("other.prof", &other), -1, -1);
+    cr_assert(has_note(cmp, "different commands ('train.py' before, 'bench.py' after)"));
+    cr_assert_str_eq(au_str(au_get(cmp, "after"), "command"), "bench.py");
+    cJSON_Delete(cmp);
+}
+
+Test(analysis_compare, leaks_fixed_and_new_by_series)
+{
+    cf_spec leaky = cf_base(2);
+    leaky.leak_mb = 20.0;
+    const char *base = write_base("base.prof", 1), *leak = write_spec("leaky.prof", &leaky);
+    cJSON *cmp = compare_files(leak, base, -1, -1);
+    const cJSON *m = cJSON_GetArrayItem(au_get(cmp, "memory"), 0);
+    cr_assert_str_eq(au_str(m, "series"), "gpu.allocated");
+    cr_assert_str_eq(au_str(m, "leak"), "fixed");
+    cr_assert(cJSON_IsTrue(au_get(m, "leak_before")));
+    cr_assert_lt(au_num(m, "change_bytes"), -1e9, "the peak drops by 20 MiB x 300 steps");
+    cr_assert_not_null(finding_in(cmp, "fixed", "memory_leak", "gpu.allocated"));
+    cJSON_Delete(cmp);
+    cmp = compare_files(base, leak, -1, -1);
+    m = cJSON_GetArrayItem(au_get(cmp, "memory"), 0);
+    cr_assert_str_eq(au_str(m, "leak"), "new");
+    cr_assert_not_null(finding_in(cmp, "new", "memory_leak", "gpu.allocated"));
+    cJSON_Delete(cmp);
+}
+
+Test(analysis_compare, a_profile_without_steps_leaves_step_metrics_empty)
+{
+    cf_spec none = cf_base(2);
+    none.steps = 0;
+    cJSON *cmp = compare_files(write_base("base.prof", 1), write_spec("none.prof", &none), 10,
+                               -1);
+    cr_assert(has_note(cmp, "no steps in the after profile"));
+    const cJSON *m;
+    cJSON_ArrayForEach(m, au_get(cmp, "summary"))
+        if (strncmp(au_str(m, "metric"), "step_", 5) == 0)
+            cr_assert(cJSON_IsNull(au_get(m, "after")), "%s", au_str(m, "metric"));
+    cr_assert(cJSON_IsNull(au_get(cmp, "speedup")), "nothing profiled after: no speedup");
+    cr_assert_not(significant(au_get(cmp, "step_time_test")));
+    cr_assert_str_eq(au_str(op_named(cmp, "backward"), "status"), "removed");
+    cr_assert_not(regressed(cmp));
+    cJSON_Delete(cmp);
+}
+
+/* ---- bad input ------------------------------------------------------------------ */
+
+Test(analysis_compare, something_that_is_not_a_report_is_refused)
+{
+    cJSON *junk = cJSON_Parse("{\"schema\":\"prof-report\"}");
+    cJSON *r = au_report(write_base("base.prof", 1), NULL);
+    prof_error err = { 0 };
+    cr_assert_null(compare_build(junk, r, NULL, &err));
+    cr_assert_eq(err.code, PROF_ERR_INVALID);
+    cr_assert(strstr(err.message, "not an analyze report") != NULL, "%s", err.message);
+    cJSON_Delete(junk);
+    cJSON_Delete(r);
+}
