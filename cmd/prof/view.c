@@ -1,0 +1,284 @@
+/* view.c - `prof view RUN.prof [SECOND.prof]`: the dashboard in the browser,
+ * served on loopback until Ctrl+C, or written as one self-contained HTML
+ * file with --html. The page renders the analyze report; with two profiles
+ * it also shows their comparison. */
+#include <fcntl.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "analysis/compare.h"
+#include "analysis/report.h"
+#include "cmd.h"
+#include "model/profile.h"
+#include "output/html.h"
+#include "output/report_json.h"
+#include "output/server.h"
+#include "util/outfile.h"
+#include "util/progress.h"
+
+#define CMD "view"
+
+extern char **environ;
+
+static const char usage[] =
+    "usage: prof view RUN.prof [SECOND.prof] [--port N] [--bind ADDR] [--html FILE]\n"
+    "                 [--no-open]\n"
+    "\n"
+    "Shows the analysis of a profile as a dashboard in the browser: summary,\n"
+    "operations, memory, steps, call graph, timeline and bottlenecks. With two\n"
+    "profiles (before and after) it also shows their comparison, with a\n"
+    "differential flame graph.\n"
+    "\n"
+    "The dashboard is served on http://127.0.0.1:8051/ until Ctrl+C; the page\n"
+    "and its scripts are built into prof and load nothing from elsewhere.\n"
+    "\n"
+    "  -p, --port N       port to listen on (default 8051; 0 picks a free one)\n"
+    "  -b, --bind ADDR    numeric address to listen on (default 127.0.0.1, this\n"
+    "                     machine only; 0.0.0.0 exposes the profile to the network)\n"
+    "      --html FILE    write the dashboard as one self-contained HTML file\n"
+    "                     instead of serving it (\"-\" for standard output)\n"
+    "      --no-open      do not open a browser (it is opened only when standard\n"
+    "                     output is a terminal and a display is available)\n"
+    "  -h, --help         show this help\n"
+    "\n"
+    "Exit status: 0 success (also after Ctrl+C), 2 usage error (also an address\n"
+    "that is not numeric), 3 unreadable or corrupt input, 4 output error (also\n"
+    "a port that is already in use: choose another with --port).\n";
+
+typedef struct view_args {
+    unsigned port;
+    const char *bind;
+    const char *html;
+    int no_open;
+} view_args;
+
+enum { OPT_HTML = 256, OPT_NO_OPEN };
+
+static int parse_port(const char *s, unsigned *port)
+{
+    char *end;
+    unsigned long v = strtoul(s, &end, 10);
+    if (!*s || *end || v > 65535 || s[0] == '-')
+        return cmd_usage_error(CMD, "--port takes a number from 0 to 65535, not '%s'", s);
+    *port = (unsigned)v;
+    return EXIT_OK;
+}
+
+/* EXIT_OK with *first the index of the first profile, -1 after --help, or
+ * a usage status. */
+static int parse_args(int argc, char **argv, view_args *a, int *first)
+{
+    static const struct option opts[] = {
+        { "port", required_argument, NULL, 'p' }, { "bind", required_argument, NULL, 'b' },
+        { "html", required_argument, NULL, OPT_HTML }, { "no-open", no_argument, NULL, OPT_NO_OPEN },
+        { "help", no_argument, NULL, 'h' },       { 0, 0, 0, 0 }
+    };
+    *a = (view_args){ 8051, "127.0.0.1", NULL, 0 };
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":hp:b:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            fputs(usage, stdout);
+            return -1;
+        case 'p':
+            if (parse_port(optarg, &a->port) != EXIT_OK)
+                return EXIT_USAGE;
+            break;
+        case 'b': a->bind = optarg; break;
+        case OPT_HTML: a->html = optarg; break;
+        case OPT_NO_OPEN: a->no_open = 1; break;
+        case ':': return cmd_usage_error(CMD, "'%s' needs a value", argv[optind - 1]);
+        default: return cmd_usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    int n = argc - optind;
+    if (n < 1)
+        return cmd_usage_error(CMD, "no profile given");
+    if (n > 2)
+        return cmd_usage_error(CMD, "takes one profile, or two to compare");
+    *first = optind;
+    return EXIT_OK;
+}
+
+/* The report of each profile (every operation kept) and, for two, their
+ * comparison. EXIT_OK, or the status with the error reported. */
+static int build_reports(char **paths, size_t n, cJSON **reports, cJSON **compare)
+{
+    analysis_options opts;
+    analysis_options_default(&opts);
+    opts.top = 0;
+    int tty = isatty(STDERR_FILENO);
+    for (size_t i = 0; i < n; i++) {
+        profile_model m;
+        memset(&m, 0, sizeof m);
+        progress bar;
+        prof_error err = { PROF_OK, "" };
+        progress_init(&bar, stderr, tty, paths[i]);
+        prof_err e = profile_model_load(paths[i], &m, progress_update, &bar, &err);
+        progress_done(&bar);
+        if (e != PROF_OK) {
+            profile_model_free(&m);
+            cmd_error(CMD, "cannot read '%s': %s", paths[i], err.message);
+            return cmd_input_status(e);
+        }
+        const profile_model *one = &m;
+        reports[i] = report_build(&one, 1, &opts, &err);
+        profile_model_free(&m);
+        if (!reports[i]) {
+            cmd_error(CMD, "cannot analyze '%s': %s", paths[i], err.message);
+            return cmd_input_status(err.code);
+        }
+    }
+    if (n == 2) {
+        prof_error err = { PROF_OK, "" };
+        *compare = compare_build(reports[0], reports[1], NULL, &err);
+        if (!*compare) {
+            cmd_error(CMD, "cannot compare '%s' and '%s': %s", paths[0], paths[1], err.message);
+            return cmd_input_status(err.code);
+        }
+    }
+    return EXIT_OK;
+}
+
+static int write_html(const char *path, cJSON *const *reports, size_t n, const cJSON *compare)
+{
+    outfile o;
+    prof_error err = { PROF_OK, "" };
+    if (outfile_open(&o, path, &err) != PROF_OK) {
+        cmd_error(CMD, "cannot write '%s': %s", path, err.message);
+        return EXIT_OUTPUT;
+    }
+    const cJSON *r[VIEW_MAX_PROFILES] = { reports[0], n > 1 ? reports[1] : NULL };
+    if (view_render_html(o.fp, r, n, compare, &err) != PROF_OK) {
+        outfile_abort(&o);
+        cmd_error(CMD, "cannot write '%s': %s", path, err.message);
+        return EXIT_OUTPUT;
+    }
+    if (outfile_commit(&o, &err) != PROF_OK) {
+        cmd_error(CMD, "cannot write '%s': %s", path, err.message);
+        return EXIT_OUTPUT;
+    }
+    return EXIT_OK;
+}
+
+/* Opens the page in a browser, when someone is there to see it. */
+static void open_browser(const char *url)
+{
+    const char *display = getenv("DISPLAY"), *wayland = getenv("WAYLAND_DISPLAY");
+    if (!isatty(STDOUT_FILENO) || (!(display && *display) && !(wayland && *wayland)))
+        return;
+    posix_spawn_file_actions_t fa;
+    if (posix_spawn_file_actions_init(&fa) != 0)
+        return;
+    posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+    char *args[] = { "xdg-open", (char *)url, NULL };
+    pid_t pid;
+    posix_spawnp(&pid, "xdg-open", &fa, NULL, args, environ); /* best effort */
+    posix_spawn_file_actions_destroy(&fa);
+}
+
+/* A report as `prof analyze --format json` writes it, in memory. */
+static char *json_text(const cJSON *report)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return NULL;
+    int bad = report_render_json(f, report) != PROF_OK;
+    if ((fclose(f) != 0) | bad) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+/* Serves until SIGINT or SIGTERM. The signals are blocked before the server
+ * threads start (they inherit the mask), so only sigwait here sees them. */
+static int serve(char **paths, size_t n, cJSON *const *reports, const cJSON *compare,
+                 const view_args *a)
+{
+    view_server_config cfg = { a->bind, a->port, n, { NULL }, { NULL }, NULL, NULL };
+    char *texts[VIEW_MAX_PROFILES] = { NULL, NULL };
+    char *cmp_text = NULL, *doc = NULL;
+    int status = EXIT_OK;
+    prof_error err = { PROF_OK, "" };
+    const cJSON *r[VIEW_MAX_PROFILES] = { reports[0], n > 1 ? reports[1] : NULL };
+    for (size_t i = 0; i < n; i++) {
+        cfg.paths[i] = paths[i];
+        cfg.reports[i] = texts[i] = json_text(reports[i]);
+        if (!texts[i])
+            goto nomem;
+    }
+    if (compare && !(cfg.compare_json = cmp_text = json_text(compare)))
+        goto nomem;
+    if (!(cfg.view_json = doc = view_document(r, n, compare, &err)))
+        goto nomem;
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL);
+    view_server *s = NULL;
+    prof_err e = view_server_start(&cfg, &s, &err);
+    if (e != PROF_OK) {
+        if (e == PROF_ERR_INVALID)
+            status = cmd_usage_error(CMD, "%s", err.message);
+        else {
+            cmd_error(CMD, "cannot serve the dashboard: %s (choose another port with --port)",
+                      err.message);
+            status = EXIT_OUTPUT;
+        }
+        goto out;
+    }
+    printf("Serving the dashboard of %s%s%s at %s (Ctrl+C stops)\n", paths[0],
+           n > 1 ? " and " : "", n > 1 ? paths[1] : "", view_server_url(s));
+    status = cmd_finish_stdout(CMD);
+    if (status == EXIT_OK) {
+        if (!a->no_open)
+            open_browser(view_server_url(s));
+        int sig;
+        sigwait(&stop, &sig);
+    }
+    view_server_stop(s);
+    goto out;
+nomem:
+    cmd_error(CMD, "out of memory");
+    status = EXIT_OUTPUT;
+out:
+    for (size_t i = 0; i < n; i++)
+        free(texts[i]);
+    free(cmp_text);
+    free(doc);
+    return status;
+}
+
+int cmd_view(int argc, char **argv)
+{
+    view_args a;
+    int first = 0;
+    int rc = parse_args(argc, argv, &a, &first);
+    if (rc != EXIT_OK)
+        return rc < 0 ? cmd_finish_stdout(CMD) : rc;
+    size_t n = (size_t)(argc - first);
+    cJSON *reports[VIEW_MAX_PROFILES] = { NULL, NULL }, *compare = NULL;
+    int status = build_reports(argv + first, n, reports, &compare);
+    if (status == EXIT_OK)
+        status = a.html ? write_html(a.html, reports, n, compare)
+                        : serve(argv + first, n, reports, compare, &a);
+    for (size_t i = 0; i < n; i++)
+        cJSON_Delete(reports[i]);
+    cJSON_Delete(compare);
+    return status;
+}

@@ -1,0 +1,305 @@
+/* server.c - the dashboard's HTTP server. libmicrohttpd answers on its own
+ * threads from a listening socket this file opens itself (so that a port in
+ * use is reported as such). Only a fixed set of paths exists: nothing here
+ * maps a URL to a file, so no request can reach anything else. Everything
+ * answered is built before the server starts, except the event windows,
+ * which each request reads from the profile with its own reader: the
+ * handler shares no mutable state and may run on several threads. */
+#include "output/server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "output/timeline.h"
+#include "output/viewer_assets.h"
+#include "util/error.h"
+
+#define SERVER_THREADS 4u
+#define MAX_HOSTS 8
+
+struct view_server {
+    view_server_config cfg;
+    struct MHD_Daemon *daemon;
+    unsigned port;
+    int loopback;              /* then only loopback Host headers are answered */
+    char url[100];
+    char hosts[MAX_HOSTS][80]; /* accepted Host values when loopback          */
+    size_t nhosts;
+};
+
+/* Outside loads forbidden; the page's own files and API allowed. */
+static const char csp[] = "default-src 'self'; object-src 'none'; base-uri 'none'; "
+                          "form-action 'none'; frame-ancestors 'none'";
+
+static enum MHD_Result respond(struct MHD_Connection *c, unsigned status, const char *type,
+                               const void *data, size_t size, enum MHD_ResponseMemoryMode mode)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(size, (void *)data, mode);
+    if (!r) {
+        if (mode == MHD_RESPMEM_MUST_FREE)
+            free((void *)data);
+        return MHD_NO;
+    }
+    int ok = MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type) == MHD_YES &&
+             MHD_add_response_header(r, "Content-Security-Policy", csp) == MHD_YES &&
+             MHD_add_response_header(r, "X-Content-Type-Options", "nosniff") == MHD_YES &&
+             MHD_add_response_header(r, "Referrer-Policy", "no-referrer") == MHD_YES &&
+             MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store") == MHD_YES &&
+             (status != MHD_HTTP_METHOD_NOT_ALLOWED ||
+              MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD") == MHD_YES);
+    enum MHD_Result ret = ok ? MHD_queue_response(c, status, r) : MHD_NO;
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result respond_text(struct MHD_Connection *c, unsigned status, const char *text)
+{
+    return respond(c, status, "text/plain; charset=utf-8", text, strlen(text),
+                   MHD_RESPMEM_PERSISTENT);
+}
+
+static enum MHD_Result respond_json(struct MHD_Connection *c, const char *json)
+{
+    return respond(c, MHD_HTTP_OK, "application/json", json, strlen(json), MHD_RESPMEM_PERSISTENT);
+}
+
+/* A whole unsigned decimal number, or -1. */
+static int parse_u64(const char *s, uint64_t *v)
+{
+    if (!s || !*s || strlen(s) > 19)
+        return -1;
+    uint64_t n = 0;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9')
+            return -1;
+        n = n * 10 + (uint64_t)(*s - '0');
+    }
+    *v = n;
+    return 0;
+}
+
+static const char *arg(struct MHD_Connection *c, const char *key)
+{
+    return MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, key);
+}
+
+/* The profile=N argument: 0 when absent, -1 when not one of ours. */
+static long profile_arg(const view_server *s, struct MHD_Connection *c)
+{
+    const char *p = arg(c, "profile");
+    uint64_t v = 0;
+    if (p && parse_u64(p, &v) < 0)
+        return -1;
+    return v < s->cfg.nprofiles ? (long)v : -1;
+}
+
+/* /api/events?t0=NS&t1=NS[&thread=N|gpu][&profile=N] */
+static enum MHD_Result answer_events(const view_server *s, struct MHD_Connection *c)
+{
+    timeline_query q = { 0, UINT64_MAX, TIMELINE_ALL_THREADS, VIEW_EVENTS_LIMIT };
+    long profile = profile_arg(s, c);
+    const char *t0 = arg(c, "t0"), *t1 = arg(c, "t1"), *th = arg(c, "thread");
+    uint64_t thread = 0;
+    if (profile < 0 || (t0 && parse_u64(t0, &q.t0_ns) < 0) || (t1 && parse_u64(t1, &q.t1_ns) < 0) ||
+        q.t1_ns < q.t0_ns)
+        return respond_text(c, MHD_HTTP_BAD_REQUEST, "bad profile, t0 or t1\n");
+    if (th && strcmp(th, "gpu") == 0)
+        q.thread = TIMELINE_GPU_ONLY;
+    else if (th && (parse_u64(th, &thread) < 0 || thread > UINT32_MAX))
+        return respond_text(c, MHD_HTTP_BAD_REQUEST, "bad thread\n");
+    else if (th)
+        q.thread = (long)thread;
+    prof_error err = { PROF_OK, "" };
+    char *json = timeline_window_json(s->cfg.paths[profile], &q, &err);
+    if (!json)
+        return respond_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot read the profile\n");
+    return respond(c, MHD_HTTP_OK, "application/json", json, strlen(json), MHD_RESPMEM_MUST_FREE);
+}
+
+static enum MHD_Result answer_asset(struct MHD_Connection *c, const char *path)
+{
+    const viewer_asset *a = viewer_asset_find(path);
+    if (!a)
+        return respond_text(c, MHD_HTTP_NOT_FOUND, "not found\n");
+    return respond(c, MHD_HTTP_OK, a->content_type, a->data, a->size, MHD_RESPMEM_PERSISTENT);
+}
+
+/* Requests naming another host are refused while serving on loopback: a web
+ * page elsewhere cannot read the profile through DNS rebinding. */
+static int host_allowed(const view_server *s, struct MHD_Connection *c)
+{
+    if (!s->loopback)
+        return 1;
+    const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+    if (!host)
+        return 0;
+    for (size_t i = 0; i < s->nhosts; i++)
+        if (strcmp(host, s->hosts[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *url,
+                              const char *method, const char *version, const char *upload,
+                              size_t *upload_size, void **state)
+{
+    (void)version;
+    (void)upload;
+    (void)upload_size;
+    (void)state;
+    const view_server *s = cls;
+    if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+        return respond_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD\n");
+    if (!host_allowed(s, c))
+        return respond_text(c, MHD_HTTP_FORBIDDEN, "unknown host\n");
+    if (strcmp(url, "/") == 0)
+        return answer_asset(c, "/index.html");
+    if (strcmp(url, "/app.js") == 0 || strcmp(url, "/app.css") == 0)
+        return answer_asset(c, url);
+    if (strcmp(url, "/favicon.ico") == 0) /* browsers ask; there is none */
+        return respond(c, MHD_HTTP_NO_CONTENT, "image/x-icon", "", 0, MHD_RESPMEM_PERSISTENT);
+    if (strcmp(url, "/api/view") == 0)
+        return respond_json(c, s->cfg.view_json);
+    if (strcmp(url, "/api/report") == 0) {
+        long p = profile_arg(s, c);
+        return p < 0 ? respond_text(c, MHD_HTTP_NOT_FOUND, "no such profile\n")
+                     : respond_json(c, s->cfg.reports[p]);
+    }
+    if (strcmp(url, "/api/compare") == 0 && s->cfg.compare_json)
+        return respond_json(c, s->cfg.compare_json);
+    if (strcmp(url, "/api/events") == 0)
+        return answer_events(s, c);
+    return respond_text(c, MHD_HTTP_NOT_FOUND, "not found\n");
+}
+
+/* Parses a numeric address into ss; 0, or -1 when it is not one. */
+static int parse_addr(const char *addr, unsigned port, struct sockaddr_storage *ss,
+                      socklen_t *len, int *loopback)
+{
+    memset(ss, 0, sizeof *ss);
+    struct sockaddr_in *v4 = (struct sockaddr_in *)ss;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)ss;
+    if (inet_pton(AF_INET, addr, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons((uint16_t)port);
+        *len = sizeof *v4;
+        *loopback = (ntohl(v4->sin_addr.s_addr) >> 24) == 127;
+        return 0;
+    }
+    if (inet_pton(AF_INET6, addr, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons((uint16_t)port);
+        *len = sizeof *v6;
+        *loopback = memcmp(&v6->sin6_addr, &in6addr_loopback, sizeof in6addr_loopback) == 0;
+        return 0;
+    }
+    return -1;
+}
+
+static prof_err open_listener(view_server *s, const char *addr, int *fd_out, prof_error *err)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = 0;
+    if (s->cfg.port > 65535)
+        return prof_error_set(err, PROF_ERR_INVALID, "port %u is not between 0 and 65535",
+                              s->cfg.port);
+    if (parse_addr(addr, s->cfg.port, &ss, &len, &s->loopback) < 0)
+        return prof_error_set(err, PROF_ERR_INVALID,
+                              "'%s' is not a numeric IPv4 or IPv6 address", addr);
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+    if (fd < 0)
+        return prof_error_set(err, PROF_ERR_IO, "cannot open a socket: %s", strerror(errno));
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (ss.ss_family == AF_INET6)
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, 64) < 0) {
+        int e = errno;
+        close(fd);
+        if (e == EADDRINUSE)
+            return prof_error_set(err, PROF_ERR_IO, "port %u on %s is already in use", s->cfg.port,
+                                  addr);
+        return prof_error_set(err, PROF_ERR_IO, "cannot listen on %s port %u: %s", addr,
+                              s->cfg.port, strerror(e));
+    }
+    len = sizeof ss;
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) == 0)
+        s->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                                 : ((struct sockaddr_in *)&ss)->sin_port);
+    *fd_out = fd;
+    return PROF_OK;
+}
+
+static void add_host(view_server *s, const char *name)
+{
+    if (s->nhosts + 2 > MAX_HOSTS)
+        return;
+    snprintf(s->hosts[s->nhosts++], sizeof s->hosts[0], "%s", name);
+    snprintf(s->hosts[s->nhosts++], sizeof s->hosts[0], "%s:%u", name, s->port);
+}
+
+prof_err view_server_start(const view_server_config *cfg, view_server **out, prof_error *err)
+{
+    *out = NULL;
+    if (cfg->nprofiles < 1 || cfg->nprofiles > VIEW_MAX_PROFILES)
+        return prof_error_set(err, PROF_ERR_INVALID, "one or two profiles");
+    view_server *s = calloc(1, sizeof *s);
+    if (!s)
+        return prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
+    s->cfg = *cfg;
+    const char *addr = cfg->bind_addr ? cfg->bind_addr : "127.0.0.1";
+    int fd = -1;
+    prof_err e = open_listener(s, addr, &fd, err);
+    if (e != PROF_OK) {
+        free(s);
+        return e;
+    }
+    int v6 = strchr(addr, ':') != NULL;
+    char shown[72];
+    snprintf(shown, sizeof shown, v6 ? "[%s]" : "%s", addr);
+    snprintf(s->url, sizeof s->url, "http://%s:%u/", shown, s->port);
+    add_host(s, shown);
+    add_host(s, "localhost");
+    add_host(s, v6 ? "127.0.0.1" : "[::1]");
+    s->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | (v6 ? MHD_USE_IPv6 : 0), 0,
+                                 NULL, NULL, answer, s, MHD_OPTION_LISTEN_SOCKET, fd,
+                                 MHD_OPTION_THREAD_POOL_SIZE, SERVER_THREADS,
+                                 MHD_OPTION_CONNECTION_LIMIT, 64u,
+                                 MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
+    if (!s->daemon) {
+        unsigned port = s->port;
+        close(fd);
+        free(s);
+        return prof_error_set(err, PROF_ERR_IO, "cannot start the HTTP server on %s port %u",
+                              addr, port);
+    }
+    *out = s;
+    return PROF_OK;
+}
+
+unsigned view_server_port(const view_server *s)
+{
+    return s->port;
+}
+
+const char *view_server_url(const view_server *s)
+{
+    return s->url;
+}
+
+void view_server_stop(view_server *s)
+{
+    if (!s)
+        return;
+    MHD_stop_daemon(s->daemon); /* closes the listening socket too */
+    free(s);
+}

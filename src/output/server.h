@@ -1,0 +1,41 @@
+/* server.h - the dashboard's HTTP server for `prof view`: libmicrohttpd on
+ * its own thread, serving the built-in page, the report data and time
+ * windows of events, and nothing else. GET and HEAD only; every response
+ * carries a Content-Security-Policy that forbids outside loads. */
+#ifndef PROF_OUTPUT_SERVER_H
+#define PROF_OUTPUT_SERVER_H
+
+#include <stddef.h>
+
+#include "prof_reader.h"
+
+#define VIEW_MAX_PROFILES 2
+#define VIEW_EVENTS_LIMIT 20000u /* events per /api/events answer */
+
+typedef struct view_server_config {
+    const char *bind_addr;  /* numeric IPv4 or IPv6 address; NULL: 127.0.0.1  */
+    unsigned port;          /* 0: any free port (view_server_port says which) */
+    size_t nprofiles;       /* 1 or 2                                         */
+    const char *paths[VIEW_MAX_PROFILES];   /* the .prof files, for events    */
+    const char *reports[VIEW_MAX_PROFILES]; /* each report as JSON text       */
+    const char *view_json;  /* the page's data (view_document)                */
+    const char *compare_json; /* the comparison as JSON text, or NULL         */
+} view_server_config;
+
+typedef struct view_server view_server;
+
+/* Binds, listens and starts answering. The strings in cfg must outlive the
+ * server. Errors: PROF_ERR_INVALID (not a numeric address), PROF_ERR_IO (the
+ * port is taken, or another socket error; err says which), PROF_ERR_NOMEM. */
+prof_err view_server_start(const view_server_config *cfg, view_server **out, prof_error *err);
+
+/* The port it listens on. */
+unsigned view_server_port(const view_server *s);
+
+/* The page's address, "http://127.0.0.1:8051/" ("[::1]" for IPv6). */
+const char *view_server_url(const view_server *s);
+
+/* Stops answering, waits for the server thread and frees everything. */
+void view_server_stop(view_server *s);
+
+#endif

@@ -1,0 +1,255 @@
+// view.mjs - drives the prof dashboard in headless Chromium and prints one
+// "ok NAME" or "not ok NAME - why" line per check (tests/cli/view.sh runs it).
+// usage: node view.mjs CONFIG.json
+// CONFIG: { "screenshots": DIR, "report": demo analyze JSON file,
+//           "pages": [ { "name", "url", "kind": "demo"|"xss"|"cut"|"compare",
+//                        "served": bool } ] }
+import { readFileSync, mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+
+const config = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+const expected = JSON.parse(readFileSync(config.report, 'utf8'));
+const XSS = '<img src=x onerror=alert(1)>';
+let failures = 0;
+
+function ok(name) { console.log('ok ' + name); }
+function notOk(name, why) { console.log('not ok ' + name + ' - ' + String(why).replace(/\n/g, ' ').slice(0, 400)); failures++; }
+function check(name, cond, why) { if (cond) ok(name); else notOk(name, why); }
+
+function at(obj, path) {
+  return path.split('.').reduce((o, k) => (o === null || o === undefined ? undefined : o[k]), obj);
+}
+function near(a, b) {
+  return Math.abs(Number(a) - Number(b)) <= 1e-9 * Math.max(1, Math.abs(Number(b)));
+}
+
+const userData = mkdtempSync(join(tmpdir(), 'prof-view-chromium-'));
+const context = await chromium.launchPersistentContext(userData, {
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  headless: true,
+  viewport: { width: 1280, height: 900 },
+  args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update',
+    '--disable-default-apps', '--disable-sync', '--no-first-run', '--disable-extensions'],
+});
+mkdirSync(config.screenshots, { recursive: true });
+
+async function openPage(p) {
+  const page = await context.newPage();
+  const problems = [];
+  const dialogs = [];
+  page.on('pageerror', (e) => problems.push('page error: ' + e.message));
+  page.on('console', (m) => { if (m.type() === 'error') problems.push('console: ' + m.text()); });
+  page.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss().catch(() => {}); });
+  page.on('request', (r) => {
+    const u = r.url();
+    if (!u.startsWith('file:') && !u.startsWith('data:') && !(p.served && u.startsWith(new URL(p.url).origin)))
+      problems.push('outside request: ' + u);
+  });
+  await page.goto(p.url);
+  await page.waitForSelector('body[data-ready]', { timeout: 15000 });
+  return { page, problems, dialogs };
+}
+
+async function tabs(page) {
+  return page.$$eval('#tabs button', (bs) => bs.map((b) => b.getAttribute('data-tab')));
+}
+
+// Visits every tab; checks that its charts drew; saves a screenshot.
+async function visitTabs(p, page) {
+  const ids = await tabs(page);
+  const want = p.kind === 'compare' ? ['compare', 'summary', 'operations', 'memory', 'steps', 'callgraph', 'timeline', 'bottlenecks']
+    : ['summary', 'operations', 'memory', 'steps', 'callgraph', 'timeline', 'bottlenecks'];
+  check(p.name + ' tabs', JSON.stringify(ids) === JSON.stringify(want), 'tabs ' + JSON.stringify(ids));
+  for (const id of ids) {
+    await page.click('#tab-' + id);
+    await page.waitForSelector('#panel-' + id + '[data-rendered="true"]', { timeout: 10000 });
+    if (id === 'timeline' && p.served)
+      await page.waitForSelector('#panel-timeline svg rect.event', { timeout: 15000 }).catch(() => {});
+    await page.waitForTimeout(150);
+    const drawn = await page.$eval('#panel-' + id, (panel) => {
+      const svgs = Array.from(panel.querySelectorAll('svg'));
+      const marks = panel.querySelectorAll('svg rect, svg path, svg circle, svg line').length;
+      const failed = panel.querySelector('.banner') && /failed to draw/.test(panel.textContent);
+      return { svgs: svgs.length, marks, failed: !!failed, empty: svgs.filter((s) => s.childNodes.length === 0).length };
+    });
+    check(p.name + ' ' + id + ' drew', drawn.svgs > 0 && drawn.marks > 3 && !drawn.failed && drawn.empty === 0,
+      JSON.stringify(drawn));
+    await page.screenshot({ path: join(config.screenshots, p.name + '-' + id + '.png'), fullPage: true });
+  }
+}
+
+// The figures on the page against the analyze JSON of the same profile.
+async function checkFigures(p, page) {
+  await page.click('#tab-summary');
+  const figs = await page.$$eval('#panel-summary .figure[data-field]', (fs) =>
+    fs.map((f) => ({ field: f.getAttribute('data-field'), raw: f.getAttribute('data-raw'), text: f.querySelector('.value').textContent })));
+  const bad = [];
+  for (const f of figs) {
+    if (f.field.startsWith('bottlenecks.')) {
+      const sev = f.field.split('.')[1];
+      const n = (expected.bottlenecks || []).filter((b) => b.severity === sev).length;
+      if (Number(f.raw) !== n || f.text !== String(n)) bad.push(f.field + ' ' + f.text + ' vs ' + n);
+      continue;
+    }
+    const v = at(expected, f.field);
+    if (typeof v === 'boolean') { if (Number(f.raw) !== (v ? 1 : 0)) bad.push(f.field); continue; }
+    if (v === undefined || !near(f.raw, v)) bad.push(f.field + ' raw ' + f.raw + ' vs ' + v);
+  }
+  check(p.name + ' summary figures equal the report', figs.length >= 10 && bad.length === 0, bad.join('; ') || figs.length + ' figures');
+  const steps = figs.find((f) => f.field === 'summary.steps');
+  check(p.name + ' step count shown', steps && steps.text === String(expected.summary.steps).replace(/\B(?=(\d{3})+(?!\d))/g, ','),
+    steps && steps.text);
+
+  await page.click('#tab-operations');
+  const rows = await page.$$eval('#panel-operations table.sortable tbody tr', (trs) => trs.map((tr) => {
+    const cell = (k) => tr.querySelector('td[data-key="' + k + '"]');
+    return { name: cell('name').textContent, calls: cell('calls').getAttribute('data-raw'),
+      self: cell('self_ns').getAttribute('data-raw'), incl: cell('incl_ns').getAttribute('data-raw') };
+  }));
+  const ops = expected.operations;
+  const opBad = [];
+  if (rows.length !== ops.length) opBad.push(rows.length + ' rows for ' + ops.length + ' operations');
+  rows.forEach((r, i) => {
+    const o = ops[i];
+    if (!o || r.name !== o.name || !near(r.calls, o.calls) || !near(r.self, o.self_ns) || !near(r.incl, o.incl_ns))
+      opBad.push('row ' + i + ' ' + JSON.stringify(r));
+  });
+  check(p.name + ' operations table equals the report', opBad.length === 0, opBad.slice(0, 3).join('; '));
+  const bars = await page.$$eval('#panel-operations svg rect[data-value]', (rs) => rs.map((r) => Number(r.getAttribute('data-value'))));
+  const top = ops.slice().sort((a, b) => b.self_ns - a.self_ns).slice(0, bars.length).map((o) => o.self_ns);
+  check(p.name + ' operations bars are self times', bars.length > 0 && bars.every((v, i) => near(v, top[i])), JSON.stringify(bars.slice(0, 3)));
+  // sorting by calls: descending on the first click, ascending on the second
+  const callsColumn = () => page.$$eval('#panel-operations table.sortable tbody td[data-key="calls"]',
+    (tds) => tds.map((t) => Number(t.getAttribute('data-raw'))));
+  await page.click('#panel-operations th[data-key="calls"]');
+  const down = await callsColumn();
+  await page.click('#panel-operations th[data-key="calls"]');
+  const up = await callsColumn();
+  check(p.name + ' operations table sorts', down.every((v, i) => i === 0 || down[i - 1] >= v) &&
+    up.every((v, i) => i === 0 || up[i - 1] <= v) && up.length === ops.length, JSON.stringify(down.slice(0, 5)));
+  await page.click('#panel-operations button[data-metric="incl_ns"]');
+  const inclBars = await page.$$eval('#panel-operations svg rect[data-value]', (rs) => rs.map((r) => Number(r.getAttribute('data-value'))));
+  const topIncl = ops.slice().sort((a, b) => b.incl_ns - a.incl_ns).slice(0, inclBars.length).map((o) => o.incl_ns);
+  check(p.name + ' inclusive toggle', inclBars.length > 0 && inclBars.every((v, i) => near(v, topIncl[i])), JSON.stringify(inclBars.slice(0, 3)));
+
+  await page.click('#tab-memory');
+  const slopes = await page.$$eval('#panel-memory [data-series]', (cs) => cs.map((c) => ({ series: c.getAttribute('data-series'),
+    slope: c.querySelector('[data-slope]') ? c.querySelector('[data-slope]').getAttribute('data-slope') : null })));
+  const memBad = [];
+  for (const m of expected.memory || []) {
+    const s = slopes.find((x) => x.series === m.series);
+    if (!s) memBad.push('no chart for ' + m.series);
+    else if (m.fit && !near(s.slope, m.fit.slope_bytes_per_step)) memBad.push(m.series + ' slope ' + s.slope);
+  }
+  check(p.name + ' memory charts and slopes equal the report', memBad.length === 0 && slopes.length === (expected.memory || []).length, memBad.join('; '));
+
+  // hover shows exact figures; a click on a frame zooms the icicle into it
+  await page.click('#tab-callgraph');
+  const frame = page.locator('#panel-callgraph .flame g.frame[data-name="forward"] rect').first();
+  await frame.hover();
+  const tip = await page.$eval('#tooltip', (t) => (t.hidden ? '' : t.textContent));
+  check(p.name + ' hover shows figures', /forward/.test(tip) && /inclusive/.test(tip), tip);
+  const before = await page.$$eval('#panel-callgraph .flame g.frame', (gs) => gs.length);
+  await frame.click();
+  const zoomed = await page.$eval('#panel-callgraph .flame svg', (svg) => {
+    const rects = Array.from(svg.querySelectorAll('g.frame')).map((g) => ({ name: g.getAttribute('data-name'),
+      w: Number(g.querySelector('rect').getAttribute('width')) }));
+    return { n: rects.length, forward: rects.filter((r) => r.name === 'forward').map((r) => r.w),
+      width: Number(svg.getAttribute('width')) };
+  });
+  check(p.name + ' click zooms the icicle', zoomed.n < before && zoomed.forward.some((w) => w >= zoomed.width - 2),
+    JSON.stringify(zoomed) + ' of ' + before);
+  if (p.served) {
+    await page.click('#tab-timeline');
+    const status = () => page.$eval('#panel-timeline .chart-caption', (c) => c.textContent);
+    const s0 = await status();
+    await page.click('#panel-timeline button:has-text("Zoom in")');
+    let s1 = s0; /* polled from here: waitForFunction would need eval, which the CSP forbids */
+    for (let i = 0; i < 100 && (s1 === s0 || /Loading/.test(s1)); i++) {
+      await page.waitForTimeout(100);
+      s1 = await status();
+    }
+    check(p.name + ' timeline zooms and refetches', s1 !== s0 && /events from/.test(s1), s0 + ' -> ' + s1);
+  }
+
+  await page.click('#tab-bottlenecks');
+  const titles = await page.$$eval('#panel-bottlenecks .finding h3', (hs) => hs.map((x) => x.textContent));
+  const want = (expected.bottlenecks || []).map((b) => b.severity + ' ' + b.title);
+  check(p.name + ' bottlenecks equal the report', JSON.stringify(titles) === JSON.stringify(want), JSON.stringify(titles.slice(0, 2)));
+}
+
+async function checkXss(p, page, dialogs) {
+  for (const id of await tabs(page)) {
+    await page.click('#tab-' + id);
+    await page.waitForSelector('#panel-' + id + '[data-rendered="true"]');
+  }
+  await page.waitForTimeout(500);
+  const found = await page.evaluate((xss) => ({
+    text: document.body.textContent.includes(xss) || Array.from(document.querySelectorAll('svg text')).some((t) => t.textContent.includes(xss.slice(0, 12))),
+    imgs: document.querySelectorAll('img').length,
+    scripts: document.querySelectorAll('script:not([type="application/json"])').length,
+    svgHandlers: document.querySelectorAll('svg [onload], [onerror]').length,
+    lanes: Array.from(document.querySelectorAll('#panel-timeline svg text')).map((t) => t.textContent),
+  }), XSS);
+  check(p.name + ' hostile names render as text', found.text, 'name not found as text');
+  check(p.name + ' no element made from a name', found.imgs === 0 && found.svgHandlers === 0 && found.scripts === 1,
+    JSON.stringify(found));
+  check(p.name + ' no dialog opened', dialogs.length === 0, dialogs.join(','));
+  if (p.served)
+    check(p.name + ' timeline has GPU stream lanes', found.lanes.some((t) => t.startsWith('GPU 0 stream')) &&
+      found.lanes.some((t) => t.includes('<script>')), found.lanes.slice(0, 8).join('|'));
+}
+
+for (const p of config.pages) {
+  let opened;
+  try {
+    opened = await openPage(p);
+  } catch (e) {
+    notOk(p.name + ' opens', e.message);
+    continue;
+  }
+  const { page, problems, dialogs } = opened;
+  ok(p.name + ' opens');
+  try {
+    await visitTabs(p, page);
+    if (p.kind === 'demo') await checkFigures(p, page);
+    if (p.kind === 'xss') await checkXss(p, page, dialogs);
+    if (p.kind === 'cut') {
+      const banner = await page.$eval('#banners', (b) => b.textContent);
+      check(p.name + ' warning banner', /not closed cleanly|cut short/.test(banner), banner);
+    }
+    if (p.kind === 'demo' || p.kind === 'compare') {
+      await page.click('#tab-timeline');
+      const t = await page.$eval('#panel-timeline', (x) => ({ text: x.textContent, events: x.querySelectorAll('rect.event').length }));
+      if (p.served) check(p.name + ' timeline events from the server', t.events > 0, t.text.slice(0, 200));
+      else check(p.name + ' timeline says it needs the server', /needs the server/.test(t.text), t.text.slice(0, 200));
+    }
+    if (p.kind === 'compare') {
+      await page.click('#tab-compare');
+      const c = await page.$eval('#panel-compare', (x) => ({ rows: x.querySelectorAll('table.compare-summary tbody tr').length,
+        frames: x.querySelectorAll('svg g.frame').length, ops: x.querySelectorAll('table.sortable tbody tr').length }));
+      check(p.name + ' comparison renders', c.rows > 3 && c.frames > 3 && c.ops > 0, JSON.stringify(c));
+      const cols = await page.$$eval('#panel-summary .col', (cs) => cs.length).catch(() => 0);
+      await page.click('#tab-summary');
+      const cols2 = await page.$$eval('#panel-summary .col', (cs) => cs.length);
+      check(p.name + ' both profiles side by side', cols2 === 2, 'columns ' + Math.max(cols, cols2));
+    }
+    // a narrow window: charts redraw to fit
+    await page.setViewportSize({ width: 700, height: 900 });
+    await page.waitForTimeout(400);
+    const fits = await page.evaluate(() => Array.from(document.querySelectorAll('.panel:not([hidden]) .chart svg'))
+      .every((s) => s.getBoundingClientRect().right <= window.innerWidth + 1));
+    check(p.name + ' charts fit a narrow window', fits, 'an SVG is wider than the window');
+    await page.screenshot({ path: join(config.screenshots, p.name + '-narrow.png'), fullPage: true });
+    check(p.name + ' no errors, outside loads or CSP violations', problems.length === 0, problems.join(' | '));
+  } catch (e) {
+    notOk(p.name + ' checks ran', e.stack || e.message);
+  }
+  await page.close();
+}
+
+await context.close();
+rmSync(userData, { recursive: true, force: true });
+process.exit(failures ? 1 : 0);

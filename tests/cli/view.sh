@@ -1,0 +1,228 @@
+#!/bin/sh
+# view.sh - `prof view` end to end: the server's HTTP behaviour checked with
+# curl (its own paths only, GET and HEAD only, traversal, headers, loopback
+# only, a port in use, Ctrl+C), the static --html file, usage errors, and
+# the dashboard itself in headless Chromium (tests/browser/view.mjs: every
+# tab drawn, figures equal to `prof analyze --format json`, hostile names
+# kept as text, the warning banner, the comparison). Screenshots of every
+# tab go to $B/test-logs/screenshots/.
+# Run from the repository root with PROF, TEST_BIN and B set, as
+# tests/run.sh does.
+PROF=${PROF:-build/prof}
+TEST_BIN=${TEST_BIN:-build/rel/tests/bin}
+B=${B:-build}
+DEMO=testdata/demo.prof
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/prof-cli-view.XXXXXX") || exit 1
+tmp=$(cd "$tmp" && pwd) # absolute, for file:// addresses
+pids=""
+cleanup() {
+    for p in $pids; do kill "$p" 2>/dev/null; done
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+fails=0
+
+ok() { echo "ok $1"; }
+not_ok() {
+    echo "not ok $1 - $2"
+    fails=$((fails + 1))
+}
+
+case "$PROF" in */asan/*) variant=asan ;; *) variant=rel ;; esac
+shots=$B/test-logs/screenshots/$variant
+
+# serve NAME ARGS...: starts `prof view ARGS --port 0 --no-open` in the
+# background; sets $url (empty on failure) and $pid.
+serve() {
+    name=$1
+    shift
+    : >"$tmp/$name.out"
+    "$PROF" view "$@" --port 0 --no-open >>"$tmp/$name.out" 2>"$tmp/$name.err" &
+    pid=$!
+    pids="$pids $pid"
+    url=""
+    i=0
+    while [ $i -lt 100 ]; do
+        url=$(sed -n 's/^Serving .* at \(http:[^ ]*\) (Ctrl+C stops)$/\1/p' "$tmp/$name.out")
+        [ -n "$url" ] && return 0
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+        i=$((i + 1))
+    done
+    not_ok "serve $name" "no URL printed: $(cat "$tmp/$name.out" "$tmp/$name.err")"
+    return 1
+}
+
+# code NAME WANT CURL-ARGS...: the HTTP status of a request is WANT
+code() {
+    name=$1
+    want=$2
+    shift 2
+    got=$(curl -s -o /dev/null -w '%{http_code}' "$@")
+    if [ "$got" = "$want" ]; then ok "$name"; else not_ok "$name" "status $got, want $want"; fi
+}
+
+"$TEST_BIN/make_view" "$tmp" || { not_ok fixtures "make_view failed"; exit 1; }
+"$PROF" analyze --format json --top 0 -o "$tmp/demo.json" "$DEMO" 2>"$tmp/analyze.err" \
+    || not_ok "analyze json" "$(cat "$tmp/analyze.err")"
+
+# ---- usage and input errors ---------------------------------------------------
+expect_status() { # NAME STATUS ARGS...
+    name=$1
+    want=$2
+    shift 2
+    "$PROF" view "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+    rc=$?
+    if [ $rc -ne "$want" ]; then
+        not_ok "$name" "exit $rc, want $want: $(head -c 300 "$tmp/err")"
+    elif [ "$(wc -l <"$tmp/err")" -ne 1 ] || ! grep -q '^prof: view: ' "$tmp/err"; then
+        not_ok "$name" "stderr is not one 'prof: view:' line: $(cat "$tmp/err")"
+    else
+        ok "$name"
+    fi
+}
+expect_status "usage: no profile" 2
+expect_status "usage: three profiles" 2 "$DEMO" "$DEMO" "$DEMO"
+expect_status "usage: bad port" 2 "$DEMO" --port 70000
+expect_status "usage: bad option" 2 "$DEMO" --frobnicate
+expect_status "usage: address not numeric" 2 "$DEMO" --bind localhost --port 0
+expect_status "input: missing file" 3 "$tmp/nope.prof"
+"$PROF" view --help >"$tmp/help" 2>&1 && grep -q -e '--no-open' "$tmp/help" && ok "help" \
+    || not_ok "help" "$(head -c 200 "$tmp/help")"
+
+# ---- the static file ------------------------------------------------------------
+if "$PROF" view "$DEMO" --html "$tmp/demo.html" 2>"$tmp/err"; then
+    if grep -q 'Content-Security-Policy' "$tmp/demo.html" && grep -q 'id="prof-data"' "$tmp/demo.html" \
+        && ! grep -q '<script src=' "$tmp/demo.html" && ! grep -q '<link rel="stylesheet"' "$tmp/demo.html"; then
+        ok "html: self-contained"
+    else
+        not_ok "html: self-contained" "CSP, data block or inlining missing"
+    fi
+else
+    not_ok "html: self-contained" "$(cat "$tmp/err")"
+fi
+"$PROF" view "$tmp/xss.prof" --html "$tmp/xss.html" 2>"$tmp/err" || not_ok "html: xss" "$(cat "$tmp/err")"
+# the data block holds no markup: every < > & of a name is a \u escape
+if sed -n 's/.*<script type="application\/json" id="prof-data">\(.*\)/\1/p' "$tmp/xss.html" \
+    | sed 's/<\/script>.*//' | grep -q '[<>&]'; then
+    not_ok "html: names escaped in the data block" "raw < > or & inside the JSON"
+elif grep -q 'u003cimg src=x onerror=alert(1)\\u003e' "$tmp/xss.html"; then
+    ok "html: names escaped in the data block"
+else
+    not_ok "html: names escaped in the data block" "escaped name not found"
+fi
+"$PROF" view "$tmp/cut.prof" --html "$tmp/cut.html" 2>"$tmp/err" || not_ok "html: cut" "$(cat "$tmp/err")"
+"$PROF" view "$DEMO" "$tmp/xss.prof" --html "$tmp/compare.html" 2>"$tmp/err" \
+    || not_ok "html: compare" "$(cat "$tmp/err")"
+"$PROF" view "$DEMO" --html "$tmp/no/such/dir/x.html" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 4 ] && [ ! -e "$tmp/no/such/dir/x.html" ] && ok "html: unwritable path is exit 4" \
+    || not_ok "html: unwritable path is exit 4" "exit $rc: $(cat "$tmp/err")"
+
+# ---- the server over HTTP -----------------------------------------------------------
+if serve demo "$DEMO"; then
+    demo_url=$url
+    demo_pid=$pid
+    code "http: page" 200 "$url"
+    code "http: script" 200 "${url}app.js"
+    code "http: stylesheet" 200 "${url}app.css"
+    code "http: report" 200 "${url}api/report"
+    code "http: events" 200 "${url}api/events?t0=0&t1=500000000"
+    code "http: HEAD" 200 -I "$url"
+    code "http: unknown path 404" 404 "${url}index.htm"
+    code "http: no directory listing" 404 "${url}api/"
+    code "http: POST 405" 405 -X POST -d x=1 "$url"
+    code "http: PUT 405" 405 -X PUT "${url}api/report"
+    code "http: DELETE 405" 405 -X DELETE "${url}app.js"
+    code "http: traversal 404" 404 --path-as-is "${url}../etc/passwd"
+    code "http: traversal after a path 404" 404 --path-as-is "${url}app.js/../../../etc/passwd"
+    code "http: encoded traversal 404" 404 --path-as-is "${url}%2e%2e/%2e%2e/etc/passwd"
+    code "http: encoded slash 404" 404 --path-as-is "${url}..%2f..%2fetc%2fpasswd"
+    code "http: absolute path 404" 404 --path-as-is "${url}/etc/passwd"
+    code "http: bad window 400" 400 "${url}api/events?t0=abc"
+    code "http: reversed window 400" 400 "${url}api/events?t0=9&t1=1"
+    code "http: no second profile 404" 404 "${url}api/report?profile=1"
+    code "http: other Host refused" 403 -H 'Host: attacker.example' "$url"
+    headers=$(curl -s -D - -o /dev/null "$url")
+    echo "$headers" | grep -qi "^Content-Security-Policy: default-src 'self'" && ok "http: CSP header" \
+        || not_ok "http: CSP header" "$headers"
+    echo "$headers" | grep -qi '^X-Content-Type-Options: nosniff' && ok "http: nosniff header" \
+        || not_ok "http: nosniff header" "$headers"
+    allow=$(curl -s -D - -o /dev/null -X POST "$url" | grep -i '^Allow:')
+    echo "$allow" | grep -q 'GET, HEAD' && ok "http: 405 says Allow" || not_ok "http: 405 says Allow" "$allow"
+    ctype=$(curl -s -D - -o /dev/null "${url}api/report" | grep -i '^Content-Type:')
+    echo "$ctype" | grep -q 'application/json' && ok "http: JSON type" || not_ok "http: JSON type" "$ctype"
+    # the served report is the analyze report
+    if curl -s "${url}api/report" >"$tmp/served.json" && node -e '
+        const fs = require("fs");
+        const a = JSON.parse(fs.readFileSync(process.argv[1])), b = JSON.parse(fs.readFileSync(process.argv[2]));
+        process.exit(JSON.stringify(a) === JSON.stringify(b) ? 0 : 1);' "$tmp/served.json" "$tmp/demo.json"; then
+        ok "http: report equals prof analyze --format json --top 0"
+    else
+        not_ok "http: report equals prof analyze --format json --top 0" "reports differ"
+    fi
+    # listening on loopback only: the socket's local address in /proc/net/tcp
+    port=$(echo "$url" | sed 's/.*:\([0-9]*\)\/$/\1/')
+    hexport=$(printf '%04X' "$port")
+    listen=$(awk -v p=":$hexport" '$2 ~ p"$" && $4 == "0A" { print $2 }' /proc/net/tcp /proc/net/tcp6 2>/dev/null)
+    [ "$listen" = "0100007F:$hexport" ] && ok "http: bound to 127.0.0.1 only" \
+        || not_ok "http: bound to 127.0.0.1 only" "listening on '$listen'"
+    other=$(hostname -I 2>/dev/null | awk '{print $1}')
+    if [ -n "$other" ] && [ "${other#127.}" = "$other" ]; then
+        code "http: not reachable on $other" 000 --max-time 3 "http://$other:$port/"
+    fi
+    # the port in use: one line naming --port, exit 4
+    "$PROF" view "$DEMO" --port "$port" --no-open >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    if [ $rc -eq 4 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q 'already in use' "$tmp/err" \
+        && grep -q -e '--port' "$tmp/err"; then
+        ok "port in use"
+    else
+        not_ok "port in use" "exit $rc: $(cat "$tmp/err")"
+    fi
+fi
+
+# ---- the dashboard in a browser -----------------------------------------------------
+serve xss "$tmp/xss.prof" && xss_url=$url
+serve cut "$tmp/cut.prof" && cut_url=$url
+serve compare "$DEMO" "$tmp/xss.prof" && compare_url=$url
+cat >"$tmp/browser.json" <<EOF
+{ "screenshots": "$shots", "report": "$tmp/demo.json", "pages": [
+  { "name": "served-demo", "url": "$demo_url", "kind": "demo", "served": true },
+  { "name": "static-demo", "url": "file://$tmp/demo.html", "kind": "demo", "served": false },
+  { "name": "served-xss", "url": "$xss_url", "kind": "xss", "served": true },
+  { "name": "static-xss", "url": "file://$tmp/xss.html", "kind": "xss", "served": false },
+  { "name": "served-cut", "url": "$cut_url", "kind": "cut", "served": true },
+  { "name": "static-cut", "url": "file://$tmp/cut.html", "kind": "cut", "served": false },
+  { "name": "served-compare", "url": "$compare_url", "kind": "compare", "served": true },
+  { "name": "static-compare", "url": "file://$tmp/compare.html", "kind": "compare", "served": false }
+] }
+EOF
+if [ ! -d tests/browser/node_modules/playwright-core ] || ! command -v "${CHROMIUM:-chromium}" >/dev/null 2>&1; then
+    not_ok "browser" "chromium or tests/browser/node_modules missing (run make deps)"
+else
+    node tests/browser/view.mjs "$tmp/browser.json" 2>"$tmp/browser.err" || fails=$((fails + 1))
+    [ -s "$tmp/browser.err" ] && sed 's/^/# /' "$tmp/browser.err" | head -n 20
+fi
+
+# ---- Ctrl+C stops the server cleanly ----------------------------------------------------
+if [ -n "$demo_url" ]; then
+    kill -INT "$demo_pid"
+    i=0
+    while kill -0 "$demo_pid" 2>/dev/null && [ $i -lt 50 ]; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    if kill -0 "$demo_pid" 2>/dev/null; then
+        not_ok "Ctrl+C stops" "still running after 5 s"
+    else
+        wait "$demo_pid"
+        rc=$?
+        [ $rc -eq 0 ] && [ ! -s "$tmp/demo.err" ] && ok "Ctrl+C stops" \
+            || not_ok "Ctrl+C stops" "exit $rc: $(cat "$tmp/demo.err")"
+    fi
+fi
+
+[ $fails -eq 0 ]
