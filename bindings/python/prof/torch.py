@@ -1,0 +1,412 @@
+"""prof.torch - PyTorch helpers: module regions, memory at steps, device syncs.
+
+    import prof, prof.torch
+    prof.start("run.prof")
+    prof.torch.instrument(model)        # "fc1.forward", "fc1.backward", ... nested
+    prof.torch.instrument(optimizer)    # "optimizer.step"
+    prof.torch.track_syncs()            # .item(), .cpu(), ... as SYNC regions
+    for x, y in prof.data(loader):
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        prof.torch.step()               # + gpu.allocated / gpu.reserved
+
+Works on CPU-only PyTorch and on CUDA (device memory is sampled only once
+CUDA is initialized, so a CPU run never initializes it). Regions opened by
+hooks are kept on a per-thread stack and closed by name, so a forward that
+raises, or a backward that never reaches a module's inputs, cannot leave
+the profile's nesting wrong: what is left open is closed at the end of the
+backward pass, at the next step, or by the enclosing module.
+"""
+
+import functools
+import threading
+import weakref
+
+import torch
+
+import prof as _prof
+
+__all__ = ["instrument", "uninstrument", "step", "sample_memory", "track_syncs",
+           "untrack_syncs"]
+
+_begin_id = _prof._begin_id
+_end = _prof.end
+_intern = _prof.intern
+
+
+# ---- regions opened by hooks: a per-thread stack, closed by id ---------------------
+
+class _Open:
+    """The regions hooks opened on one thread, innermost last, by id."""
+    __slots__ = ("ids", "callback", "stale")
+
+    def __init__(self):
+        self.ids = []
+        self.callback = False  # a close-all is queued for the running backward pass
+        self.stale = False     # that pass ended on another thread: close at the next
+
+
+class _Local(threading.local):
+    def __init__(self):
+        self.open = _Open()
+
+
+_local = _Local()
+
+
+def _push(rid):
+    _begin_id(rid, _prof.COMPUTE)
+    _local.open.ids.append(rid)
+
+
+def _close(rid):
+    """Closes the innermost open region rid and whatever was left open inside it."""
+    ids = _local.open.ids
+    if ids and ids[-1] == rid:  # the usual case: properly nested
+        ids.pop()
+        _end()
+        return
+    for i in range(len(ids) - 2, -1, -1):
+        if ids[i] == rid:
+            for _ in range(len(ids) - i):
+                _end()
+            del ids[i:]
+            return
+
+
+def _close_all():
+    ids = _local.open.ids
+    for _ in ids:
+        _end()
+    ids.clear()
+
+
+def _backward_done(state):
+    # Runs on the thread that called backward(); on CUDA the hooks ran on
+    # the device's autograd thread, whose regions only it can close.
+    state.callback = False
+    if state is _local.open:
+        _close_all()
+    else:
+        state.stale = True
+
+
+def _push_backward(rid):
+    state = _local.open
+    if state.stale:
+        state.stale = False
+        _close_all()
+    if not state.callback:
+        try:  # closes what is still open when this backward pass ends
+            torch.autograd.Variable._execution_engine.queue_callback(
+                functools.partial(_backward_done, state))
+            state.callback = True
+        except (AttributeError, RuntimeError):
+            pass
+    _push(rid)
+
+
+# ---- backward regions: hooks on the tensors at a module's boundary ------------------
+#
+# A module's backward begins when the gradient of its output is ready and
+# ends when the gradients of its inputs are. One gradient hook per tensor
+# dispatches for every module that has the tensor at its boundary (a
+# Sequential returns its last child's output tensor itself): ends first,
+# innermost module first, then begins, outermost first, so that the regions
+# nest as the modules do. A module whose inputs need no gradient (the first
+# layer, fed data) ends when the gradients of its first layer's parameters
+# are ready.
+
+def _slot(t):
+    slot = getattr(t, "_prof_backward", None)
+    if slot is None:
+        slot = ([], [])  # ends, begins: backward region ids, in registration order
+        t._prof_backward = slot
+        t.register_hook(functools.partial(_fire, slot))
+    return slot
+
+
+def _fire(slot, grad):
+    ends, begins = slot
+    for rid in reversed(ends):
+        _close(rid)
+    for rid in reversed(begins):
+        _push_backward(rid)
+    del ends[:], begins[:]  # a tensor kept across steps (a leaf) is registered again
+    return None
+
+
+def _tensors(value):
+    if isinstance(value, torch.Tensor):
+        return [value] if value.requires_grad else []
+    if isinstance(value, (tuple, list)):
+        return [t for t in value if isinstance(t, torch.Tensor) and t.requires_grad]
+    if isinstance(value, dict):
+        return [t for t in value.values() if isinstance(t, torch.Tensor) and t.requires_grad]
+    return []
+
+
+class _ParamEnd:
+    """Ends a module's backward region once each of its parameters has its
+    gradient, then removes its hooks."""
+    __slots__ = ("owner", "left", "handles")
+
+    def __init__(self, owner, params):
+        self.owner = owner
+        self.left = len(params)
+        self.handles = [p.register_hook(self._one) for p in params]
+
+    def cancel(self):
+        for h in self.handles:
+            h.remove()
+        self.handles = []
+        if self.owner.pending is self:
+            self.owner.pending = None
+
+    def _one(self, grad):
+        self.left -= 1
+        if self.left == 0:
+            self.cancel()
+            _close(self.owner.bwd)
+        return None
+
+
+def _last_gradients(module):
+    """The parameters whose gradients end the module's backward when its
+    inputs need none: those of its first submodule that has parameters of
+    its own (the first layer: its gradients are computed last). Hooking
+    every parameter would cost more than the region."""
+    for m in module.modules():
+        own = [p for p in m.parameters(recurse=False) if p.requires_grad]
+        if own:
+            return own
+    return []
+
+
+class _Hooks:
+    """The hooks of one module: its forward and backward region ids."""
+
+    def __init__(self, path, module, backward):
+        self.fwd = _intern(path + "forward")
+        self.bwd = _intern(path + "backward") if backward else 0
+        self.params = _last_gradients(module)
+        self.inputs_need_grad = False
+        self.pending = None  # the _ParamEnd of the last forward, until its backward
+
+    def pre(self, module, inputs):
+        _push(self.fwd)
+        self.inputs_need_grad = False
+        if self.bwd and torch.is_grad_enabled():
+            try:
+                ins = _tensors(inputs)
+                for t in ins:
+                    ends = _slot(t)[0]
+                    if self.bwd not in ends:
+                        ends.append(self.bwd)
+                self.inputs_need_grad = bool(ins)
+            except (RuntimeError, AttributeError, TypeError) as e:  # a tensor that takes no hook
+                _prof._report_once("prof.torch: no backward region for a module: %s" % e)
+
+    def post(self, module, inputs, output):
+        _close(self.fwd)
+        if self.bwd and torch.is_grad_enabled():
+            try:
+                self._backward_begins(output)
+            except (RuntimeError, AttributeError, TypeError) as e:
+                _prof._report_once("prof.torch: no backward region for a module: %s" % e)
+        return None
+
+    def _backward_begins(self, output):
+        outs = _tensors(output)
+        for t in outs:
+            ends, begins = _slot(t)
+            if self.bwd in ends:  # an input passed through: no backward of its own
+                ends.remove(self.bwd)
+            elif self.bwd not in begins:
+                begins.append(self.bwd)
+        if outs and not self.inputs_need_grad and self.params:
+            if self.pending is not None:  # its backward never ran: drop its hooks
+                self.pending.cancel()
+            self.pending = _ParamEnd(self, self.params)
+
+
+_instrumented = weakref.WeakKeyDictionary()  # module or optimizer -> hook handles
+
+
+def _forward_hook(module, hook):
+    try:  # torch >= 2.1 calls it also when forward raises
+        return module.register_forward_hook(hook, always_call=True)
+    except TypeError:
+        return module.register_forward_hook(hook)
+
+
+def instrument(obj, name=None, depth=None, backward=True):
+    """Records regions for a model or an optimizer; returns obj.
+
+    A torch.nn.Module: every submodule's forward and backward, named by
+    its path ("encoder.layers.3.attn.forward", "...backward"; the model
+    itself "forward" and "backward", or NAME.forward with name=), nested
+    as the modules nest. depth=N stops N levels below the model (0: the
+    model alone); backward=False records forwards only. Each instrumented
+    module costs a few microseconds a step, most of it PyTorch's own hook
+    dispatch: limit depth on models of thousands of small modules.
+    An optimizer: each step as "optimizer.step" (or NAME.step).
+    Instrumenting twice does nothing; uninstrument(obj) undoes it.
+    """
+    if obj in _instrumented:
+        return obj
+    if isinstance(obj, torch.optim.Optimizer):
+        _instrument_optimizer(obj, name or "optimizer")
+        return obj
+    if not isinstance(obj, torch.nn.Module):
+        raise TypeError("prof.torch.instrument: a torch.nn.Module or torch.optim.Optimizer, "
+                        "not %s" % type(obj).__name__)
+    handles = []
+    for path, module in obj.named_modules():
+        if depth is not None and path and path.count(".") >= depth:
+            continue
+        if name:
+            path = name + "." + path if path else name
+        hooks = _Hooks(path + "." if path else "", module, backward)
+        handles.append(module.register_forward_pre_hook(hooks.pre))
+        handles.append(_forward_hook(module, hooks.post))
+        handles.append(hooks)
+    _instrumented[obj] = handles
+    return obj
+
+
+def _instrument_optimizer(opt, name):
+    rid = _intern(name + ".step")
+    original = opt.step  # the bound method, with whatever wraps it already
+
+    @functools.wraps(original)
+    def recorded_step(*args, **kwargs):
+        _begin_id(rid, _prof.COMPUTE)
+        try:
+            return original(*args, **kwargs)
+        finally:
+            _end()
+    opt.step = recorded_step
+    _instrumented[opt] = [("step", original)]
+
+
+def uninstrument(obj):
+    """Removes what instrument(obj) added."""
+    handles = _instrumented.pop(obj, None)
+    if handles is None:
+        return obj
+    if isinstance(obj, torch.optim.Optimizer):
+        if "step" in vars(obj):
+            del obj.step
+        return obj
+    for h in handles:
+        if isinstance(h, _Hooks):
+            if h.pending is not None:
+                h.pending.cancel()
+        else:
+            h.remove()
+    return obj
+
+
+# ---- steps and memory -----------------------------------------------------------------
+
+def _cuda_in_use():
+    return torch.cuda.is_available() and torch.cuda.is_initialized()
+
+
+def sample_memory():
+    """Samples device memory ("gpu.allocated", "gpu.reserved" of the current
+    device) when CUDA is in use. Host RSS is sampled by every step."""
+    if _cuda_in_use():
+        try:
+            _prof.memory("gpu.allocated", torch.cuda.memory_allocated())
+            _prof.memory("gpu.reserved", torch.cuda.memory_reserved())
+        except RuntimeError as e:
+            _prof._report_once("prof: cannot read CUDA memory: %s" % e)
+
+
+def step():
+    """Ends the training step, like prof.step(), with device memory sampled
+    first; closes regions that hooks left open on this thread."""
+    if _local.open.ids:
+        _close_all()
+    sample_memory()
+    _prof.step()
+
+
+# ---- calls that make the CPU wait for the device ----------------------------------
+
+def _sync_targets():
+    targets = [(torch.Tensor, m, "Tensor." + m) for m in ("item", "tolist", "cpu", "numpy")]
+    targets.append((torch.cuda, "synchronize", "cuda.synchronize"))
+    for cls in ("Stream", "Event"):
+        owner = getattr(torch.cuda, cls, None)
+        if isinstance(owner, type) and hasattr(owner, "synchronize"):
+            targets.append((owner, "synchronize", "cuda.%s.synchronize" % cls))
+    return targets
+
+
+def _sync_wrapper(original, rid):
+    @functools.wraps(original)
+    def recorded(*args, **kwargs):
+        _begin_id(rid, _prof.SYNC)
+        try:
+            return original(*args, **kwargs)
+        finally:
+            _end()
+    return recorded
+
+
+class track_syncs:
+    """Records the calls that wait for the device (Tensor.item, .tolist,
+    .cpu, .numpy, torch.cuda.synchronize, Stream/Event.synchronize) as SYNC
+    regions named "Tensor.item" and so on, so that the sync rule has its data
+    without CUDA tracing. On CPU tensors these calls wait for nothing; the
+    regions still show where a GPU run would.
+
+    Call it once (prof.torch.track_syncs()) or use it as a context manager;
+    untrack_syncs() or leaving the block puts the original functions back.
+    """
+    _saved = None   # [(owner, attribute, had_own, original)] while tracking
+    _depth = 0
+
+    def __init__(self):
+        cls = track_syncs
+        cls._depth += 1
+        if cls._saved is not None:
+            return
+        saved = []
+        for owner, attr, name in _sync_targets():
+            original = getattr(owner, attr)
+            saved.append((owner, attr, attr in vars(owner), original))
+            setattr(owner, attr, _sync_wrapper(original, _intern(name)))
+        cls._saved = saved
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        untrack_syncs()
+        return False
+
+    @staticmethod
+    def restore():
+        untrack_syncs()
+
+
+def untrack_syncs():
+    """Puts back the functions track_syncs() replaced (after as many calls
+    as track_syncs had)."""
+    cls = track_syncs
+    if cls._depth == 0:
+        return
+    cls._depth -= 1
+    if cls._depth > 0 or cls._saved is None:
+        return
+    for owner, attr, had_own, original in reversed(cls._saved):
+        if had_own:
+            setattr(owner, attr, original)
+        else:
+            delattr(owner, attr)
+    cls._saved = None

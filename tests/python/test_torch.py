@@ -1,0 +1,233 @@
+"""test_torch.py - real PyTorch training (tests/python/train.py) recorded
+through prof and prof.torch, then the profile read back with the real
+tools: dump_events always, prof analyze --format json where it exists."""
+import os
+import subprocess
+import sys
+import unittest
+
+from support import (B, HERE, PROF, Profile, TempDirTest, analyze, analyze_available, info,
+                     run_python, script_env, train)
+
+STEPS = 30
+MB = 1 << 20
+
+
+def ops(report):
+    return {op["name"]: op for op in report["operations"]}
+
+
+def rules(report, rule):
+    return [b for b in report["bottlenecks"] if b["rule"] == rule]
+
+
+class Training(TempDirTest):
+    def trained(self, mode, steps=STEPS, status=0, extra_env=None):
+        out = self.path(mode + ".prof")
+        r = train(mode, out, steps, extra_env=extra_env)
+        self.assertRan(r, status)
+        p = Profile(out)
+        self.assertTrue(p.clean, "not closed cleanly: %s" % p.status)
+        self.assertIn("closed cleanly", info(out))
+        return out, p
+
+    def test_clean_run(self):
+        out, p = self.trained("clean")
+        names = p.names()
+        for name in ("forward", "backward", "optimizer.step", "data_loading",
+                     "0.0.forward", "0.0.backward", "2.forward", "2.backward"):
+            self.assertEqual(names.count(name), STEPS if name != "data_loading" else STEPS + 1,
+                             name)
+        self.assertEqual(len(p.steps), STEPS + 1)  # the last one closed by stop()
+        self.assertEqual(len(p.series("host.rss")), STEPS + 1)
+        self.assertEqual([c for c, _ in p.counters], ["loss"] * STEPS)
+        losses = [v for _, v in p.counters]
+        self.assertLess(sum(losses[-5:]), sum(losses[:5]) / 2)  # it really trains
+        by = {}
+        for r in p.regions:
+            by.setdefault(r["name"], set()).add(r["depth"])
+        # nested as the modules nest: model, Sequential, layer
+        self.assertEqual(by["forward"], {0})
+        self.assertEqual(by["0.forward"], {1})
+        self.assertEqual(by["0.2.forward"], {2})
+        self.assertEqual(by["backward"], {0})
+        self.assertEqual(by["0.backward"], {1})
+        self.assertEqual(by["0.2.backward"], {2})
+        self.assertEqual(by["optimizer.step"], {0})
+        self.assertEqual(set(p.names("data")), {"data_loading"})
+        # each backward region lies inside its parent's
+        outer = [r for r in p.regions if r["name"] == "backward"]
+        inner = [r for r in p.regions if r["name"] == "0.2.backward"]
+        for o, i in zip(outer, inner):
+            self.assertTrue(o["start"] <= i["start"] and
+                            i["start"] + i["dur"] <= o["start"] + o["dur"])
+        if analyze_available():
+            rep = analyze(out)
+            o = ops(rep)
+            for name in ("forward", "backward", "optimizer.step"):
+                self.assertEqual(o[name]["calls"], STEPS, name)
+                self.assertTrue(0 < o[name]["incl_share"] <= 1, o[name])
+            shares = sum(op["self_share"] for op in rep["operations"])
+            self.assertLessEqual(shares, 1.0 + 1e-6)
+            self.assertGreater(o["forward"]["incl_share"] + o["backward"]["incl_share"], 0.2)
+            self.assertEqual(rules(rep, "memory_leak"), [])
+
+    def test_leak_is_found_on_host_rss(self):
+        out, p = self.trained("leak", steps=20)
+        rss = p.series("host.rss")
+        self.assertGreater((rss[-1] - rss[2]) / (len(rss) - 3), 10 * MB)
+        if analyze_available():
+            leaks = rules(analyze(out), "memory_leak")
+            self.assertEqual([b["subject"] for b in leaks], ["host.rss"])
+
+    def test_clean_run_does_not_grow(self):
+        out, p = self.trained("clean")
+        rss = p.series("host.rss")
+        self.assertLess(abs(rss[-1] - rss[5]) / (len(rss) - 6), 1 * MB)
+
+    def test_item_under_track_syncs_is_a_sync_region_per_step(self):
+        out, p = self.trained("syncs")
+        syncs = [r for r in p.regions if r["kind"] == "sync"]
+        self.assertEqual([r["name"] for r in syncs], ["Tensor.item"] * STEPS)
+        step_ends = [s["start"] + s["dur"] for s in p.steps]
+        per_step = [sum(1 for r in syncs if s["start"] <= r["start"] < e)
+                    for s, e in zip(p.steps, step_ends)]
+        self.assertEqual(per_step, [1] * STEPS + [0])
+        if analyze_available():
+            rep = analyze(out)
+            self.assertEqual(ops(rep)["Tensor.item"]["calls"], STEPS)
+            self.assertEqual(rep["summary"]["sync"]["count"], STEPS)
+            # STEPS syncs over STEPS + 1 steps (the last, closed by stop(), has none)
+            self.assertAlmostEqual(rep["summary"]["sync"]["per_step"], STEPS / (STEPS + 1),
+                                   delta=0.01)
+
+    def test_exception_in_a_region_leaves_a_valid_file(self):
+        out, p = self.trained("raise", status=1)
+        ev = [r for r in p.regions if r["name"] == "evaluate"]
+        self.assertEqual(len(ev), 1)
+        self.assertEqual(ev[0]["depth"], 0)
+        # the forward that raised in step 2 was closed: later ones are still outermost
+        self.assertEqual({r["depth"] for r in p.regions if r["name"] == "forward"}, {0})
+        self.assertEqual(p.names().count("forward"), STEPS)
+        self.assertEqual(p.names().count("backward"), STEPS - 1)
+        if analyze_available():
+            analyze(out)
+
+    def test_script_without_stop_leaves_a_valid_file(self):
+        out, p = self.trained("nostop")
+        self.assertEqual(len(p.steps), STEPS + 1)
+
+    def test_prof_output_starts_recording(self):
+        out = self.path("auto.prof")
+        r = train("autostart", "-", STEPS, extra_env={"PROF_OUTPUT": out})
+        self.assertRan(r)
+        p = Profile(out)
+        self.assertTrue(p.clean)
+        self.assertEqual(p.names().count("optimizer.step"), STEPS)
+
+    def test_dataloader_with_two_workers(self):
+        out, p = self.trained("dataloader")
+        self.assertEqual(p.names().count("optimizer.step"), STEPS)
+        self.assertEqual(p.names("data").count("data_loading"), STEPS + 1)
+        # the workers recorded into nothing: no region of theirs, one process
+        self.assertNotIn("dataset.getitem", p.names())
+        self.assertEqual(len(p.threads), 1)
+
+    def test_prof_record_runs_python(self):
+        help_ = subprocess.run([PROF, "record", "--help"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+        if help_.returncode != 0:
+            self.skipTest("prof record is not built yet")
+        out = self.path("record.prof")
+        r = subprocess.run([PROF, "record", "-o", out, "--", sys.executable,
+                            os.path.join(HERE, "train.py"), "autostart", "-", "10"],
+                           env=script_env({"PROF_LIBRARY": os.path.join(B, "libprof.so")}),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, timeout=300)
+        self.assertRan(r)
+        p = Profile(out)
+        self.assertTrue(p.clean)
+        self.assertEqual(p.names().count("optimizer.step"), 10)
+
+
+class Instrument(TempDirTest):
+    def test_uninstrument_and_untrack_restore_everything(self):
+        code = r"""
+import sys, torch, prof, prof.torch
+from torch import nn
+m = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 1))
+opt = torch.optim.SGD(m.parameters(), lr=0.1)
+item = torch.Tensor.item
+sync = torch.cuda.synchronize
+assert prof.start(sys.argv[1])
+prof.torch.instrument(m); prof.torch.instrument(opt)
+with prof.torch.track_syncs():
+    assert torch.Tensor.item is not item
+    m(torch.randn(2, 4)).sum().backward(); opt.step(); torch.ones(1).item()
+prof.torch.step()
+assert torch.Tensor.item is item and torch.cuda.synchronize is sync
+prof.torch.uninstrument(m); prof.torch.uninstrument(opt)
+assert not m._forward_hooks and not m._forward_pre_hooks and "step" not in vars(opt)
+m(torch.randn(2, 4)).sum().backward(); opt.step(); torch.ones(1).item()
+prof.torch.step()
+prof.stop()
+"""
+        out = self.path("u.prof")
+        self.assertRan(run_python(["-c", code, out]))
+        p = Profile(out)
+        self.assertEqual(p.names().count("forward"), 1)
+        self.assertEqual(p.names().count("optimizer.step"), 1)
+        self.assertEqual(p.names("sync"), ["Tensor.item"])
+
+    def test_depth_and_forward_only(self):
+        code = r"""
+import sys, torch, prof, prof.torch
+from torch import nn
+m = nn.Sequential(nn.Sequential(nn.Linear(4, 4), nn.ReLU()), nn.Linear(4, 1))
+prof.start(sys.argv[1])
+prof.torch.instrument(m, depth=1, backward=False, name="net")
+m(torch.randn(2, 4)).sum().backward()
+prof.torch.step()
+"""
+        out = self.path("d.prof")
+        self.assertRan(run_python(["-c", code, out]))
+        self.assertEqual(sorted(Profile(out).names()),
+                         ["net.0.forward", "net.1.forward", "net.forward"])
+
+    def test_shared_module_and_no_grad_inputs(self):
+        # A module used twice, a forward under no_grad (no backward), and
+        # an input that needs its gradient.
+        code = r"""
+import sys, torch, prof, prof.torch
+from torch import nn
+lin = nn.Linear(8, 8)
+class Twice(nn.Module):
+    def __init__(self):
+        super().__init__(); self.lin = lin
+    def forward(self, x):
+        return self.lin(torch.relu(self.lin(x)))
+m = Twice()
+prof.start(sys.argv[1])
+prof.torch.instrument(m)
+for i in range(3):
+    with torch.no_grad():
+        m(torch.randn(2, 8))
+    x = torch.randn(2, 8, requires_grad=True)
+    m(x).sum().backward()
+    prof.torch.step()
+prof.stop()
+"""
+        out = self.path("t.prof")
+        self.assertRan(run_python(["-c", code, out]))
+        p = Profile(out)
+        names = p.names()
+        self.assertEqual(names.count("forward"), 6)
+        self.assertEqual(names.count("lin.forward"), 12)
+        self.assertEqual(names.count("backward"), 3)
+        self.assertEqual(names.count("lin.backward"), 6)
+        for r in p.regions:
+            self.assertEqual(r["depth"], 0 if "." not in r["name"] else 1, r)
+
+
+if __name__ == "__main__":
+    unittest.main()
