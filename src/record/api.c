@@ -172,6 +172,19 @@ static void emit_step(rt_thread *t, uint64_t number, uint32_t flags, uint64_t t0
     commit(t);
 }
 
+/* Device memory at the boundary after step n (CUDA capture only; a
+ * function call that returns at once otherwise). */
+static void gpu_step(rt_thread *t, uint64_t now, uint64_t n)
+{
+    rt_gpu_sample s[RT_GPU_MAX_SAMPLES];
+    if (!rt.cfg.cuda)
+        return;
+    int k = rt_gpu_step(rt_clock_ns(&rt.clock, now), rt_step_sampled(&rt.cfg, n + 1), s,
+                        RT_GPU_MAX_SAMPLES);
+    for (int i = 0; i < k; i++)
+        emit(t, RT_MEMORY, s[i].series, now, s[i].bytes);
+}
+
 /* Ends the current step at now with extra flags; the host-memory sample
  * that goes with every step boundary follows it. Returns its number. */
 static uint64_t step_close(rt_thread *t, uint64_t now, uint32_t flags)
@@ -183,6 +196,7 @@ static uint64_t step_close(rt_thread *t, uint64_t now, uint32_t flags)
     emit_step(t, n, flags, t0, now);
     if (rt.statm_fd >= 0)
         emit(t, RT_MEMORY, rt.rss_id, now, rt_rss_read(rt.statm_fd));
+    gpu_step(t, now, n);
     return n;
 }
 

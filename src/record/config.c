@@ -2,12 +2,17 @@
  * then the environment (PROF_*; RANK, WORLD_SIZE, LOCAL_RANK as torchrun
  * sets them), then defaults. Values are checked strictly: a malformed
  * PROF_* variable makes prof_start fail with -EINVAL rather than record
- * with a setting the user did not ask for. Also the step sampling rule. */
+ * with a setting the user did not ask for. The output path may hold %p
+ * (pid) and %r (rank), expanded here because only the recording process
+ * knows its pid (`prof record -o 'run.%p.prof'`). Also the step sampling
+ * rule. */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "record/runtime.h"
 
@@ -148,6 +153,30 @@ static int resolve_rank(rt_config *c)
     return 0;
 }
 
+/* The output pattern with %p (pid), %r (rank) and %% expanded; any other
+ * %-sequence stays as written. */
+static int expand_output(const char *pattern, long rank, char **out)
+{
+    size_t cap = strlen(pattern) + 1, n = 0;
+    for (const char *p = pattern; *p; p++)
+        cap += *p == '%' ? 20 : 0;
+    char *s = malloc(cap);
+    if (!s)
+        return -ENOMEM;
+    for (const char *p = pattern; *p; p++) {
+        if (*p == '%' && (p[1] == 'p' || p[1] == 'r')) {
+            n += (size_t)snprintf(s + n, cap - n, "%ld", p[1] == 'p' ? (long)getpid() : rank);
+            p++;
+        } else {
+            s[n++] = *p;
+            p += *p == '%' && p[1] == '%';
+        }
+    }
+    s[n] = '\0';
+    *out = s;
+    return 0;
+}
+
 static int resolve_sizes(const prof_config *cfg, rt_config *c)
 {
     const char *s;
@@ -203,10 +232,10 @@ static int resolve_all(const prof_config *cfg, rt_config *c)
         if (!on)
             return -ECANCELED;
     }
-    s = cfg->output ? cfg->output : env("PROF_OUTPUT");
-    if (!(c->output = strdup(s ? s : DEFAULT_OUTPUT)))
-        return -ENOMEM;
     if ((e = resolve_sampling(cfg, c)) || (e = resolve_sizes(cfg, c)) || (e = resolve_rank(c)))
+        return e;
+    s = cfg->output ? cfg->output : env("PROF_OUTPUT");
+    if ((e = expand_output(s ? s : DEFAULT_OUTPUT, c->rank, &c->output)))
         return e;
     c->cuda = cfg->cuda != 0;
     if (!c->cuda && (s = env("PROF_CUDA")) && parse_bool(s, &c->cuda))

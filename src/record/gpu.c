@@ -1,8 +1,10 @@
 /* gpu.c - the hook where CUDA capture plugs in. This build has no CUPTI:
  * a request for CUDA capture is recorded in the metadata as not built in,
- * and nothing GPU-related is recorded. cupti.c (built when CUDA is found,
- * with -DPROF_HAVE_CUPTI) provides these three functions instead. */
+ * said once on stderr, and nothing GPU-related is recorded. cupti.c (built
+ * when CUDA is found, with -DPROF_HAVE_CUPTI) provides these functions
+ * instead. */
 #include <errno.h>
+#include <stdio.h>
 
 #include <cjson/cJSON.h>
 
@@ -10,12 +12,33 @@
 
 #ifndef PROF_HAVE_CUPTI
 
+static int warned; /* the one line, once per process */
+
 int rt_gpu_start(const rt_config *c)
 {
-    return c->cuda ? -ENOTSUP : 0;
+    if (!c->cuda)
+        return 0;
+    if (!warned) {
+        warned = 1;
+        fputs("prof: CUDA capture off: libprof was built without CUPTI\n", stderr);
+    }
+    return -ENOTSUP;
 }
 
 void rt_gpu_stop(void)
+{
+}
+
+int rt_gpu_step(uint64_t now_ns, int next_sampled, rt_gpu_sample *out, int max)
+{
+    (void)now_ns;
+    (void)next_sampled;
+    (void)out;
+    (void)max;
+    return 0;
+}
+
+void rt_gpu_write(void)
 {
 }
 

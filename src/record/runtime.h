@@ -291,9 +291,23 @@ void rt_fork_handlers_once(void);
 /* ---- gpu.c: where CUPTI capture plugs in ------------------------------------ */
 
 struct cJSON;
-int rt_gpu_start(const rt_config *c);       /* 0, or -ENOTSUP when not built */
-void rt_gpu_stop(void);
+int rt_gpu_start(const rt_config *c);       /* 0, or -ENOTSUP when unavailable */
+void rt_gpu_stop(void);                     /* flushes CUPTI before the footer */
 void rt_gpu_metadata(const rt_config *c, struct cJSON *meta);
+
+/* At a step boundary (now_ns on the profile clock; whether the step that
+ * begins keeps its events): device memory samples, at most max. */
+typedef struct rt_gpu_sample {
+    uint32_t series;                        /* "gpu.N.used"                  */
+    uint64_t bytes;
+} rt_gpu_sample;
+#define RT_GPU_MAX_SAMPLES 16
+int rt_gpu_step(uint64_t now_ns, int next_sampled, rt_gpu_sample *out, int max);
+/* Writer thread, io lock held: writes the GPU activity translated so far. */
+void rt_gpu_write(void);
+/* writer.c, for rt_gpu_write: writes b after the strings it may use.
+ * 0, or -1 when writing failed (reported, recording stopped). */
+int rt_writer_put_block(pf_block *b);
 
 #pragma GCC visibility pop
 

@@ -267,6 +267,21 @@ static void write_sampler(void)
     rt_io_leave();
 }
 
+/* GPU activity that cupti.c translated on CUPTI's thread. */
+static void write_gpu(void)
+{
+    if (!writer_ok() || !rt_io_enter(1))
+        return;
+    rt_gpu_write();
+    rt_io_leave();
+}
+
+int rt_writer_put_block(pf_block *b)
+{
+    write_events(b, NULL);
+    return writer_ok() ? 0 : -1;
+}
+
 /* After a failure: give chunks back so that nothing stays pinned. */
 static void discard_full(void)
 {
@@ -295,6 +310,7 @@ static void writer_pass(int live)
         write_live();
         write_dropped();
         write_sampler();
+        write_gpu();
     }
 }
 

@@ -1,0 +1,81 @@
+/* record_child.c - a program that knows nothing of prof, for the tests of
+ * `prof record` (tests/cli/record.sh): it exits with a given status, prints
+ * its environment, waits for a signal, or crashes, as its arguments say.
+ *
+ *   record_child exit N          exits with status N
+ *   record_child env NAME...     prints NAME=value (or NAME unset) per line
+ *   record_child wait FILE       creates FILE once ready, then sleeps until a
+ *                                signal with the default action ends it
+ *   record_child usr1 FILE       creates FILE, waits for SIGUSR1, prints
+ *                                "got SIGUSR1" and exits 0
+ *   record_child segv            touches some memory, then dereferences NULL
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int ready(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    return f && fclose(f) == 0 ? 0 : 1;
+}
+
+static int print_env(int n, char **names)
+{
+    for (int i = 0; i < n; i++) {
+        const char *v = getenv(names[i]);
+        if (v)
+            printf("%s=%s\n", names[i], v);
+        else
+            printf("%s unset\n", names[i]);
+    }
+    return fflush(stdout) != 0;
+}
+
+static int wait_usr1(const char *path)
+{
+    sigset_t set;
+    int sig;
+    sigemptyset(&set);
+    sigaddset(&set, SIGUSR1);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    if (ready(path) || sigwait(&set, &sig) != 0)
+        return 1;
+    printf("got SIGUSR1\n");
+    return fflush(stdout) != 0;
+}
+
+static int crash(void)
+{
+    size_t n = (size_t)8 << 20;
+    char *p = malloc(n);
+    if (!p)
+        return 1;
+    memset(p, 1, n); /* some resident memory for the samples */
+    volatile int *null = NULL;
+    *null = p[n - 1];
+    free(p);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 3 && strcmp(argv[1], "exit") == 0)
+        return atoi(argv[2]);
+    if (argc >= 2 && strcmp(argv[1], "env") == 0)
+        return print_env(argc - 2, argv + 2);
+    if (argc >= 3 && strcmp(argv[1], "wait") == 0) {
+        if (ready(argv[2]))
+            return 1;
+        for (;;)
+            pause();
+    }
+    if (argc >= 3 && strcmp(argv[1], "usr1") == 0)
+        return wait_usr1(argv[2]);
+    if (argc >= 2 && strcmp(argv[1], "segv") == 0)
+        return crash();
+    fprintf(stderr, "usage: record_child exit N | env NAME... | wait FILE | usr1 FILE | segv\n");
+    return 2;
+}
