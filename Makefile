@@ -3,6 +3,7 @@
 #   make            libprof.a, libprof.so and the prof binary, in build/
 #   make check      install missing dependencies, build, run every test
 #                   (plain, AddressSanitizer+UBSan, ThreadSanitizer, fuzz corpus)
+#   make check-gpu  the CUDA tests of tests/gpu/ (SKIPPED without a GPU)
 #   make demo       install missing dependencies, build, show testdata/demo.prof
 #   make bench      benchmarks, printed as ratios measured in one run
 #   make fuzz       explore with libFuzzer for FUZZ_SECONDS (default 60) per target
@@ -12,6 +13,7 @@
 #   make clean
 #
 # Knobs: V=1 shows commands; CC=clang builds with clang; OPT= overrides -O2 -g.
+#        CUDA_HOME (default /usr/local/cuda) is where CUPTI's headers are looked for.
 
 CC      ?= cc
 FUZZCC  ?= clang
@@ -21,9 +23,18 @@ OPT     ?= -O2 -g
 B       := build
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wconversion
-CFLAGS_ALL := -std=c11 -D_GNU_SOURCE $(WARN) -Iinclude -Isrc -Itests/support -MMD -MP -pthread $(CFLAGS)
+# CUDA: with CUPTI's headers under CUDA_HOME, src/record/cupti.c is built in;
+# libcupti and the driver are loaded with dlopen at run time, so libprof
+# needs no CUDA library to link or run. CUDA_HOME=/none builds without.
+CUDA_HOME ?= /usr/local/cuda
+ifneq ($(wildcard $(CUDA_HOME)/include/cupti.h),)
+CUPTI_CFLAGS := -DPROF_HAVE_CUPTI -isystem $(CUDA_HOME)/include \
+	-DPROF_CUPTI_LIB='"$(firstword $(wildcard $(CUDA_HOME)/lib64/libcupti.so \
+	$(CUDA_HOME)/extras/CUPTI/lib64/libcupti.so) libcupti.so)"'
+endif
+CFLAGS_ALL := -std=c11 -D_GNU_SOURCE $(WARN) -Iinclude -Isrc -Itests/support -MMD -MP -pthread $(CUPTI_CFLAGS) $(CFLAGS)
 LIBS    := -lzstd -lcjson -lpthread -lm
-TOOL_LIBS := -lgsl -lgslcblas
+TOOL_LIBS := -lgsl -lgslcblas -lmicrohttpd
 ASAN    := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN    := -O1 -g -fsanitize=thread
 
@@ -37,6 +48,9 @@ endif
 # output) is linked into prof only, never into training programs.
 LIB_SRC  := $(sort $(wildcard src/util/*.c src/format/*.c src/record/*.c))
 TOOL_SRC := $(sort $(wildcard src/model/*.c src/analysis/*.c src/output/*.c))
+# The dashboard's page (viewer/) is compiled into prof by tools/embed.sh.
+VIEWER_FILES := viewer/index.html viewer/app.css viewer/app.js
+TOOL_SRC += $(B)/gen/viewer_assets.c
 CMD_SRC  := $(sort $(wildcard cmd/prof/*.c))
 SUP_SRC  := $(sort $(wildcard tests/support/*.c))
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
@@ -76,6 +90,11 @@ $(B)/tsan/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC tsan $<")
 	$(Q)$(CC) $(CFLAGS_ALL) $(TSAN) -c $< -o $@
+
+$(B)/gen/viewer_assets.c: $(VIEWER_FILES) tools/embed.sh
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  EMBED   $@")
+	$(Q)sh tools/embed.sh $@ $(VIEWER_FILES)
 
 # ---- libraries and the binary -------------------------------------------
 $(B)/libprof.a: $(LIB_OBJ)
@@ -134,12 +153,43 @@ $(CLANG_STAMP): $(LIB_SRC) $(TOOL_SRC) $(CMD_SRC) $(SUP_SRC) $(wildcard include/
 		clang $(filter-out -MMD -MP,$(CFLAGS_ALL)) -fsyntax-only $$f || exit 1; done
 	$(Q)touch $@
 
-test-bins: all $(CLANG_STAMP) $(B)/asan/prof $(UNIT_BIN) $(UNIT_ASAN_BIN) $(UNIT_TSAN_BIN) $(HELPER_BIN) \
+test-bins: all python $(CLANG_STAMP) $(B)/asan/prof $(UNIT_BIN) $(UNIT_ASAN_BIN) $(UNIT_TSAN_BIN) $(HELPER_BIN) \
 	$(HELPER_ASAN_BIN) $(FUZZ_BIN) $(B)/rel/tests/bin/make_demo
 
 check: deps
 	$(Q)$(MAKE) --no-print-directory test-bins
 	$(Q)B=$(B) sh tests/run.sh
+
+# The tests that need an NVIDIA GPU (tests/gpu/): without one they build
+# what they can and report SKIPPED, never passed.
+.PHONY: check-gpu
+check-gpu: all
+	$(Q)B=$(B) CUDA_HOME=$(CUDA_HOME) sh tests/gpu/run.sh
+
+# ---- Python binding ------------------------------------------------------------
+# $(B)/python/prof is the package with libprof.so beside it and, where
+# Python's headers are installed, the _native extension that makes the hot
+# calls cheap (without it the package uses ctypes). Tests and benchmarks put
+# $(B)/python on PYTHONPATH. PYTHON is the interpreter it is built for.
+PYTHON  ?= $(firstword $(wildcard /usr/bin/python3) python3)
+PY_CFG  := $(shell $(PYTHON) -c 'import sysconfig as s; print(s.get_paths()["include"], s.get_config_var("EXT_SUFFIX"))' 2>/dev/null)
+PY_INC  := $(word 1,$(PY_CFG))
+PY_PKG  := $(B)/python/prof
+PY_FILES := $(patsubst bindings/python/prof/%,$(PY_PKG)/%,$(wildcard bindings/python/prof/*.py)) \
+	$(PY_PKG)/libprof.so $(if $(wildcard $(PY_INC)/Python.h),$(PY_PKG)/_native$(word 2,$(PY_CFG)))
+.PHONY: python
+python: $(PY_FILES)
+$(PY_PKG)/%.py: bindings/python/prof/%.py
+	@mkdir -p $(dir $@)
+	$(Q)cp $< $@
+$(PY_PKG)/libprof.so: $(B)/libprof.so
+	@mkdir -p $(dir $@)
+	$(Q)cp $< $@
+$(PY_PKG)/_native$(word 2,$(PY_CFG)): bindings/python/prof/_native.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)clang -std=c11 $(WARN) -isystem $(PY_INC) -fsyntax-only $<
+	$(Q)$(CC) -std=c11 $(WARN) -isystem $(PY_INC) $(OPT) -fPIC -shared -o $@ $<
 
 # ---- demo profile -----------------------------------------------------------
 # testdata/demo.prof is committed; this regenerates it (byte for byte).
@@ -148,11 +198,14 @@ testdata/demo.prof: $(B)/rel/tests/bin/make_demo
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)$(B)/prof info testdata/demo.prof
+	$(Q)$(B)/prof analyze testdata/demo.prof
 
 # ---- benchmarks and fuzzing ------------------------------------------------------
+# the analyze benchmark compares with json + pandas
+bench: DEP_PY += pandas:python3-pandas
 bench: deps
-	$(Q)$(MAKE) --no-print-directory all $(BENCH_BIN) $(B)/rel/tests/bin/make_demo
+	$(Q)$(MAKE) --no-print-directory all python $(BENCH_BIN) $(B)/rel/tests/bin/make_demo \
+		$(B)/rel/tests/bin/make_big $(B)/rel/tests/bin/run_measured
 	$(Q)B=$(B) sh tests/bench/run.sh
 
 FUZZ_SECONDS ?= 60
@@ -168,6 +221,10 @@ DEP_PC   := libzstd:libzstd-dev libcjson:libcjson-dev gsl:libgsl-dev criterion:l
 	libmicrohttpd:libmicrohttpd-dev
 # command, Debian package
 DEP_CMD  := pkg-config:pkg-config clang:clang zstd:zstd
+# the dashboard's browser tests: Debian's chromium driven by playwright-core from npm
+DEP_CMD  += chromium:chromium npm:npm curl:curl
+# Python module, Debian package (the binding's tests run $(PYTHON)); and its headers
+DEP_PY   := torch:python3-torch jsonschema:python3-jsonschema
 deps:
 	$(Q)missing=""; \
 	command -v pkg-config >/dev/null 2>&1 || missing="pkg-config"; \
@@ -179,6 +236,10 @@ deps:
 	done; \
 	ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 \
 		|| missing="$$missing libclang-rt-dev"; \
+	for d in $(DEP_PY); do \
+		$(PYTHON) -c "import $${d%%:*}" >/dev/null 2>&1 || missing="$$missing $${d#*:}"; \
+	done; \
+	[ -f "$(PY_INC)/Python.h" ] || missing="$$missing python3-dev"; \
 	missing=$$(echo $$missing | tr ' ' '\n' | sort -u | tr '\n' ' '); \
 	if [ -n "$${missing% }" ]; then \
 		if [ "$$(id -u)" = 0 ]; then \
@@ -189,6 +250,9 @@ deps:
 			echo "deps: missing packages; run: sudo apt-get install -y $$missing" >&2; exit 1; \
 		fi; \
 	fi
+	$(Q)[ -d tests/browser/node_modules/playwright-core ] || \
+		(cd tests/browser && npm ci --no-audit --no-fund --loglevel=error) || \
+		{ echo "deps: npm ci in tests/browser failed" >&2; exit 1; }
 
 # ---- install ------------------------------------------------------------------
 install: all

@@ -15,7 +15,12 @@ enum {
     EXIT_OUTPUT = 4    /* an output could not be written                 */
 };
 
+int cmd_analyze(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_record(int argc, char **argv);
+int cmd_view(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 

@@ -12,4 +12,12 @@ for b in "$B"/rel/tests/bench/*; do
     "$b" || status=1
     echo
 done
+echo "== analyze"
+sh tests/bench/analyze.sh || status=1
+echo "== export"
+sh tests/bench/export.sh || status=1
+if [ -f "$B/python/prof/__init__.py" ] && [ -x "${PYTHON:-/usr/bin/python3}" ]; then
+    echo "== bench_python"
+    PYTHONPATH=$B/python "${PYTHON:-/usr/bin/python3}" tests/bench/bench_python.py || status=1
+fi
 exit $status
