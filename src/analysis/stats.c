@@ -144,10 +144,76 @@ double stats_quantile_sorted(const double *sorted, size_t n, double q)
     return gsl_stats_quantile_from_sorted_data(sorted, 1, n, q < 0 ? 0 : q > 1 ? 1 : q);
 }
 
+static void swap_d(double *a, double *b)
+{
+    double t = *a;
+    *a = *b;
+    *b = t;
+}
+
+static void insertion_sort(double *v, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        double x = v[i];
+        size_t j = i;
+        for (; j > 0 && x < v[j - 1]; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
+/* Quicksort (median of three, the smaller side first by recursion) with
+ * comparisons inline: per-step series are sorted several times per
+ * analysis and GSL's heapsort was a visible share of it. Past a depth of
+ * 2 log2 n it hands the part to gsl_sort, so the worst case stays
+ * n log n. */
+static void quick_sort(double *v, size_t n, unsigned depth)
+{
+    while (n > 16) {
+        if (depth-- == 0) {
+            gsl_sort(v, 1, n);
+            return;
+        }
+        size_t mid = n / 2;
+        if (v[mid] < v[0])
+            swap_d(&v[mid], &v[0]);
+        if (v[n - 1] < v[0])
+            swap_d(&v[n - 1], &v[0]);
+        if (v[n - 1] < v[mid])
+            swap_d(&v[n - 1], &v[mid]);
+        double pivot = v[mid];
+        size_t i = 0, j = n - 1;
+        for (;;) { /* Hoare: v[0] <= pivot <= v[n - 1] stop both scans */
+            while (v[i] < pivot)
+                i++;
+            while (pivot < v[j])
+                j--;
+            if (i >= j)
+                break;
+            swap_d(&v[i], &v[j]);
+            i++;
+            j--;
+        }
+        size_t left = j + 1; /* [0, left) <= pivot <= [left, n) */
+        if (left < n - left) {
+            quick_sort(v, left, depth);
+            v += left;
+            n -= left;
+        } else {
+            quick_sort(v + left, n - left, depth);
+            n = left;
+        }
+    }
+    insertion_sort(v, n);
+}
+
 void stats_sort(double *v, size_t n)
 {
+    unsigned depth = 0;
+    for (size_t k = n; k > 1; k >>= 1)
+        depth += 2;
     if (n > 1)
-        gsl_sort(v, 1, n);
+        quick_sort(v, n, depth);
 }
 
 double stats_mad(const double *v, size_t n, double median, double *scratch)

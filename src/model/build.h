@@ -41,6 +41,7 @@ typedef struct mb_thread {
     uint32_t *levels;      /* by depth: list of mb_fnode waiting for a parent at depth-1 */
     uint32_t nlevels;      /* allocated                                                 */
     uint32_t top;          /* levels at and above top are empty                          */
+    uint64_t *level_ops;   /* by depth: bit op % 64 set for each op in levels[depth]      */
     mb_recent recent[MB_RECENT];
     uint32_t nrecent, next_recent;
     mb_sync *syncs;        /* in arrival order                                           */

@@ -123,9 +123,15 @@ static int levels_reserve(mb_thread *t, uint32_t n)
     uint32_t *v = realloc(t->levels, c * sizeof *v);
     if (!v)
         return -1;
-    for (uint32_t i = t->nlevels; i < c; i++)
-        v[i] = MODEL_NONE;
     t->levels = v;
+    uint64_t *ops = realloc(t->level_ops, c * sizeof *ops);
+    if (!ops)
+        return -1;
+    t->level_ops = ops;
+    for (uint32_t i = t->nlevels; i < c; i++) {
+        v[i] = MODEL_NONE;
+        ops[i] = 0;
+    }
     t->nlevels = c;
     return 0;
 }
@@ -137,6 +143,7 @@ static int orphans_to_root(model_builder *b, uint32_t tpos, uint32_t from)
     for (uint32_t l = from; l < t->top; l++) {
         uint32_t list = t->levels[l];
         t->levels[l] = MODEL_NONE;
+        t->level_ops[l] = 0;
         if (attach_real(b, b->m->threads[tpos].root, list) < 0)
             return -1;
     }
@@ -153,8 +160,10 @@ static int adopt(model_builder *b, uint32_t tpos, uint32_t level, uint64_t start
     uint32_t list = level < t->top ? t->levels[level] : MODEL_NONE, orphans = MODEL_NONE;
     *kids = MODEL_NONE;
     *child_ns = 0;
-    if (level < t->top)
+    if (level < t->top) {
         t->levels[level] = MODEL_NONE;
+        t->level_ops[level] = 0;
+    }
     while (list != MODEL_NONE) {
         mb_fnode *f = &b->pool[list];
         uint32_t next = f->next_sibling;
@@ -305,7 +314,10 @@ static int place_nested(model_builder *b, uint32_t tpos, uint32_t d, uint32_t op
                         uint64_t e, uint64_t self, uint32_t kids)
 {
     mb_thread *t = &b->threads[tpos];
-    uint32_t f = d < t->top ? fnode_find(b, t->levels[d], op) : MODEL_NONE;
+    uint64_t bit = UINT64_C(1) << (op & 63);
+    /* most arrivals of a new path are told apart by the bit alone */
+    uint32_t f = d < t->top && (t->level_ops[d] & bit) ? fnode_find(b, t->levels[d], op)
+                                                       : MODEL_NONE;
     if (f == MODEL_NONE) {
         if ((f = fnode_new(b)) == MODEL_NONE)
             return -1;
@@ -315,6 +327,7 @@ static int place_nested(model_builder *b, uint32_t tpos, uint32_t d, uint32_t op
         n->min_start = s;
         n->first_child = kids;
         n->next_sibling = d < t->top ? t->levels[d] : MODEL_NONE;
+        t->level_ops[d] = (d < t->top ? t->level_ops[d] : 0) | bit;
         t->levels[d] = f;
     } else {
         if (s < b->pool[f].min_start)
@@ -433,6 +446,7 @@ void mb_tree_free(model_builder *b)
 {
     for (size_t i = 0; b->threads && i < b->m->nthreads; i++) {
         free(b->threads[i].levels);
+        free(b->threads[i].level_ops);
         free(b->threads[i].syncs);
     }
     free(b->threads);

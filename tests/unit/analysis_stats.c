@@ -1,9 +1,12 @@
 /* analysis_stats.c - the statistics under the rules (formats/rules.md §2):
  * least squares against closed-form sums and t-table values, the robust fit
  * ignoring an extreme point and the agreement test, Welch's t-test against
- * hand-computed values and a t-table quantile, quantiles, MAD and warm-up. */
+ * hand-computed values and a t-table quantile, quantiles, MAD, warm-up and
+ * the sort under them. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
 
 #include "analysis/stats.h"
 
@@ -188,4 +191,36 @@ Test(analysis_stats, robust_fit_of_a_long_series_uses_a_subset)
     cr_assert_eq(stats_robust_fit(x, y, N, &rs, &ri), 0);
     near(rs, 3.0, 0.01, "robust slope over the subset");
     near(ri, 100.0, 5.0, "robust intercept");
+}
+
+static int double_cmp(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+/* stats_sort orders like qsort on shapes that trouble quicksorts: random,
+ * sorted, reversed, all equal, few distinct values, organ pipe. */
+Test(analysis_stats, sort_matches_qsort)
+{
+    static const size_t sizes[] = { 0, 1, 2, 3, 16, 17, 100, 1000, 65537 };
+    static double a[65537], b[65537];
+    uint64_t x = 88172645463325252ull;
+    for (int shape = 0; shape < 6; shape++)
+        for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+            size_t n = sizes[si];
+            for (size_t i = 0; i < n; i++) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                double r = (double)(x >> 11);
+                a[i] = shape == 0 ? r : shape == 1 ? (double)i : shape == 2 ? (double)(n - i)
+                     : shape == 3 ? 7.0 : shape == 4 ? (double)(x % 3) : (double)(i < n / 2 ? i : n - i);
+                b[i] = a[i];
+            }
+            stats_sort(a, n);
+            qsort(b, n, sizeof *b, double_cmp);
+            for (size_t i = 0; i < n; i++)
+                cr_assert(a[i] == b[i], "shape %d n %zu at %zu", shape, n, i);
+        }
 }

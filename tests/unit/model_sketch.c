@@ -134,6 +134,36 @@ Test(model_sketch, buckets)
     }
 }
 
+/* sketch_bucket avoids log(), but its index is the defined one,
+ * ceil(ln(v) / ln(gamma)), for every value: all small ones, the integers
+ * around every bucket boundary, and values spread over the uint64 range. */
+Test(model_sketch, bucket_is_the_log_formula)
+{
+    const double inv_ln_gamma = 49.99833328888678; /* the literal of sketch.c */
+    double gamma = (1 + SKETCH_ALPHA) / (1 - SKETCH_ALPHA);
+    for (uint64_t v = 1; v <= 1000000; v++)
+        cr_assert_eq(sketch_bucket(v), (int32_t)ceil(log((double)v) * inv_ln_gamma),
+                     "value %llu", (unsigned long long)v);
+    for (int32_t i = 0; i < 2240; i++) {
+        double b = pow(gamma, i);
+        if (b > 1.8e19)
+            break;
+        uint64_t c = (uint64_t)b;
+        for (uint64_t v = c > 3 ? c - 3 : 1; v <= c + 3 && v >= 1; v++)
+            cr_assert_eq(sketch_bucket(v), (int32_t)ceil(log((double)v) * inv_ln_gamma),
+                         "value %llu", (unsigned long long)v);
+    }
+    synth_rng r = { 11 };
+    for (int k = 0; k < 1000000; k++) {
+        uint64_t v = synth_rand(&r) >> (synth_rand(&r) % 64);
+        if (v)
+            cr_assert_eq(sketch_bucket(v), (int32_t)ceil(log((double)v) * inv_ln_gamma),
+                         "value %llu", (unsigned long long)v);
+    }
+    cr_assert_eq(sketch_bucket(UINT64_MAX),
+                 (int32_t)ceil(log((double)UINT64_MAX) * inv_ln_gamma));
+}
+
 Test(model_sketch, merge_equals_union)
 {
     synth_rng r = { 4 };
