@@ -2,8 +2,8 @@
  * people writing their own tools.
  *
  * A reader walks the file's blocks in file order and hands out one event at
- * a time; memory use is bounded by one block and the string table, never by
- * the number of events. Definitions (strings, thread names) are consumed by
+ * a time; memory use is bounded by one block, a few thousand decoded events
+ * and the string table, never by the number of events. Definitions (strings, thread names) are consumed by
  * the reader itself: events carry resolved names. A file without its footer
  * (a run that crashed or was killed) is read up to its last intact block;
  * prof_reader_status() then says what was cut. Readers share nothing: use
@@ -113,7 +113,11 @@ typedef struct prof_read_status {
 
 typedef struct prof_reader prof_reader;
 
-/* Opens a file, checks its header and parses its metadata.
+/* Opens a file, checks its header and parses its metadata. From the first
+ * prof_reader_next() on, a thread of the reader's own reads, checks and
+ * decodes blocks ahead of the caller (the events, status and errors are
+ * those of reading in order); prof_reader_close() ends it. Without a
+ * thread (none could be created) the caller's does all of it.
  * @return PROF_OK and *out, or an error described in *err (may be NULL).
  * Errors: PROF_ERR_IO, PROF_ERR_EMPTY, PROF_ERR_NOT_PROF, PROF_ERR_VERSION,
  * PROF_ERR_TRUNCATED, PROF_ERR_CORRUPT, PROF_ERR_NOMEM. */
@@ -141,6 +145,43 @@ const prof_error *prof_reader_error(const prof_reader *r);
 
 /* Completeness so far; final after prof_reader_next() returned 0. */
 void prof_reader_status(const prof_reader *r, prof_read_status *st);
+
+/* Restricts reading to what can overlap the time window [from_ns, to_ns]
+ * (nanoseconds since the clock origin, both ends included), so that a tool
+ * showing a small part of a large profile does not decode all of it.
+ *
+ * An events block whose header says its timed records all end before
+ * from_ns (its `last` < from_ns) or all start after to_ns (its `first` >
+ * to_ns) is skipped: its header is checked, its payload is neither read,
+ * checksummed nor decompressed. Every other block is read as usual and ALL
+ * its events are delivered, so the caller still filters. What is delivered:
+ *  - every event with start_ns <= to_ns and start_ns + dur_ns >= from_ns
+ *    (a region that began before the window and ends in it or after it
+ *    included), in the same order as without a window;
+ *  - the other events of the blocks that hold such events;
+ *  - everything in definitions blocks: thread definitions (PROF_EV_THREAD)
+ *    and the string table, so names and prof_reader_thread_name() are as
+ *    without a window.
+ * Steps, marks, memory samples and counters are events like the others:
+ * those outside the window may be missing.
+ *
+ * Call it after opening, before the first prof_reader_next(): once reading
+ * has begun it has no effect. Calling it again replaces the window. Once a
+ * block was skipped, prof_read_status's events and dropped_events count
+ * what was delivered only, the footer's totals of those are not compared
+ * (its block count still is), and damage inside a skipped payload goes
+ * unnoticed. blocks and bytes_read include skipped blocks. The window
+ * relies on the file keeping string and thread definitions in definitions
+ * blocks, as prof's writers do (format §5.2): a name defined inside a
+ * skipped events block would be missing, and its later use reported as
+ * corrupt data. Cost: none per event; one header read per skipped block. */
+void prof_reader_set_window(prof_reader *r, uint64_t from_ns, uint64_t to_ns);
+
+/* Events blocks the window let the reader skip so far, and their stored
+ * payload bytes (not read). Either pointer may be NULL. Both 0 without a
+ * window. (A function rather than fields of prof_read_status, whose size
+ * programs built against an older header rely on.) */
+void prof_reader_skipped(const prof_reader *r, uint64_t *blocks, uint64_t *bytes);
 
 /* The name of a profile thread (from its latest definition read so far), or
  * NULL. */

@@ -5,8 +5,18 @@
  * records lazily, one event per call. A file with a trailer promised a
  * footer, so any damage in it is an error; a file without one is a run
  * that was cut short, so reading stops quietly at the first damaged block
- * and the status says what was lost. */
+ * and the status says what was lost.
+ *
+ * Reading is split in two: a producer fetches blocks (read, checksums,
+ * zstd) and decodes their records into batches of events, carrying the
+ * string table; the caller's side takes the batches in order and keeps
+ * what the API shows (status, thread names, errors). The producer depends
+ * only on the file's bytes, so for files it runs on a second thread, up to
+ * BATCH_RING batches ahead; damage it meets is handed over as a value and
+ * acted on when the caller reaches it, so events, status and errors are
+ * exactly those of reading on one thread (what memory sources do). */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <fcntl.h>
@@ -26,6 +36,8 @@
 #define STRING_ID_MAX (1u << 22) /* ids beyond this are refused as corrupt */
 #define THREAD_MAX (1u << 20)
 #define ARENA_CHUNK (64u << 10)
+#define BATCH_EVENTS 2048u /* events decoded per batch */
+#define BATCH_RING 4       /* batches in flight, the caller's included */
 
 typedef struct arena_chunk {
     struct arena_chunk *next;
@@ -37,6 +49,90 @@ typedef struct thread_info {
     const char *name;
     uint64_t os_tid;
 } thread_info;
+
+typedef enum fetch_outcome {
+    FETCH_BLOCK,    /* events of a block                                   */
+    FETCH_SKIP,     /* an events block outside the window: stored_len      */
+    FETCH_FOOTER,   /* the footer the trailer promised                     */
+    FETCH_END,      /* no more blocks, nothing lost                        */
+    FETCH_CUT       /* damage at the block's offset: code, msg             */
+} fetch_outcome;
+
+/* One block as fetched from the file, with the buffers that hold it. */
+typedef struct block_buf {
+    prof_err code;
+    char msg[128];
+    uint64_t next;          /* offset of the following block header      */
+    uint32_t records, thread, rawlen, stored_len;
+    uint64_t skipped, skipped_bytes; /* block_fetch_window: blocks skipped
+                                        before this one, their payload bytes */
+    const uint8_t *payload;
+    uint8_t *stored;        /* payload as stored (file sources)           */
+    size_t stored_cap;
+    uint8_t *raw;           /* decompressed payload                       */
+    size_t raw_cap;
+} block_buf;
+
+/* The time window of prof_reader_set_window, as fetching sees it. */
+typedef struct fetch_window {
+    int on;
+    uint64_t from, to;
+} fetch_window;
+
+/* Record decoding: the block being decoded and the string table. */
+typedef struct decoder {
+    const uint8_t *p, *end; /* undecoded records of the current block     */
+    uint32_t left;          /* records left in it                         */
+    uint32_t thread;
+    uint64_t cursor;
+    const char **strings;   /* by id; NULL when undefined                 */
+    uint32_t nstrings;
+    arena_chunk *arena;     /* strings and thread names, until closing    */
+    const char *bad_what;   /* damage found: reader_corrupt's arguments   */
+    unsigned long long bad_v;
+} decoder;
+
+/* The producer's state: where it is in the file and in the block. */
+typedef struct producer {
+    ZSTD_DCtx *dctx;
+    block_buf blk;
+    fetch_window win;
+    uint64_t offset;        /* next block header to fetch                 */
+    int in_block;           /* records of blk are left to decode          */
+    decoder dec;
+} producer;
+
+/* What the producer hands over, in file order: the events of a block (the
+ * first batch of each block says so), or the outcome of fetching one. */
+typedef struct batch {
+    fetch_outcome what;
+    int begins;             /* FETCH_BLOCK: the first batch of its block  */
+    uint64_t next;          /* begins: offset after the block             */
+    uint32_t stored_len;    /* FETCH_SKIP                                 */
+    uint64_t skipped, skipped_bytes; /* blocks the window skipped first   */
+    prof_event *events;     /* FETCH_BLOCK, BATCH_EVENTS allocated        */
+    uint32_t nevents;
+    const char *bad_what;   /* damage after the events, or NULL           */
+    unsigned long long bad_v;
+    prof_err code;          /* FETCH_CUT                                  */
+    char msg[128];
+    uint8_t footer[PF_FOOTER_FIXED]; /* FETCH_FOOTER: its fixed part      */
+    size_t footer_len;
+} batch;
+
+/* The producing thread and the ring it fills: ring[taken % N] is the
+ * caller's, the thread fills ring[filled % N] while filled - taken < N. */
+typedef struct prefetch {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint64_t filled, taken;
+    int holding;            /* the caller holds ring[taken % N]           */
+    int stop;
+    int producer_waits, caller_waits; /* asleep on cv: wake only then,
+                                        the producer at half a ring free */
+    struct prof_reader *r;
+} prefetch;
 
 struct prof_reader {
     int fd;                 /* -1 for memory sources                      */
@@ -51,38 +147,37 @@ struct prof_reader {
 
     uint64_t offset;        /* next block header                          */
     uint64_t block_offset;  /* header of the block being decoded          */
-    uint8_t *stored;        /* payload as stored (file sources)           */
-    size_t stored_cap;
-    uint8_t *raw;           /* decompressed payload                       */
-    size_t raw_cap;
-    const uint8_t *p, *end; /* undecoded records of the current block     */
-    uint32_t left;          /* records left in the current block          */
-    uint32_t thread;
-    uint64_t cursor;
+    producer prod;          /* the producer's alone while pf runs         */
+    batch ring[BATCH_RING]; /* ring[0] alone without pf                   */
+    prefetch *pf;           /* NULL: batches are produced on demand       */
+    int want_prefetch;      /* start pf at the first block (file sources) */
+    batch *cur;             /* the batch being handed out                 */
+    uint32_t next_event;    /* its next event                             */
     ZSTD_DCtx *dctx;
 
-    const char **strings;   /* by id; NULL when undefined                 */
-    uint32_t nstrings;
-    thread_info *threads;
+    thread_info *threads;   /* as of the events handed out                */
     uint32_t nthreads;
-    arena_chunk *arena;
+
+    int windowed;           /* prof_reader_set_window() was called        */
+    uint64_t win_from, win_to;
+    uint64_t skipped_blocks, skipped_bytes;
 
     prof_read_status st;
     prof_error err;
 };
 
-static const char *arena_strdup(prof_reader *r, const uint8_t *s, size_t len)
+static const char *arena_strdup(decoder *d, const uint8_t *s, size_t len)
 {
-    arena_chunk *c = r->arena;
+    arena_chunk *c = d->arena;
     if (!c || c->cap - c->used < len + 1) {
         size_t cap = len + 1 > ARENA_CHUNK ? len + 1 : ARENA_CHUNK;
         c = malloc(sizeof *c + cap);
         if (!c)
             return NULL;
-        c->next = r->arena;
+        c->next = d->arena;
         c->used = 0;
         c->cap = cap;
-        r->arena = c;
+        d->arena = c;
     }
     char *out = c->data + c->used;
     if (len)
@@ -94,7 +189,7 @@ static const char *arena_strdup(prof_reader *r, const uint8_t *s, size_t len)
 
 /* Reads len bytes at off; returns the bytes or NULL with errno set. For
  * memory sources nothing is copied. */
-static const uint8_t *source_read(prof_reader *r, uint64_t off, size_t len, uint8_t **buf,
+static const uint8_t *source_read(const prof_reader *r, uint64_t off, size_t len, uint8_t **buf,
                                   size_t *cap)
 {
     if (r->mem)
@@ -181,7 +276,8 @@ static prof_err parse_metadata(prof_reader *r, prof_error *err)
     else {
         memcpy(r->meta, m, mlen);
         r->meta[mlen] = '\0';
-        cJSON *j = cJSON_ParseWithLength(r->meta, mlen);
+        /* the NUL included: one object and nothing after it (but space) */
+        cJSON *j = cJSON_ParseWithLengthOpts(r->meta, (size_t)mlen + 1, NULL, 1);
         if (!j || !cJSON_IsObject(j))
             e = prof_error_set(err, PROF_ERR_CORRUPT, "metadata is not a JSON object");
         cJSON_Delete(j);
@@ -219,8 +315,10 @@ static prof_err reader_init(prof_reader *r, prof_error *err)
         return e;
     if (!(r->dctx = ZSTD_createDCtx()))
         return prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
+    r->prod.dctx = r->dctx;
     r->st.file_size = r->size;
     find_trailer(r);
+    r->prod.offset = r->offset;
     return PROF_OK;
 }
 
@@ -253,6 +351,7 @@ prof_err prof_reader_open(const char *path, prof_reader **out, prof_error *err)
         prof_reader_close(r);
         return e;
     }
+    r->want_prefetch = 1;
     *out = r;
     return PROF_OK;
 }
@@ -313,9 +412,13 @@ static int reader_corrupt(prof_reader *r, const char *what, unsigned long long v
 static int reader_footer(prof_reader *r, const uint8_t *p, size_t len)
 {
     r->done = 1;
+    /* The records of skipped blocks were not counted: only the block count
+     * can be checked then. */
+    int totals = r->skipped_blocks == 0;
     if (len < PF_FOOTER_FIXED || pf_load_u64(p) != r->st.blocks ||
         (len - PF_FOOTER_FIXED) != r->st.blocks * PF_INDEX_ENTRY_LEN ||
-        pf_load_u64(p + 8) != r->st.events || pf_load_u64(p + 16) != r->st.dropped_events) {
+        (totals && (pf_load_u64(p + 8) != r->st.events ||
+                    pf_load_u64(p + 16) != r->st.dropped_events))) {
         prof_error_set(&r->err, PROF_ERR_CORRUPT,
                        "footer at offset %llu does not match the %llu blocks read",
                        (unsigned long long)r->offset, (unsigned long long)r->st.blocks);
@@ -326,122 +429,393 @@ static int reader_footer(prof_reader *r, const uint8_t *p, size_t len)
     return 0;
 }
 
-/* Reads, checks and unpacks the block at r->offset. Returns 1 when records
- * are ready, or next()'s result (0 end, -1 error). */
-static int reader_load_block(prof_reader *r)
+/* An events block none of whose timed records can meet the window: its
+ * header's first and last bound every record's start and end (§5.1). */
+static int window_excludes(const fetch_window *w, const uint8_t *h)
+{
+    return w->on && (pf_load_u64(h + 24) < w->from || pf_load_u64(h + 16) > w->to);
+}
+
+/* Steps over the n blocks (bytes of payload) the window skipped before the
+ * one fetched, as if each had been read. */
+static void skip_blocks(prof_reader *r, uint64_t n, uint64_t bytes)
+{
+    r->offset += n * PF_BLOCK_HEADER_LEN + bytes;
+    r->st.bytes_read = r->offset;
+    r->st.blocks += n;
+    r->skipped_blocks += n;
+    r->skipped_bytes += bytes;
+}
+
+/* Damage found while fetching: the message reader_cut will give. */
+static fetch_outcome fetch_cut(block_buf *b, prof_err code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static fetch_outcome fetch_cut(block_buf *b, prof_err code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(b->msg, sizeof b->msg, fmt, ap);
+    va_end(ap);
+    b->code = code;
+    return FETCH_CUT;
+}
+
+/* Reads, checks and unpacks the block at offset into b. Uses only what
+ * never changes after opening (the source, its size, the trailer) and
+ * dctx, so it may run on another thread than the caller's. */
+static fetch_outcome block_fetch(const prof_reader *r, ZSTD_DCtx *dctx, const fetch_window *win,
+                                 uint64_t offset, block_buf *b)
 {
     uint8_t h[PF_BLOCK_HEADER_LEN];
-    uint64_t avail = r->size - r->offset;
-    if (r->has_trailer && r->offset > r->footer_offset)
-        return reader_cut(r, PROF_ERR_CORRUPT, "blocks overlap the footer");
-    if (avail == 0) {
-        r->done = 1; /* cut exactly between blocks: nothing lost but the footer */
-        return 0;
-    }
+    uint64_t avail = r->size - offset;
+    if (r->has_trailer && offset > r->footer_offset)
+        return fetch_cut(b, PROF_ERR_CORRUPT, "blocks overlap the footer");
+    if (avail == 0)
+        return FETCH_END; /* cut exactly between blocks: nothing lost but the footer */
     if (avail < PF_BLOCK_HEADER_LEN)
-        return reader_cut(r, PROF_ERR_CORRUPT, "header cut short (%llu of %d bytes)",
-                          (unsigned long long)avail, PF_BLOCK_HEADER_LEN);
-    const uint8_t *hp = source_read(r, r->offset, sizeof h, &r->stored, &r->stored_cap);
+        return fetch_cut(b, PROF_ERR_CORRUPT, "header cut short (%llu of %d bytes)",
+                         (unsigned long long)avail, PF_BLOCK_HEADER_LEN);
+    const uint8_t *hp = source_read(r, offset, sizeof h, &b->stored, &b->stored_cap);
     if (!hp)
-        return reader_cut(r, PROF_ERR_IO, "read failed: %s", strerror(errno));
+        return fetch_cut(b, PROF_ERR_IO, "read failed: %s", strerror(errno));
     memcpy(h, hp, sizeof h);
     if (pf_load_u32(h) != PF_BLOCK_MAGIC)
-        return reader_cut(r, PROF_ERR_CORRUPT, "bad block magic");
+        return fetch_cut(b, PROF_ERR_CORRUPT, "bad block magic");
     if (crc32c_update(0, h, 44) != pf_load_u32(h + 44))
-        return reader_cut(r, PROF_ERR_CORRUPT, "header checksum mismatch");
+        return fetch_cut(b, PROF_ERR_CORRUPT, "header checksum mismatch");
     uint8_t kind = h[4], flags = h[5];
     uint32_t stored = pf_load_u32(h + 32), rawlen = pf_load_u32(h + 36);
     if (stored > avail - PF_BLOCK_HEADER_LEN)
-        return reader_cut(r, PROF_ERR_CORRUPT, "payload cut short (%llu of %u bytes)",
-                          (unsigned long long)(avail - PF_BLOCK_HEADER_LEN), stored);
+        return fetch_cut(b, PROF_ERR_CORRUPT, "payload cut short (%llu of %u bytes)",
+                         (unsigned long long)(avail - PF_BLOCK_HEADER_LEN), stored);
     if (rawlen > PF_BLOCK_RAW_MAX)
-        return reader_cut(r, PROF_ERR_LIMIT, "payload of %u bytes over the %u-byte limit", rawlen,
-                          PF_BLOCK_RAW_MAX);
+        return fetch_cut(b, PROF_ERR_LIMIT, "payload of %u bytes over the %u-byte limit", rawlen,
+                         PF_BLOCK_RAW_MAX);
     if ((!(flags & PF_BLOCK_FLAG_ZSTD) && rawlen != stored) ||
         kind < PF_BLOCK_EVENTS || kind > PF_BLOCK_FOOTER || (flags & ~PF_BLOCK_FLAG_ZSTD))
-        return reader_cut(r, PROF_ERR_CORRUPT, "malformed block header");
-    const uint8_t *sp = source_read(r, r->offset + PF_BLOCK_HEADER_LEN, stored, &r->stored,
-                                    &r->stored_cap);
+        return fetch_cut(b, PROF_ERR_CORRUPT, "malformed block header");
+    if (kind == PF_BLOCK_EVENTS && window_excludes(win, h)) {
+        b->stored_len = stored;
+        return FETCH_SKIP;
+    }
+    const uint8_t *sp = source_read(r, offset + PF_BLOCK_HEADER_LEN, stored, &b->stored,
+                                    &b->stored_cap);
     if (!sp)
-        return reader_cut(r, PROF_ERR_IO, "read failed: %s", strerror(errno));
+        return fetch_cut(b, PROF_ERR_IO, "read failed: %s", strerror(errno));
     if (crc32c_update(0, sp, stored) != pf_load_u32(h + 40))
-        return reader_cut(r, PROF_ERR_CORRUPT, "payload checksum mismatch");
+        return fetch_cut(b, PROF_ERR_CORRUPT, "payload checksum mismatch");
     const uint8_t *payload = sp;
     if (flags & PF_BLOCK_FLAG_ZSTD) {
-        if (rawlen > r->raw_cap || !r->raw) { /* never NULL: payload + 0 below */
-            uint8_t *b = realloc(r->raw, rawlen ? rawlen : 1);
-            if (!b)
-                return reader_cut(r, PROF_ERR_NOMEM, "out of memory");
-            r->raw = b;
-            r->raw_cap = rawlen ? rawlen : 1;
+        if (rawlen > b->raw_cap || !b->raw) { /* never NULL: payload + 0 below */
+            uint8_t *nb = realloc(b->raw, rawlen ? rawlen : 1);
+            if (!nb)
+                return fetch_cut(b, PROF_ERR_NOMEM, "out of memory");
+            b->raw = nb;
+            b->raw_cap = rawlen ? rawlen : 1;
         }
-        size_t n = ZSTD_decompressDCtx(r->dctx, r->raw, rawlen, sp, stored);
+        size_t n = ZSTD_decompressDCtx(dctx, b->raw, rawlen, sp, stored);
         if (ZSTD_isError(n) || n != rawlen)
-            return reader_cut(r, PROF_ERR_CORRUPT, "bad zstd frame: %s", ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong size");
-        payload = r->raw;
+            return fetch_cut(b, PROF_ERR_CORRUPT, "bad zstd frame: %s",
+                             ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong size");
+        payload = b->raw;
     }
+    b->payload = payload;
+    b->rawlen = rawlen;
+    b->next = offset + PF_BLOCK_HEADER_LEN + (uint64_t)stored;
     if (kind == PF_BLOCK_FOOTER) {
-        if (!r->has_trailer) {
-            r->done = 1; /* a footer whose trailer was cut off: all blocks are here */
-            return 0;
-        }
-        if (r->offset != r->footer_offset ||
-            r->offset + PF_BLOCK_HEADER_LEN + stored != r->size - PF_TRAILER_LEN)
-            return reader_cut(r, PROF_ERR_CORRUPT, "footer not where the trailer says");
-        return reader_footer(r, payload, rawlen);
+        if (!r->has_trailer)
+            return FETCH_END; /* a footer whose trailer was cut off: all blocks are here */
+        if (offset != r->footer_offset || b->next != r->size - PF_TRAILER_LEN)
+            return fetch_cut(b, PROF_ERR_CORRUPT, "footer not where the trailer says");
+        return FETCH_FOOTER;
     }
-    r->block_offset = r->offset;
-    r->offset += PF_BLOCK_HEADER_LEN + (uint64_t)stored;
-    r->st.bytes_read = r->offset;
-    r->st.blocks++;
-    r->p = payload;
-    r->end = payload + rawlen;
-    r->left = pf_load_u32(h + 12);
-    r->thread = pf_load_u32(h + 8);
-    r->cursor = 0;
+    b->records = pf_load_u32(h + 12);
+    b->thread = pf_load_u32(h + 8);
+    return FETCH_BLOCK;
+}
+
+/* block_fetch, going on past the blocks the window skips (counted in b),
+ * so that a run of them costs one hand-over, not one each. */
+static fetch_outcome block_fetch_window(const prof_reader *r, ZSTD_DCtx *dctx,
+                                        const fetch_window *win, uint64_t offset, block_buf *b)
+{
+    fetch_outcome o;
+    b->skipped = b->skipped_bytes = 0;
+    while ((o = block_fetch(r, dctx, win, offset, b)) == FETCH_SKIP) {
+        b->skipped++;
+        b->skipped_bytes += b->stored_len;
+        offset += PF_BLOCK_HEADER_LEN + (uint64_t)b->stored_len;
+    }
+    return o;
+}
+
+/* ---- producing batches ------------------------------------------------------ */
+
+static int decode_record(decoder *d, prof_event *ev);
+
+static void batch_bad(batch *it, const char *what, unsigned long long v)
+{
+    it->bad_what = what;
+    it->bad_v = v;
+}
+
+/* Decodes records of the current block into it until the batch is full or
+ * the block ends. */
+static void decode_batch(producer *pr, batch *it)
+{
+    decoder *d = &pr->dec;
+    for (;;) {
+        if (d->left == 0) {
+            if (d->p != d->end)
+                return batch_bad(it, "bytes after the last record: 0x",
+                                 (unsigned long long)(d->end - d->p));
+            pr->in_block = 0;
+            return;
+        }
+        if (it->nevents == BATCH_EVENTS)
+            return;
+        if (d->p >= d->end)
+            return batch_bad(it, "records missing: 0x", d->left);
+        d->left--;
+        int rc = decode_record(d, &it->events[it->nevents]);
+        if (rc == 1)
+            it->nevents++;
+        else if (rc < 0)
+            return batch_bad(it, d->bad_what, d->bad_v);
+    }
+}
+
+/* Fills it with what comes next: more events of the block being decoded,
+ * or what fetching the next block gave. Returns 1 when nothing can follow
+ * it (the end, damage, the footer). */
+static int produce(const prof_reader *r, producer *pr, batch *it)
+{
+    it->begins = 0;
+    it->nevents = 0;
+    it->bad_what = NULL;
+    it->skipped = it->skipped_bytes = 0;
+    if (!pr->in_block) {
+        fetch_outcome o = block_fetch_window(r, pr->dctx, &pr->win, pr->offset, &pr->blk);
+        it->what = o;
+        it->skipped = pr->blk.skipped;
+        it->skipped_bytes = pr->blk.skipped_bytes;
+        pr->offset += pr->blk.skipped * PF_BLOCK_HEADER_LEN + pr->blk.skipped_bytes;
+        switch (o) {
+        case FETCH_BLOCK:
+            it->begins = 1;
+            it->next = pr->blk.next;
+            pr->offset = pr->blk.next;
+            pr->in_block = 1;
+            pr->dec.p = pr->blk.payload;
+            pr->dec.end = pr->blk.payload + pr->blk.rawlen;
+            pr->dec.left = pr->blk.records;
+            pr->dec.thread = pr->blk.thread;
+            pr->dec.cursor = 0;
+            break;
+        case FETCH_SKIP:
+            it->stored_len = pr->blk.stored_len;
+            pr->offset += PF_BLOCK_HEADER_LEN + (uint64_t)pr->blk.stored_len;
+            return 0;
+        case FETCH_FOOTER:
+            it->footer_len = pr->blk.rawlen;
+            memcpy(it->footer, pr->blk.payload,
+                   pr->blk.rawlen < PF_FOOTER_FIXED ? pr->blk.rawlen : PF_FOOTER_FIXED);
+            return 1;
+        case FETCH_CUT:
+            it->code = pr->blk.code;
+            memcpy(it->msg, pr->blk.msg, sizeof it->msg);
+            return 1;
+        case FETCH_END:
+            return 1;
+        }
+    }
+    it->what = FETCH_BLOCK;
+    if (!it->events && !(it->events = malloc(BATCH_EVENTS * sizeof *it->events))) {
+        batch_bad(it, "out of memory for records: 0x", pr->dec.left);
+        return 1;
+    }
+    decode_batch(pr, it);
+    return it->bad_what != NULL;
+}
+
+/* ---- the producing thread ---------------------------------------------------- */
+
+static void *prefetch_main(void *arg)
+{
+    prefetch *pf = arg;
+    prof_reader *r = pf->r;
+    for (;;) {
+        pthread_mutex_lock(&pf->mu);
+        while (!pf->stop && pf->filled - pf->taken == BATCH_RING) {
+            pf->producer_waits = 1;
+            pthread_cond_wait(&pf->cv, &pf->mu);
+        }
+        pf->producer_waits = 0;
+        int stop = pf->stop;
+        batch *it = &r->ring[pf->filled % BATCH_RING];
+        pthread_mutex_unlock(&pf->mu);
+        if (stop)
+            break;
+        int last = produce(r, &r->prod, it);
+        pthread_mutex_lock(&pf->mu);
+        pf->filled++;
+        if (pf->caller_waits)
+            pthread_cond_broadcast(&pf->cv);
+        pthread_mutex_unlock(&pf->mu);
+        if (last)
+            break;
+    }
+    return NULL;
+}
+
+/* Starts producing ahead; without a thread, batches are produced on
+ * demand. */
+static void prefetch_start(prof_reader *r)
+{
+    prefetch *pf = calloc(1, sizeof *pf);
+    if (!pf)
+        return;
+    pf->r = r;
+    if (pthread_mutex_init(&pf->mu, NULL) != 0) {
+        free(pf);
+        return;
+    }
+    if (pthread_cond_init(&pf->cv, NULL) != 0) {
+        pthread_mutex_destroy(&pf->mu);
+        free(pf);
+        return;
+    }
+    if (pthread_create(&pf->thread, NULL, prefetch_main, pf) != 0) {
+        pthread_cond_destroy(&pf->cv);
+        pthread_mutex_destroy(&pf->mu);
+        free(pf);
+        return;
+    }
+    r->pf = pf;
+}
+
+static void prefetch_stop(prof_reader *r)
+{
+    prefetch *pf = r->pf;
+    if (!pf)
+        return;
+    pthread_mutex_lock(&pf->mu);
+    pf->stop = 1;
+    pthread_cond_broadcast(&pf->cv);
+    pthread_mutex_unlock(&pf->mu);
+    pthread_join(pf->thread, NULL);
+    pthread_cond_destroy(&pf->cv);
+    pthread_mutex_destroy(&pf->mu);
+    free(pf);
+    r->pf = NULL;
+}
+
+/* The next batch: handed over by the producing thread (the one before it
+ * is given back), or produced now. */
+static batch *batch_next(prof_reader *r)
+{
+    if (r->want_prefetch) {
+        r->want_prefetch = 0; /* now: after prof_reader_set_window */
+        r->prod.win = (fetch_window){ r->windowed, r->win_from, r->win_to };
+        prefetch_start(r);
+    }
+    prefetch *pf = r->pf;
+    if (!pf) {
+        r->prod.win = (fetch_window){ r->windowed, r->win_from, r->win_to };
+        produce(r, &r->prod, &r->ring[0]);
+        return &r->ring[0];
+    }
+    pthread_mutex_lock(&pf->mu);
+    if (pf->holding) {
+        pf->taken++;
+        /* waking costs a system call: let the producer fill half a ring */
+        if (pf->producer_waits && pf->filled - pf->taken <= BATCH_RING / 2)
+            pthread_cond_broadcast(&pf->cv);
+    }
+    while (pf->filled == pf->taken) {
+        pf->caller_waits = 1;
+        pthread_cond_wait(&pf->cv, &pf->mu);
+    }
+    pf->caller_waits = 0;
+    pf->holding = 1;
+    batch *it = &r->ring[pf->taken % BATCH_RING];
+    pthread_mutex_unlock(&pf->mu);
+    return it;
+}
+
+/* Moves to the next batch. Returns 1 when it is ready (its events, maybe
+ * none, are to be handed out), or next()'s result (0 end, -1 error). */
+static int reader_load_batch(prof_reader *r)
+{
+    batch *it = batch_next(r);
+    r->cur = NULL;
+    if (it->skipped)
+        skip_blocks(r, it->skipped, it->skipped_bytes);
+    switch (it->what) {
+    case FETCH_END:
+        r->done = 1;
+        return 0;
+    case FETCH_CUT:
+        return reader_cut(r, it->code, "%s", it->msg);
+    case FETCH_FOOTER:
+        return reader_footer(r, it->footer, it->footer_len);
+    case FETCH_SKIP: /* (block_fetch_window goes past these) */
+        skip_blocks(r, 1, it->stored_len);
+        return 1;
+    case FETCH_BLOCK:
+        break;
+    }
+    if (it->begins) {
+        r->block_offset = r->offset;
+        r->offset = it->next;
+        r->st.bytes_read = r->offset;
+        r->st.blocks++;
+    }
+    r->cur = it;
+    r->next_event = 0;
     return 1;
 }
 
-static int define_string(prof_reader *r, uint64_t id, const uint8_t *s, uint64_t len)
+/* Damage in a record: what reader_corrupt will say. Returns -1. */
+static int dec_bad(decoder *d, const char *what, unsigned long long v)
+{
+    d->bad_what = what;
+    d->bad_v = v;
+    return -1;
+}
+
+static int define_string(decoder *d, uint64_t id, const uint8_t *s, uint64_t len)
 {
     if (id == 0 || id >= STRING_ID_MAX)
-        return reader_corrupt(r, "string id out of range: 0x", id);
-    if (id >= r->nstrings) {
-        uint32_t n = r->nstrings ? r->nstrings : 256;
+        return dec_bad(d, "string id out of range: 0x", id);
+    if (id >= d->nstrings) {
+        uint32_t n = d->nstrings ? d->nstrings : 256;
         while (n <= id)
             n *= 2;
-        const char **a = realloc(r->strings, n * sizeof *a);
+        const char **a = realloc(d->strings, n * sizeof *a);
         if (!a)
-            return reader_corrupt(r, "out of memory for strings at id 0x", id);
-        memset(a + r->nstrings, 0, (n - r->nstrings) * sizeof *a);
-        r->strings = a;
-        r->nstrings = n;
+            return dec_bad(d, "out of memory for strings at id 0x", id);
+        memset(a + d->nstrings, 0, (n - d->nstrings) * sizeof *a);
+        d->strings = a;
+        d->nstrings = n;
     }
-    if (!(r->strings[id] = arena_strdup(r, s, (size_t)len)))
-        return reader_corrupt(r, "out of memory for string 0x", id);
+    if (!(d->strings[id] = arena_strdup(d, s, (size_t)len)))
+        return dec_bad(d, "out of memory for string 0x", id);
     return 0;
 }
 
-static int define_thread(prof_reader *r, uint64_t t, uint64_t tid, const uint8_t *s,
-                         uint64_t len)
+/* A thread definition is checked here; the table prof_reader_thread_name
+ * reads is kept by the caller's side as it hands the definitions out. */
+static const char *define_thread(decoder *d, uint64_t t, const uint8_t *s, uint64_t len)
 {
-    if (t >= THREAD_MAX)
-        return reader_corrupt(r, "thread index out of range: 0x", t);
-    if (t >= r->nthreads) {
-        uint32_t n = r->nthreads ? r->nthreads : 16;
-        while (n <= t)
-            n *= 2;
-        thread_info *a = realloc(r->threads, n * sizeof *a);
-        if (!a)
-            return reader_corrupt(r, "out of memory for thread 0x", t);
-        memset(a + r->nthreads, 0, (n - r->nthreads) * sizeof *a);
-        r->threads = a;
-        r->nthreads = n;
+    const char *name;
+    if (t >= THREAD_MAX) {
+        dec_bad(d, "thread index out of range: 0x", t);
+        return NULL;
     }
-    if (!(r->threads[t].name = arena_strdup(r, s, (size_t)len)))
-        return reader_corrupt(r, "out of memory for thread 0x", t);
-    r->threads[t].os_tid = tid;
-    return 0;
+    if (!(name = arena_strdup(d, s, (size_t)len)))
+        dec_bad(d, "out of memory for thread 0x", t);
+    return name;
 }
 
 /* Field decoding for one record; any failure marks the record malformed. */
@@ -450,7 +824,8 @@ typedef struct cur {
     int bad;
 } cur;
 
-static uint64_t cur_u(cur *c)
+/* Inlined: several per record, on the path of every event. */
+static inline __attribute__((always_inline)) uint64_t cur_u(cur *c)
 {
     uint64_t v = 0;
     if (!c->bad && pf_varint_get(&c->p, c->end, &v) < 0)
@@ -458,7 +833,7 @@ static uint64_t cur_u(cur *c)
     return v;
 }
 
-static uint32_t cur_u32(cur *c)
+static inline __attribute__((always_inline)) uint32_t cur_u32(cur *c)
 {
     uint64_t v = cur_u(c);
     if (v > UINT32_MAX)
@@ -477,52 +852,51 @@ static const uint8_t *cur_bytes(cur *c, uint64_t len)
     return s;
 }
 
-static uint64_t cur_time(cur *c, prof_reader *r)
+static uint64_t cur_time(cur *c, decoder *d)
 {
     uint64_t dt = cur_u(c);
-    r->cursor += (uint64_t)pf_unzigzag(dt);
-    return r->cursor;
+    d->cursor += (uint64_t)pf_unzigzag(dt);
+    return d->cursor;
 }
 
-static const char *name_of(prof_reader *r, uint32_t id, cur *c)
+static const char *name_of(decoder *d, uint32_t id, cur *c)
 {
     if (id == 0)
         return "";
-    if (id >= r->nstrings || !r->strings[id]) {
+    if (id >= d->nstrings || !d->strings[id]) {
         c->bad = 2;
         return "";
     }
-    return r->strings[id];
+    return d->strings[id];
 }
 
 /* Decodes the next record into ev. Returns 1 for an event, 2 for a record
  * the reader consumed itself, -1 for malformed data. */
-static int decode_record(prof_reader *r, prof_event *ev)
+static int decode_record(decoder *d, prof_event *ev)
 {
-    cur c = { r->p + 1, r->end, 0 };
-    uint8_t tag = *r->p;
+    cur c = { d->p + 1, d->end, 0 };
+    uint8_t tag = *d->p;
     memset(ev, 0, sizeof *ev);
-    ev->thread = r->thread;
+    ev->thread = d->thread;
     switch (tag) {
     case PF_TAG_STRING: {
         uint64_t id = cur_u(&c), len = cur_u(&c);
         const uint8_t *s = cur_bytes(&c, len);
         if (c.bad)
-            return reader_corrupt(r, "malformed string record, tag 0x", tag);
-        r->p = c.p;
-        return define_string(r, id, s, len) < 0 ? -1 : 2;
+            return dec_bad(d, "malformed string record, tag 0x", tag);
+        d->p = c.p;
+        return define_string(d, id, s, len) < 0 ? -1 : 2;
     }
     case PF_TAG_THREAD: {
         uint64_t t = cur_u(&c), tid = cur_u(&c), len = cur_u(&c);
         const uint8_t *s = cur_bytes(&c, len);
         if (c.bad)
-            return reader_corrupt(r, "malformed thread record, tag 0x", tag);
-        r->p = c.p;
-        if (define_thread(r, t, tid, s, len) < 0)
+            return dec_bad(d, "malformed thread record, tag 0x", tag);
+        d->p = c.p;
+        if (!(ev->name = define_thread(d, t, s, len)))
             return -1;
         ev->type = PROF_EV_THREAD;
         ev->thread = (uint32_t)t;
-        ev->name = r->threads[t].name;
         ev->value = tid;
         return 1;
     }
@@ -530,19 +904,19 @@ static int decode_record(prof_reader *r, prof_event *ev)
         ev->type = PROF_EV_STEP;
         ev->value = cur_u(&c);
         ev->flags = cur_u32(&c);
-        ev->start_ns = cur_time(&c, r);
+        ev->start_ns = cur_time(&c, d);
         ev->dur_ns = cur_u(&c);
         break;
     case PF_TAG_MEMORY:
         ev->type = PROF_EV_MEMORY;
         ev->name_id = cur_u32(&c);
-        ev->start_ns = cur_time(&c, r);
+        ev->start_ns = cur_time(&c, d);
         ev->value = cur_u(&c);
         break;
     case PF_TAG_COUNTER: {
         ev->type = PROF_EV_COUNTER;
         ev->name_id = cur_u32(&c);
-        ev->start_ns = cur_time(&c, r);
+        ev->start_ns = cur_time(&c, d);
         const uint8_t *b = cur_bytes(&c, 8);
         if (b) {
             uint64_t bits = pf_load_u64(b);
@@ -553,13 +927,12 @@ static int decode_record(prof_reader *r, prof_event *ev)
     case PF_TAG_MARK:
         ev->type = PROF_EV_MARK;
         ev->name_id = cur_u32(&c);
-        ev->start_ns = cur_time(&c, r);
+        ev->start_ns = cur_time(&c, d);
         break;
     case PF_TAG_DROPPED:
         ev->type = PROF_EV_DROPPED;
         ev->value = cur_u(&c);
-        ev->start_ns = cur_time(&c, r);
-        r->st.dropped_events += ev->value;
+        ev->start_ns = cur_time(&c, d); /* counted in status when handed out */
         break;
     case PF_TAG_GPU_KERNEL:
         ev->type = PROF_EV_GPU_KERNEL;
@@ -567,7 +940,7 @@ static int decode_record(prof_reader *r, prof_event *ev)
         ev->device = cur_u32(&c);
         ev->stream = cur_u32(&c);
         ev->correlation = cur_u(&c);
-        ev->start_ns = cur_time(&c, r);
+        ev->start_ns = cur_time(&c, d);
         ev->dur_ns = cur_u(&c);
         break;
     case PF_TAG_GPU_MEMCPY:
@@ -577,7 +950,7 @@ static int decode_record(prof_reader *r, prof_event *ev)
         ev->stream = cur_u32(&c);
         ev->correlation = cur_u(&c);
         ev->value = cur_u(&c);
-        ev->start_ns = cur_time(&c, r);
+        ev->start_ns = cur_time(&c, d);
         ev->dur_ns = cur_u(&c);
         break;
     case PF_TAG_GPU_MEMSET:
@@ -586,7 +959,7 @@ static int decode_record(prof_reader *r, prof_event *ev)
         ev->stream = cur_u32(&c);
         ev->correlation = cur_u(&c);
         ev->value = cur_u(&c);
-        ev->start_ns = cur_time(&c, r);
+        ev->start_ns = cur_time(&c, d);
         ev->dur_ns = cur_u(&c);
         break;
     case PF_TAG_SYNC:
@@ -595,14 +968,14 @@ static int decode_record(prof_reader *r, prof_event *ev)
         ev->device = cur_u32(&c);
         ev->stream = cur_u32(&c);
         ev->correlation = cur_u(&c);
-        ev->start_ns = cur_time(&c, r);
+        ev->start_ns = cur_time(&c, d);
         ev->dur_ns = cur_u(&c);
         break;
     case PF_TAG_API:
         ev->type = PROF_EV_API;
         ev->name_id = cur_u32(&c);
         ev->correlation = cur_u(&c);
-        ev->start_ns = cur_time(&c, r);
+        ev->start_ns = cur_time(&c, d);
         ev->dur_ns = cur_u(&c);
         break;
     default:
@@ -611,27 +984,46 @@ static int decode_record(prof_reader *r, prof_event *ev)
             ev->kind = (uint32_t)(tag - PF_TAG_REGION);
             ev->name_id = cur_u32(&c);
             ev->depth = cur_u32(&c);
-            ev->start_ns = cur_time(&c, r);
+            ev->start_ns = cur_time(&c, d);
             ev->dur_ns = cur_u(&c);
             break;
         }
         if (tag >= PF_TAG_EXTENSION) { /* a newer minor version's record */
             cur_bytes(&c, cur_u(&c));
             if (c.bad)
-                return reader_corrupt(r, "malformed extension record, tag 0x", tag);
-            r->p = c.p;
+                return dec_bad(d, "malformed extension record, tag 0x", tag);
+            d->p = c.p;
             return 2;
         }
-        return reader_corrupt(r, "unknown record tag 0x", tag);
+        return dec_bad(d, "unknown record tag 0x", tag);
     }
-    r->cursor = ev->start_ns + ev->dur_ns; /* the next time is coded from this end */
-    ev->name = name_of(r, ev->name_id, &c);
+    d->cursor = ev->start_ns + ev->dur_ns; /* the next time is coded from this end */
+    ev->name = name_of(d, ev->name_id, &c);
     if (c.bad == 2)
-        return reader_corrupt(r, "string used before its definition: id 0x", ev->name_id);
+        return dec_bad(d, "string used before its definition: id 0x", ev->name_id);
     if (c.bad)
-        return reader_corrupt(r, "malformed record, tag 0x", tag);
-    r->p = c.p;
+        return dec_bad(d, "malformed record, tag 0x", tag);
+    d->p = c.p;
     return 1;
+}
+
+/* The caller's side of a thread definition being handed out. */
+static int thread_table_set(prof_reader *r, uint32_t t, const char *name, uint64_t tid)
+{
+    if (t >= r->nthreads) {
+        uint32_t n = r->nthreads ? r->nthreads : 16;
+        while (n <= t)
+            n *= 2;
+        thread_info *a = realloc(r->threads, n * sizeof *a);
+        if (!a)
+            return -1;
+        memset(a + r->nthreads, 0, (n - r->nthreads) * sizeof *a);
+        r->threads = a;
+        r->nthreads = n;
+    }
+    r->threads[t].name = name;
+    r->threads[t].os_tid = tid;
+    return 0;
 }
 
 int prof_reader_next(prof_reader *r, prof_event *ev)
@@ -639,26 +1031,24 @@ int prof_reader_next(prof_reader *r, prof_event *ev)
     for (;;) {
         if (r->done)
             return r->err.code ? -1 : 0;
-        if (r->left == 0) {
-            if (r->p != r->end)
-                return reader_corrupt(r, "bytes after the last record: 0x",
-                                      (unsigned long long)(r->end - r->p));
-            int rc = reader_load_block(r);
-            if (rc <= 0)
-                return rc;
-            continue;
-        }
-        if (r->p >= r->end)
-            return reader_corrupt(r, "records missing: 0x", r->left);
-        r->left--;
-        int rc = decode_record(r, ev);
-        if (rc == 1) {
-            if (ev->type != PROF_EV_THREAD) /* definitions are not events */
-                r->st.events++;
+        batch *it = r->cur;
+        if (it && r->next_event < it->nevents) {
+            *ev = it->events[r->next_event++];
+            if (ev->type == PROF_EV_THREAD) { /* definitions are not events */
+                if (thread_table_set(r, ev->thread, ev->name, ev->value) < 0)
+                    return reader_corrupt(r, "out of memory for thread 0x", ev->thread);
+                return 1;
+            }
+            if (ev->type == PROF_EV_DROPPED)
+                r->st.dropped_events += ev->value;
+            r->st.events++;
             return 1;
         }
-        if (rc < 0)
-            return -1;
+        if (it && it->bad_what)
+            return reader_corrupt(r, it->bad_what, it->bad_v);
+        int rc = reader_load_batch(r);
+        if (rc <= 0)
+            return rc;
     }
 }
 
@@ -683,6 +1073,23 @@ void prof_reader_status(const prof_reader *r, prof_read_status *st)
     *st = r->st;
 }
 
+void prof_reader_set_window(prof_reader *r, uint64_t from_ns, uint64_t to_ns)
+{
+    if (r->st.blocks || r->done)
+        return; /* reading has begun: fetching may be past the next blocks */
+    r->windowed = 1;
+    r->win_from = from_ns;
+    r->win_to = to_ns;
+}
+
+void prof_reader_skipped(const prof_reader *r, uint64_t *blocks, uint64_t *bytes)
+{
+    if (blocks)
+        *blocks = r->skipped_blocks;
+    if (bytes)
+        *bytes = r->skipped_bytes;
+}
+
 const char *prof_reader_thread_name(const prof_reader *r, uint32_t thread)
 {
     return thread < r->nthreads ? r->threads[thread].name : NULL;
@@ -692,18 +1099,21 @@ void prof_reader_close(prof_reader *r)
 {
     if (!r)
         return;
+    prefetch_stop(r); /* before the file it reads is closed */
     if (r->fd >= 0 && !r->mem)
         close(r->fd);
     ZSTD_freeDCtx(r->dctx);
     free(r->meta);
-    free(r->stored);
-    free(r->raw);
-    free(r->strings);
+    for (size_t i = 0; i < BATCH_RING; i++)
+        free(r->ring[i].events);
+    free(r->prod.blk.stored);
+    free(r->prod.blk.raw);
+    free(r->prod.dec.strings);
     free(r->threads);
-    while (r->arena) {
-        arena_chunk *next = r->arena->next;
-        free(r->arena);
-        r->arena = next;
+    while (r->prod.dec.arena) {
+        arena_chunk *next = r->prod.dec.arena->next;
+        free(r->prod.dec.arena);
+        r->prod.dec.arena = next;
     }
     free(r);
 }

@@ -1,8 +1,12 @@
 /* timeline.c - one time window of a profile's events for the dashboard's
  * timeline. The file is streamed with the reader (memory bounded by the
- * window's limit, not by the profile); when more events overlap the window
- * than the limit allows, the longest are kept (a min-heap on duration), as
- * the short ones would be under a pixel wide at that zoom anyway. */
+ * window's limit, not by the profile), which skips the events blocks that
+ * end before the window or start after it, so a small window of a large
+ * profile costs a few blocks, not the whole file. Everything shown (events,
+ * steps, marks) is what overlaps the window, and the reader delivers all of
+ * that, in file order as before. When more events overlap the window than
+ * the limit allows, the longest are kept (a min-heap on duration), as the
+ * short ones would be under a pixel wide at that zoom anyway. */
 #include "output/timeline.h"
 
 #include <inttypes.h>
@@ -308,6 +312,7 @@ char *timeline_window_json(const char *path, const timeline_query *q, prof_error
     FILE *f = NULL;
     if (prof_reader_open(path, &r, err) != PROF_OK)
         goto out;
+    prof_reader_set_window(r, q->t0_ns, q->t1_ns);
     st.heap = malloc((q->limit ? q->limit : 1) * sizeof *st.heap);
     st.steps = malloc(STEP_LIMIT * sizeof *st.steps);
     st.marks = malloc(MARK_LIMIT * sizeof *st.marks);

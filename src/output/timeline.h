@@ -1,7 +1,8 @@
 /* timeline.h - the events of one time window of a profile, for the
  * dashboard's timeline (/api/events): read from the file with the streaming
- * reader, so a large profile never has to fit in memory, and bounded in
- * count, so the page stays fast at any zoom. */
+ * reader, so a large profile never has to fit in memory, skipping the
+ * blocks outside the window, so a small window of it is quick, and bounded
+ * in count, so the page stays fast at any zoom. */
 #ifndef PROF_OUTPUT_TIMELINE_H
 #define PROF_OUTPUT_TIMELINE_H
 

@@ -2,7 +2,8 @@
  * escaped for its <script> element, the static HTML page (self-contained,
  * with a CSP, and its data reading back as the same report), the event
  * windows of the timeline (overlap, the longest kept past the limit, thread
- * and GPU filters) on profiles written by synth, and the server's start
+ * and GPU filters, a window of a profile of many blocks) on profiles written
+ * by synth, and the server's start
  * (a free port, a port in use, an address that is not numeric). Requests
  * over HTTP are tested end to end by tests/cli/view.sh. */
 #include <cjson/cJSON.h>
@@ -199,6 +200,59 @@ Test(output_view, thread_and_gpu_filters)
     cJSON_Delete(cpu);
     cJSON_Delete(gpu);
     cJSON_Delete(none);
+}
+
+/* 200 steps of 10 ms in blocks of 8 records, so that a window is read from
+ * the few blocks it touches: per step an inner (0-4 ms) and outer (0-9 ms)
+ * region, a kernel (5-7 ms), the step, every third step a mark at 8 ms;
+ * then a region over the whole run, recorded last. */
+static const char *write_blocks_profile(void)
+{
+    const char *path = fu_path("blocks.prof");
+    synth *s = synth_open(path, NULL);
+    cr_assert_not_null(s);
+    synth_block_records(s, 8);
+    synth_thread(s, 0, 11, "main");
+    for (uint64_t i = 0; i < 200; i++) {
+        uint64_t t0 = i * 10 * MS;
+        synth_region(s, 0, "inner", PROF_KIND_DATA, 1, t0, 4 * MS);
+        synth_region(s, 0, "outer", PROF_KIND_COMPUTE, 0, t0, 9 * MS);
+        synth_gpu_kernel(s, "k", 0, 1, i, t0 + 5 * MS, 2 * MS);
+        synth_step(s, 0, i, PROF_STEP_SAMPLED, t0, 10 * MS);
+        if (i % 3 == 0)
+            synth_mark(s, 0, "m", t0 + 8 * MS);
+    }
+    synth_region(s, 0, "run", PROF_KIND_COMPUTE, 0, 0, 2000 * MS);
+    prof_error err;
+    cr_assert_eq(synth_close(s, &err), 0, "%s", err.message);
+    return path;
+}
+
+Test(output_view, window_of_a_many_block_profile_holds_everything_overlapping)
+{
+    const char *path = write_blocks_profile();
+    /* [995, 1001] ms: outer 99, kernel 99, outer 100, inner 100 and the run;
+     * steps 99 and 100; the mark of step 99 */
+    cJSON *j = window(path, 995 * MS, 1001 * MS, TIMELINE_ALL_THREADS, 100);
+    cr_assert_eq(num(j, "count"), 5);
+    cr_assert_eq(num(j, "hidden"), 0);
+    const cJSON *steps = cJSON_GetObjectItem(j, "steps");
+    cr_assert_eq(cJSON_GetArraySize(steps), 2);
+    cr_assert_eq(cJSON_GetArrayItem(cJSON_GetArrayItem(steps, 0), 0)->valuedouble, 99);
+    cr_assert_eq(cJSON_GetArrayItem(cJSON_GetArrayItem(steps, 1), 0)->valuedouble, 100);
+    const cJSON *marks = cJSON_GetObjectItem(j, "marks");
+    cr_assert_eq(cJSON_GetArraySize(marks), 1);
+    cr_assert_eq(cJSON_GetArrayItem(cJSON_GetArrayItem(marks, 0), 1)->valuedouble, 998.0 * MS);
+    const cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "events"), 0);
+    cr_assert_eq(cJSON_GetArrayItem(first, 2)->valuedouble, 0, "the run region comes first");
+    cr_assert_eq(cJSON_GetArrayItem(first, 3)->valuedouble, 2000.0 * MS);
+    cJSON_Delete(j);
+
+    j = window(path, 0, UINT64_MAX, TIMELINE_ALL_THREADS, 1000);
+    cr_assert_eq(num(j, "count"), 601);
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "steps")), 200);
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "marks")), 67);
+    cJSON_Delete(j);
 }
 
 Test(output_view, unreadable_profile_is_an_error)
