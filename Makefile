@@ -135,10 +135,13 @@ $(B)/asan/tests/bin/%: $(B)/asan/tests/support/bin/%.o $(call obj,asan,$(SUP_SRC
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -pthread $(ASAN) -o $@ $^ $(LIBS)
 
-# Fuzz targets: clang's libFuzzer over the reader, with ASan and UBSan.
+# Fuzz targets: clang's libFuzzer, with ASan and UBSan, over everything that
+# reads untrusted bytes (tests/fuzz/fuzz_*.c). Each replays and explores the
+# profiles of tests/fuzz/corpus plus its own tests/fuzz/corpus-NAME, when
+# there is one (NAME: the target without "fuzz_").
 FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -Itests/support -g -O1 -pthread \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-$(B)/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(TOOL_SRC)
+$(B)/fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(LIB_SRC) $(TOOL_SRC)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)$(FUZZCC) $(FUZZ_FLAGS) -o $@ $< $(LIB_SRC) $(TOOL_SRC) $(TOOL_LIBS) $(LIBS)
@@ -212,7 +215,9 @@ FUZZ_SECONDS ?= 60
 fuzz: deps $(FUZZ_BIN)
 	$(Q)for f in $(FUZZ_BIN); do \
 		n=$$(basename $$f); mkdir -p $(B)/fuzz/corpus-$$n; \
-		$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(B)/fuzz/corpus-$$n tests/fuzz/corpus || exit 1; \
+		own=tests/fuzz/corpus-$${n#fuzz_}; [ -d $$own ] || own=; \
+		$$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(B)/fuzz/corpus-$$n tests/fuzz/corpus $$own \
+			|| exit 1; \
 	done
 
 # ---- dependencies -------------------------------------------------------------

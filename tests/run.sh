@@ -68,13 +68,18 @@ for v in rel asan; do
     done
 done
 
-# Fuzz targets over the stored corpus: every input must pass cleanly.
+# Fuzz targets over the stored corpus (the profiles of tests/fuzz/corpus and
+# the target's own tests/fuzz/corpus-NAME): every input must pass cleanly.
 for f in "$B"/fuzz/fuzz_*; do
     [ -x "$f" ] || continue
     name="fuzz/$(basename "$f")"
     log="$log_dir/$(basename "$f").log"
-    n=$(ls tests/fuzz/corpus | wc -l)
-    if "$f" -runs=0 tests/fuzz/corpus >"$log" 2>&1 && "$f" $(ls -d tests/fuzz/corpus/*) >>"$log" 2>&1; then
+    dirs=tests/fuzz/corpus
+    own=tests/fuzz/corpus-$(basename "$f" | sed 's/^fuzz_//')
+    [ -d "$own" ] && dirs="$dirs $own"
+    inputs=$(for d in $dirs; do ls -d "$d"/*; done)
+    n=$(echo "$inputs" | wc -l)
+    if "$f" -runs=0 $dirs >"$log" 2>&1 && "$f" $inputs >>"$log" 2>&1; then
         printf '%-40s %s passed, 0 failed\n' "$name" "$n"
         count "$name" "$n" 0
     else

@@ -93,32 +93,43 @@ static const char *arg(struct MHD_Connection *c, const char *key)
     return MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, key);
 }
 
-/* The profile=N argument: 0 when absent, -1 when not one of ours. */
-static long profile_arg(const view_server *s, struct MHD_Connection *c)
+long view_parse_profile(const char *text, size_t nprofiles)
 {
-    const char *p = arg(c, "profile");
     uint64_t v = 0;
-    if (p && parse_u64(p, &v) < 0)
+    if (text && parse_u64(text, &v) < 0)
         return -1;
-    return v < s->cfg.nprofiles ? (long)v : -1;
+    return v < nprofiles ? (long)v : -1;
+}
+
+int view_parse_events(const char *profile, const char *t0, const char *t1, const char *thread,
+                      size_t nprofiles, long *profile_out, timeline_query *q)
+{
+    uint64_t th = 0;
+    *q = (timeline_query){ 0, UINT64_MAX, TIMELINE_ALL_THREADS, VIEW_EVENTS_LIMIT };
+    if ((*profile_out = view_parse_profile(profile, nprofiles)) < 0 ||
+        (t0 && parse_u64(t0, &q->t0_ns) < 0) || (t1 && parse_u64(t1, &q->t1_ns) < 0) ||
+        q->t1_ns < q->t0_ns)
+        return VIEW_BAD_WINDOW;
+    if (thread && strcmp(thread, "gpu") == 0)
+        q->thread = TIMELINE_GPU_ONLY;
+    else if (thread && (parse_u64(thread, &th) < 0 || th > UINT32_MAX))
+        return VIEW_BAD_THREAD;
+    else if (thread)
+        q->thread = (long)th;
+    return 0;
 }
 
 /* /api/events?t0=NS&t1=NS[&thread=N|gpu][&profile=N] */
 static enum MHD_Result answer_events(const view_server *s, struct MHD_Connection *c)
 {
-    timeline_query q = { 0, UINT64_MAX, TIMELINE_ALL_THREADS, VIEW_EVENTS_LIMIT };
-    long profile = profile_arg(s, c);
-    const char *t0 = arg(c, "t0"), *t1 = arg(c, "t1"), *th = arg(c, "thread");
-    uint64_t thread = 0;
-    if (profile < 0 || (t0 && parse_u64(t0, &q.t0_ns) < 0) || (t1 && parse_u64(t1, &q.t1_ns) < 0) ||
-        q.t1_ns < q.t0_ns)
+    timeline_query q;
+    long profile = 0;
+    int bad = view_parse_events(arg(c, "profile"), arg(c, "t0"), arg(c, "t1"), arg(c, "thread"),
+                                s->cfg.nprofiles, &profile, &q);
+    if (bad == VIEW_BAD_WINDOW)
         return respond_text(c, MHD_HTTP_BAD_REQUEST, "bad profile, t0 or t1\n");
-    if (th && strcmp(th, "gpu") == 0)
-        q.thread = TIMELINE_GPU_ONLY;
-    else if (th && (parse_u64(th, &thread) < 0 || thread > UINT32_MAX))
+    if (bad == VIEW_BAD_THREAD)
         return respond_text(c, MHD_HTTP_BAD_REQUEST, "bad thread\n");
-    else if (th)
-        q.thread = (long)thread;
     prof_error err = { PROF_OK, "" };
     char *json = timeline_window_json(s->cfg.paths[profile], &q, &err);
     if (!json)
@@ -171,7 +182,7 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
     if (strcmp(url, "/api/view") == 0)
         return respond_json(c, s->cfg.view_json);
     if (strcmp(url, "/api/report") == 0) {
-        long p = profile_arg(s, c);
+        long p = view_parse_profile(arg(c, "profile"), s->cfg.nprofiles);
         return p < 0 ? respond_text(c, MHD_HTTP_NOT_FOUND, "no such profile\n")
                      : respond_json(c, s->cfg.reports[p]);
     }

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+#include "output/timeline.h"
 #include "prof_reader.h"
 
 #define VIEW_MAX_PROFILES 2
@@ -23,6 +24,23 @@ typedef struct view_server_config {
 } view_server_config;
 
 typedef struct view_server view_server;
+
+/* The request arguments, parsed apart from the HTTP library so that they
+ * can be tested (and fuzzed) on their own. Each argument is the raw value
+ * from the query string, NULL when absent. */
+
+/* profile=N: 0 when absent, N when a whole number below nprofiles, -1 for
+ * anything else. */
+long view_parse_profile(const char *text, size_t nprofiles);
+
+#define VIEW_BAD_WINDOW (-1) /* profile, t0 or t1 malformed, or t1 < t0 */
+#define VIEW_BAD_THREAD (-2) /* thread neither "gpu" nor a 32-bit index  */
+
+/* /api/events?t0=NS&t1=NS&thread=N|gpu&profile=N into *profile_out and *q
+ * (the whole profile, every thread, VIEW_EVENTS_LIMIT events when absent).
+ * @return 0, VIEW_BAD_WINDOW or VIEW_BAD_THREAD. */
+int view_parse_events(const char *profile, const char *t0, const char *t1, const char *thread,
+                      size_t nprofiles, long *profile_out, timeline_query *q);
 
 /* Binds, listens and starts answering. The strings in cfg must outlive the
  * server. Errors: PROF_ERR_INVALID (not a numeric address), PROF_ERR_IO (the

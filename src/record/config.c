@@ -272,7 +272,7 @@ int rt_step_sampled(const rt_config *c, uint64_t n)
 {
     if (c->active) {
         uint64_t cycle = (uint64_t)c->wait + c->warmup + c->active;
-        if (c->repeat && n >= cycle * c->repeat)
+        if (c->repeat && n / cycle >= c->repeat) /* cycle * repeat may not fit */
             return 0;
         if (n % cycle < (uint64_t)c->wait + c->warmup)
             return 0;

@@ -10,23 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "format/format.h"
 #include "model/summary.h"
 #include "output/info_text.h"
 #include "prof.h"
 #include "prof_reader.h"
-#include "util/crc32c.h"
-
-#define CHECK(cond)                                                                      \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
-            fprintf(stderr, "fuzz_reader: %s:%d: %s\n", __FILE__, __LINE__, #cond);      \
-            abort();                                                                     \
-        }                                                                                \
-    } while (0)
+#include "fuzz_util.h"
 
 /* Reads everything; returns 1 when the input opened. */
 static int read_all(const uint8_t *data, size_t size)
@@ -83,45 +73,11 @@ static int read_all(const uint8_t *data, size_t size)
     return 1;
 }
 
-/* Recomputes the header checksum and those of every block whose header
- * and payload lie within the input. */
-static void fix_checksums(uint8_t *f, size_t size)
-{
-    if (size < PF_FILE_HEADER_LEN)
-        return;
-    uint64_t mlen = pf_load_u32(f + 16);
-    if (PF_FILE_HEADER_LEN + mlen > size)
-        return;
-    pf_store_u32(f + 20, crc32c_update(crc32c_update(0, f, 20), f + PF_FILE_HEADER_LEN,
-                                       (size_t)mlen));
-    uint64_t off = pf_load_u32(f + 12);
-    while (off + PF_BLOCK_HEADER_LEN <= size && pf_load_u32(f + off) == PF_BLOCK_MAGIC) {
-        uint8_t *h = f + off;
-        uint64_t stored = pf_load_u32(h + 32);
-        if (off + PF_BLOCK_HEADER_LEN + stored > size)
-            stored = size - off - PF_BLOCK_HEADER_LEN; /* still fix the header */
-        else
-            pf_store_u32(h + 40, crc32c_update(0, h + PF_BLOCK_HEADER_LEN, (size_t)stored));
-        pf_store_u32(h + 44, crc32c_update(0, h, 44));
-        off += PF_BLOCK_HEADER_LEN + stored;
-    }
-}
-
 /* The profile-level path: profile_summary_read over the same bytes, then
  * the `prof info` text. */
 static void summarise(const uint8_t *data, size_t size)
 {
-    static int fd = -1;
-    static FILE *sink;
-    static char path[64];
-    if (fd < 0) {
-        fd = memfd_create("fuzz_reader", 0);
-        sink = fopen("/dev/null", "w");
-        CHECK(fd >= 0 && sink != NULL);
-        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    }
-    CHECK(ftruncate(fd, 0) == 0);
-    CHECK(pwrite(fd, data, size, 0) == (ssize_t)size);
+    const char *path = fuzz_as_file(data, size);
     profile_summary s;
     prof_error err = { PROF_OK, "" };
     prof_err e = profile_summary_read(path, &s, &err);
@@ -130,7 +86,7 @@ static void summarise(const uint8_t *data, size_t size)
         for (uint32_t i = 0; i < s.nthreads; i++)
             sum += s.threads[i].events;
         CHECK(sum == s.events);
-        CHECK(info_render_text(sink, "fuzz.prof", &s) == PROF_OK);
+        CHECK(info_render_text(fuzz_sink(), "fuzz.prof", &s) == PROF_OK);
     }
     profile_summary_free(&s);
 }
@@ -142,7 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         uint8_t *copy = malloc(size);
         CHECK(copy != NULL);
         memcpy(copy, data, size);
-        fix_checksums(copy, size);
+        fuzz_fix_checksums(copy, size);
         if (read_all(copy, size))
             summarise(copy, size);
         free(copy);

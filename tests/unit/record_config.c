@@ -1,7 +1,8 @@
 /* record_config.c - the output path's %p (pid) and %r (rank) expansion,
  * which `prof record -o 'run.%p.%r.prof'` relies on: from the environment
  * and from prof_config, with %% and unknown sequences, and end to end
- * through prof_start writing the file under the expanded name. */
+ * through prof_start writing the file under the expanded name; and the
+ * step schedule at the edge of its arithmetic. */
 #include <stdio.h>
 
 #include "record/runtime.h"
@@ -78,4 +79,19 @@ Test(record_config, prof_start_writes_expanded_name)
     cr_assert_eq(prof_stop(), 0);
     cr_expect(file_exists(want), "no file %s", want);
     cr_expect(!file_exists(test_path("out.%p.prof")));
+}
+
+/* wait + warmup + active times repeat may pass 2^64: the schedule must not
+ * wrap around and drop the active steps of its first cycles. */
+Test(record_config, schedule_past_64_bits_keeps_its_active_steps)
+{
+    rt_config c;
+    setenv("PROF_SCHEDULE", "4294967295:4294967295:2:2147483648", 1);
+    cr_assert_eq(rt_config_resolve(NULL, &c), 0);
+    uint64_t first_active = 2ull * 4294967295u;
+    cr_expect(!rt_step_sampled(&c, first_active - 1));
+    cr_expect(rt_step_sampled(&c, first_active));
+    cr_expect(rt_step_sampled(&c, first_active + 1));
+    cr_expect(!rt_step_sampled(&c, first_active + 2)); /* the next cycle's wait */
+    rt_config_free(&c);
 }

@@ -1,0 +1,74 @@
+/* fuzz_util.h - what the libFuzzer targets over profile bytes share: a
+ * CHECK that aborts (so libFuzzer keeps the input), the checksum repair
+ * that lets mutations get past the CRCs to the decoders, and a memfd path
+ * for the few readers that take a file name. */
+#ifndef PROF_TESTS_FUZZ_UTIL_H
+#define PROF_TESTS_FUZZ_UTIL_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "format/format.h"
+#include "util/crc32c.h"
+
+#define CHECK(cond)                                                                      \
+    do {                                                                                 \
+        if (!(cond)) {                                                                   \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);    \
+            abort();                                                                     \
+        }                                                                                \
+    } while (0)
+
+/* Recomputes the header checksum and those of every block whose header
+ * and payload lie within the input. */
+static inline void fuzz_fix_checksums(uint8_t *f, size_t size)
+{
+    if (size < PF_FILE_HEADER_LEN)
+        return;
+    uint64_t mlen = pf_load_u32(f + 16);
+    if (PF_FILE_HEADER_LEN + mlen > size)
+        return;
+    pf_store_u32(f + 20, crc32c_update(crc32c_update(0, f, 20), f + PF_FILE_HEADER_LEN,
+                                       (size_t)mlen));
+    uint64_t off = pf_load_u32(f + 12);
+    while (off + PF_BLOCK_HEADER_LEN <= size && pf_load_u32(f + off) == PF_BLOCK_MAGIC) {
+        uint8_t *h = f + off;
+        uint64_t stored = pf_load_u32(h + 32);
+        if (off + PF_BLOCK_HEADER_LEN + stored > size)
+            stored = size - off - PF_BLOCK_HEADER_LEN; /* still fix the header */
+        else
+            pf_store_u32(h + 40, crc32c_update(0, h + PF_BLOCK_HEADER_LEN, (size_t)stored));
+        pf_store_u32(h + 44, crc32c_update(0, h, 44));
+        off += PF_BLOCK_HEADER_LEN + stored;
+    }
+}
+
+/* The input as a file: one memfd per process, rewritten for each input,
+ * named by its /proc/self/fd path. Nothing touches the disk. */
+static inline const char *fuzz_as_file(const uint8_t *data, size_t size)
+{
+    static int fd = -1;
+    static char path[64];
+    if (fd < 0) {
+        fd = memfd_create("fuzz", 0);
+        CHECK(fd >= 0);
+        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    }
+    CHECK(ftruncate(fd, 0) == 0);
+    CHECK(pwrite(fd, data, size, 0) == (ssize_t)size);
+    return path;
+}
+
+/* /dev/null, opened once: output whose bytes are not checked. */
+static inline FILE *fuzz_sink(void)
+{
+    static FILE *sink;
+    if (!sink)
+        CHECK((sink = fopen("/dev/null", "w")) != NULL);
+    return sink;
+}
+
+#endif
