@@ -8,8 +8,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
 
 #include "analysis/report.h"
 #include "cmd.h"
@@ -18,8 +16,6 @@
 #include "output/report_csv.h"
 #include "output/report_json.h"
 #include "output/report_text.h"
-#include "util/outfile.h"
-#include "util/progress.h"
 
 #define CMD "analyze"
 
@@ -85,26 +81,8 @@ enum {
     OPT_FAIL_ON, OPT_NO_COLOR
 };
 
-static const char *const severities[] = { "high", "medium", "low" };
-
-static int severity_rank(const char *s)
-{
-    for (int i = 0; i < 3; i++)
-        if (strcmp(s, severities[i]) == 0)
-            return i;
-    return -1;
-}
-
-/* A finite number ≥ 0 (≤ max when max > 0); -1 when arg is not one. */
-static int parse_amount(const char *arg, double max, double *out)
-{
-    char *end;
-    double v = strtod(arg, &end);
-    if (end == arg || *end || !isfinite(v) || v < 0 || (max > 0 && v > max))
-        return -1;
-    *out = v;
-    return 0;
-}
+static const char *const formats[] = { "text", "json", "csv", "html", NULL };
+static const char *const severities[] = { "high", "medium", "low", NULL };
 
 /* "16G", "512M", "1.5GiB", "1048576": bytes, suffixes in powers of 1024. */
 static int parse_capacity(const char *arg, double *out)
@@ -129,47 +107,35 @@ static int parse_capacity(const char *arg, double *out)
     return 0;
 }
 
-static int parse_format(const char *arg, out_format *f)
-{
-    if (strcmp(arg, "text") == 0)
-        *f = FORMAT_TEXT;
-    else if (strcmp(arg, "json") == 0)
-        *f = FORMAT_JSON;
-    else if (strcmp(arg, "csv") == 0)
-        *f = FORMAT_CSV;
-    else if (strcmp(arg, "html") == 0)
-        *f = FORMAT_HTML;
-    else
-        return -1;
-    return 0;
-}
-
 /* One option's value into a; EXIT_OK or a usage error. */
-static int parse_option(int c, const char *arg, analyze_args *a)
+static int parse_option(int c, const char *arg, void *args)
 {
+    analyze_args *a = args;
     double v;
+    int f;
     switch (c) {
     case 'o':
         a->output = arg;
         return EXIT_OK;
     case OPT_FORMAT:
-        if (parse_format(arg, &a->format) != 0)
+        if ((f = cmd_name_index(formats, arg)) < 0)
             return cmd_usage_error(CMD, "unknown format '%s': use text, json, csv or html", arg);
+        a->format = (out_format)f;
         return EXIT_OK;
     case OPT_TOP:
-        if (parse_amount(arg, INT_MAX, &v) != 0 || v != floor(v))
+        if (cmd_parse_amount(arg, INT_MAX, &v) != 0 || v != floor(v))
             return cmd_usage_error(CMD, "--top takes a whole number of operations, not '%s'", arg);
         a->opts.top = (int)v;
         return EXIT_OK;
     case OPT_HOT:
     case OPT_SYNC:
-        if (parse_amount(arg, 100, &v) != 0)
+        if (cmd_parse_amount(arg, 100, &v) != 0)
             return cmd_usage_error(CMD, "--%s-threshold takes a percentage (0 to 100), not '%s'",
                                    c == OPT_HOT ? "hot" : "sync", arg);
         *(c == OPT_HOT ? &a->opts.hot_threshold_pct : &a->opts.sync_threshold_pct) = v;
         return EXIT_OK;
     case OPT_LEAK:
-        if (parse_amount(arg, 0, &v) != 0)
+        if (cmd_parse_amount(arg, 0, &v) != 0)
             return cmd_usage_error(CMD, "--leak-threshold takes MiB per step, not '%s'", arg);
         a->opts.leak_threshold_mb = v;
         return EXIT_OK;
@@ -184,7 +150,7 @@ static int parse_option(int c, const char *arg, analyze_args *a)
         a->table_given = 1;
         return EXIT_OK;
     case OPT_FAIL_ON:
-        if ((a->fail_on = severity_rank(arg)) < 0)
+        if ((a->fail_on = cmd_name_index(severities, arg)) < 0)
             return cmd_usage_error(CMD, "--fail-on takes high, medium or low, not '%s'", arg);
         return EXIT_OK;
     case OPT_NO_COLOR:
@@ -192,20 +158,6 @@ static int parse_option(int c, const char *arg, analyze_args *a)
         return EXIT_OK;
     }
     return EXIT_USAGE;
-}
-
-/* After getopt_long answered '?' with arg = argv[optind - 1]: a long option
- * is that argument; a short one is optopt, and arg may be the argument
- * before it when it sits inside a cluster ("-xq"). */
-static int bad_option(const char *arg)
-{
-    int is_long = strncmp(arg, "--", 2) == 0 &&
-                  (optopt == 0 || optopt >= OPT_FORMAT || strchr(arg, '=') != NULL);
-    if (!is_long)
-        return cmd_usage_error(CMD, "unknown option '-%c'", optopt);
-    if (optopt != 0) /* a known one, given a value it does not take */
-        return cmd_usage_error(CMD, "option '%s' takes no value", arg);
-    return cmd_usage_error(CMD, "unknown option '%s'", arg);
 }
 
 /* Parses argv; the profiles start at *first. EXIT_OK, EXIT_USAGE, or -1
@@ -226,26 +178,13 @@ static int parse_args(int argc, char **argv, analyze_args *a, int *first, int *s
         { "help", no_argument, NULL, 'h' },
         { 0, 0, 0, 0 }
     };
+    static const cmd_options o = { CMD, usage, ":ho:", opts, parse_option };
     memset(a, 0, sizeof *a);
     a->fail_on = -1;
     analysis_options_default(&a->opts);
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
-        if (c == 'h') {
-            fputs(usage, stdout);
-            *status = cmd_finish_stdout(CMD);
-            return -1;
-        }
-        if (c == ':')
-            return cmd_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
-        if (c == '?')
-            return bad_option(argv[optind - 1]);
-        int rc = parse_option(c, optarg, a);
-        if (rc != EXIT_OK)
-            return rc;
-    }
+    int rc = cmd_parse_options(&o, argc, argv, a, status);
+    if (rc != EXIT_OK)
+        return rc;
     if (optind == argc)
         return cmd_usage_error(CMD, "no profile given");
     if (a->table_given && a->format != FORMAT_CSV)
@@ -267,52 +206,19 @@ static void warn_cut_short(const profile_model *m)
  * the error reported. */
 static int load_profiles(char **paths, size_t n, profile_model *models)
 {
-    int tty = isatty(STDERR_FILENO);
     for (size_t i = 0; i < n; i++) {
-        progress bar;
-        prof_error err = { PROF_OK, "" };
-        progress_init(&bar, stderr, tty, paths[i]);
-        prof_err e = profile_model_load(paths[i], &models[i], progress_update, &bar, &err);
-        progress_done(&bar);
-        if (e != PROF_OK) {
-            cmd_error(CMD, "cannot read '%s': %s", paths[i], err.message);
-            return cmd_input_status(e);
-        }
+        int status = cmd_load_profile(CMD, paths[i], &models[i]);
+        if (status != EXIT_OK)
+            return status;
     }
     return EXIT_OK;
 }
 
 /* ---- output ------------------------------------------------------------------------- */
 
-static int utf8_locale(void)
+static prof_err render(FILE *out, const cJSON *report, const void *args)
 {
-    static const char *const vars[] = { "LC_ALL", "LC_CTYPE", "LANG" };
-    for (size_t i = 0; i < 3; i++) {
-        const char *v = getenv(vars[i]);
-        if (v && *v)
-            return strcasestr(v, "utf-8") != NULL || strcasestr(v, "utf8") != NULL;
-    }
-    return 0;
-}
-
-/* Colour and Unicode only when writing to a terminal (DESIGN §5). */
-static report_style text_style(const analyze_args *a)
-{
-    report_style st = { 0, 0, 0 };
-    int to_stdout = !a->output || strcmp(a->output, "-") == 0;
-    if (!to_stdout || !isatty(STDOUT_FILENO))
-        return st;
-    const char *no_color = getenv("NO_COLOR"), *term = getenv("TERM");
-    st.color = !a->no_color && !(no_color && *no_color) && !(term && strcmp(term, "dumb") == 0);
-    st.unicode = utf8_locale();
-    struct winsize ws;
-    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 60)
-        st.width = ws.ws_col;
-    return st;
-}
-
-static prof_err render(FILE *out, const cJSON *report, const analyze_args *a)
-{
+    const analyze_args *a = args;
     prof_error err = { PROF_OK, "" };
     switch (a->format) {
     case FORMAT_JSON: return report_render_json(out, report);
@@ -320,30 +226,8 @@ static prof_err render(FILE *out, const cJSON *report, const analyze_args *a)
     case FORMAT_HTML: return report_render_html(out, report, NULL, &err);
     case FORMAT_TEXT: break;
     }
-    report_style st = text_style(a);
+    report_style st = cmd_text_style(a->output, a->no_color);
     return report_render_text(out, report, &st);
-}
-
-static int write_report(const cJSON *report, const analyze_args *a)
-{
-    outfile of;
-    prof_error err = { PROF_OK, "" };
-    if (outfile_open(&of, a->output, &err) != PROF_OK) {
-        cmd_error(CMD, "%s", err.message);
-        return EXIT_OUTPUT;
-    }
-    prof_err e = render(of.fp, report, a);
-    if (e == PROF_ERR_NOMEM) {
-        outfile_abort(&of);
-        cmd_error(CMD, "cannot write the report: out of memory");
-        return EXIT_OUTPUT;
-    }
-    /* A failed write is caught again here, with its message. */
-    if (outfile_commit(&of, &err) != PROF_OK) {
-        cmd_error(CMD, "%s", err.message);
-        return EXIT_OUTPUT;
-    }
-    return EXIT_OK;
 }
 
 /* 1 when a bottleneck is at least as severe as --fail-on asks. */
@@ -352,7 +236,7 @@ static int fails(const cJSON *report, int fail_on)
     const cJSON *f;
     cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(report, "bottlenecks")) {
         const char *sev = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "severity"));
-        int rank = sev ? severity_rank(sev) : -1;
+        int rank = sev ? cmd_name_index(severities, sev) : -1;
         if (rank >= 0 && rank <= fail_on)
             return 1;
     }
@@ -372,7 +256,7 @@ static int analyze(const profile_model *const *models, size_t n, const analyze_a
     if (a->format == FORMAT_CSV)
         for (size_t i = 0; i < n; i++)
             warn_cut_short(models[i]);
-    int status = write_report(report, a);
+    int status = cmd_write_output(CMD, a->output, "the report", render, report, a);
     if (status == EXIT_OK && a->fail_on >= 0 && fails(report, a->fail_on))
         status = EXIT_FINDINGS;
     cJSON_Delete(report);

@@ -1,10 +1,16 @@
 /* cmd.h - what the command files share: their entry points, the exit
- * statuses of DESIGN §5 and the one-line error reporter. */
+ * statuses of DESIGN §5, the one-line error reporter, and the steps several
+ * commands take alike (cmd_util.c). */
 #ifndef PROF_CMD_H
 #define PROF_CMD_H
 
+#include <getopt.h>
 #include <stdio.h>
 
+#include <cjson/cJSON.h>
+
+#include "model/profile.h"
+#include "output/textout.h"
 #include "prof_reader.h"
 
 enum {
@@ -35,5 +41,44 @@ int cmd_finish_stdout(const char *cmd);
 
 /* The exit status for a reader error. */
 int cmd_input_status(prof_err e);
+
+/* ---- shared by the commands (cmd_util.c) ---- */
+
+/* A command's options: -h/--help prints usage; long-only options are
+ * numbered from 256. option() takes every other one with its value (NULL
+ * for none) and returns EXIT_OK or a reported usage error. */
+typedef struct cmd_options {
+    const char *cmd, *usage, *shortopts; /* shortopts start with ':' */
+    const struct option *longopts;
+    int (*option)(int c, const char *arg, void *args);
+} cmd_options;
+
+/* Runs getopt_long over argv, reporting a missing value or an unknown
+ * option as a usage error. EXIT_OK with optind at the first operand, a
+ * usage status, or -1 when --help was answered (its status in *status). */
+int cmd_parse_options(const cmd_options *o, int argc, char **argv, void *args, int *status);
+
+/* The index of arg in the NULL-terminated names; -1 when absent. */
+int cmd_name_index(const char *const *names, const char *arg);
+
+/* A finite number >= 0 (<= max when max > 0) into *out; -1 when arg is
+ * not one. */
+int cmd_parse_amount(const char *arg, double max, double *out);
+
+/* Loads path into *m with a progress bar on a terminal's stderr. EXIT_OK,
+ * or the input status with the error reported; *m is the caller's to free
+ * either way. */
+int cmd_load_profile(const char *cmd, const char *path, profile_model *m);
+
+/* The text style for output (NULL or "-": stdout): colour and Unicode only
+ * on a terminal, no colour with no_color, NO_COLOR or TERM=dumb, the
+ * terminal's width (DESIGN §5). */
+report_style cmd_text_style(const char *output, int no_color);
+
+/* Renders doc into path (NULL or "-": stdout) whole or not at all; `what`
+ * names it in the out-of-memory message. EXIT_OK or EXIT_OUTPUT, reported. */
+typedef prof_err (*cmd_render_fn)(FILE *out, const cJSON *doc, const void *args);
+int cmd_write_output(const char *cmd, const char *path, const char *what, cmd_render_fn render,
+                     const cJSON *doc, const void *args);
 
 #endif

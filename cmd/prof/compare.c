@@ -3,11 +3,8 @@
  * two (src/analysis/compare.c) and renders the comparison as text, JSON or
  * CSV. Exit 1 when --fail-on-regression finds a significant slowdown. */
 #include <getopt.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
 
 #include "analysis/compare.h"
 #include "analysis/report.h"
@@ -16,8 +13,6 @@
 #include "output/compare_csv.h"
 #include "output/compare_text.h"
 #include "output/report_json.h"
-#include "util/outfile.h"
-#include "util/progress.h"
 
 #define CMD "compare"
 
@@ -66,39 +61,28 @@ typedef struct compare_args {
 
 enum { OPT_FORMAT = 256, OPT_FAIL, OPT_NOISE, OPT_NO_COLOR };
 
-/* A finite percentage ≥ 0; -1 when arg is not one. */
-static int parse_pct(const char *arg, double *out)
-{
-    char *end;
-    double v = strtod(arg, &end);
-    if (end == arg || *end || !isfinite(v) || v < 0)
-        return -1;
-    *out = v;
-    return 0;
-}
+static const char *const formats[] = { "text", "json", "csv", NULL };
 
-static int parse_option(int c, const char *arg, compare_args *a)
+/* One option's value into a; EXIT_OK or a usage error. */
+static int parse_option(int c, const char *arg, void *args)
 {
+    compare_args *a = args;
+    int f;
     switch (c) {
     case 'o':
         a->output = arg;
         return EXIT_OK;
     case OPT_FORMAT:
-        if (strcmp(arg, "text") == 0)
-            a->format = FORMAT_TEXT;
-        else if (strcmp(arg, "json") == 0)
-            a->format = FORMAT_JSON;
-        else if (strcmp(arg, "csv") == 0)
-            a->format = FORMAT_CSV;
-        else
+        if ((f = cmd_name_index(formats, arg)) < 0)
             return cmd_usage_error(CMD, "unknown format '%s': use text, json or csv", arg);
+        a->format = (out_format)f;
         return EXIT_OK;
     case OPT_FAIL:
-        if (parse_pct(arg, &a->opts.regression_pct) != 0)
+        if (cmd_parse_amount(arg, 0, &a->opts.regression_pct) != 0)
             return cmd_usage_error(CMD, "--fail-on-regression takes a percentage, not '%s'", arg);
         return EXIT_OK;
     case OPT_NOISE:
-        if (parse_pct(arg, &a->opts.noise_pct) != 0)
+        if (cmd_parse_amount(arg, 0, &a->opts.noise_pct) != 0)
             return cmd_usage_error(CMD, "--noise takes a percentage, not '%s'", arg);
         return EXIT_OK;
     case OPT_NO_COLOR:
@@ -121,25 +105,12 @@ static int parse_args(int argc, char **argv, compare_args *a, int *first, int *s
         { "help", no_argument, NULL, 'h' },
         { 0, 0, 0, 0 }
     };
+    static const cmd_options o = { CMD, usage, ":ho:", opts, parse_option };
     memset(a, 0, sizeof *a);
     compare_options_default(&a->opts);
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
-        if (c == 'h') {
-            fputs(usage, stdout);
-            *status = cmd_finish_stdout(CMD);
-            return -1;
-        }
-        if (c == ':')
-            return cmd_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
-        if (c == '?')
-            return cmd_usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
-        int rc = parse_option(c, optarg, a);
-        if (rc != EXIT_OK)
-            return rc;
-    }
+    int rc = cmd_parse_options(&o, argc, argv, a, status);
+    if (rc != EXIT_OK)
+        return rc;
     if (argc - optind != 2)
         return cmd_usage_error(CMD, argc - optind < 2 ? "needs two profiles, BEFORE and AFTER"
                                                       : "takes exactly two profiles");
@@ -148,20 +119,6 @@ static int parse_args(int argc, char **argv, compare_args *a, int *first, int *s
 }
 
 /* ---- loading and analysis ---------------------------------------------------- */
-
-static int load(const char *path, profile_model *m)
-{
-    progress bar;
-    prof_error err = { PROF_OK, "" };
-    progress_init(&bar, stderr, isatty(STDERR_FILENO), path);
-    prof_err e = profile_model_load(path, m, progress_update, &bar, &err);
-    progress_done(&bar);
-    if (e != PROF_OK) {
-        cmd_error(CMD, "cannot read '%s': %s", path, err.message);
-        return cmd_input_status(e);
-    }
-    return EXIT_OK;
-}
 
 /* The analyze report of one profile with every operation, into *out. */
 static int analyze(const char *path, const profile_model *m, cJSON **out)
@@ -180,63 +137,16 @@ static int analyze(const char *path, const profile_model *m, cJSON **out)
 
 /* ---- output ---------------------------------------------------------------------- */
 
-static int utf8_locale(void)
+static prof_err render(FILE *out, const cJSON *cmp, const void *args)
 {
-    static const char *const vars[] = { "LC_ALL", "LC_CTYPE", "LANG" };
-    for (size_t i = 0; i < 3; i++) {
-        const char *v = getenv(vars[i]);
-        if (v && *v)
-            return strcasestr(v, "utf-8") != NULL || strcasestr(v, "utf8") != NULL;
-    }
-    return 0;
-}
-
-/* Colour and Unicode only when writing to a terminal (DESIGN §5). */
-static report_style text_style(const compare_args *a)
-{
-    report_style st = { 0, 0, 0 };
-    int to_stdout = !a->output || strcmp(a->output, "-") == 0;
-    if (!to_stdout || !isatty(STDOUT_FILENO))
-        return st;
-    const char *no_color = getenv("NO_COLOR"), *term = getenv("TERM");
-    st.color = !a->no_color && !(no_color && *no_color) && !(term && strcmp(term, "dumb") == 0);
-    st.unicode = utf8_locale();
-    struct winsize ws;
-    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 60)
-        st.width = ws.ws_col;
-    return st;
-}
-
-static prof_err render(FILE *out, const cJSON *cmp, const compare_args *a)
-{
+    const compare_args *a = args;
     switch (a->format) {
     case FORMAT_JSON: return report_render_json(out, cmp);
     case FORMAT_CSV: return compare_render_csv(out, cmp);
     case FORMAT_TEXT: break;
     }
-    report_style st = text_style(a);
+    report_style st = cmd_text_style(a->output, a->no_color);
     return compare_render_text(out, cmp, &st);
-}
-
-static int write_comparison(const cJSON *cmp, const compare_args *a)
-{
-    outfile of;
-    prof_error err = { PROF_OK, "" };
-    if (outfile_open(&of, a->output, &err) != PROF_OK) {
-        cmd_error(CMD, "%s", err.message);
-        return EXIT_OUTPUT;
-    }
-    if (render(of.fp, cmp, a) == PROF_ERR_NOMEM) {
-        outfile_abort(&of);
-        cmd_error(CMD, "cannot write the comparison: out of memory");
-        return EXIT_OUTPUT;
-    }
-    /* A failed write is caught here, with its message. */
-    if (outfile_commit(&of, &err) != PROF_OK) {
-        cmd_error(CMD, "%s", err.message);
-        return EXIT_OUTPUT;
-    }
-    return EXIT_OK;
 }
 
 static int compare(char **paths, const compare_args *a)
@@ -247,7 +157,7 @@ static int compare(char **paths, const compare_args *a)
     memset(m, 0, sizeof m);
     int status = EXIT_OK;
     for (int i = 0; i < 2 && status == EXIT_OK; i++) {
-        status = load(paths[i], &m[i]);
+        status = cmd_load_profile(CMD, paths[i], &m[i]);
         if (status == EXIT_OK)
             status = analyze(paths[i], &m[i], &reports[i]);
     }
@@ -259,7 +169,7 @@ static int compare(char **paths, const compare_args *a)
         status = EXIT_INPUT;
         goto out;
     }
-    status = write_comparison(cmp, a);
+    status = cmd_write_output(CMD, a->output, "the comparison", render, cmp, a);
     if (status == EXIT_OK && compare_regressed(cmp))
         status = EXIT_FINDINGS;
 out:

@@ -36,59 +36,50 @@ static const char usage[] =
 
 typedef struct export_args {
     const char *input, *output;
+    const char *format_name;  /* as given; NULL: none */
     export_format format;
     unsigned options;
 } export_args;
 
-/* Parses the command line; returns -1 when the command is done (help) or
- * an exit status >= 0 for a usage error, into *status. */
+enum { OPT_THREAD_FRAMES = 256 };
+
+/* One option's value into a; EXIT_OK. */
+static int parse_option(int c, const char *arg, void *args)
+{
+    export_args *a = args;
+    switch (c) {
+    case 'f': a->format_name = arg; return EXIT_OK;
+    case 'o': a->output = arg; return EXIT_OK;
+    case OPT_THREAD_FRAMES: a->options |= EXPORT_OPT_THREAD_FRAMES; return EXIT_OK;
+    }
+    return EXIT_USAGE;
+}
+
+/* Parses the command line. EXIT_OK, a usage status, or -1 when --help was
+ * answered (with its status in *status). */
 static int parse_args(int argc, char **argv, export_args *a, int *status)
 {
-    enum { OPT_THREAD_FRAMES = 256 };
     static const struct option opts[] = { { "format", required_argument, NULL, 'f' },
                                           { "output", required_argument, NULL, 'o' },
                                           { "thread-frames", no_argument, NULL,
                                             OPT_THREAD_FRAMES },
                                           { "help", no_argument, NULL, 'h' },
                                           { 0, 0, 0, 0 } };
-    const char *format = NULL;
-    int c;
-    optind = 1;
-    opterr = 0;
+    static const cmd_options o = { CMD, usage, ":f:o:h", opts, parse_option };
     memset(a, 0, sizeof *a);
-    while ((c = getopt_long(argc, argv, ":f:o:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'f': format = optarg; break;
-        case 'o': a->output = optarg; break;
-        case OPT_THREAD_FRAMES: a->options |= EXPORT_OPT_THREAD_FRAMES; break;
-        case 'h':
-            fputs(usage, stdout);
-            *status = cmd_finish_stdout(CMD);
-            return -1;
-        case ':':
-            *status = cmd_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
-            return -1;
-        default:
-            *status = cmd_usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
-            return -1;
-        }
-    }
-    if (argc - optind != 1) {
-        *status = cmd_usage_error(CMD, argc == optind ? "no profile given"
-                                                      : "takes exactly one profile");
-        return -1;
-    }
+    int rc = cmd_parse_options(&o, argc, argv, a, status);
+    if (rc != EXIT_OK)
+        return rc;
+    if (argc - optind != 1)
+        return cmd_usage_error(CMD, argc == optind ? "no profile given"
+                                                   : "takes exactly one profile");
     a->input = argv[optind];
-    if (!format) {
-        *status = cmd_usage_error(CMD, "no --format given (chrome-trace, csv, json or folded)");
-        return -1;
-    }
-    if (export_format_parse(format, &a->format) < 0) {
-        *status = cmd_usage_error(CMD, "unknown format '%s' (chrome-trace, csv, json or folded)",
-                                  format);
-        return -1;
-    }
-    return 0;
+    if (!a->format_name)
+        return cmd_usage_error(CMD, "no --format given (chrome-trace, csv, json or folded)");
+    if (export_format_parse(a->format_name, &a->format) < 0)
+        return cmd_usage_error(CMD, "unknown format '%s' (chrome-trace, csv, json or folded)",
+                               a->format_name);
+    return EXIT_OK;
 }
 
 /* Says once on stderr what a profile cut short lost. */
@@ -137,8 +128,9 @@ int cmd_export(int argc, char **argv)
 {
     export_args a;
     int status = EXIT_OK;
-    if (parse_args(argc, argv, &a, &status) < 0)
-        return status;
+    int rc = parse_args(argc, argv, &a, &status);
+    if (rc != EXIT_OK)
+        return rc < 0 ? status : rc;
     prof_reader *r = NULL;
     prof_error err = { PROF_OK, "" };
     prof_err e = prof_reader_open(a.input, &r, &err);

@@ -22,7 +22,6 @@
 #include "output/report_json.h"
 #include "output/server.h"
 #include "util/outfile.h"
-#include "util/progress.h"
 
 #define CMD "view"
 
@@ -117,20 +116,15 @@ static int build_reports(char **paths, size_t n, cJSON **reports, cJSON **compar
     analysis_options opts;
     analysis_options_default(&opts);
     opts.top = 0;
-    int tty = isatty(STDERR_FILENO);
     for (size_t i = 0; i < n; i++) {
         profile_model m;
         memset(&m, 0, sizeof m);
-        progress bar;
-        prof_error err = { PROF_OK, "" };
-        progress_init(&bar, stderr, tty, paths[i]);
-        prof_err e = profile_model_load(paths[i], &m, progress_update, &bar, &err);
-        progress_done(&bar);
-        if (e != PROF_OK) {
+        int status = cmd_load_profile(CMD, paths[i], &m);
+        if (status != EXIT_OK) {
             profile_model_free(&m);
-            cmd_error(CMD, "cannot read '%s': %s", paths[i], err.message);
-            return cmd_input_status(e);
+            return status;
         }
+        prof_error err = { PROF_OK, "" };
         const profile_model *one = &m;
         reports[i] = report_build(&one, 1, &opts, &err);
         profile_model_free(&m);

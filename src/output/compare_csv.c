@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "output/compare_csv.h"
-#include "output/report_json.h"
+#include "output/csvout.h"
 
 typedef struct csv_row {
     const char *section, *name, *kind, *status, *unit;
@@ -28,48 +28,21 @@ static const char *str(const cJSON *o, const char *key)
     return s ? s : "";
 }
 
-static void put_text(FILE *out, const char *s)
-{
-    if (!s)
-        return;
-    if (strpbrk(s, ",\"\r\n") == NULL) {
-        fputs(s, out);
-        return;
-    }
-    fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', out);
-        fputc(*s, out);
-    }
-    fputc('"', out);
-}
-
-static void put_field(FILE *out, const cJSON *v)
-{
-    char num[REPORT_NUM_BUF];
-    fputc(',', out);
-    if (cJSON_IsNumber(v))
-        fputs(report_number(num, v->valuedouble), out);
-    else if (cJSON_IsString(v))
-        put_text(out, v->valuestring);
-    else if (cJSON_IsBool(v))
-        fputs(cJSON_IsTrue(v) ? "true" : "false", out);
-}
-
 static void put_row(FILE *out, const csv_row *r)
 {
     const char *text[] = { r->name, r->kind, r->status, r->unit };
-    put_text(out, r->section);
+    csvout_text(out, r->section);
     for (size_t i = 0; i < sizeof text / sizeof text[0]; i++) {
         fputc(',', out);
-        put_text(out, text[i]);
+        csvout_text(out, text[i]);
     }
     const cJSON *cells[] = { r->before, r->after, r->change, r->relative,
                              r->before_calls, r->after_calls, r->before_total, r->after_total,
                              r->p_value, r->significant };
-    for (size_t i = 0; i < sizeof cells / sizeof cells[0]; i++)
-        put_field(out, cells[i]);
+    for (size_t i = 0; i < sizeof cells / sizeof cells[0]; i++) {
+        fputc(',', out);
+        csvout_value(out, cells[i]);
+    }
     fputs("\r\n", out);
 }
 

@@ -3,25 +3,16 @@
  * runs comparable, did the step get faster, which operations changed, which
  * problems went away or came, and did the run regress. */
 #include <math.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "output/compare_text.h"
+#include "output/textout.h"
 #include "util/fmt.h"
-#include "util/jsonesc.h"
 
-#define DEFAULT_WIDTH 100
 #define LABEL_COLS 22      /* "  mean step time      "                */
 #define NAME_MAX_COLS 32   /* operation names beyond this are cut      */
 #define VALUE_COLS 12      /* before / after / change columns          */
-
-typedef struct text_ctx {
-    FILE *out;
-    report_style st;
-    int width;
-    int nomem;
-} text_ctx;
 
 /* ---- reading the comparison --------------------------------------------- */
 
@@ -49,21 +40,14 @@ static const char *str(const cJSON *o, const char *key)
 
 /* ---- numbers ------------------------------------------------------------------ */
 
-static uint64_t to_u64(double v)
-{
-    if (!(v > 0))
-        return 0;
-    return v >= 1.8e19 ? UINT64_MAX : (uint64_t)llround(v);
-}
-
 /* A value of a unit ("ns", "bytes", "count") into buf. */
 static const char *value(char buf[FMT_BUF], const char *unit, double v)
 {
     if (strcmp(unit, "ns") == 0)
-        return fmt_duration(buf, to_u64(v));
+        return fmt_duration(buf, textout_u64(v));
     if (strcmp(unit, "bytes") == 0)
-        return fmt_bytes(buf, to_u64(v));
-    return fmt_count(buf, to_u64(v));
+        return fmt_bytes(buf, textout_u64(v));
+    return fmt_count(buf, textout_u64(v));
 }
 
 /* A change with its sign: "+1.20 ms", "-3", "+0". */
@@ -107,197 +91,58 @@ static const char *p_phrase(char buf[FMT_BUF], const cJSON *o)
     return buf;
 }
 
-/* ---- safe strings ----------------------------------------------------------- */
-
-/* A copy of s with control characters and bytes that are not valid UTF-8
- * written as \xNN; NULL when out of memory (noted in t). */
-static char *sanitize(text_ctx *t, const char *s)
-{
-    size_t n = strlen(s), o = 0;
-    char *r = malloc(4 * n + 1);
-    if (!r) {
-        t->nomem = 1;
-        return NULL;
-    }
-    const char *end = s + n;
-    while (*s) {
-        size_t len = jsonesc_utf8_len((const unsigned char *)s, (size_t)(end - s));
-        unsigned char c = (unsigned char)s[0];
-        int c1 = len == 2 && c == 0xC2 && (unsigned char)s[1] < 0xA0;
-        if (len == 0 || c1 || (len == 1 && (c < 0x20 || c == 0x7F))) {
-            size_t k = c1 ? 2 : 1;
-            for (size_t i = 0; i < k; i++)
-                o += (size_t)sprintf(r + o, "\\x%02x", (unsigned char)s[i]);
-            s += k;
-            continue;
-        }
-        memcpy(r + o, s, len);
-        o += len;
-        s += len;
-    }
-    r[o] = '\0';
-    return r;
-}
-
-static int cols(const char *s)
-{
-    int n = 0;
-    for (; *s; s++)
-        n += ((unsigned char)*s & 0xC0) != 0x80;
-    return n;
-}
-
-static size_t prefix_bytes(const char *s, int want)
-{
-    size_t i = 0;
-    int n = 0;
-    while (s[i]) {
-        if (((unsigned char)s[i] & 0xC0) != 0x80 && n++ == want)
-            break;
-        i++;
-    }
-    return i;
-}
-
-static void put_safe(text_ctx *t, const char *s)
-{
-    char *safe = sanitize(t, s);
-    if (safe)
-        fputs(safe, t->out);
-    free(safe);
-}
-
-/* s in a cell of `width` columns, left-aligned, cut with an ellipsis. */
-static void put_cell(text_ctx *t, const char *s, int width)
-{
-    char *safe = sanitize(t, s);
-    if (!safe)
-        return;
-    int c = cols(safe);
-    if (c > width) {
-        fwrite(safe, 1, prefix_bytes(safe, width - 1), t->out);
-        fputs(t->st.unicode ? "\xe2\x80\xa6" : "~", t->out);
-        c = width;
-    } else {
-        fputs(safe, t->out);
-    }
-    fprintf(t->out, "%*s", width - c, "");
-    free(safe);
-}
-
-/* Writes s word by word from column `col`, breaking before the width and
- * indenting continuation lines by `indent`; ends the line. */
-static void put_wrapped(text_ctx *t, const char *s, int col, int indent)
-{
-    char *safe = sanitize(t, s);
-    if (!safe)
-        return;
-    int start = col;
-    for (char *w = safe; *w;) {
-        size_t len = strcspn(w, " ");
-        if (len == 0) {
-            w++;
-            continue;
-        }
-        char saved = w[len];
-        w[len] = '\0';
-        int wc = cols(w);
-        if (col > start && col + 1 + wc > t->width) {
-            fprintf(t->out, "\n%*s", indent, "");
-            col = start = indent;
-        } else if (col > start) {
-            fputc(' ', t->out);
-            col++;
-        }
-        fputs(w, t->out);
-        col += wc;
-        w[len] = saved;
-        w += len;
-    }
-    fputc('\n', t->out);
-    free(safe);
-}
-
 /* ---- styling ------------------------------------------------------------------ */
-
-static void sgr(text_ctx *t, const char *code)
-{
-    if (t->st.color)
-        fprintf(t->out, "\033[%sm", code);
-}
-
-static void heading(text_ctx *t, const char *title)
-{
-    fputc('\n', t->out);
-    sgr(t, "1");
-    fputs(title, t->out);
-    sgr(t, "0");
-}
 
 /* s in `width` columns (negative: left-aligned, 0: as it is), red for
  * worse, green for better. */
-static void colored(text_ctx *t, int worse, int better, int width, const char *s)
+static void colored(textout *t, int worse, int better, int width, const char *s)
 {
     if (worse || better)
-        sgr(t, worse ? "31" : "32");
+        textout_sgr(t, worse ? "31" : "32");
     fprintf(t->out, "%*s", width, s);
     if (worse || better)
-        sgr(t, "0");
+        textout_sgr(t, "0");
 }
 
-static void label(text_ctx *t, const char *prefix, const char *name)
+static void label(textout *t, const char *prefix, const char *name)
 {
-    char *safe = sanitize(t, name);
+    char *safe = textout_sanitize(t, name);
     if (!safe)
         return;
-    int c = (int)strlen(prefix) + cols(safe);
+    int c = (int)strlen(prefix) + textout_cols(safe);
     fprintf(t->out, "  %s%s%*s", prefix, safe, c < LABEL_COLS - 2 ? LABEL_COLS - 2 - c : 1, "");
     free(safe);
 }
 
 /* ---- the runs and the notes --------------------------------------------------------- */
 
-static void render_run(text_ctx *t, const char *which, const cJSON *r)
+static void render_run(textout *t, const char *which, const cJSON *r)
 {
     char b[FMT_BUF];
     fprintf(t->out, "  %-8s ", which);
-    put_safe(t, str(r, "path"));
+    textout_put_safe(t, str(r, "path"));
     fputs(": ", t->out);
     if (*str(r, "command")) {
-        put_safe(t, str(r, "command"));
+        textout_put_safe(t, str(r, "command"));
         fputs(", ", t->out);
     }
-    fprintf(t->out, "%s steps", fmt_count(b, to_u64(num(r, "steps"))));
+    fprintf(t->out, "%s steps", fmt_count(b, textout_u64(num(r, "steps"))));
     if (num(r, "sampled_steps") != num(r, "steps"))
-        fprintf(t->out, " (%s sampled)", fmt_count(b, to_u64(num(r, "sampled_steps"))));
+        fprintf(t->out, " (%s sampled)", fmt_count(b, textout_u64(num(r, "sampled_steps"))));
     fputs(cJSON_IsFalse(get(r, "clean")) ? ", not closed cleanly\n" : "\n", t->out);
 }
 
-static void render_header(text_ctx *t, const cJSON *c)
+static void render_header(textout *t, const cJSON *c)
 {
-    sgr(t, "1");
+    textout_sgr(t, "1");
     fputs("prof compare ", t->out);
-    put_safe(t, str(get(c, "before"), "path"));
+    textout_put_safe(t, str(get(c, "before"), "path"));
     fputs(t->st.unicode ? " \xe2\x86\x92 " : " -> ", t->out);
-    put_safe(t, str(get(c, "after"), "path"));
-    sgr(t, "0");
+    textout_put_safe(t, str(get(c, "after"), "path"));
+    textout_sgr(t, "0");
     fputc('\n', t->out);
     render_run(t, "before", get(c, "before"));
     render_run(t, "after", get(c, "after"));
-}
-
-static void render_notes(text_ctx *t, const cJSON *c)
-{
-    const cJSON *notes = get(c, "notes"), *n;
-    if (!cJSON_IsArray(notes) || !notes->child)
-        return;
-    heading(t, "Notes\n");
-    cJSON_ArrayForEach(n, notes) {
-        if (!cJSON_IsString(n))
-            continue;
-        fputs("  - ", t->out);
-        put_wrapped(t, n->valuestring, 4, 4);
-    }
 }
 
 /* ---- summary ----------------------------------------------------------------------------- */
@@ -323,7 +168,7 @@ static const char *label_of(const char *metric)
 }
 
 /* before, after and change columns of a row; missing values as "-". */
-static void put_values(text_ctx *t, const char *unit, const cJSON *row, const char *kb,
+static void put_values(textout *t, const char *unit, const cJSON *row, const char *kb,
                        const char *ka, const char *kc, int lower_is_better)
 {
     char b1[FMT_BUF], b2[FMT_BUF], b3[FMT_BUF], b4[FMT_BUF];
@@ -335,7 +180,7 @@ static void put_values(text_ctx *t, const char *unit, const cJSON *row, const ch
     fprintf(t->out, " %8s", percent(b4, row, "relative"));
 }
 
-static void render_step_test(text_ctx *t, const cJSON *c)
+static void render_step_test(textout *t, const cJSON *c)
 {
     char b[FMT_BUF];
     const cJSON *test = get(c, "step_time_test");
@@ -351,7 +196,7 @@ static void render_step_test(text_ctx *t, const cJSON *c)
     fprintf(t->out, " (%s)", p_phrase(b, test));
 }
 
-static void render_metrics(text_ctx *t, const cJSON *c)
+static void render_metrics(textout *t, const cJSON *c)
 {
     const cJSON *row;
     cJSON_ArrayForEach(row, get(c, "summary")) {
@@ -367,7 +212,7 @@ static void render_metrics(text_ctx *t, const cJSON *c)
     }
 }
 
-static void render_memory(text_ctx *t, const cJSON *c)
+static void render_memory(textout *t, const cJSON *c)
 {
     const cJSON *m;
     cJSON_ArrayForEach(m, get(c, "memory")) {
@@ -387,7 +232,7 @@ static void render_memory(text_ctx *t, const cJSON *c)
     }
 }
 
-static void render_speedup(text_ctx *t, const cJSON *c)
+static void render_speedup(textout *t, const cJSON *c)
 {
     const cJSON *s = get(c, "speedup");
     if (!has(s, "value"))
@@ -401,9 +246,9 @@ static void render_speedup(text_ctx *t, const cJSON *c)
             strcmp(str(s, "basis"), "step_time") == 0 ? "mean step time" : "profiled time");
 }
 
-static void render_summary(text_ctx *t, const cJSON *c)
+static void render_summary(textout *t, const cJSON *c)
 {
-    heading(t, "Summary");
+    textout_heading(t, "Summary");
     fprintf(t->out, "%*s%*s %*s %*s\n", LABEL_COLS - 7, "", VALUE_COLS, "before", VALUE_COLS,
             "after", VALUE_COLS, "change");
     render_metrics(t, c);
@@ -418,27 +263,14 @@ static int is_status(const cJSON *op, const char *status)
     return strcmp(str(op, "status"), status) == 0;
 }
 
-static int name_width(text_ctx *t, const cJSON *ops)
-{
-    int width = (int)strlen("operation");
-    const cJSON *op;
-    cJSON_ArrayForEach(op, ops) {
-        char *safe = sanitize(t, str(op, "name"));
-        if (safe && cols(safe) > width)
-            width = cols(safe);
-        free(safe);
-    }
-    return width > NAME_MAX_COLS ? NAME_MAX_COLS : width;
-}
-
-static void render_matched(text_ctx *t, const cJSON *op, int nw)
+static void render_matched(textout *t, const cJSON *op, int nw)
 {
     char b[6][FMT_BUF], calls[2 * FMT_BUF + 8];
     const cJSON *bf = get(op, "before"), *af = get(op, "after");
     fputs("  ", t->out);
-    put_cell(t, str(op, "name"), nw);
-    snprintf(calls, sizeof calls, "%s/%s", fmt_count(b[0], to_u64(num(bf, "calls"))),
-             fmt_count(b[1], to_u64(num(af, "calls"))));
+    textout_put_cell(t, str(op, "name"), nw);
+    snprintf(calls, sizeof calls, "%s/%s", fmt_count(b[0], textout_u64(num(bf, "calls"))),
+             fmt_count(b[1], textout_u64(num(af, "calls"))));
     fprintf(t->out, "  %15s %10s %10s %10s %10s ", calls, value(b[2], "ns", num(bf, "total_ns")),
             value(b[3], "ns", num(af, "total_ns")), value(b[4], "ns", num(bf, "mean_ns")),
             value(b[5], "ns", num(af, "mean_ns")));
@@ -453,7 +285,7 @@ static void render_matched(text_ctx *t, const cJSON *op, int nw)
     fputc('\n', t->out);
 }
 
-static void render_one_sided(text_ctx *t, const cJSON *ops, const char *status, const char *title,
+static void render_one_sided(textout *t, const cJSON *ops, const char *status, const char *title,
                              const char *side, int nw)
 {
     char b1[FMT_BUF], b2[FMT_BUF], b3[FMT_BUF];
@@ -463,37 +295,38 @@ static void render_one_sided(text_ctx *t, const cJSON *ops, const char *status, 
         n += is_status(op, status);
     if (n == 0)
         return;
-    heading(t, title);
+    textout_heading(t, title);
     fprintf(t->out, " (%d)\n", n);
     cJSON_ArrayForEach(op, ops) {
         if (!is_status(op, status))
             continue;
         const cJSON *s = get(op, side);
         fputs("  ", t->out);
-        put_cell(t, str(op, "name"), nw);
-        fprintf(t->out, "  %s calls, total %s, mean %s\n", fmt_count(b1, to_u64(num(s, "calls"))),
+        textout_put_cell(t, str(op, "name"), nw);
+        fprintf(t->out, "  %s calls, total %s, mean %s\n", value(b1, "count", num(s, "calls")),
                 value(b2, "ns", num(s, "total_ns")), value(b3, "ns", num(s, "mean_ns")));
     }
 }
 
-static void render_operations(text_ctx *t, const cJSON *c)
+static void render_operations(textout *t, const cJSON *c)
 {
     const cJSON *ops = get(c, "operations"), *op, *o = get(c, "options");
-    int nw = name_width(t, ops), matched = 0;
+    int nw = textout_name_width(t, ops, "name", (int)strlen("operation"), NAME_MAX_COLS);
+    int matched = 0;
     cJSON_ArrayForEach(op, ops)
         matched += !is_status(op, "added") && !is_status(op, "removed");
-    heading(t, "Operations");
+    textout_heading(t, "Operations");
     fprintf(t->out, " (mean per call; significant: p < %g and change > %g%%)\n",
             num(o, "alpha"), num(o, "noise_pct"));
     if (matched == 0) {
         fputs("  none in both runs\n", t->out);
     } else {
-        sgr(t, "2");
+        textout_sgr(t, "2");
         fprintf(t->out, "  %-*s  %15s %10s %10s %10s %10s %8s %7s", nw, "operation", "calls",
                 "total", "total", "mean", "mean", "change", "p");
         fprintf(t->out, "\n  %-*s  %15s %10s %10s %10s %10s", nw, "", "before/after", "before",
                 "after", "before", "after");
-        sgr(t, "0");
+        textout_sgr(t, "0");
         fputc('\n', t->out);
         cJSON_ArrayForEach(op, ops)
             if (!is_status(op, "added") && !is_status(op, "removed"))
@@ -505,29 +338,29 @@ static void render_operations(text_ctx *t, const cJSON *c)
 
 /* ---- bottlenecks and the regression check ------------------------------------------------------ */
 
-static void render_findings(text_ctx *t, const cJSON *list, const char *what, const char *color)
+static void render_findings(textout *t, const cJSON *list, const char *what, const char *color)
 {
     const cJSON *f;
     cJSON_ArrayForEach(f, list) {
         fputs("  ", t->out);
-        sgr(t, color);
+        textout_sgr(t, color);
         fprintf(t->out, "%-11s", what);
-        sgr(t, "0");
+        textout_sgr(t, "0");
         char line[640];
         snprintf(line, sizeof line, "%s [%s]", str(f, "title"), str(f, "rule"));
         if (*str(f, "severity_before") && strcmp(str(f, "severity_before"), str(f, "severity")))
             snprintf(line + strlen(line), sizeof line - strlen(line), " (%s, was %s)",
                      str(f, "severity"), str(f, "severity_before"));
-        put_wrapped(t, line, 13, 13);
+        textout_put_wrapped(t, line, 13, 13);
     }
 }
 
-static void render_bottlenecks(text_ctx *t, const cJSON *c)
+static void render_bottlenecks(textout *t, const cJSON *c)
 {
     const cJSON *b = get(c, "bottlenecks");
     int nf = cJSON_GetArraySize(get(b, "fixed")), nn = cJSON_GetArraySize(get(b, "new"));
     int np = cJSON_GetArraySize(get(b, "persisting"));
-    heading(t, "Bottlenecks");
+    textout_heading(t, "Bottlenecks");
     fprintf(t->out, " (%d fixed, %d new, %d persisting)\n", nf, nn, np);
     if (nf + nn + np == 0) {
         fputs("  none in either run\n", t->out);
@@ -538,13 +371,13 @@ static void render_bottlenecks(text_ctx *t, const cJSON *c)
     render_findings(t, get(b, "persisting"), "persisting", "33");
 }
 
-static void render_regression(text_ctx *t, const cJSON *c)
+static void render_regression(textout *t, const cJSON *c)
 {
     char b1[FMT_BUF], b2[FMT_BUF];
     const cJSON *r = get(c, "regression"), *why;
     if (!has(r, "threshold_pct"))
         return;
-    heading(t, "Regression check");
+    textout_heading(t, "Regression check");
     fprintf(t->out, " (--fail-on-regression %g%%): ", num(r, "threshold_pct"));
     if (!cJSON_IsTrue(get(r, "regressed"))) {
         colored(t, 0, 1, 0, "passed");
@@ -556,26 +389,20 @@ static void render_regression(text_ctx *t, const cJSON *c)
     fputc('\n', t->out);
     cJSON_ArrayForEach(why, get(r, "reasons")) {
         fputs("  ", t->out);
-        put_cell(t, str(why, "name"), NAME_MAX_COLS);
+        textout_put_cell(t, str(why, "name"), NAME_MAX_COLS);
         fprintf(t->out, "  %s slower (%s)\n", percent(b1, why, "relative"), p_phrase(b2, why));
     }
 }
 
 prof_err compare_render_text(FILE *out, const cJSON *cmp, const report_style *style)
 {
-    text_ctx t = { out, { 0, 0, 0 }, DEFAULT_WIDTH, 0 };
-    if (style) {
-        t.st = *style;
-        if (style->width > 0)
-            t.width = style->width;
-    }
+    textout t;
+    textout_init(&t, out, style);
     render_header(&t, cmp);
-    render_notes(&t, cmp);
+    textout_notes(&t, get(cmp, "notes"));
     render_summary(&t, cmp);
     render_operations(&t, cmp);
     render_bottlenecks(&t, cmp);
     render_regression(&t, cmp);
-    if (t.nomem)
-        return PROF_ERR_NOMEM;
-    return ferror(out) ? PROF_ERR_IO : PROF_OK;
+    return textout_finish(&t);
 }

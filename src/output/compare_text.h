@@ -10,7 +10,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "output/report_text.h"
+#include "output/textout.h"
 #include "prof_reader.h"
 
 /* Writes the text. style (colour, Unicode, width) is decided by the command,

@@ -3,8 +3,8 @@
  * array of the report, so the columns are the schema's field names. */
 #include <string.h>
 
+#include "output/csvout.h"
 #include "output/report_csv.h"
-#include "output/report_json.h"
 
 static const char *const table_names[] = { "ops", "steps", "memory", "bottlenecks" };
 
@@ -30,33 +30,6 @@ int report_table_parse(const char *name, report_table *t)
     return -1;
 }
 
-static void put_text(FILE *out, const char *s)
-{
-    if (strpbrk(s, ",\"\r\n") == NULL) {
-        fputs(s, out);
-        return;
-    }
-    fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', out);
-        fputc(*s, out);
-    }
-    fputc('"', out);
-}
-
-static void put_field(FILE *out, const cJSON *v)
-{
-    char num[REPORT_NUM_BUF];
-    if (cJSON_IsNumber(v))
-        fputs(report_number(num, v->valuedouble), out);
-    else if (cJSON_IsString(v))
-        put_text(out, v->valuestring ? v->valuestring : "");
-    else if (cJSON_IsBool(v))
-        fputs(cJSON_IsTrue(v) ? "true" : "false", out);
-    /* missing, null or a container: an empty field */
-}
-
 static void put_header(FILE *out, const char *first, const char *const *columns)
 {
     if (first)
@@ -70,13 +43,13 @@ static void put_header(FILE *out, const char *first, const char *const *columns)
 static void put_row(FILE *out, const char *first, const cJSON *row, const char *const *columns)
 {
     if (first) {
-        put_text(out, first);
+        csvout_text(out, first);
         fputc(',', out);
     }
     for (size_t i = 0; columns[i]; i++) {
         if (i)
             fputc(',', out);
-        put_field(out, cJSON_GetObjectItemCaseSensitive(row, columns[i]));
+        csvout_value(out, cJSON_GetObjectItemCaseSensitive(row, columns[i]));
     }
     fputs("\r\n", out);
 }

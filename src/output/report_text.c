@@ -3,28 +3,18 @@
  * the order a person asks the questions: what was recorded, how fast a
  * step is, where the time goes, what is wrong, what is missing. */
 #include <math.h>
-#include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "output/report_json.h"
 #include "output/report_text.h"
+#include "output/textout.h"
 #include "util/fmt.h"
-#include "util/jsonesc.h"
 
-#define DEFAULT_WIDTH 100
 #define LABEL_COLS 17      /* summary labels: "  profiled time  " */
 #define NAME_MAX_COLS 32   /* operation names beyond this are cut  */
 #define BAR_CELLS 10       /* a full bar is 100% of profiled time  */
 #define FINDING_INDENT 10  /* bottleneck text under "  MEDIUM  "   */
-
-typedef struct text_ctx {
-    FILE *out;
-    report_style st;
-    int width;
-    int nomem;             /* an allocation failed: output incomplete */
-} text_ctx;
 
 /* ---- reading the report ---------------------------------------------------- */
 
@@ -45,170 +35,35 @@ static const char *str(const cJSON *o, const char *key)
     return s ? s : "";
 }
 
-static uint64_t to_u64(double v)
-{
-    if (!(v > 0))
-        return 0;
-    return v >= 1.8e19 ? UINT64_MAX : (uint64_t)llround(v);
-}
-
 static const char *dur(char buf[FMT_BUF], double ns)
 {
-    return fmt_duration(buf, to_u64(ns));
+    return fmt_duration(buf, textout_u64(ns));
 }
 
 static const char *bytes(char buf[FMT_BUF], double b)
 {
-    return fmt_bytes(buf, to_u64(b));
+    return fmt_bytes(buf, textout_u64(b));
 }
 
 static const char *count(char buf[FMT_BUF], double n)
 {
-    return fmt_count(buf, to_u64(n));
-}
-
-/* ---- safe strings ------------------------------------------------------------- */
-
-/* A copy of s with control characters (C0, DEL, C1) and bytes that are not
- * valid UTF-8 written as \xNN; NULL when out of memory (noted in t). */
-static char *sanitize(text_ctx *t, const char *s)
-{
-    size_t n = strlen(s);
-    char *r = malloc(4 * n + 1);
-    if (!r) {
-        t->nomem = 1;
-        return NULL;
-    }
-    size_t o = 0;
-    const char *end = s + n;
-    while (*s) {
-        size_t len = jsonesc_utf8_len((const unsigned char *)s, (size_t)(end - s));
-        unsigned char c = (unsigned char)s[0];
-        int c1 = len == 2 && c == 0xC2 && (unsigned char)s[1] < 0xA0;
-        if (len == 0 || c1 || (len == 1 && (c < 0x20 || c == 0x7F))) {
-            size_t k = c1 ? 2 : 1;
-            for (size_t i = 0; i < k; i++)
-                o += (size_t)sprintf(r + o, "\\x%02x", (unsigned char)s[i]);
-            s += k;
-            continue;
-        }
-        memcpy(r + o, s, len);
-        o += len;
-        s += len;
-    }
-    r[o] = '\0';
-    return r;
-}
-
-/* Columns taken by a sanitized string: one per code point. */
-static int cols(const char *s)
-{
-    int n = 0;
-    for (; *s; s++)
-        n += ((unsigned char)*s & 0xC0) != 0x80;
-    return n;
-}
-
-/* Bytes of the first `want` code points of s. */
-static size_t prefix_bytes(const char *s, int want)
-{
-    size_t i = 0;
-    int n = 0;
-    while (s[i]) {
-        if (((unsigned char)s[i] & 0xC0) != 0x80 && n++ == want)
-            break;
-        i++;
-    }
-    return i;
-}
-
-static void put_safe(text_ctx *t, const char *s)
-{
-    char *safe = sanitize(t, s);
-    if (safe)
-        fputs(safe, t->out);
-    free(safe);
-}
-
-/* s in a cell of `width` columns, left-aligned, cut with an ellipsis. */
-static void put_cell(text_ctx *t, const char *s, int width)
-{
-    char *safe = sanitize(t, s);
-    if (!safe)
-        return;
-    int c = cols(safe);
-    if (c > width) {
-        fwrite(safe, 1, prefix_bytes(safe, width - 1), t->out);
-        fputs(t->st.unicode ? "\xe2\x80\xa6" : "~", t->out);
-        c = width;
-    } else {
-        fputs(safe, t->out);
-    }
-    fprintf(t->out, "%*s", width - c, "");
-    free(safe);
-}
-
-/* Writes s word by word from column `col`, breaking lines before `width`
- * and indenting continuation lines by `indent`; ends the line. */
-static void put_wrapped(text_ctx *t, const char *s, int col, int indent)
-{
-    char *safe = sanitize(t, s);
-    if (!safe)
-        return;
-    int start = col;
-    for (char *w = safe; *w;) {
-        size_t len = strcspn(w, " ");
-        if (len == 0) {
-            w++;
-            continue;
-        }
-        char saved = w[len];
-        w[len] = '\0';
-        int wc = cols(w);
-        if (col > start && col + 1 + wc > t->width) {
-            fprintf(t->out, "\n%*s", indent, "");
-            col = start = indent;
-        } else if (col > start) {
-            fputc(' ', t->out);
-            col++;
-        }
-        fputs(w, t->out);
-        col += wc;
-        w[len] = saved;
-        w += len;
-    }
-    fputc('\n', t->out);
-    free(safe);
+    return fmt_count(buf, textout_u64(n));
 }
 
 /* ---- styling -------------------------------------------------------------------- */
 
-static void sgr(text_ctx *t, const char *code)
-{
-    if (t->st.color)
-        fprintf(t->out, "\033[%sm", code);
-}
-
-static void heading(text_ctx *t, const char *title)
-{
-    fputc('\n', t->out);
-    sgr(t, "1");
-    fputs(title, t->out);
-    sgr(t, "0");
-}
-
-static void label(text_ctx *t, const char *name)
+static void label(textout *t, const char *name)
 {
     fprintf(t->out, "  %-*s", LABEL_COLS - 2, name);
 }
 
 /* A bar of BAR_CELLS columns for a share 0..1: eighths of a block on a
  * Unicode terminal, '#' per whole cell otherwise. */
-static void put_bar(text_ctx *t, double share)
+static void put_bar(textout *t, double share)
 {
     share = fmin(1.0, fmax(0.0, share));
     int used;
-    sgr(t, "32");
+    textout_sgr(t, "32");
     if (t->st.unicode) {
         int eighths = (int)lround(share * BAR_CELLS * 8);
         for (int i = 0; i < eighths / 8; i++)
@@ -224,13 +79,13 @@ static void put_bar(text_ctx *t, double share)
         for (int i = 0; i < used; i++)
             fputc('#', t->out);
     }
-    sgr(t, "0");
+    textout_sgr(t, "0");
     fprintf(t->out, "%*s", BAR_CELLS - used, "");
 }
 
 /* ---- header: the profiles ------------------------------------------------------- */
 
-static void put_when(text_ctx *t, const cJSON *meta)
+static void put_when(textout *t, const cJSON *meta)
 {
     double epoch = num(get(meta, "clock"), "origin_epoch_ns");
     char when[64];
@@ -243,7 +98,7 @@ static void put_when(text_ctx *t, const cJSON *meta)
     }
 }
 
-static void render_completeness(text_ctx *t, const cJSON *p)
+static void render_completeness(textout *t, const cJSON *p)
 {
     char b[FMT_BUF];
     fprintf(t->out, "format %s, ", str(p, "format_version"));
@@ -251,21 +106,21 @@ static void render_completeness(text_ctx *t, const cJSON *p)
         fputs("closed cleanly", t->out);
     } else if (cJSON_IsTrue(get(p, "truncated"))) {
         fprintf(t->out, "cut short (%s unreadable: ", bytes(b, num(p, "bytes_lost")));
-        put_safe(t, str(p, "detail"));
+        textout_put_safe(t, str(p, "detail"));
         fputs(")", t->out);
     } else {
         fputs("not closed cleanly (no footer), every block intact", t->out);
     }
 }
 
-static void render_origin(text_ctx *t, const cJSON *meta)
+static void render_origin(textout *t, const cJSON *meta)
 {
     fputs("  recorded", t->out);
     put_when(t, meta);
     const char *host = str(meta, "host");
     if (*host) {
         fputs(" on ", t->out);
-        put_safe(t, host);
+        textout_put_safe(t, host);
     }
     if (cJSON_IsNumber(get(meta, "pid")))
         fprintf(t->out, ", pid %.0f", num(meta, "pid"));
@@ -280,20 +135,20 @@ static void render_origin(text_ctx *t, const cJSON *meta)
     cJSON_ArrayForEach(a, argv) {
         if (cJSON_IsString(a)) {
             fputc(' ', t->out);
-            put_safe(t, a->valuestring);
+            textout_put_safe(t, a->valuestring);
         }
     }
     fputc('\n', t->out);
 }
 
-static void render_profiles(text_ctx *t, const cJSON *r)
+static void render_profiles(textout *t, const cJSON *r)
 {
     const cJSON *p;
     cJSON_ArrayForEach(p, get(r, "profiles")) {
-        sgr(t, "1");
+        textout_sgr(t, "1");
         fputs("prof analyze ", t->out);
-        put_safe(t, str(p, "path"));
-        sgr(t, "0");
+        textout_put_safe(t, str(p, "path"));
+        textout_sgr(t, "0");
         fputs(": ", t->out);
         render_completeness(t, p);
         fputc('\n', t->out);
@@ -303,7 +158,7 @@ static void render_profiles(text_ctx *t, const cJSON *r)
 
 /* ---- summary ---------------------------------------------------------------------- */
 
-static void render_steps(text_ctx *t, const cJSON *s)
+static void render_steps(textout *t, const cJSON *s)
 {
     char b1[FMT_BUF], b2[FMT_BUF], b3[FMT_BUF];
     label(t, "steps");
@@ -321,7 +176,7 @@ static void render_steps(text_ctx *t, const cJSON *s)
             dur(b2, num(st, "max_ns")));
 }
 
-static void render_times(text_ctx *t, const cJSON *s)
+static void render_times(textout *t, const cJSON *s)
 {
     char b1[FMT_BUF], b2[FMT_BUF];
     label(t, "wall time");
@@ -343,29 +198,22 @@ static void render_times(text_ctx *t, const cJSON *s)
     fputs(shown ? "\n" : "none\n", t->out);
 }
 
-static void render_memory_peaks(text_ctx *t, const cJSON *s)
+static void render_memory_peaks(textout *t, const cJSON *s)
 {
     char b1[FMT_BUF], b2[FMT_BUF], b3[FMT_BUF];
     const cJSON *m, *series = get(s, "memory");
-    int width = 0;
-    cJSON_ArrayForEach(m, series) {
-        char *safe = sanitize(t, str(m, "series"));
-        if (safe && cols(safe) > width)
-            width = cols(safe);
-        free(safe);
-    }
-    width = width > NAME_MAX_COLS ? NAME_MAX_COLS : width;
+    int width = textout_name_width(t, series, "series", 0, NAME_MAX_COLS);
     int first = 1;
     cJSON_ArrayForEach(m, series) {
         label(t, first ? "memory peak" : "");
         first = 0;
-        put_cell(t, str(m, "series"), width);
+        textout_put_cell(t, str(m, "series"), width);
         fprintf(t->out, "  %s at %s (final %s)\n", bytes(b1, num(m, "peak_bytes")),
                 dur(b2, num(m, "peak_t_ns")), bytes(b3, num(m, "final_bytes")));
     }
 }
 
-static void render_gpu(text_ctx *t, const cJSON *s)
+static void render_gpu(textout *t, const cJSON *s)
 {
     char b1[FMT_BUF], b2[FMT_BUF], b3[FMT_BUF], b4[FMT_BUF];
     label(t, "GPU");
@@ -387,7 +235,7 @@ static void render_gpu(text_ctx *t, const cJSON *s)
     }
 }
 
-static void render_sync(text_ctx *t, const cJSON *s)
+static void render_sync(textout *t, const cJSON *s)
 {
     char b1[FMT_BUF], b2[FMT_BUF];
     const cJSON *sync = get(s, "sync");
@@ -401,7 +249,7 @@ static void render_sync(text_ctx *t, const cJSON *s)
             gpu ? "GPU busy" : "profiled");
 }
 
-static void render_events(text_ctx *t, const cJSON *s)
+static void render_events(textout *t, const cJSON *s)
 {
     char b1[FMT_BUF], b2[FMT_BUF], b3[FMT_BUF];
     label(t, "events");
@@ -409,10 +257,10 @@ static void render_events(text_ctx *t, const cJSON *s)
             count(b2, num(s, "region_events")), count(b3, num(s, "dropped_events")));
 }
 
-static void render_summary(text_ctx *t, const cJSON *r)
+static void render_summary(textout *t, const cJSON *r)
 {
     const cJSON *s = get(r, "summary");
-    heading(t, "Summary\n");
+    textout_heading(t, "Summary\n");
     render_steps(t, s);
     render_times(t, s);
     render_memory_peaks(t, s);
@@ -423,24 +271,11 @@ static void render_summary(text_ctx *t, const cJSON *r)
 
 /* ---- operations ---------------------------------------------------------------------- */
 
-static int name_width(text_ctx *t, const cJSON *ops)
-{
-    int width = (int)strlen("operation");
-    const cJSON *op;
-    cJSON_ArrayForEach(op, ops) {
-        char *safe = sanitize(t, str(op, "name"));
-        if (safe && cols(safe) > width)
-            width = cols(safe);
-        free(safe);
-    }
-    return width > NAME_MAX_COLS ? NAME_MAX_COLS : width;
-}
-
-static void render_op(text_ctx *t, const cJSON *op, int nw)
+static void render_op(textout *t, const cJSON *op, int nw)
 {
     char b1[FMT_BUF], b2[FMT_BUF], b3[FMT_BUF], b4[FMT_BUF], b5[FMT_BUF];
     fputs("  ", t->out);
-    put_cell(t, str(op, "name"), nw);
+    textout_put_cell(t, str(op, "name"), nw);
     fprintf(t->out, "  %-7s %10s  %5.1f%% ", str(op, "kind"), dur(b1, num(op, "self_ns")),
             100.0 * num(op, "self_share"));
     put_bar(t, num(op, "self_share"));
@@ -448,12 +283,12 @@ static void render_op(text_ctx *t, const cJSON *op, int nw)
             count(b3, num(op, "calls")), dur(b4, num(op, "mean_ns")), dur(b5, num(op, "p95_ns")));
 }
 
-static void render_operations(text_ctx *t, const cJSON *r)
+static void render_operations(textout *t, const cJSON *r)
 {
     const cJSON *ops = get(r, "operations"), *op;
     int n = cJSON_GetArraySize(ops);
     double total = num(r, "operations_total");
-    heading(t, "Top operations by self time");
+    textout_heading(t, "Top operations by self time");
     if (n == 0) {
         fputs("\n  no regions recorded\n", t->out);
         return;
@@ -461,11 +296,11 @@ static void render_operations(text_ctx *t, const cJSON *r)
     if (total > n)
         fprintf(t->out, " (%d of %.0f)", n, total);
     fputc('\n', t->out);
-    int nw = name_width(t, ops);
-    sgr(t, "2");
+    int nw = textout_name_width(t, ops, "name", (int)strlen("operation"), NAME_MAX_COLS);
+    textout_sgr(t, "2");
     fprintf(t->out, "  %-*s  %-7s %10s  %-*s %10s %9s %9s %9s", nw, "operation", "kind", "self",
             7 + BAR_CELLS, "share", "incl", "calls", "mean", "p95");
-    sgr(t, "0");
+    textout_sgr(t, "0");
     fputc('\n', t->out);
     cJSON_ArrayForEach(op, ops)
         render_op(t, op, nw);
@@ -473,7 +308,7 @@ static void render_operations(text_ctx *t, const cJSON *r)
 
 /* ---- bottlenecks, ranks, notes ---------------------------------------------------------- */
 
-static void put_severity(text_ctx *t, const char *severity)
+static void put_severity(textout *t, const char *severity)
 {
     const char *color = strcmp(severity, "high") == 0     ? "1;31"
                         : strcmp(severity, "medium") == 0 ? "33"
@@ -484,12 +319,12 @@ static void put_severity(text_ctx *t, const char *severity)
         up[i] = (char)(severity[i] >= 'a' && severity[i] <= 'z' ? severity[i] - 32 : severity[i]);
     up[i] = '\0';
     fputs("  ", t->out);
-    sgr(t, color);
+    textout_sgr(t, color);
     fprintf(t->out, "%-*s", FINDING_INDENT - 2, up);
-    sgr(t, "0");
+    textout_sgr(t, "0");
 }
 
-static void render_bottlenecks(text_ctx *t, const cJSON *r)
+static void render_bottlenecks(textout *t, const cJSON *r)
 {
     const cJSON *list = get(r, "bottlenecks"), *f;
     int n[3] = { 0, 0, 0 };
@@ -497,7 +332,7 @@ static void render_bottlenecks(text_ctx *t, const cJSON *r)
         const char *sev = str(f, "severity");
         n[strcmp(sev, "high") == 0 ? 0 : strcmp(sev, "medium") == 0 ? 1 : 2]++;
     }
-    heading(t, "Bottlenecks");
+    textout_heading(t, "Bottlenecks");
     if (!list || !list->child) {
         fputs("\n  none found at the current thresholds\n", t->out);
         return;
@@ -507,60 +342,40 @@ static void render_bottlenecks(text_ctx *t, const cJSON *r)
         put_severity(t, str(f, "severity"));
         char title[512];
         snprintf(title, sizeof title, "%s [%s]", str(f, "title"), str(f, "rule"));
-        put_wrapped(t, title, FINDING_INDENT, FINDING_INDENT);
+        textout_put_wrapped(t, title, FINDING_INDENT, FINDING_INDENT);
         fprintf(t->out, "%*s", FINDING_INDENT, "");
-        put_wrapped(t, str(f, "recommendation"), FINDING_INDENT, FINDING_INDENT);
+        textout_put_wrapped(t, str(f, "recommendation"), FINDING_INDENT, FINDING_INDENT);
     }
 }
 
-static void render_ranks(text_ctx *t, const cJSON *r)
+static void render_ranks(textout *t, const cJSON *r)
 {
     char b1[FMT_BUF], b2[FMT_BUF], b3[FMT_BUF];
     const cJSON *ranks = get(r, "ranks"), *k;
     if (!cJSON_IsArray(ranks) || !ranks->child)
         return;
-    heading(t, "Ranks\n");
-    sgr(t, "2");
+    textout_heading(t, "Ranks\n");
+    textout_sgr(t, "2");
     fprintf(t->out, "  %-6s %9s %10s %10s  %s", "rank", "steps", "mean step", "p50 step", "file");
-    sgr(t, "0");
+    textout_sgr(t, "0");
     fputc('\n', t->out);
     cJSON_ArrayForEach(k, ranks) {
         fprintf(t->out, "  %-6.0f %9s %10s %10s  ", num(k, "rank"), count(b1, num(k, "steps")),
                 dur(b2, num(k, "mean_step_ns")), dur(b3, num(k, "p50_step_ns")));
-        put_safe(t, str(k, "path"));
+        textout_put_safe(t, str(k, "path"));
         fputc('\n', t->out);
-    }
-}
-
-static void render_notes(text_ctx *t, const cJSON *r)
-{
-    const cJSON *notes = get(r, "notes"), *n;
-    if (!cJSON_IsArray(notes) || !notes->child)
-        return;
-    heading(t, "Notes\n");
-    cJSON_ArrayForEach(n, notes) {
-        if (!cJSON_IsString(n))
-            continue;
-        fputs("  - ", t->out);
-        put_wrapped(t, n->valuestring, 4, 4);
     }
 }
 
 prof_err report_render_text(FILE *out, const cJSON *report, const report_style *style)
 {
-    text_ctx t = { out, { 0, 0, 0 }, DEFAULT_WIDTH, 0 };
-    if (style) {
-        t.st = *style;
-        if (style->width > 0)
-            t.width = style->width;
-    }
+    textout t;
+    textout_init(&t, out, style);
     render_profiles(&t, report);
     render_summary(&t, report);
     render_operations(&t, report);
     render_bottlenecks(&t, report);
     render_ranks(&t, report);
-    render_notes(&t, report);
-    if (t.nomem)
-        return PROF_ERR_NOMEM;
-    return ferror(out) ? PROF_ERR_IO : PROF_OK;
+    textout_notes(&t, get(report, "notes"));
+    return textout_finish(&t);
 }

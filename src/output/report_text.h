@@ -9,16 +9,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "output/textout.h"
 #include "prof_reader.h"
-
-/* How the text may look. The command decides (terminal, NO_COLOR,
- * --no-color, locale); the renderer never looks at the stream, so the same
- * style gives the same bytes. All zero: plain ASCII without escapes. */
-typedef struct report_style {
-    int color;    /* ANSI colours and bold                               */
-    int unicode;  /* Unicode block bars (eighths) instead of '#'          */
-    int width;    /* columns to wrap long lines at; 0 or less: 100       */
-} report_style;
 
 /* Writes the text report. style NULL: plain. Strings from the profile are
  * printed with control characters and invalid UTF-8 escaped as \xNN, so a

@@ -43,16 +43,24 @@ static inline void commit(rt_thread *t)
     atomic_store_explicit(&c->committed, n, memory_order_release);
 }
 
-static inline void emit(rt_thread *t, uint8_t type, uint32_t name, uint64_t t0, uint64_t v)
+/* The next record with the fields every type has filled in; the caller
+ * adds its own and commits. NULL when the record is dropped. */
+static inline rt_rec *fill(rt_thread *t, uint8_t type, uint32_t name, uint64_t t0, uint64_t v)
 {
     rt_rec *r = slot(t);
     if (UNLIKELY(!r))
-        return;
+        return NULL;
     r->t0 = t0;
     r->v = v;
     r->name = name;
     r->type = type;
-    commit(t);
+    return r;
+}
+
+static inline void emit(rt_thread *t, uint8_t type, uint32_t name, uint64_t t0, uint64_t v)
+{
+    if (LIKELY(fill(t, type, name, t0, v) != NULL))
+        commit(t);
 }
 
 static inline uint32_t name_id(rt_thread *t, const char *name)
@@ -90,13 +98,9 @@ static inline void end(void)
     const rt_open *o = &t->stack[d];
     if (UNLIKELY(!o->name))
         return;
-    rt_rec *r = slot(t);
+    rt_rec *r = fill(t, RT_REGION, o->name, o->t0, t1);
     if (UNLIKELY(!r))
         return;
-    r->t0 = o->t0;
-    r->v = t1;
-    r->name = o->name;
-    r->type = RT_REGION;
     r->kind = (uint8_t)o->kind;
     r->depth = (uint8_t)d;
     commit(t);
@@ -161,14 +165,10 @@ static void set_sampled(int sampled)
 
 static void emit_step(rt_thread *t, uint64_t number, uint32_t flags, uint64_t t0, uint64_t t1)
 {
-    rt_rec *r = slot(t);
+    rt_rec *r = fill(t, RT_STEP, flags, t0, t1);
     if (UNLIKELY(!r))
         return;
-    r->t0 = t0;
-    r->v = t1;
     r->x = number;
-    r->name = flags;
-    r->type = RT_STEP;
     commit(t);
 }
 
@@ -220,15 +220,22 @@ void rt_step_close_last(void)
         step_close(t, rt_clock_now(), PROF_STEP_INCOMPLETE);
 }
 
+/* A record of a named sample taken now, from the calling thread; none
+ * without a thread or a name. */
+static inline void emit_named(uint8_t type, const char *name, uint64_t v)
+{
+    uint64_t now = rt_clock_now();
+    rt_thread *t = self();
+    uint32_t id;
+    if (LIKELY(t && name) && LIKELY((id = name_id(t, name)) != 0))
+        emit(t, type, id, now, v);
+}
+
 void prof_memory(const char *series, uint64_t bytes)
 {
     if (UNLIKELY(!(state() & RT_ON)))
         return;
-    uint64_t now = rt_clock_now();
-    rt_thread *t = self();
-    uint32_t id;
-    if (LIKELY(t && series) && LIKELY((id = name_id(t, series)) != 0))
-        emit(t, RT_MEMORY, id, now, bytes);
+    emit_named(RT_MEMORY, series, bytes);
 }
 
 void prof_counter(const char *name, double value)
@@ -236,13 +243,9 @@ void prof_counter(const char *name, double value)
     unsigned s = state();
     if (UNLIKELY(!(s & RT_ON)) || !(s & RT_SAMPLED))
         return;
-    uint64_t now = rt_clock_now();
-    rt_thread *t = self();
-    uint32_t id;
     uint64_t bits;
     memcpy(&bits, &value, sizeof bits);
-    if (LIKELY(t && name) && LIKELY((id = name_id(t, name)) != 0))
-        emit(t, RT_COUNTER, id, now, bits);
+    emit_named(RT_COUNTER, name, bits);
 }
 
 void prof_mark(const char *name)
@@ -250,11 +253,7 @@ void prof_mark(const char *name)
     unsigned s = state();
     if (UNLIKELY(!(s & RT_ON)) || !(s & RT_SAMPLED))
         return;
-    uint64_t now = rt_clock_now();
-    rt_thread *t = self();
-    uint32_t id;
-    if (LIKELY(t && name) && LIKELY((id = name_id(t, name)) != 0))
-        emit(t, RT_MARK, id, now, 0);
+    emit_named(RT_MARK, name, 0);
 }
 
 void prof_thread_name(const char *name)

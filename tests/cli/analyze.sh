@@ -8,78 +8,11 @@
 # Run from the repository root with PROF, TEST_BIN (make_corpus,
 # make_analyze) as tests/run.sh does; PYTHON is an interpreter with the
 # jsonschema package (default /usr/bin/python3, as `make deps` installs it).
-PROF=${PROF:-build/prof}
-TEST_BIN=${TEST_BIN:-build/rel/tests/bin}
+. "$(dirname "$0")/../support/cli_lib.sh"
 DEMO=testdata/demo.prof
 GOLDEN=testdata/golden
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/prof-cli-analyze.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT INT TERM
-out=$tmp/stdout
-err=$tmp/stderr
-fails=0
-
-ok() { echo "ok $1"; }
-not_ok() {
-    echo "not ok $1 - $2"
-    fails=$((fails + 1))
-}
-
-run() {
-    "$PROF" "$@" >"$out" 2>"$err"
-    rc=$?
-}
-
-status_is() {
-    [ "$rc" -eq "$2" ] && return 0
-    not_ok "$1" "exit status $rc, want $2; stderr: $(head -c 300 "$err")"
-    return 1
-}
-
-has() {
-    grep -F -q -e "$2" "$1"
-}
-
-# error_is NAME STATUS MESSAGE: failed with STATUS, MESSAGE the only line
-# on stderr, nothing on stdout.
-error_is() {
-    status_is "$1" "$2" || return
-    if [ -s "$out" ]; then
-        not_ok "$1" "stdout not empty: $(head -c 200 "$out")"
-    elif [ "$(wc -l <"$err")" -ne 1 ]; then
-        not_ok "$1" "stderr is not one line: $(cat "$err")"
-    elif [ "$(cat "$err")" != "$3" ]; then
-        not_ok "$1" "stderr '$(cat "$err")', want '$3'"
-    else
-        ok "$1"
-    fi
-}
-
-# error_like NAME STATUS TEXT: as error_is, with TEXT a part of the line
-error_like() {
-    status_is "$1" "$2" || return
-    if [ -s "$out" ]; then
-        not_ok "$1" "stdout not empty: $(head -c 200 "$out")"
-    elif [ "$(wc -l <"$err")" -ne 1 ]; then
-        not_ok "$1" "stderr is not one line: $(cat "$err")"
-    elif ! has "$err" "$3"; then
-        not_ok "$1" "stderr '$(cat "$err")' lacks '$3'"
-    else
-        ok "$1"
-    fi
-}
-
-# out_has NAME TEXT: succeeded, stdout has TEXT, stderr empty
-out_has() {
-    status_is "$1" 0 || return
-    if ! has "$out" "$2"; then
-        not_ok "$1" "stdout lacks '$2': $(head -c 300 "$out")"
-    elif [ -s "$err" ]; then
-        not_ok "$1" "stderr not empty: $(head -c 300 "$err")"
-    else
-        ok "$1"
-    fi
-}
+cli_tmp analyze
 
 # same_as NAME FILE: succeeded with stdout equal to FILE, stderr empty
 same_as() {
@@ -183,12 +116,6 @@ if grep -q "$esc" "$out"; then not_ok text-plain-off-terminal "escape codes in p
 fi
 # On a pseudo-terminal (script(1)): colour, unless NO_COLOR or --no-color.
 if command -v script >/dev/null 2>&1; then
-    # tty_run FILE ARGS...: prof's terminal output into FILE
-    tty_run() {
-        f=$1
-        shift
-        TERM=xterm LC_ALL=C.UTF-8 script -qec "$*" /dev/null >"$f" 2>&1 </dev/null
-    }
     tty_run "$tmp/tty" "env -u NO_COLOR $PROF analyze $DEMO"
     if grep -q "${esc}\[" "$tmp/tty" && grep -q "$(printf '\342\226\210')" "$tmp/tty"; then
         ok text-terminal-colour

@@ -8,36 +8,9 @@
 # rows; colour only on a terminal; every failure has its DESIGN §5 status
 # and one line on stderr, and a failed -o leaves no file.
 # Run from the repository root with PROF and TEST_BIN, as tests/run.sh does.
-PROF=${PROF:-build/prof}
-TEST_BIN=${TEST_BIN:-build/rel/tests/bin}
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/prof-cli-compare.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT INT TERM
-out=$tmp/stdout
-err=$tmp/stderr
+. "$(dirname "$0")/../support/cli_lib.sh"
+cli_tmp compare
 fx=$tmp/fx
-fails=0
-
-ok() { echo "ok $1"; }
-not_ok() {
-    echo "not ok $1 - $2"
-    fails=$((fails + 1))
-}
-
-run() {
-    "$PROF" "$@" >"$out" 2>"$err"
-    rc=$?
-}
-
-status_is() {
-    [ "$rc" -eq "$2" ] && return 0
-    not_ok "$1" "exit status $rc, want $2; stderr: $(head -c 300 "$err")"
-    return 1
-}
-
-has() {
-    grep -F -q -e "$2" "$1"
-}
 
 # expect NAME STATUS TEXT...: prof exited with STATUS, stdout has every
 # TEXT, stderr is empty.
@@ -58,21 +31,6 @@ expect() {
 # lacks NAME TEXT: after expect, stdout must not have TEXT
 lacks() {
     if has "$out" "$2"; then not_ok "$1" "stdout has '$2'"; else ok "$1"; fi
-}
-
-# error_is NAME STATUS MESSAGE: failed with STATUS, MESSAGE the one line on
-# stderr, nothing on stdout.
-error_is() {
-    status_is "$1" "$2" || return
-    if [ -s "$out" ]; then
-        not_ok "$1" "stdout not empty: $(head -c 200 "$out")"
-    elif [ "$(wc -l <"$err")" -ne 1 ]; then
-        not_ok "$1" "stderr is not one line: $(cat "$err")"
-    elif [ "$(cat "$err")" != "$3" ]; then
-        not_ok "$1" "stderr '$(cat "$err")', want '$3'"
-    else
-        ok "$1"
-    fi
 }
 
 mkdir "$fx" || exit 1
@@ -164,11 +122,6 @@ if grep -q "$esc" "$out"; then not_ok no-colour-in-pipe "escape codes in piped o
     ok no-colour-in-pipe
 fi
 if command -v script >/dev/null 2>&1; then
-    tty_run() {
-        f=$1
-        shift
-        TERM=xterm LC_ALL=C.UTF-8 script -qec "$*" /dev/null >"$f" 2>&1 </dev/null
-    }
     tty_run "$tmp/tty" "env -u NO_COLOR $PROF compare $fx/base.prof $fx/slow30.prof"
     if grep -q "${esc}\[31m" "$tmp/tty" && has "$tmp/tty" "$(printf '\342\206\222')"; then
         ok terminal-colour

@@ -10,33 +10,11 @@
 # with no file left behind.
 # Run from the repository root with PROF=path/to/prof, TEST_BIN=dir of the
 # helper binaries (make_export_names), as tests/run.sh does.
-PROF=${PROF:-build/prof}
-TEST_BIN=${TEST_BIN:-build/rel/tests/bin}
+. "$(dirname "$0")/../support/cli_lib.sh"
 DEMO=testdata/demo.prof
 PYTHON=${PYTHON:-python3}
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/prof-cli-export.XXXXXX") || exit 1
-trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT INT TERM
-out=$tmp/stdout
-err=$tmp/stderr
-fails=0
-
-ok() { echo "ok $1"; }
-not_ok() {
-    echo "not ok $1 - $2"
-    fails=$((fails + 1))
-}
-
-run() {
-    "$PROF" "$@" >"$out" 2>"$err"
-    rc=$?
-}
-
-status_is() {
-    [ "$rc" -eq "$2" ] && return 0
-    not_ok "$1" "exit status $rc, want $2; stderr: $(head -c 300 "$err")"
-    return 1
-}
+cli_tmp export
 
 # quiet_ok NAME: status 0 and nothing on stderr
 quiet_ok() {
@@ -46,18 +24,6 @@ quiet_ok() {
         return 1
     fi
     return 0
-}
-
-# error_like NAME STATUS TEXT: failed with STATUS, one line on stderr holding TEXT
-error_like() {
-    status_is "$1" "$2" || return
-    if [ "$(wc -l <"$err")" -ne 1 ]; then
-        not_ok "$1" "stderr is not one line: $(cat "$err")"
-    elif ! grep -F -q -e "$3" "$err"; then
-        not_ok "$1" "stderr '$(cat "$err")' lacks '$3'"
-    else
-        ok "$1"
-    fi
 }
 
 # py NAME SCRIPT ARGS...: runs a Python check; its output says what is wrong

@@ -5,68 +5,10 @@
 # one-line message on stderr with nothing on stdout.
 # Run from the repository root with PROF=path/to/prof, TEST_BIN=dir of the
 # helper binaries (make_corpus), as tests/run.sh does.
-PROF=${PROF:-build/prof}
-TEST_BIN=${TEST_BIN:-build/rel/tests/bin}
+. "$(dirname "$0")/../support/cli_lib.sh"
 DEMO=testdata/demo.prof
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/prof-cli-info.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT INT TERM
-out=$tmp/stdout
-err=$tmp/stderr
-fails=0
-
-ok() { echo "ok $1"; }
-not_ok() {
-    echo "not ok $1 - $2"
-    fails=$((fails + 1))
-}
-
-# run ARGS...: runs prof, keeps stdout and stderr, sets $rc
-run() {
-    "$PROF" "$@" >"$out" 2>"$err"
-    rc=$?
-}
-
-# expect NAME STATUS: checks $rc
-status_is() {
-    [ "$rc" -eq "$2" ] && return 0
-    not_ok "$1" "exit status $rc, want $2; stderr: $(head -c 300 "$err")"
-    return 1
-}
-
-# has FILE TEXT: FILE contains the fixed string TEXT
-has() {
-    grep -F -q -e "$2" "$1"
-}
-
-# error NAME STATUS MESSAGE: prof failed with STATUS, printed exactly
-# MESSAGE as its only line on stderr and nothing on stdout.
-error_is() {
-    status_is "$1" "$2" || return
-    if [ -s "$out" ]; then
-        not_ok "$1" "stdout not empty: $(head -c 200 "$out")"
-    elif [ "$(wc -l <"$err")" -ne 1 ]; then
-        not_ok "$1" "stderr is not one line: $(cat "$err")"
-    elif [ "$(cat "$err")" != "$3" ]; then
-        not_ok "$1" "stderr '$(cat "$err")', want '$3'"
-    else
-        ok "$1"
-    fi
-}
-
-# error_like NAME STATUS TEXT: as error_is, with TEXT a part of the line
-error_like() {
-    status_is "$1" "$2" || return
-    if [ -s "$out" ]; then
-        not_ok "$1" "stdout not empty: $(head -c 200 "$out")"
-    elif [ "$(wc -l <"$err")" -ne 1 ]; then
-        not_ok "$1" "stderr is not one line: $(cat "$err")"
-    elif ! has "$err" "$3"; then
-        not_ok "$1" "stderr '$(cat "$err")' lacks '$3'"
-    else
-        ok "$1"
-    fi
-}
+cli_tmp info
 
 # ---- the demo profile ------------------------------------------------------
 run info "$DEMO"
@@ -96,18 +38,6 @@ if status_is info-demo 0; then
 fi
 
 # ---- help and version --------------------------------------------------------
-# out_has NAME TEXT: after a successful run, stdout has TEXT and stderr is empty
-out_has() {
-    status_is "$1" 0 || return
-    if ! has "$out" "$2"; then
-        not_ok "$1" "stdout lacks '$2': $(head -c 300 "$out")"
-    elif [ -s "$err" ]; then
-        not_ok "$1" "stderr not empty: $(head -c 300 "$err")"
-    else
-        ok "$1"
-    fi
-}
-
 run --help
 out_has help-overview "usage: prof COMMAND [ARGS]"
 run help

@@ -5,19 +5,12 @@
 # user does first. Then `make uninstall` leaves no file behind.
 # Needs the build tree B (as tests/run.sh sets it); runs once, for the plain
 # variant only, since it exercises packaging rather than the binary.
-PROF=${PROF:-build/prof}
+. "$(dirname "$0")/../support/cli_lib.sh"
 B=${B:-build}
 case "$PROF" in */asan/*) exit 0 ;; esac
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/prof-cli-install.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT INT TERM
+cli_tmp install
 root=$tmp/root
-fails=0
-ok() { echo "ok $1"; }
-not_ok() {
-    echo "not ok $1 - $2"
-    fails=$((fails + 1))
-}
 
 if make -s --no-print-directory B="$B" install DESTDIR="$root" PREFIX=/usr >"$tmp/log" 2>&1; then
     ok make-install

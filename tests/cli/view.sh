@@ -8,8 +8,7 @@
 # tab go to $B/test-logs/screenshots/.
 # Run from the repository root with PROF, TEST_BIN and B set, as
 # tests/run.sh does.
-PROF=${PROF:-build/prof}
-TEST_BIN=${TEST_BIN:-build/rel/tests/bin}
+. "$(dirname "$0")/../support/cli_lib.sh"
 B=${B:-build}
 DEMO=testdata/demo.prof
 
@@ -22,13 +21,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
-fails=0
-
-ok() { echo "ok $1"; }
-not_ok() {
-    echo "not ok $1 - $2"
-    fails=$((fails + 1))
-}
 
 case "$PROF" in */asan/*) variant=asan ;; *) variant=rel ;; esac
 shots=$B/test-logs/screenshots/$variant

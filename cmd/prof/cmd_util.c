@@ -1,0 +1,134 @@
+/* cmd_util.c - what several commands do the same way (see cmd.h): the
+ * option loop with its usage errors, names and numbers from arguments,
+ * loading a profile with a progress bar, choosing the text style for the
+ * terminal, and writing an output whole or not at all. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "util/outfile.h"
+#include "util/progress.h"
+
+/* The first value getopt_long returns for a long option without a short
+ * one; every command numbers those from here. */
+#define FIRST_LONG_ONLY 256
+
+/* After getopt_long answered '?' with arg = argv[optind - 1]: a long option
+ * is that argument; a short one is optopt, and arg may be the argument
+ * before it when it sits inside a cluster ("-xq"). */
+static int bad_option(const char *cmd, const char *arg)
+{
+    int is_long = strncmp(arg, "--", 2) == 0 &&
+                  (optopt == 0 || optopt >= FIRST_LONG_ONLY || strchr(arg, '=') != NULL);
+    if (!is_long)
+        return cmd_usage_error(cmd, "unknown option '-%c'", optopt);
+    if (optopt != 0) /* a known one, given a value it does not take */
+        return cmd_usage_error(cmd, "option '%s' takes no value", arg);
+    return cmd_usage_error(cmd, "unknown option '%s'", arg);
+}
+
+int cmd_parse_options(const cmd_options *o, int argc, char **argv, void *args, int *status)
+{
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, o->shortopts, o->longopts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(o->usage, stdout);
+            *status = cmd_finish_stdout(o->cmd);
+            return -1;
+        }
+        if (c == ':')
+            return cmd_usage_error(o->cmd, "option '%s' needs a value", argv[optind - 1]);
+        if (c == '?')
+            return bad_option(o->cmd, argv[optind - 1]);
+        int rc = o->option(c, optarg, args);
+        if (rc != EXIT_OK)
+            return rc;
+    }
+    return EXIT_OK;
+}
+
+int cmd_name_index(const char *const *names, const char *arg)
+{
+    for (int i = 0; names[i]; i++)
+        if (strcmp(arg, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+int cmd_parse_amount(const char *arg, double max, double *out)
+{
+    char *end;
+    double v = strtod(arg, &end);
+    if (end == arg || *end || !isfinite(v) || v < 0 || (max > 0 && v > max))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int cmd_load_profile(const char *cmd, const char *path, profile_model *m)
+{
+    progress bar;
+    prof_error err = { PROF_OK, "" };
+    progress_init(&bar, stderr, isatty(STDERR_FILENO), path);
+    prof_err e = profile_model_load(path, m, progress_update, &bar, &err);
+    progress_done(&bar);
+    if (e != PROF_OK) {
+        cmd_error(cmd, "cannot read '%s': %s", path, err.message);
+        return cmd_input_status(e);
+    }
+    return EXIT_OK;
+}
+
+static int utf8_locale(void)
+{
+    static const char *const vars[] = { "LC_ALL", "LC_CTYPE", "LANG" };
+    for (size_t i = 0; i < 3; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v)
+            return strcasestr(v, "utf-8") != NULL || strcasestr(v, "utf8") != NULL;
+    }
+    return 0;
+}
+
+report_style cmd_text_style(const char *output, int no_color)
+{
+    report_style st = { 0, 0, 0 };
+    int to_stdout = !output || strcmp(output, "-") == 0;
+    if (!to_stdout || !isatty(STDOUT_FILENO))
+        return st;
+    const char *env_no_color = getenv("NO_COLOR"), *term = getenv("TERM");
+    st.color = !no_color && !(env_no_color && *env_no_color) &&
+               !(term && strcmp(term, "dumb") == 0);
+    st.unicode = utf8_locale();
+    struct winsize ws;
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 60)
+        st.width = ws.ws_col;
+    return st;
+}
+
+int cmd_write_output(const char *cmd, const char *path, const char *what, cmd_render_fn render,
+                     const cJSON *doc, const void *args)
+{
+    outfile of;
+    prof_error err = { PROF_OK, "" };
+    if (outfile_open(&of, path, &err) != PROF_OK) {
+        cmd_error(cmd, "%s", err.message);
+        return EXIT_OUTPUT;
+    }
+    if (render(of.fp, doc, args) == PROF_ERR_NOMEM) {
+        outfile_abort(&of);
+        cmd_error(cmd, "cannot write %s: out of memory", what);
+        return EXIT_OUTPUT;
+    }
+    /* A failed write is caught again here, with its message. */
+    if (outfile_commit(&of, &err) != PROF_OK) {
+        cmd_error(cmd, "%s", err.message);
+        return EXIT_OUTPUT;
+    }
+    return EXIT_OK;
+}
