@@ -164,15 +164,6 @@ static void load_and_analyze(const uint8_t *data, size_t size)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    load_and_analyze(data, size);
-    if (size >= PF_FILE_HEADER_LEN) {
-        uint8_t *copy = malloc(size);
-        CHECK(copy != NULL);
-        memcpy(copy, data, size);
-        fuzz_fix_checksums(copy, size);
-        if (memcmp(copy, data, size) != 0)
-            load_and_analyze(copy, size);
-        free(copy);
-    }
+    fuzz_as_given_and_repaired(data, size, load_and_analyze);
     return 0;
 }

@@ -116,15 +116,6 @@ static void consume(const uint8_t *data, size_t size)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    consume(data, size);
-    if (size >= PF_FILE_HEADER_LEN) {
-        uint8_t *copy = malloc(size);
-        CHECK(copy != NULL);
-        memcpy(copy, data, size);
-        fuzz_fix_checksums(copy, size);
-        if (memcmp(copy, data, size) != 0)
-            consume(copy, size);
-        free(copy);
-    }
+    fuzz_as_given_and_repaired(data, size, consume);
     return 0;
 }

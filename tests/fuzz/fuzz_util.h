@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -44,6 +45,24 @@ static inline void fuzz_fix_checksums(uint8_t *f, size_t size)
         pf_store_u32(h + 44, crc32c_update(0, h, 44));
         off += PF_BLOCK_HEADER_LEN + stored;
     }
+}
+
+/* Runs consume on the input as given and, when repairing its checksums
+ * changes it, once more on the repaired copy, so that mutations reach the
+ * decoders behind the CRCs as well as the checks themselves. */
+static inline void fuzz_as_given_and_repaired(const uint8_t *data, size_t size,
+                                              void (*consume)(const uint8_t *, size_t))
+{
+    consume(data, size);
+    if (size < PF_FILE_HEADER_LEN)
+        return;
+    uint8_t *copy = malloc(size);
+    CHECK(copy != NULL);
+    memcpy(copy, data, size);
+    fuzz_fix_checksums(copy, size);
+    if (memcmp(copy, data, size) != 0)
+        consume(copy, size);
+    free(copy);
 }
 
 /* The input as a file: one memfd per process, rewritten for each input,
