@@ -166,7 +166,7 @@ static void leak_finding(analysis_ctx *c, const leak_series *l)
         fmt_text(when, sizeof when, "its capacity is unknown (pass --capacity to project "
                  "when it runs out)");
     fmt_text(rec, sizeof rec,
-             "%s grows %.1f MB/step (95%% CI +/- %.2g) after warm-up; %s. Look for tensors kept alive "
+             "%s grows %.1f MB/step (95%% CI +/- %.2g MB) after warm-up; %s. Look for tensors kept alive "
              "across steps: losses or outputs accumulated without .detach()/.item(), growing "
              "lists or caches, hooks holding references; compare memory snapshots of two "
              "steps.", l->s->name, slope_mb, l->fit.ci95 / MIB, when);
