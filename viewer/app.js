@@ -610,6 +610,13 @@
       cap.push('reaches capacity near step ' + fmtNum(Math.round(m.projected_oom_step)) +
         (m.projected_oom_t_ns !== null && m.projected_oom_t_ns !== undefined ? ' (' + fmtNs(m.projected_oom_t_ns) + ' after start)' : ''));
     card.appendChild(h('p', { class: 'chart-caption', 'data-slope': fit ? fit.slope_bytes_per_step : null, text: cap.join(' · ') }));
+    if (m.points_total > (m.points || []).length)
+      card.appendChild(h('p', { class: 'chart-caption thinned', text: thinned((m.points || []).length, m.points_total, 'point') + ' The fit used all of them.' }));
+  }
+  /* the caption of a series the report decimated (prof analyze --points) */
+  function thinned(shown, total, what) {
+    return 'Showing ' + fmtNum(shown) + ' of ' + plural(total, what) + ': the lowest and the highest of each run of about ' +
+      fmtNum(Math.round(2 * total / Math.max(2, shown))) + '.';
   }
   function counterChart(col, c) {
     const card = h('div', { class: 'card', 'data-counter': c.name });
@@ -648,14 +655,20 @@
       card.appendChild(legend([{ color: '#0072B2', label: 'step time' }, { color: '#D55E00', label: 'outlier (' + outl.length + ')' },
         { color: '#009E73', label: 'least-squares trend' }, { color: '#8a93a3', label: 'p95' }]));
       paintSwatches(card);
+      const total = (rep.summary || {}).steps || steps.length;
       if (tr) card.appendChild(h('p', { class: 'chart-caption', 'data-trend': tr.b,
-        text: 'trend ' + (tr.b >= 0 ? '+' : '−') + fmtNs(Math.abs(tr.b)) + ' per step over ' + pts.length + ' steps' }));
+        text: 'trend ' + (tr.b >= 0 ? '+' : '−') + fmtNs(Math.abs(tr.b)) + ' per step over ' + fmtNum(pts.length) +
+          (total > steps.length ? ' plotted' : '') + ' steps' }));
+      if (total > steps.length)
+        card.appendChild(h('p', { class: 'chart-caption thinned', text: thinned(steps.length, total, 'step') }));
+      const outFinding = (rep.bottlenecks || []).find((b) => b.rule === 'step_outliers');
+      const nOut = total > steps.length && outFinding ? outFinding.count : outl.length;
       col.appendChild(h('div', { class: 'figures' },
         figure('Mean', fmtNs(st.mean_ns), st.mean_ns, 'summary.step_time.mean_ns'),
         figure('Min', fmtNs(st.min_ns), st.min_ns, 'summary.step_time.min_ns'),
         figure('Max', fmtNs(st.max_ns), st.max_ns, 'summary.step_time.max_ns'),
         figure('Std. dev.', fmtNs(st.stddev_ns), st.stddev_ns, 'summary.step_time.stddev_ns'),
-        figure('Outliers', String(outl.length), outl.length, 'steps.outliers')));
+        figure('Outliers', fmtNum(nOut), nOut, 'steps.outliers')));
     });
   }
   function trend(pts) {
@@ -811,12 +824,30 @@
   function renderTimeline(panel) {
     perProfile(panel, (col, rep, idx) => timelineFor(col, rep, idx));
   }
-  function stepWindow(rep, first, count) {
+  /* The time span of count steps from step number n0. A decimated report
+     (prof analyze --points) lacks most steps: their bounds are interpolated
+     between the listed steps around them, and the server's events show the
+     real steps. */
+  function stepWindow(rep, n0, count) {
     const steps = rep.steps || [];
     if (!steps.length) return null;
-    const a = steps[Math.max(0, Math.min(first, steps.length - 1))];
-    const b = steps[Math.max(0, Math.min(first + count - 1, steps.length - 1))];
-    return [a.start_ns, b.start_ns + b.dur_ns];
+    const first = steps[0], last = steps[steps.length - 1];
+    const n1 = Math.max(first.number, Math.min(n0 + count, last.number + 1));
+    n0 = Math.max(first.number, Math.min(n0, last.number));
+    return [stepStart(steps, n0), Math.max(stepStart(steps, n1), stepStart(steps, n0) + 1)];
+  }
+  function stepStart(steps, n) {
+    let lo = 0, hi = steps.length - 1;
+    const last = steps[hi];
+    if (n > last.number) return last.start_ns + last.dur_ns;
+    while (lo < hi) { /* the first listed step numbered n or more */
+      const mid = (lo + hi) >> 1;
+      if (steps[mid].number < n) lo = mid + 1; else hi = mid;
+    }
+    const b = steps[lo];
+    if (b.number === n || lo === 0) return b.start_ns;
+    const a = steps[lo - 1], aEnd = a.start_ns + a.dur_ns;
+    return aEnd + (b.start_ns - aEnd) * (n - a.number - 1) / Math.max(1, b.number - a.number - 1);
   }
   function timelineFor(col, rep, idx) {
     const card = h('div', { class: 'card' });
@@ -833,7 +864,7 @@
       return;
     }
     const steps = rep.steps || [];
-    let win = stepWindow(rep, 0, 3) || [0, Math.max(1, Math.floor(((rep.summary || {}).wall_ns || 1e9) / 20))];
+    let win = stepWindow(rep, steps.length ? steps[0].number : 0, 3) || [0, Math.max(1, Math.floor(((rep.summary || {}).wall_ns || 1e9) / 20))];
     const ctl = h('div', { class: 'controls' });
     const first = h('input', { type: 'number', min: 0, value: steps.length ? steps[0].number : 0, 'aria-label': 'first step' });
     const count = h('input', { type: 'number', min: 1, value: 3, 'aria-label': 'number of steps' });
@@ -889,8 +920,7 @@
     }
     show.addEventListener('click', () => {
       const n0 = Number(first.value), n = Math.max(1, Number(count.value) || 1);
-      const i = steps.findIndex((st) => st.number >= n0);
-      const w = stepWindow(rep, i < 0 ? steps.length - 1 : i, n);
+      const w = stepWindow(rep, n0, n);
       if (w) { win = w; load(); }
     });
     zin.addEventListener('click', () => zoomAt(0.5, 0.5));

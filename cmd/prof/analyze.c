@@ -24,7 +24,8 @@ static const char usage[] =
     "                    [--format text|json|csv|html] [--top N]\n"
     "                    [--hot-threshold PCT] [--leak-threshold MB]\n"
     "                    [--sync-threshold PCT] [--capacity BYTES]\n"
-    "                    [--table TABLE] [--fail-on high|medium|low] [--no-color]\n"
+    "                    [--table TABLE] [--points N] [--fail-on high|medium|low]\n"
+    "                    [--no-color]\n"
     "\n"
     "Tells where a training run's time goes, what is wrong and what to do about it:\n"
     "a summary of steps, time and memory, the operations with the most self time,\n"
@@ -51,6 +52,10 @@ static const char usage[] =
     "                           1024); default: from the profile's metadata\n"
     "      --table TABLE        the CSV table: ops (default), steps, memory or\n"
     "                           bottlenecks\n"
+    "      --points N           points kept of each step, memory and counter\n"
+    "                           series: a longer series keeps the lowest and the\n"
+    "                           highest point of each run of its points (default\n"
+    "                           2000; 0 keeps all, the default of the CSV tables)\n"
     "      --fail-on SEVERITY   exit with status 1 when a bottleneck of this\n"
     "                           severity or higher is found (high, medium, low)\n"
     "      --no-color           no colour, even on a terminal\n"
@@ -73,12 +78,13 @@ typedef struct analyze_args {
     int table_given;
     int fail_on;               /* 0 high, 1 medium, 2 low; -1 off */
     int no_color;
+    int points_given;
     analysis_options opts;
 } analyze_args;
 
 enum {
     OPT_FORMAT = 256, OPT_TOP, OPT_HOT, OPT_LEAK, OPT_SYNC, OPT_CAPACITY, OPT_TABLE,
-    OPT_FAIL_ON, OPT_NO_COLOR
+    OPT_FAIL_ON, OPT_NO_COLOR, OPT_POINTS
 };
 
 static const char *const formats[] = { "text", "json", "csv", "html", NULL };
@@ -149,6 +155,13 @@ static int parse_option(int c, const char *arg, void *args)
                                    arg);
         a->table_given = 1;
         return EXIT_OK;
+    case OPT_POINTS:
+        if (cmd_parse_amount(arg, (double)INT_MAX, &v) != 0 || v != floor(v) || v == 1)
+            return cmd_usage_error(CMD, "--points takes 0 (all) or a whole number of points "
+                                   "from 2, not '%s'", arg);
+        a->opts.max_points = (size_t)v;
+        a->points_given = 1;
+        return EXIT_OK;
     case OPT_FAIL_ON:
         if ((a->fail_on = cmd_name_index(severities, arg)) < 0)
             return cmd_usage_error(CMD, "--fail-on takes high, medium or low, not '%s'", arg);
@@ -173,6 +186,7 @@ static int parse_args(int argc, char **argv, analyze_args *a, int *first, int *s
         { "sync-threshold", required_argument, NULL, OPT_SYNC },
         { "capacity", required_argument, NULL, OPT_CAPACITY },
         { "table", required_argument, NULL, OPT_TABLE },
+        { "points", required_argument, NULL, OPT_POINTS },
         { "fail-on", required_argument, NULL, OPT_FAIL_ON },
         { "no-color", no_argument, NULL, OPT_NO_COLOR },
         { "help", no_argument, NULL, 'h' },
@@ -189,6 +203,8 @@ static int parse_args(int argc, char **argv, analyze_args *a, int *first, int *s
         return cmd_usage_error(CMD, "no profile given");
     if (a->table_given && a->format != FORMAT_CSV)
         return cmd_usage_error(CMD, "--table applies to --format csv");
+    if (a->format == FORMAT_CSV && !a->points_given)
+        a->opts.max_points = 0; /* a table is data to work on: every row */
     *first = optind;
     return EXIT_OK;
 }

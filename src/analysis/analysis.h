@@ -72,6 +72,10 @@ cJSON *jpush_obj(analysis_ctx *c, cJSON *arr);
 void jpush_num(analysis_ctx *c, cJSON *arr, double v);
 void *xcalloc(analysis_ctx *c, size_t n, size_t size);
 
+/* The points of a series of n that the report keeps (report.c). */
+size_t report_points(analysis_ctx *c, const void *series, size_t n, stats_value_fn value,
+                     size_t **keep);
+
 /* A new finding appended to ctx->bottlenecks; returns its (empty) evidence
  * object for the rule to fill. Titles and recommendations are formatted
  * beforehand with fmt_text() into the caller's buffer. */

@@ -19,6 +19,22 @@ void analysis_options_default(analysis_options *o)
     o->sync_threshold_pct = 10.0;
     o->capacity_bytes = 0.0;
     o->top = 20;
+    o->max_points = REPORT_POINTS;
+}
+
+/* The kept points of a series of n (stats_decimate): returns their count
+ * and sets *keep to the kept indexes, or to NULL when every point is
+ * kept (then point k is index k). */
+size_t report_points(analysis_ctx *c, const void *series, size_t n, stats_value_fn value,
+                     size_t **keep)
+{
+    *keep = NULL;
+    size_t max = c->o.max_points;
+    if (max < 2 || n <= max)
+        return n;
+    if (!(*keep = xcalloc(c, max, sizeof **keep)))
+        return 0;
+    return stats_decimate(series, n, value, max, *keep);
 }
 
 /* Several files must be distinct ranks of one world. */
@@ -199,11 +215,18 @@ static void section_operations(analysis_ctx *c, cJSON *report)
     jnum(c, report, "operations_total", (double)m->nops);
 }
 
+static double step_dur(const void *steps, size_t i)
+{
+    return (double)((const model_step *)steps)[i].dur_ns;
+}
+
 static void section_steps(analysis_ctx *c, cJSON *report)
 {
     const profile_model *m = c->m;
     cJSON *arr = jarr(c, report, "steps");
-    for (size_t i = 0; i < m->nsteps; i++) {
+    size_t *keep, n = report_points(c, m->steps, m->nsteps, step_dur, &keep);
+    for (size_t k = 0; k < n; k++) {
+        size_t i = keep ? keep[k] : k;
         const model_step *st = &m->steps[i];
         cJSON *o = jpush_obj(c, arr);
         jnum(c, o, "number", (double)st->number);
@@ -213,6 +236,7 @@ static void section_steps(analysis_ctx *c, cJSON *report)
         jbool(c, o, "outlier", c->steps.outlier && c->steps.outlier[i]);
         jbool(c, o, "incomplete", (st->flags & PROF_STEP_INCOMPLETE) != 0);
     }
+    free(keep);
 }
 
 static void add_fit(analysis_ctx *c, cJSON *o, const leak_series *l)
@@ -240,6 +264,11 @@ static void add_fit(analysis_ctx *c, cJSON *o, const leak_series *l)
     jbool(c, f, "leak", l->leak);
 }
 
+static double leak_bytes(const void *leak, size_t i)
+{
+    return ((const leak_series *)leak)->y[i];
+}
+
 static void section_memory(analysis_ctx *c, cJSON *report)
 {
     cJSON *arr = jarr(c, report, "memory");
@@ -251,13 +280,17 @@ static void section_memory(analysis_ctx *c, cJSON *report)
         jnum(c, o, "peak_bytes", l->s->peak);
         jnum(c, o, "final_bytes", l->s->final);
         cJSON *pts = jarr(c, o, "points");
-        for (size_t k = 0; k < l->npoints; k++) {
+        size_t *keep, n = report_points(c, l, l->npoints, leak_bytes, &keep);
+        for (size_t j = 0; j < n; j++) {
+            size_t k = keep ? keep[j] : j;
             cJSON *p = jpush_obj(c, pts);
             if (l->x[k] >= 0)
                 jnum(c, p, "step", l->x[k]);
             jnum(c, p, "t_ns", l->t[k]);
             jnum(c, p, "bytes", l->y[k]);
         }
+        free(keep);
+        jnum(c, o, "points_total", (double)l->npoints);
         add_fit(c, o, l);
         if (l->capacity > 0)
             jnum(c, o, "capacity_bytes", l->capacity);
@@ -398,7 +431,7 @@ static void run_rules(analysis_ctx *c, const step_stats *per_rank)
 static int prepare(analysis_ctx *c, step_stats *per_rank)
 {
     const profile_model *m = c->m;
-    for (size_t i = 0; i < c->nmodels; i++)
+    for (size_t i = 0; c->nmodels > 1 && i < c->nmodels; i++) /* ranks and straggler only */
         if (steps_analyze(c->models[i], &per_rank[i]) != 0)
             return -1;
     if (steps_analyze(m, &c->steps) != 0)

@@ -18,7 +18,14 @@ typedef struct analysis_options {
     double sync_threshold_pct;  /* default 10                            */
     double capacity_bytes;      /* 0 = from metadata                     */
     int top;                    /* rows of "operations" kept, default 20; 0 = all */
+    size_t max_points;          /* points kept of the step, memory and counter
+                                   series, default REPORT_POINTS; 0 = all     */
 } analysis_options;
+
+/* A chart's worth: series longer than this keep the lowest and highest
+ * point of each run of consecutive points (stats_decimate), so a report's
+ * size does not grow with the length of the run. */
+#define REPORT_POINTS 2000
 
 void analysis_options_default(analysis_options *o);
 

@@ -231,3 +231,29 @@ size_t stats_warmup(size_t n)
         w = 3;
     return w < n ? w : n;
 }
+
+size_t stats_decimate(const void *series, size_t n, stats_value_fn value, size_t max,
+                      size_t *keep)
+{
+    if (max < 2 || n <= max)
+        return n;
+    size_t runs = max / 2, kept = 0;
+    for (size_t r = 0; r < runs; r++) {
+        size_t a = r * n / runs, b = (r + 1) * n / runs, lo = a, hi = a;
+        double vlo = value(series, a), vhi = vlo;
+        for (size_t i = a + 1; i < b; i++) {
+            double v = value(series, i);
+            if (v < vlo) {
+                vlo = v;
+                lo = i;
+            } else if (v > vhi) {
+                vhi = v;
+                hi = i;
+            }
+        }
+        keep[kept++] = lo < hi ? lo : hi;
+        if (lo != hi)
+            keep[kept++] = lo < hi ? hi : lo;
+    }
+    return kept;
+}

@@ -1,14 +1,12 @@
 /* tree.c - the call-tree and counter sections of the report. The tree has
  * one root per thread; nodes under 0.1% of profiled time are folded into
  * one "(other)" child of their parent so that the report stays readable and
- * small whatever the depth of the program. Counters are evenly decimated to
- * at most COUNTER_POINTS points. */
+ * small whatever the depth of the program. Counters keep the points that
+ * report_points keeps of them. */
 #include <stdlib.h>
 
 #include "analysis/analysis.h"
 #include "analysis/sections.h"
-
-#define COUNTER_POINTS 2000
 
 typedef struct tree_walk {
     analysis_ctx *c;
@@ -121,6 +119,11 @@ void section_call_tree(analysis_ctx *c, cJSON *report)
     }
 }
 
+static double sample_value(const void *series, size_t i)
+{
+    return ((const model_series *)series)->samples[i].value;
+}
+
 void section_counters(analysis_ctx *c, cJSON *report)
 {
     const profile_model *m = c->m;
@@ -132,19 +135,19 @@ void section_counters(analysis_ctx *c, cJSON *report)
         cJSON *o = jpush_obj(c, arr);
         jstr(c, o, "name", s->name);
         cJSON *pts = jarr(c, o, "points");
-        size_t keep = s->nsamples < COUNTER_POINTS ? s->nsamples : COUNTER_POINTS;
         double lo = s->samples[0].value, hi = lo;
         for (size_t k = 0; k < s->nsamples; k++) {
             lo = s->samples[k].value < lo ? s->samples[k].value : lo;
             hi = s->samples[k].value > hi ? s->samples[k].value : hi;
         }
-        for (size_t k = 0; k < keep; k++) {
-            /* even decimation that keeps the first and the last sample */
-            size_t at = keep > 1 ? k * (s->nsamples - 1) / (keep - 1) : 0;
+        size_t *keep, n = report_points(c, s, s->nsamples, sample_value, &keep);
+        for (size_t k = 0; k < n; k++) {
+            size_t at = keep ? keep[k] : k;
             cJSON *p = jpush_obj(c, pts);
             jnum(c, p, "t_ns", (double)s->samples[at].t_ns);
             jnum(c, p, "value", s->samples[at].value);
         }
+        free(keep);
         jnum(c, o, "samples", (double)s->nsamples);
         jnum(c, o, "min", lo);
         jnum(c, o, "max", hi);

@@ -2,7 +2,7 @@
 // "ok NAME" or "not ok NAME - why" line per check (tests/cli/view.sh runs it).
 // usage: node view.mjs CONFIG.json
 // CONFIG: { "screenshots": DIR, "report": demo analyze JSON file,
-//           "pages": [ { "name", "url", "kind": "demo"|"xss"|"cut"|"compare",
+//           "pages": [ { "name", "url", "kind": "demo"|"xss"|"cut"|"compare"|"long",
 //                        "served": bool } ] }
 import { readFileSync, mkdtempSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -180,6 +180,39 @@ async function checkFigures(p, page) {
   check(p.name + ' bottlenecks equal the report', JSON.stringify(titles) === JSON.stringify(want), JSON.stringify(titles.slice(0, 2)));
 }
 
+// A report whose series were decimated (more steps than its point limit):
+// the charts say so, and the timeline still finds a step the report does
+// not list.
+async function checkLong(p, page) {
+  const rep = await page.evaluate(() => fetch('/api/report').then((r) => r.json()));
+  const total = rep.summary.steps, listed = rep.steps.map((st) => st.number);
+  await page.click('#tab-steps');
+  const stepsCap = await page.$eval('#panel-steps .thinned', (c) => c.textContent).catch(() => '');
+  check(p.name + ' steps chart says it is thinned', listed.length < total &&
+    stepsCap.includes('Showing ' + listed.length.toLocaleString('en-US') + ' of ' + total.toLocaleString('en-US') + ' steps'), stepsCap);
+  await page.click('#tab-memory');
+  const memCaps = await page.$$eval('#panel-memory .thinned', (cs) => cs.map((c) => c.textContent));
+  check(p.name + ' memory charts say they are thinned', memCaps.length === rep.memory.length && memCaps.every((c) => /fit used all/.test(c)),
+    JSON.stringify(memCaps));
+  let missing = listed[0] + 1;
+  while (listed.includes(missing) || listed.includes(missing + 1)) missing++;
+  await page.click('#tab-timeline');
+  await page.waitForSelector('#panel-timeline svg rect.event', { timeout: 15000 });
+  const status = () => page.$eval('#panel-timeline .chart-caption', (c) => c.textContent);
+  const s0 = await status();
+  await page.fill('#panel-timeline input[aria-label="first step"]', String(missing));
+  await page.fill('#panel-timeline input[aria-label="number of steps"]', '2');
+  await page.click('#panel-timeline button:has-text("Show steps")');
+  let s1 = s0;
+  for (let i = 0; i < 100 && (s1 === s0 || /Loading/.test(s1)); i++) {
+    await page.waitForTimeout(100);
+    s1 = await status();
+  }
+  const labels = await page.$$eval('#panel-timeline svg text.cell-label', (ts) => ts.map((t) => t.textContent));
+  check(p.name + ' timeline shows a step the report does not list', labels.includes('step ' + missing),
+    'step ' + missing + ' not among ' + labels.filter((t) => t.startsWith('step')).join('|') + ' (' + s1 + ')');
+}
+
 async function checkXss(p, page, dialogs) {
   for (const id of await tabs(page)) {
     await page.click('#tab-' + id);
@@ -216,6 +249,7 @@ for (const p of config.pages) {
     await visitTabs(p, page);
     if (p.kind === 'demo') await checkFigures(p, page);
     if (p.kind === 'xss') await checkXss(p, page, dialogs);
+    if (p.kind === 'long') await checkLong(p, page);
     if (p.kind === 'cut') {
       const banner = await page.$eval('#banners', (b) => b.textContent);
       check(p.name + ' warning banner', /not closed cleanly|cut short/.test(banner), banner);

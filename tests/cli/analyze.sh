@@ -89,6 +89,38 @@ if status_is csv-top 0 && [ "$(wc -l <"$out")" -eq 4 ]; then ok csv-top; else
     not_ok csv-top "$(wc -l <"$out") lines, want 4"
 fi
 
+# A run longer than the report's point limit (2000): the JSON report keeps
+# at most 2000 steps and memory points, the CSV tables every one of them.
+if big_events=$("$TEST_BIN/make_big" 500000 "$tmp/long.prof" 2>"$err"); then
+    run analyze --format json "$tmp/long.prof"
+    counts=$("$PYTHON" -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+m = r["memory"][0]
+print(r["summary"]["steps"], len(r["steps"]), m["points_total"], len(m["points"]))' "$out" 2>&1)
+    set -- $counts
+    if status_is long-run-json 0 && [ "$1" -gt 2000 ] && [ "$2" -le 2000 ] && [ "$3" -eq "$1" ] \
+        && [ "$4" -le 2000 ]; then
+        ok long-run-json
+    else
+        not_ok long-run-json "steps, listed, memory points, listed: $counts"
+    fi
+    steps=$1
+    run analyze --format csv --table steps "$tmp/long.prof"
+    if status_is long-run-csv 0 && [ "$(wc -l <"$out")" -eq $((steps + 1)) ]; then ok long-run-csv; else
+        not_ok long-run-csv "$(wc -l <"$out") lines, want $((steps + 1)) (header + every step)"
+    fi
+    run analyze --format csv --table memory --points 100 "$tmp/long.prof"
+    rows=$(($(wc -l <"$out") - 1))
+    if status_is long-run-points 0 && [ "$rows" -gt 100 ] && [ "$rows" -le 200 ]; then
+        ok long-run-points
+    else
+        not_ok long-run-points "$rows memory rows for two series at --points 100"
+    fi
+else
+    not_ok make-big "$TEST_BIN/make_big failed: $(cat "$err")"
+fi
+
 if ! "$TEST_BIN/make_analyze" "$tmp" >"$err" 2>&1; then
     not_ok make-analyze "$TEST_BIN/make_analyze failed: $(cat "$err")"
     exit 1
@@ -272,6 +304,8 @@ run analyze --capacity 16X "$DEMO"
 error_is bad-capacity 2 "prof: analyze: --capacity takes a size such as 16G, not '16X' (see 'prof analyze --help')"
 run analyze --format csv --table flops "$DEMO"
 error_is bad-table 2 "prof: analyze: unknown table 'flops': use ops, steps, memory or bottlenecks (see 'prof analyze --help')"
+run analyze --points 1 "$DEMO"
+error_is bad-points 2 "prof: analyze: --points takes 0 (all) or a whole number of points from 2, not '1' (see 'prof analyze --help')"
 run analyze --table steps "$DEMO"
 error_is table-without-csv 2 "prof: analyze: --table applies to --format csv (see 'prof analyze --help')"
 run analyze --fail-on critical "$DEMO"

@@ -57,6 +57,8 @@ code() {
 }
 
 "$TEST_BIN/make_view" "$tmp" || { not_ok fixtures "make_view failed"; exit 1; }
+# a run of over 3,000 steps: its report lists 2,000 of them (prof analyze --points)
+"$TEST_BIN/make_big" 500000 "$tmp/long.prof" >/dev/null || { not_ok fixtures "make_big failed"; exit 1; }
 "$PROF" analyze --format json --top 0 -o "$tmp/demo.json" "$DEMO" 2>"$tmp/analyze.err" \
     || not_ok "analyze json" "$(cat "$tmp/analyze.err")"
 
@@ -180,6 +182,7 @@ fi
 serve xss "$tmp/xss.prof" && xss_url=$url
 serve cut "$tmp/cut.prof" && cut_url=$url
 serve compare "$DEMO" "$tmp/xss.prof" && compare_url=$url
+serve long "$tmp/long.prof" && long_url=$url
 cat >"$tmp/browser.json" <<EOF
 { "screenshots": "$shots", "report": "$tmp/demo.json", "pages": [
   { "name": "served-demo", "url": "$demo_url", "kind": "demo", "served": true },
@@ -189,7 +192,8 @@ cat >"$tmp/browser.json" <<EOF
   { "name": "served-cut", "url": "$cut_url", "kind": "cut", "served": true },
   { "name": "static-cut", "url": "file://$tmp/cut.html", "kind": "cut", "served": false },
   { "name": "served-compare", "url": "$compare_url", "kind": "compare", "served": true },
-  { "name": "static-compare", "url": "file://$tmp/compare.html", "kind": "compare", "served": false }
+  { "name": "static-compare", "url": "file://$tmp/compare.html", "kind": "compare", "served": false },
+  { "name": "served-long", "url": "$long_url", "kind": "long", "served": true }
 ] }
 EOF
 if [ ! -d tests/browser/node_modules/playwright-core ] || ! command -v "${CHROMIUM:-chromium}" >/dev/null 2>&1; then

@@ -124,6 +124,65 @@ static cJSON *ranks_report(const char *a, const char *b, prof_error *err)
     return r;
 }
 
+static const cJSON *longest_step(const cJSON *steps, double *shortest)
+{
+    const cJSON *st, *best = NULL;
+    *shortest = INFINITY;
+    cJSON_ArrayForEach(st, steps) {
+        double d = au_num(st, "dur_ns");
+        if (!best || d > au_num(best, "dur_ns"))
+            best = st;
+        *shortest = fmin(*shortest, d);
+    }
+    return best;
+}
+
+Test(analysis_report, long_series_are_decimated_to_the_point_limit)
+{
+    analysis_options o;
+    analysis_options_default(&o);
+    cr_assert_eq(o.max_points, REPORT_POINTS);
+    cJSON *all = au_report(DEMO, NULL);
+    o.max_points = 40;
+    cJSON *few = au_report(DEMO, &o);
+    assert_valid(few);
+
+    const cJSON *sa = au_get(all, "steps"), *sf = au_get(few, "steps");
+    cr_assert_eq(cJSON_GetArraySize(sa), 300);
+    cr_assert(cJSON_GetArraySize(sf) > 20 && cJSON_GetArraySize(sf) <= 40);
+    cr_assert_eq(au_num(au_get(few, "summary"), "steps"), 300, "the count stays whole");
+    double short_all, short_few;
+    const cJSON *la = longest_step(sa, &short_all), *lf = longest_step(sf, &short_few);
+    cr_assert_eq(au_num(lf, "number"), au_num(la, "number"), "the longest step survives");
+    cr_assert_eq(short_few, short_all, "so does the shortest");
+    double last = -1;
+    const cJSON *st;
+    cJSON_ArrayForEach(st, sf) {
+        cr_assert(au_num(st, "number") > last, "steps stay in order");
+        last = au_num(st, "number");
+    }
+
+    const cJSON *ma = cJSON_GetArrayItem(au_get(all, "memory"), 0);
+    const cJSON *mf = cJSON_GetArrayItem(au_get(few, "memory"), 0);
+    cr_assert_eq(au_num(ma, "points_total"), 300);
+    cr_assert_eq(au_num(mf, "points_total"), 300);
+    cr_assert_eq(cJSON_GetArraySize(au_get(ma, "points")), 300);
+    cr_assert(cJSON_GetArraySize(au_get(mf, "points")) <= 40);
+    cr_assert_eq(au_num(mf, "peak_bytes"), au_num(ma, "peak_bytes"));
+    cr_assert_eq(au_num(au_get(mf, "fit"), "slope_bytes_per_step"),
+                 au_num(au_get(ma, "fit"), "slope_bytes_per_step"), "the fit uses every point");
+    cr_assert_eq(au_num(au_get(mf, "fit"), "points"), au_num(au_get(ma, "fit"), "points"));
+    cr_assert_eq(cJSON_GetArraySize(au_get(few, "bottlenecks")),
+                 cJSON_GetArraySize(au_get(all, "bottlenecks")), "same findings");
+    cJSON_Delete(all);
+    cJSON_Delete(few);
+
+    o.max_points = 0; /* no limit */
+    cJSON *whole = au_report(DEMO, &o);
+    cr_assert_eq(cJSON_GetArraySize(au_get(whole, "steps")), 300);
+    cJSON_Delete(whole);
+}
+
 Test(analysis_report, straggler_among_two_ranks)
 {
     prof_error err = { 0 };

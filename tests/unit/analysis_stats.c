@@ -224,3 +224,45 @@ Test(analysis_stats, sort_matches_qsort)
                 cr_assert(a[i] == b[i], "shape %d n %zu at %zu", shape, n, i);
         }
 }
+
+static double series_at(const void *series, size_t i)
+{
+    return ((const double *)series)[i];
+}
+
+Test(analysis_stats, decimation_keeps_extremes_in_order_and_bounds_the_count)
+{
+    enum { N = 10007, MAX = 100 };
+    static double v[N];
+    for (int i = 0; i < N; i++)
+        v[i] = 1000.0 + (i * 37) % 11; /* noise between 1000 and 1010 */
+    v[4321] = 5000.0;                  /* one spike ... */
+    v[8765] = 10.0;                    /* ... and one dip */
+    size_t keep[MAX];
+    size_t n = stats_decimate(v, N, series_at, MAX, keep);
+    cr_assert(n > MAX / 2 && n <= MAX, "kept %zu of %d", n, N);
+    int spike = 0, dip = 0;
+    for (size_t k = 0; k < n; k++) {
+        cr_assert(keep[k] < N);
+        if (k)
+            cr_assert(keep[k] > keep[k - 1], "indexes ascend");
+        spike |= keep[k] == 4321;
+        dip |= keep[k] == 8765;
+    }
+    cr_assert(spike && dip, "the spike and the dip survive");
+    /* every run of about N / (MAX / 2) points has a representative */
+    for (size_t k = 1; k < n; k++)
+        cr_assert(keep[k] - keep[k - 1] < 2 * N / (MAX / 2), "gap at %zu", k);
+}
+
+Test(analysis_stats, decimation_keeps_short_series_whole)
+{
+    double v[5] = { 3, 1, 4, 1, 5 };
+    size_t keep[4] = { 99, 99, 99, 99 };
+    cr_assert_eq(stats_decimate(v, 5, series_at, 5, keep), 5);
+    cr_assert_eq(stats_decimate(v, 5, series_at, 0, keep), 5, "0: no limit");
+    cr_assert_eq(keep[0], 99, "keep untouched when nothing is dropped");
+    size_t n = stats_decimate(v, 5, series_at, 4, keep);
+    cr_assert_eq(n, 4, "two runs, lowest and highest of each");
+    cr_assert(keep[0] == 0 && keep[1] == 1 && keep[2] == 3 && keep[3] == 4);
+}
