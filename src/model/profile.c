@@ -151,12 +151,29 @@ static int op_call(model_op *op, uint64_t dur)
         op->min_ns = dur;
     if (dur > op->max_ns)
         op->max_ns = dur;
-    /* Welford; 1/n is computed apart so that the division is not on the
-     * chain of dependent updates of one operation's mean. */
-    double x = (double)dur, inv_n = 1.0 / (double)op->calls, delta = x - op->mean_ns;
-    op->mean_ns += delta * inv_n;
-    op->m2 += delta * (x - op->mean_ns);
+    /* Sums of deviations from the first duration ("shifted data"): as
+     * stable as Welford's update while the shift is a typical duration,
+     * which the first one is, and free of its division per call. */
+    if (op->calls == 1)
+        op->shift = (double)dur;
+    double d = (double)dur - op->shift;
+    op->sum_dev += d;
+    op->sum_dev2 += d * d;
     return sketch_add(&op->dur, dur);
+}
+
+/* Mean and sum of squared deviations from the mean, from the shifted sums. */
+static void op_finish(model_op *op)
+{
+    if (!op->calls) {
+        op->min_ns = 0;
+        return;
+    }
+    double n = (double)op->calls;
+    op->mean_ns = op->shift + op->sum_dev / n;
+    op->m2 = op->sum_dev2 - op->sum_dev * op->sum_dev / n;
+    if (op->m2 < 0) /* rounding, when every call lasted the same */
+        op->m2 = 0;
 }
 
 /* ---- call-tree nodes ------------------------------------------------------- */
@@ -398,8 +415,7 @@ static int model_finish(model_builder *b)
     if (mb_tree_finish(b) < 0 || mb_gpu_finish(b) < 0 || mb_steps_series_finish(m) < 0)
         return -1;
     for (size_t i = 0; i < m->nops; i++)
-        if (!m->ops[i].calls)
-            m->ops[i].min_ns = 0;
+        op_finish(&m->ops[i]);
     mb_sort(m->threads, m->nthreads, sizeof *m->threads, thread_cmp);
     if (m->first_ns == UINT64_MAX)
         m->first_ns = 0;

@@ -157,6 +157,29 @@ Test(model_profile, self_time_and_recursion)
 
 /* The same operation under different parents is a different node; two
  * threads have two trees; repeated calls at one path merge. */
+/* Long calls that barely vary: the mean and the variance come out exact
+ * where a naive sum of squares would lose every digit (1e24 against a
+ * spread of 10). */
+Test(model_profile, mean_and_variance_of_long_steady_calls_are_exact)
+{
+    const char *path = fu_path("steady.prof");
+    synth *s = synth_open(path, NULL);
+    cr_assert_not_null(s);
+    const uint64_t base = UINT64_C(1000000000000); /* 1000 s */
+    for (uint64_t i = 0; i < 100000; i++)
+        synth_region(s, 0, "long", PROF_KIND_COMPUTE, 0, i * 2 * base, base + i % 10);
+    close_ok(s);
+    profile_model m;
+    load(path, &m);
+    const model_op *o = op(&m, "long");
+    cr_assert_eq(o->calls, 100000u);
+    cr_assert_eq(o->mean_ns, (double)base + 4.5, "mean %.6f", o->mean_ns);
+    /* ten values 0..9 equally often: population variance 8.25 */
+    double want = 8.25 * 100000.0 / 99999.0;
+    cr_assert_float_eq(model_op_variance(o), want, 1e-9, "variance %.12f", model_op_variance(o));
+    profile_model_free(&m);
+}
+
 Test(model_profile, call_tree_two_threads)
 {
     const char *path = fu_path("tree.prof");
