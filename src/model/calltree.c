@@ -61,11 +61,20 @@ static void fnode_free(model_builder *b, uint32_t i)
     b->live--;
 }
 
+/* The floating node of op among the first FNODE_SCAN of list (newest
+ * first), or MODEL_NONE. The search is bounded because a parent with
+ * hundreds of distinct children (a model of 260 layers) made it quadratic
+ * in them. Not finding a node that lies further on only makes a second
+ * node of the same operation in the list: both attach to the same tree
+ * node in the end (mb_node_child merges them), so the tree and every time
+ * are the same; only more nodes wait. */
+#define FNODE_SCAN 32
 static uint32_t fnode_find(const model_builder *b, uint32_t list, uint32_t op)
 {
-    while (list != MODEL_NONE && b->pool[list].op != op)
-        list = b->pool[list].next_sibling;
-    return list;
+    for (int k = 0; k < FNODE_SCAN && list != MODEL_NONE; k++, list = b->pool[list].next_sibling)
+        if (b->pool[list].op == op)
+            return list;
+    return MODEL_NONE;
 }
 
 /* Merges the floating list into the children of floating node parent. */

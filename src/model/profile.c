@@ -196,9 +196,14 @@ static uint32_t node_new(model_builder *b, uint32_t parent, uint32_t op)
     return (uint32_t)m->nnodes++;
 }
 
+/* Fibonacci hashing: the top bits of the product are the only ones that
+ * depend on every bit of the key, and the parent is in its upper half. (A
+ * slot from the middle bits ignored the parent, so the same operation
+ * under many parents - layer_norm in each of 260 layers - piled up in one
+ * probe run.) cap is a power of two from 256. */
 static size_t node_slot(uint64_t key, size_t cap)
 {
-    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1);
+    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> (64 - __builtin_ctzll(cap)));
 }
 
 static int node_hash_grow(model_builder *b)

@@ -180,6 +180,56 @@ Test(model_profile, mean_and_variance_of_long_steady_calls_are_exact)
     profile_model_free(&m);
 }
 
+/* A parent with far more distinct children than a floating list is
+ * searched for (300 per step, each called three times, each with a child
+ * of its own): the tree holds each path once with every call and time. */
+Test(model_profile, wide_parent_keeps_one_node_per_path)
+{
+    enum { STEPS = 5, KIDS = 300, ROUNDS = 3 };
+    const char *path = fu_path("wide.prof");
+    synth *s = synth_open(path, NULL);
+    cr_assert_not_null(s);
+    char name[32];
+    uint64_t t = 0;
+    for (int step = 0; step < STEPS; step++) {
+        uint64_t t0 = t;
+        for (int r = 0; r < ROUNDS; r++)
+            for (int k = 0; k < KIDS; k++) {
+                snprintf(name, sizeof name, "op.%d", k);
+                synth_region(s, 0, "inner", PROF_KIND_COMPUTE, 2, t + 3, 4);
+                synth_region(s, 0, name, PROF_KIND_COMPUTE, 1, t, 10);
+                t += 10;
+            }
+        synth_region(s, 0, "body", PROF_KIND_COMPUTE, 0, t0, t - t0 + 7);
+        t += 7;
+    }
+    close_ok(s);
+    profile_model m;
+    load(path, &m);
+    const model_node *body = node_at(&m, 0, "body");
+    cr_assert_not_null(body);
+    cr_assert_eq(body->calls, (uint64_t)STEPS);
+    cr_assert_eq(body->self_ns, (uint64_t)STEPS * 7);
+    size_t children = 0;
+    for (uint32_t c = body->first_child; c != MODEL_NONE; c = m.nodes[c].next_sibling)
+        children++;
+    cr_assert_eq(children, (size_t)KIDS, "one node per child path, not one per list");
+    for (int k = 0; k < KIDS; k += 37) {
+        char p2[64], p3[64];
+        snprintf(p2, sizeof p2, "body/op.%d", k);
+        snprintf(p3, sizeof p3, "body/op.%d/inner", k);
+        const model_node *n = node_at(&m, 0, p2), *in = node_at(&m, 0, p3);
+        cr_assert(n && in, "%s", p3);
+        cr_assert_eq(n->calls, (uint64_t)STEPS * ROUNDS, "%s", p2);
+        cr_assert_eq(n->incl_ns, (uint64_t)STEPS * ROUNDS * 10);
+        cr_assert_eq(n->self_ns, (uint64_t)STEPS * ROUNDS * 6);
+        cr_assert_eq(in->calls, (uint64_t)STEPS * ROUNDS);
+        cr_assert_eq(in->incl_ns, (uint64_t)STEPS * ROUNDS * 4);
+    }
+    cr_assert_eq(op(&m, "inner")->calls, (uint64_t)STEPS * ROUNDS * KIDS);
+    profile_model_free(&m);
+}
+
 Test(model_profile, call_tree_two_threads)
 {
     const char *path = fu_path("tree.prof");
