@@ -14,7 +14,13 @@
 #      python3-pandas); with less than 16 GiB of memory available the
 #      comparison is made at 1 million events instead, and says so.
 #   3. prof's peak resident memory at 1 million and at 10 million events.
-#      Target: about the same (the model does not grow with events).
+#      Target: about the same (the model does not grow with events). The
+#      model keeps what grows with steps (step times, one memory point per
+#      step for the leak fit), so the 10-million-event run is measured twice:
+#      over the same number of steps as the 1-million one (a model 10x as
+#      deep, make_big -s), which is the target's comparison, and as the
+#      10x longer run of item 1, whose growth is then per step, and printed
+#      so.
 #
 # Times are of whole processes with their output thrown away, the least of
 # ROUNDS (3) runs (tests/support/bin/run_measured): wall time, and CPU time
@@ -77,10 +83,18 @@ else
     n_big=$("$BIN/make_big" "$EVENTS" "$tmp/big.prof") || exit 1
 fi
 frames=$("$PYTHON" tests/bench/prof_frames.py "$tmp/big.prof" "$tmp/big.zst") || exit 1
+steps_of() { # the number of steps of a profile
+    echo $(($("$PROF" analyze --format csv --table steps "$1" | wc -l) - 1))
+}
+small_steps=$(steps_of "$tmp/small.prof")
+big_steps=$(steps_of "$tmp/big.prof")
+n_deep=$("$BIN/make_big" -s "$small_steps" "$EVENTS" "$tmp/deep.prof") || exit 1
+deep_steps=$(steps_of "$tmp/deep.prof")
 
 measure prof_big "$PROF" analyze "$tmp/big.prof"
 measure zstd_big zstd -d -q -c "$tmp/big.zst"
 measure prof_small "$PROF" analyze "$tmp/small.prof"
+measure prof_deep "$PROF" analyze "$tmp/deep.prof"
 
 size=$(wc -c <"$tmp/big.prof")
 echo "profile: $n_big events, $size bytes, $frames zstd frames"
@@ -88,7 +102,13 @@ line "prof analyze ($n_big events)" prof_big
 line "zstd -d of the same frames" zstd_big
 ratios "prof analyze / zstd -d:" prof_big zstd_big "<= 2"
 line "prof analyze ($n_small events)" prof_small
-echo "  peak RSS $n_big / $n_small events: $(ratio "$(val prof_big kib)" "$(val prof_small kib)")x (target about 1)"
+line "prof analyze ($n_deep events, deep)" prof_deep
+echo "  peak RSS $n_deep events over $deep_steps steps / $n_small over $small_steps:" \
+    "$(ratio "$(val prof_deep kib)" "$(val prof_small kib)")x (target about 1)"
+echo "  peak RSS $n_big events over $big_steps steps / $n_small over $small_steps:" \
+    "$(ratio "$(val prof_big kib)" "$(val prof_small kib)")x, $(awk -v a="$(val prof_big kib)" \
+    -v b="$(val prof_small kib)" -v n="$big_steps" -v m="$small_steps" \
+    'BEGIN { printf "%.0f", (a - b) * 1024 / (n - m) }') bytes per extra step"
 
 if [ $has_pandas = 0 ]; then
     echo "json + pandas: skipped ($PYTHON has no pandas; make bench installs python3-pandas)"

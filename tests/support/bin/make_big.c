@@ -5,16 +5,22 @@
  * TRACE, the same regions are also written as a Chrome trace JSON (complete
  * "X" events in microseconds, as trace exporters write them), so that the
  * benchmark can compare with a json + pandas script over the same run.
- * Seeded: the same arguments give the same bytes.
- * usage: make_big EVENTS OUT.prof [TRACE.json] */
+ * With -s STEPS, the model is made as many layers deep as it takes to
+ * spread the events over about STEPS steps (the benchmark compares memory
+ * at 1 and at 10 million events over the same steps). Seeded: the same
+ * arguments give the same bytes.
+ * usage: make_big [-s STEPS] EVENTS OUT.prof [TRACE.json] */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "synth.h"
 
 #define US ((uint64_t)1000)
-#define LAYERS 24
+#define LAYERS 24       /* by default */
+#define STEP_EVENTS 13  /* events of a step outside its layers (a tenth has a sync) */
+#define LAYER_EVENTS 6  /* forward: 4 leaves and the layer; backward: one */
 
 typedef struct big {
     synth *s;
@@ -22,6 +28,8 @@ typedef struct big {
     FILE *trace;
     uint64_t events;
     int first_trace;
+    int layers;
+    char (*names)[24]; /* "layer.N" */
 } big;
 
 static const char *const kind_names[] = { "compute", "data", "sync", "comm", "io" };
@@ -52,14 +60,11 @@ static uint64_t leaf(big *b, const char *name, prof_kind kind, uint32_t depth, u
 
 static uint64_t layer(big *b, int i, uint64_t t0)
 {
-    static char names[LAYERS][24];
-    if (!names[i][0])
-        snprintf(names[i], sizeof names[i], "layer.%d", i);
     uint64_t t = leaf(b, "layer_norm", PROF_KIND_COMPUTE, 2, t0, 40);
     t = leaf(b, "attention", PROF_KIND_COMPUTE, 2, t, 350);
     t = leaf(b, "layer_norm", PROF_KIND_COMPUTE, 2, t, 40);
     t = leaf(b, "mlp", PROF_KIND_COMPUTE, 2, t, 200);
-    region(b, names[i], PROF_KIND_COMPUTE, 1, t0, t - t0 + 5 * US);
+    region(b, b->names[i], PROF_KIND_COMPUTE, 1, t0, t - t0 + 5 * US);
     return t + 5 * US;
 }
 
@@ -69,12 +74,12 @@ static uint64_t step(big *b, uint64_t number, uint64_t t0)
     region(b, "data_loading", PROF_KIND_DATA, 0, t0, t - t0);
     uint64_t f0 = t;
     t = leaf(b, "embedding", PROF_KIND_COMPUTE, 1, t, 120);
-    for (int i = 0; i < LAYERS; i++)
+    for (int i = 0; i < b->layers; i++)
         t = layer(b, i, t);
     t = leaf(b, "loss", PROF_KIND_COMPUTE, 1, t, 60);
     region(b, "forward", PROF_KIND_COMPUTE, 0, f0, t - f0);
     uint64_t k0 = t;
-    for (int i = LAYERS - 1; i >= 0; i--)
+    for (int i = b->layers - 1; i >= 0; i--)
         t = leaf(b, "backward_layer", PROF_KIND_COMPUTE, 1, t, 1100);
     region(b, "backward", PROF_KIND_COMPUTE, 0, k0, t - k0);
     if (number % 10 == 9)
@@ -94,12 +99,31 @@ static uint64_t step(big *b, uint64_t number, uint64_t t0)
 
 int main(int argc, char **argv)
 {
+    uint64_t steps = 0;
+    if (argc >= 3 && strcmp(argv[1], "-s") == 0) {
+        steps = strtoull(argv[2], NULL, 10);
+        argc -= 2;
+        argv += 2;
+    }
     if (argc < 3 || argc > 4) {
-        fputs("usage: make_big EVENTS OUT.prof [TRACE.json]\n", stderr);
+        fputs("usage: make_big [-s STEPS] EVENTS OUT.prof [TRACE.json]\n", stderr);
         return 2;
     }
     uint64_t want = strtoull(argv[1], NULL, 10);
-    big b = { synth_open(argv[2], NULL), { 42 }, NULL, 0, 1 };
+    int layers = LAYERS;
+    if (steps) {
+        double per_step = (double)want / (double)steps;
+        layers = (int)((per_step - STEP_EVENTS) / LAYER_EVENTS + 0.5);
+        layers = layers < 1 ? 1 : layers > 100000 ? 100000 : layers;
+    }
+    char (*names)[24] = calloc((size_t)layers, sizeof *names);
+    if (!names) {
+        fputs("make_big: out of memory\n", stderr);
+        return 1;
+    }
+    for (int i = 0; i < layers; i++)
+        snprintf(names[i], sizeof names[i], "layer.%d", i);
+    big b = { synth_open(argv[2], NULL), { 42 }, NULL, 0, 1, layers, names };
     if (!b.s) {
         fprintf(stderr, "make_big: cannot create '%s'\n", argv[2]);
         return 1;
@@ -125,6 +149,7 @@ int main(int argc, char **argv)
             failed = 1;
         }
     }
+    free(names);
     printf("%" PRIu64 "\n", b.events);
     return failed;
 }
