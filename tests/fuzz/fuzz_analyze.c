@@ -116,11 +116,13 @@ static void analyze(const profile_model *m)
     prof_error err = { PROF_OK, "" };
     analysis_options o;
     analysis_options_default(&o);
+    o.max_points = 4; /* series of a few points are thinned too */
     cJSON *report = report_build(&m, 1, &o, &err);
     CHECK(report != NULL);
     render_report(report);
     cJSON_Delete(report);
 
+    o.max_points = REPORT_POINTS;
     o.top = 0; /* as compare and view build it */
     cJSON *full = report_build(&m, 1, &o, &err);
     CHECK(full != NULL);
