@@ -19,16 +19,18 @@ ROUNDS=3
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/prof-bench-export.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
-# measure NAME COMMAND...: sets NAME_s (wall seconds) and NAME_kib (peak RSS)
+# measure NAME COMMAND...: sets NAME_s (wall seconds) and NAME_kib (peak
+# RSS) from run_measured's "WALL_S CPU_S MAXRSS_KIB STATUS"
 measure() {
     name=$1
     shift
+    # shellcheck disable=SC2046 # four numbers, split on purpose
     set -- $("$BIN/run_measured" "$ROUNDS" "$@")
-    if [ "${3:-1}" -ne 0 ]; then
-        echo "export bench: '$name' failed (status ${3:-?})" >&2
+    if [ "${4:-1}" -ne 0 ]; then
+        echo "export bench: '$name' failed (status ${4:-?})" >&2
         exit 1
     fi
-    eval "${name}_s=$1 ${name}_kib=$2"
+    eval "${name}_s=$1 ${name}_kib=$3"
 }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
