@@ -1,0 +1,41 @@
+#!/bin/sh
+# bench.sh - the reading and export benchmarks of `make bench`
+# (tests/bench/analyze.sh, tests/bench/export.sh) run end to end on a small
+# profile, so that a change to their helpers (make_big, run_measured,
+# prof_frames.py) cannot leave `make bench` broken until someone runs it.
+# The figures themselves mean nothing at this size and are not checked.
+# Plain build only: the benchmarks measure the plain prof in $B.
+# Run from the repository root with PROF, TEST_BIN and B, as tests/run.sh does.
+. "$(dirname "$0")/../support/cli_lib.sh"
+case "$PROF" in
+*/asan/*) exit 0 ;;
+esac
+
+cli_tmp bench
+
+# bench NAME SCRIPT LINE...: the script succeeds and prints every LINE
+bench() {
+    name=$1
+    script=$2
+    shift 2
+    BENCH_EVENTS=20000 B=${B:-build} TMPDIR=$tmp sh "$script" >"$out" 2>"$err"
+    rc=$?
+    if [ $rc -ne 0 ]; then
+        not_ok "$name" "exit $rc: $(tail -n 3 "$err")"
+        return
+    fi
+    for line in "$@"; do
+        if ! grep -qF -- "$line" "$out"; then
+            not_ok "$name" "no '$line' in: $(head -c 600 "$out")"
+            return
+        fi
+    done
+    ok "$name"
+}
+
+bench bench-analyze tests/bench/analyze.sh "prof analyze / zstd -d:" "(target <= 2)" \
+    "peak RSS" "bytes per extra step" "json + pandas"
+bench bench-export tests/bench/export.sh "throughput:" "Chrome trace / .prof size:" \
+    "(target about 1)"
+
+[ $fails -eq 0 ]
