@@ -24,9 +24,21 @@
 typedef struct mb_fnode {
     uint32_t op;
     uint32_t first_child, next_sibling; /* pool indexes or MODEL_NONE */
+    uint64_t gen;                       /* its children's list in the floating index, 0 none */
     uint64_t calls, incl_ns, self_ns;
     uint64_t min_start, max_end;        /* span of the merged calls    */
 } mb_fnode;
+
+/* The floating index: which node of a long list of floating nodes (a
+ * node's children, a level) has an operation; short lists are searched.
+ * A list is named by a generation number, given when a search finds it
+ * long and never reused, so the entries of lists that are gone never
+ * match again and are simply dropped when the index is rebuilt from the
+ * live lists. */
+typedef struct mb_fslot {
+    uint64_t gen;                       /* 0: empty                    */
+    uint32_t op, node;
+} mb_fslot;
 
 typedef struct mb_recent {                /* a region that already arrived */
     uint64_t start, end;
@@ -42,6 +54,7 @@ typedef struct mb_thread {
     uint32_t nlevels;      /* allocated                                                 */
     uint32_t top;          /* levels at and above top are empty                          */
     uint64_t *level_ops;   /* by depth: bit op % 64 set for each op in levels[depth]      */
+    uint64_t *level_gen;   /* by depth: levels[depth] in the floating index, 0 none       */
     mb_recent recent[MB_RECENT];
     uint32_t nrecent, next_recent;
     mb_sync *syncs;        /* in arrival order                                           */
@@ -90,6 +103,9 @@ typedef struct model_builder {
     mb_fnode *pool;        /* floating nodes; free ones linked by next_sibling */
     size_t npool, cap_pool, live;
     uint32_t free_node;
+    mb_fslot *fidx;        /* the floating index, open addressing            */
+    size_t fidx_cap, fidx_used;
+    uint64_t next_gen;
     mb_gpu *gpu;           /* parallel to m->gpus                             */
     size_t *series_cap;    /* parallel to m->series: allocated samples        */
     size_t cap_series_cap, cap_bgpus;

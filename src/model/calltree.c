@@ -9,7 +9,10 @@
  * node per path below a parent that has not arrived), so a long outermost
  * region wrapping the whole run holds one node per distinct path below it,
  * not one per event. A region of depth 0 has no parent to wait for: it and
- * everything it adopted go into the thread's tree at once.
+ * everything it adopted go into the thread's tree at once. Finding the
+ * node of an operation in a waiting list is a short search, or, in a list
+ * found long (a parent of hundreds of distinct children), a lookup in the
+ * floating index, so that time stays linear in the events.
  *
  * Waiting regions whose parent never comes are attached to the thread's
  * root: those still waiting at the end of a cut-short file (their parent
@@ -61,19 +64,109 @@ static void fnode_free(model_builder *b, uint32_t i)
     b->live--;
 }
 
-/* The floating node of op among the first FNODE_SCAN of list (newest
- * first), or MODEL_NONE. The search is bounded because a parent with
- * hundreds of distinct children (a model of 260 layers) made it quadratic
- * in them. Not finding a node that lies further on only makes a second
- * node of the same operation in the list: both attach to the same tree
- * node in the end (mb_node_child merges them), so the tree and every time
- * are the same; only more nodes wait. */
-#define FNODE_SCAN 32
-static uint32_t fnode_find(const model_builder *b, uint32_t list, uint32_t op)
+/* ---- the floating index (build.h) ----------------------------------------------
+ * Every list searched node by node made a parent with hundreds of distinct
+ * children (a model of 260 layers) quadratic in them; lists of up to
+ * FLIST_SCAN nodes, most of them, are still searched. */
+
+#define FLIST_SCAN 8
+
+static size_t fidx_slot(uint64_t gen, uint32_t op, size_t cap)
 {
-    for (int k = 0; k < FNODE_SCAN && list != MODEL_NONE; k++, list = b->pool[list].next_sibling)
-        if (b->pool[list].op == op)
-            return list;
+    uint64_t h = (gen ^ (uint64_t)op << 40 ^ op) * 0x9E3779B97F4A7C15ull;
+    return (size_t)(h >> (64 - __builtin_ctzll(cap)));
+}
+
+/* The node of op in the list named gen, or MODEL_NONE. */
+static uint32_t fidx_find(const model_builder *b, uint64_t gen, uint32_t op)
+{
+    size_t mask = b->fidx_cap - 1;
+    for (size_t k = fidx_slot(gen, op, b->fidx_cap); b->fidx[k].gen; k = (k + 1) & mask)
+        if (b->fidx[k].gen == gen && b->fidx[k].op == op)
+            return b->fidx[k].node;
+    return MODEL_NONE;
+}
+
+/* Records node as op's in the list named gen. Room was made beforehand
+ * (fidx_reserve), so this cannot fail. */
+static void fidx_put(model_builder *b, uint64_t gen, uint32_t op, uint32_t node)
+{
+    size_t mask = b->fidx_cap - 1, k = fidx_slot(gen, op, b->fidx_cap);
+    while (b->fidx[k].gen && !(b->fidx[k].gen == gen && b->fidx[k].op == op))
+        k = (k + 1) & mask;
+    if (!b->fidx[k].gen)
+        b->fidx_used++;
+    b->fidx[k] = (mb_fslot){ gen, op, node };
+}
+
+/* Enters the list at head under gen (0: not indexed), and below it every
+ * indexed list of its nodes' children. */
+static void fidx_put_tree(model_builder *b, uint64_t gen, uint32_t head)
+{
+    for (; head != MODEL_NONE; head = b->pool[head].next_sibling) {
+        if (gen)
+            fidx_put(b, gen, b->pool[head].op, head);
+        fidx_put_tree(b, b->pool[head].gen, b->pool[head].first_child);
+    }
+}
+
+/* What one region can add to the index: its node, a list that grows
+ * long, the children it brings. */
+static size_t fidx_room(const model_builder *b)
+{
+    return 2 * (b->live + 1) + FLIST_SCAN;
+}
+
+/* Before a region is placed, while every floating node hangs in a level
+ * list: room for fidx_room entries more, the index at most half full.
+ * Short of it, the index is rebuilt from the live lists, which drops the
+ * entries of lists that are gone; a rebuild leaves room for more entries
+ * than there are live nodes, so its cost is spread over at least as many
+ * entries. */
+static int fidx_reserve(model_builder *b)
+{
+    size_t room = fidx_room(b);
+    if (2 * (b->fidx_used + room) <= b->fidx_cap)
+        return 0;
+    size_t cap = 1024;
+    while (cap < 4 * room)
+        cap *= 2;
+    if (cap != b->fidx_cap) {
+        mb_fslot *v = calloc(cap, sizeof *v);
+        if (!v)
+            return -1;
+        free(b->fidx);
+        b->fidx = v;
+        b->fidx_cap = cap;
+    } else {
+        memset(b->fidx, 0, cap * sizeof *b->fidx);
+    }
+    b->fidx_used = 0;
+    for (uint32_t i = 0; i < b->m->nthreads; i++) {
+        const mb_thread *t = &b->threads[i];
+        for (uint32_t d = 0; d < t->top; d++)
+            if (t->levels[d] != MODEL_NONE)
+                fidx_put_tree(b, t->level_gen[d], t->levels[d]);
+    }
+    return 0;
+}
+
+/* op's node in the list at head, named *gen in the index (0: not in it).
+ * A list found longer than FLIST_SCAN is entered in the index, under a
+ * new name, for the searches to come. */
+static uint32_t flist_find(model_builder *b, uint32_t head, uint64_t *gen, uint32_t op)
+{
+    if (*gen)
+        return fidx_find(b, *gen, op);
+    uint32_t n = 0;
+    for (uint32_t k = head; k != MODEL_NONE; k = b->pool[k].next_sibling, n++)
+        if (b->pool[k].op == op)
+            return k;
+    if (n > FLIST_SCAN) {
+        *gen = ++b->next_gen;
+        for (uint32_t k = head; k != MODEL_NONE; k = b->pool[k].next_sibling)
+            fidx_put(b, *gen, b->pool[k].op, k);
+    }
     return MODEL_NONE;
 }
 
@@ -81,12 +174,14 @@ static uint32_t fnode_find(const model_builder *b, uint32_t list, uint32_t op)
 static void fnode_merge(model_builder *b, uint32_t parent, uint32_t list)
 {
     while (list != MODEL_NONE) {
-        mb_fnode *f = &b->pool[list];
+        mb_fnode *f = &b->pool[list], *p = &b->pool[parent];
         uint32_t next = f->next_sibling;
-        uint32_t same = fnode_find(b, b->pool[parent].first_child, f->op);
+        uint32_t same = flist_find(b, p->first_child, &p->gen, f->op);
         if (same == MODEL_NONE) {
-            f->next_sibling = b->pool[parent].first_child;
-            b->pool[parent].first_child = list;
+            f->next_sibling = p->first_child;
+            p->first_child = list;
+            if (p->gen)
+                fidx_put(b, p->gen, f->op, list);
         } else {
             mb_fnode *g = &b->pool[same];
             g->calls += f->calls;
@@ -137,9 +232,13 @@ static int levels_reserve(mb_thread *t, uint32_t n)
     if (!ops)
         return -1;
     t->level_ops = ops;
+    uint64_t *gens = realloc(t->level_gen, c * sizeof *gens);
+    if (!gens)
+        return -1;
+    t->level_gen = gens;
     for (uint32_t i = t->nlevels; i < c; i++) {
         v[i] = MODEL_NONE;
-        ops[i] = 0;
+        ops[i] = gens[i] = 0;
     }
     t->nlevels = c;
     return 0;
@@ -159,16 +258,22 @@ static int orphans_to_root(model_builder *b, uint32_t tpos, uint32_t from)
     return 0;
 }
 
+/* The children a region adopted: a list of floating nodes. */
+typedef struct adopted {
+    uint32_t head;
+    uint64_t gen;          /* the list's name in the floating index, 0 none */
+    uint64_t ns;           /* their total time                             */
+} adopted;
+
 /* Takes what waits at level d + 1 for a region that began at start: its
- * children into *kids (their total time into *child_ns); orphans, whose
- * every call ended before it began, to the root. */
-static int adopt(model_builder *b, uint32_t tpos, uint32_t level, uint64_t start, uint32_t *kids,
-                 uint64_t *child_ns)
+ * children into *kids; orphans, whose every call ended before it began,
+ * to the root. The children keep the level's name in the floating index
+ * when they are its whole list (no orphan was taken out of it). */
+static int adopt(model_builder *b, uint32_t tpos, uint32_t level, uint64_t start, adopted *kids)
 {
     mb_thread *t = &b->threads[tpos];
     uint32_t list = level < t->top ? t->levels[level] : MODEL_NONE, orphans = MODEL_NONE;
-    *kids = MODEL_NONE;
-    *child_ns = 0;
+    *kids = (adopted){ MODEL_NONE, list != MODEL_NONE ? t->level_gen[level] : 0, 0 };
     if (level < t->top) {
         t->levels[level] = MODEL_NONE;
         t->level_ops[level] = 0;
@@ -179,10 +284,11 @@ static int adopt(model_builder *b, uint32_t tpos, uint32_t level, uint64_t start
         if (f->min_start < start && f->max_end <= start) {
             f->next_sibling = orphans;
             orphans = list;
+            kids->gen = 0; /* the index still lists the orphans under that name */
         } else {
-            *child_ns += f->incl_ns;
-            f->next_sibling = *kids;
-            *kids = list;
+            kids->ns += f->incl_ns;
+            f->next_sibling = kids->head;
+            kids->head = list;
         }
         list = next;
     }
@@ -320,28 +426,35 @@ static int place_outermost(model_builder *b, uint32_t tpos, uint32_t op, uint64_
 /* A nested region: merged into the floating node of its operation at its
  * level, to wait for its parent. */
 static int place_nested(model_builder *b, uint32_t tpos, uint32_t d, uint32_t op, uint64_t s,
-                        uint64_t e, uint64_t self, uint32_t kids)
+                        uint64_t e, uint64_t self, const adopted *kids)
 {
     mb_thread *t = &b->threads[tpos];
     uint64_t bit = UINT64_C(1) << (op & 63);
+    int listed = d < t->top && t->levels[d] != MODEL_NONE;
     /* most arrivals of a new path are told apart by the bit alone */
-    uint32_t f = d < t->top && (t->level_ops[d] & bit) ? fnode_find(b, t->levels[d], op)
-                                                       : MODEL_NONE;
+    uint32_t f = listed && (t->level_ops[d] & bit)
+                     ? flist_find(b, t->levels[d], &t->level_gen[d], op) : MODEL_NONE;
     if (f == MODEL_NONE) {
         if ((f = fnode_new(b)) == MODEL_NONE)
             return -1;
-        t = &b->threads[tpos];
         mb_fnode *n = &b->pool[f];
         n->op = op;
         n->min_start = s;
-        n->first_child = kids;
-        n->next_sibling = d < t->top ? t->levels[d] : MODEL_NONE;
-        t->level_ops[d] = (d < t->top ? t->level_ops[d] : 0) | bit;
+        n->first_child = kids->head;
+        n->gen = kids->gen; /* a whole level list keeps its entries */
+        if (!listed) {
+            t->level_ops[d] = 0;
+            t->level_gen[d] = 0;
+        }
+        n->next_sibling = listed ? t->levels[d] : MODEL_NONE;
         t->levels[d] = f;
+        t->level_ops[d] |= bit;
+        if (t->level_gen[d])
+            fidx_put(b, t->level_gen[d], op, f);
     } else {
         if (s < b->pool[f].min_start)
             b->pool[f].min_start = s;
-        fnode_merge(b, f, kids);
+        fnode_merge(b, f, kids->head);
     }
     mb_fnode *n = &b->pool[f];
     n->calls++;
@@ -359,22 +472,22 @@ int mb_region(model_builder *b, uint32_t tpos, const prof_event *ev, uint32_t op
     mb_thread *t = &b->threads[tpos];
     /* A depth past any real nesting is treated as the deepest level kept. */
     uint32_t d = ev->depth < MB_MAX_DEPTH ? ev->depth : MB_MAX_DEPTH - 1;
-    uint64_t s = ev->start_ns, dur = ev->dur_ns, e = s + dur, kid_ns, self;
-    uint32_t kids;
+    uint64_t s = ev->start_ns, dur = ev->dur_ns, e = s + dur, self;
+    adopted kids;
     if (e < s) { /* modulo 2^64 in the format; saturate here */
         e = UINT64_MAX;
         dur = e - s;
     }
-    if (levels_reserve(t, d + 2) < 0 || orphans_to_root(b, tpos, d + 2) < 0 ||
-        adopt(b, tpos, d + 1, s, &kids, &kid_ns) < 0)
+    if (fidx_reserve(b) < 0 || levels_reserve(t, d + 2) < 0 ||
+        orphans_to_root(b, tpos, d + 2) < 0 || adopt(b, tpos, d + 1, s, &kids) < 0)
         return -1;
-    self = kid_ns < dur ? dur - kid_ns : 0;
+    self = kids.ns < dur ? dur - kids.ns : 0;
     m->ops[op].self_ns += self;
     if (ev->kind < sizeof m->kind_ns / sizeof m->kind_ns[0])
         m->kind_ns[ev->kind] += self;
     m->threads[tpos].regions++;
-    if (d == 0 ? place_outermost(b, tpos, op, dur, self, kids) < 0
-               : place_nested(b, tpos, d, op, s, e, self, kids) < 0)
+    if (d == 0 ? place_outermost(b, tpos, op, dur, self, kids.head) < 0
+               : place_nested(b, tpos, d, op, s, e, self, &kids) < 0)
         return -1;
     t = &b->threads[tpos];
     if (t->nsyncs && syncs_on_region(b, t, s, e, d, op, ev->kind) < 0)
@@ -456,8 +569,10 @@ void mb_tree_free(model_builder *b)
     for (size_t i = 0; b->threads && i < b->m->nthreads; i++) {
         free(b->threads[i].levels);
         free(b->threads[i].level_ops);
+        free(b->threads[i].level_gen);
         free(b->threads[i].syncs);
     }
     free(b->threads);
     free(b->pool);
+    free(b->fidx);
 }

@@ -809,6 +809,108 @@ Test(model_profile, demo_profile)
 /* A million region events under one outermost region with ten names: the
  * model holds a node per path and waits with a handful of floating nodes,
  * whatever the number of events. */
+/* The same with hundreds of distinct paths below one waiting parent: a
+ * run-long region around steps of a model 200 layers deep. What waits
+ * stays one node per path, however many steps merge into it, and the
+ * tree is exact. */
+Test(model_profile, memory_follows_paths_with_a_wide_parent)
+{
+    enum { STEPS = 200, LAYERS = 200 };
+    const char *path = fu_path("wide-run.prof");
+    synth *s = synth_open(path, NULL);
+    cr_assert_not_null(s);
+    char name[32];
+    uint64_t t = 0;
+    for (int i = 0; i < STEPS; i++) {
+        uint64_t s0 = t;
+        for (int k = 0; k < LAYERS; k++) {
+            snprintf(name, sizeof name, "layer.%d", k);
+            synth_region(s, 0, "matmul", PROF_KIND_COMPUTE, 4, t + 1, 6);
+            synth_region(s, 0, name, PROF_KIND_COMPUTE, 3, t, 10);
+            t += 10;
+        }
+        synth_region(s, 0, "forward", PROF_KIND_COMPUTE, 2, s0, t - s0);
+        t += 3;
+        synth_region(s, 0, "step", PROF_KIND_COMPUTE, 1, s0, t - s0);
+        t += 3;
+    }
+    synth_region(s, 0, "run", PROF_KIND_COMPUTE, 0, 0, t);
+    close_ok(s);
+
+    profile_model m;
+    load(path, &m);
+    cr_assert_eq(m.nnodes, 1u + 3u + 2u * LAYERS, "the root and one node per path");
+    /* the paths once, and one step's subtree as it merges into them */
+    cr_assert_leq(m.peak_pending_nodes, 2u * (2u + 2u * LAYERS), "waiting: %zu floating nodes",
+                  m.peak_pending_nodes);
+    cr_assert_eq(node_at(&m, 0, "run/step/forward")->calls, (uint64_t)STEPS);
+    for (int k = 0; k < LAYERS; k += 41) {
+        char p2[64];
+        snprintf(p2, sizeof p2, "run/step/forward/layer.%d/matmul", k);
+        const model_node *n = node_at(&m, 0, p2);
+        cr_assert(n, "%s", p2);
+        cr_assert_eq(n->calls, (uint64_t)STEPS);
+        cr_assert_eq(n->incl_ns, (uint64_t)STEPS * 6);
+    }
+    cr_assert_eq(op(&m, "layer.7")->self_ns, (uint64_t)STEPS * 4);
+    cr_assert_eq(op(&m, "forward")->self_ns, 0u);
+    cr_assert_eq(op(&m, "step")->self_ns, (uint64_t)STEPS * 3);
+    cr_assert_eq(op(&m, "run")->self_ns, (uint64_t)STEPS * 3);
+    profile_model_free(&m);
+}
+
+/* Orphans taken out of a long waiting list (their parent was not kept)
+ * go to the root; the rest of the list goes with its parent, and a
+ * parent's long list of children still merges by operation. */
+Test(model_profile, orphans_out_of_a_long_list)
+{
+    enum { KIDS = 20 };
+    const char *path = fu_path("long-orphans.prof");
+    synth *s = synth_open(path, NULL);
+    cr_assert_not_null(s);
+    char name[32];
+    uint64_t t = 0;
+    for (int k = 0; k < KIDS; k++) { /* a parent that sampling skipped */
+        snprintf(name, sizeof name, "orphan.%d", k);
+        synth_region(s, 0, name, PROF_KIND_COMPUTE, 2, t, 10);
+        t += 10;
+    }
+    for (int round = 0; round < 2; round++) { /* two calls of a recorded parent */
+        uint64_t p0 = t + 100;
+        t = p0;
+        for (int k = KIDS - 1; k >= 0; k--) {
+            snprintf(name, sizeof name, "op.%d", k);
+            synth_region(s, 0, name, PROF_KIND_COMPUTE, 2, t, 10);
+            t += 10;
+        }
+        if (round == 1) { /* a child not among the first call's */
+            synth_region(s, 0, "extra", PROF_KIND_COMPUTE, 2, t, 10);
+            t += 10;
+        }
+        synth_region(s, 0, "parent", PROF_KIND_COMPUTE, 1, p0, t - p0 + 1);
+        t += 1;
+    }
+    synth_region(s, 0, "run", PROF_KIND_COMPUTE, 0, 0, t);
+    close_ok(s);
+
+    profile_model m;
+    load(path, &m);
+    cr_assert_eq(op(&m, "parent")->self_ns, 2u, "only its own children are subtracted");
+    cr_assert_eq(node_at(&m, 0, "run/parent")->calls, 2u);
+    cr_assert_eq(node_at(&m, 0, "run/parent/extra")->calls, 1u);
+    for (int k = 0; k < KIDS; k++) {
+        char root[32], under[48];
+        snprintf(root, sizeof root, "orphan.%d", k);
+        snprintf(under, sizeof under, "run/parent/op.%d", k);
+        const model_node *r = node_at(&m, 0, root), *u = node_at(&m, 0, under);
+        cr_assert(r && u, "%s", root);
+        cr_assert_eq(r->calls, 1u, "%s: the orphan at the root", root);
+        cr_assert_eq(u->calls, 2u, "%s: both calls under the parent", under);
+    }
+    cr_assert_eq(m.nnodes, 1u + 2u + KIDS + 1u + KIDS, "one node per path");
+    profile_model_free(&m);
+}
+
 Test(model_profile, memory_follows_paths_not_events, .timeout = 120)
 {
     static const char *const leaves[] = { "l0", "l1", "l2", "l3", "l4", "l5", "l6" };
