@@ -140,6 +140,14 @@ void prof_reader_version(const prof_reader *r, unsigned *major, unsigned *minor)
  * prof_reader_error(). */
 int prof_reader_next(prof_reader *r, prof_event *ev);
 
+/* The next events in file order, as many as are decoded already (one or
+ * more), without copying them: *events points into the reader and stays
+ * valid until the next call on r. The events, status and errors are those
+ * of as many prof_reader_next() calls, and the two can be mixed.
+ * @return 1 with *events and *count; 0 at the end; -1 on an error, as
+ * prof_reader_next(). */
+int prof_reader_next_batch(prof_reader *r, const prof_event **events, size_t *count);
+
 /* The last error (code PROF_OK when none). */
 const prof_error *prof_reader_error(const prof_reader *r);
 

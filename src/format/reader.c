@@ -1026,30 +1026,65 @@ static int thread_table_set(prof_reader *r, uint32_t t, const char *name, uint64
     return 0;
 }
 
-int prof_reader_next(prof_reader *r, prof_event *ev)
+/* What handing out ev records: a thread's name, dropped and counted
+ * events. -1 out of memory. */
+static int event_taken(prof_reader *r, const prof_event *ev)
+{
+    if (ev->type == PROF_EV_THREAD) /* definitions are not events */
+        return thread_table_set(r, ev->thread, ev->name, ev->value);
+    if (ev->type == PROF_EV_DROPPED)
+        r->st.dropped_events += ev->value;
+    r->st.events++;
+    return 0;
+}
+
+/* Makes r->cur a batch with events left. 1, or 0 at the end or -1 on an
+ * error, as prof_reader_next(). */
+static int events_ready(prof_reader *r)
 {
     for (;;) {
         if (r->done)
             return r->err.code ? -1 : 0;
         batch *it = r->cur;
-        if (it && r->next_event < it->nevents) {
-            *ev = it->events[r->next_event++];
-            if (ev->type == PROF_EV_THREAD) { /* definitions are not events */
-                if (thread_table_set(r, ev->thread, ev->name, ev->value) < 0)
-                    return reader_corrupt(r, "out of memory for thread 0x", ev->thread);
-                return 1;
-            }
-            if (ev->type == PROF_EV_DROPPED)
-                r->st.dropped_events += ev->value;
-            r->st.events++;
+        if (it && r->next_event < it->nevents)
             return 1;
-        }
         if (it && it->bad_what)
             return reader_corrupt(r, it->bad_what, it->bad_v);
         int rc = reader_load_batch(r);
         if (rc <= 0)
             return rc;
     }
+}
+
+int prof_reader_next(prof_reader *r, prof_event *ev)
+{
+    int rc = events_ready(r);
+    if (rc <= 0)
+        return rc;
+    *ev = r->cur->events[r->next_event];
+    if (event_taken(r, ev) < 0)
+        return reader_corrupt(r, "out of memory for thread 0x", ev->thread);
+    r->next_event++;
+    return 1;
+}
+
+int prof_reader_next_batch(prof_reader *r, const prof_event **events, size_t *count)
+{
+    int rc = events_ready(r);
+    if (rc <= 0)
+        return rc;
+    const batch *it = r->cur;
+    size_t first = r->next_event, i = first;
+    for (; i < it->nevents; i++)
+        if (event_taken(r, &it->events[i]) < 0) {
+            if (i == first)
+                return reader_corrupt(r, "out of memory for thread 0x", it->events[i].thread);
+            break; /* those before it now; the next call meets it again */
+        }
+    r->next_event = (uint32_t)i;
+    *events = &it->events[first];
+    *count = i - first;
+    return 1;
 }
 
 const char *prof_reader_metadata(const prof_reader *r)

@@ -447,9 +447,9 @@ static prof_err model_build(prof_reader *r, profile_model *m, model_progress_fn 
                             void *arg, prof_error *err)
 {
     model_builder b;
-    prof_event ev;
+    const prof_event *evs;
+    size_t nevs, n = 0;
     uint64_t last_blocks = 0;
-    unsigned n = 0;
     int rc;
     memset(&b, 0, sizeof b);
     b.m = m;
@@ -461,11 +461,14 @@ static prof_err model_build(prof_reader *r, profile_model *m, model_progress_fn 
         goto nomem;
     metadata_parse(m);
     progress_report(r, progress, arg, &last_blocks, 1);
-    while ((rc = prof_reader_next(r, &ev)) == 1) {
-        if (event_add(&b, &ev) < 0)
-            goto nomem;
-        if (++n % PROGRESS_EVENTS == 0)
+    while ((rc = prof_reader_next_batch(r, &evs, &nevs)) == 1) {
+        for (size_t i = 0; i < nevs; i++)
+            if (event_add(&b, &evs[i]) < 0)
+                goto nomem;
+        if ((n += nevs) >= PROGRESS_EVENTS) {
+            n = 0;
             progress_report(r, progress, arg, &last_blocks, 0);
+        }
     }
     if (rc < 0) { /* damage in a file that was closed cleanly */
         if (err)

@@ -18,6 +18,31 @@
 #include "prof_reader.h"
 #include "fuzz_util.h"
 
+/* Reads everything again in batches: the same events, status and end as
+ * one event at a time (rc, st, n: what that read gave). */
+static void read_batches(const uint8_t *data, size_t size, int rc, const prof_read_status *st,
+                         uint64_t n)
+{
+    prof_reader *r = NULL;
+    prof_error err = { PROF_OK, "" };
+    CHECK(prof_reader_open_memory(data, size, &r, &err) == PROF_OK);
+    const prof_event *evs;
+    size_t count;
+    uint64_t all = 0;
+    int brc;
+    while ((brc = prof_reader_next_batch(r, &evs, &count)) == 1) {
+        CHECK(count > 0);
+        all += count;
+        CHECK(evs[count - 1].name != NULL);
+    }
+    CHECK(brc == rc);
+    CHECK(all == n);
+    prof_read_status bst;
+    prof_reader_status(r, &bst);
+    CHECK(memcmp(&bst, st, sizeof bst) == 0);
+    prof_reader_close(r);
+}
+
 /* Reads everything; returns 1 when the input opened. */
 static int read_all(const uint8_t *data, size_t size)
 {
@@ -25,7 +50,7 @@ static int read_all(const uint8_t *data, size_t size)
     prof_error err = { PROF_OK, "" };
     prof_event ev;
     prof_read_status st;
-    uint64_t events = 0;
+    uint64_t events = 0, handed = 0;
     int rc;
     prof_err e = prof_reader_open_memory(data, size, &r, &err);
     if (e != PROF_OK) {
@@ -39,6 +64,7 @@ static int read_all(const uint8_t *data, size_t size)
     CHECK(major == PF_VERSION_MAJOR);
     CHECK(strlen(prof_reader_metadata(r)) <= size);
     while ((rc = prof_reader_next(r, &ev)) == 1) {
+        handed++;
         CHECK(ev.name != NULL);
         CHECK(ev.type >= PROF_EV_REGION && ev.type <= PROF_EV_THREAD);
         CHECK(strcmp(prof_event_type_name(ev.type), "unknown") != 0);
@@ -70,6 +96,7 @@ static int read_all(const uint8_t *data, size_t size)
     if (st.clean)
         CHECK(st.bytes_read == size);
     prof_reader_close(r);
+    read_batches(data, size, rc, &st, handed);
     return 1;
 }
 

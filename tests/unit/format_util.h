@@ -142,7 +142,50 @@ static inline void fu_drain(prof_reader *r, fu_list *l)
     prof_reader_close(r);
 }
 
-/* Opens bytes in memory and reads them all. Returns the open result. */
+/* As fu_drain, through prof_reader_next_batch(), with a prof_reader_next()
+ * after every third batch: both must hand out the same events, status
+ * and errors. */
+static inline void fu_drain_batch(prof_reader *r, fu_list *l)
+{
+    const prof_event *evs;
+    prof_event ev;
+    size_t n, calls = 0;
+    int rc;
+    memset(l, 0, sizeof *l);
+    l->meta = strdup(prof_reader_metadata(r));
+    prof_reader_version(r, &l->major, &l->minor);
+    for (;;) {
+        if (++calls % 4 == 0) {
+            if ((rc = prof_reader_next(r, &ev)) != 1)
+                break;
+            fu_push(l, &ev, ev.name);
+            continue;
+        }
+        if ((rc = prof_reader_next_batch(r, &evs, &n)) != 1)
+            break;
+        cr_assert_gt(n, 0u, "a batch of no events");
+        for (size_t i = 0; i < n; i++) {
+            cr_assert_not_null(evs[i].name, "event %zu has a NULL name", l->n);
+            fu_push(l, &evs[i], evs[i].name);
+        }
+        cr_assert_lt(calls, (size_t)100000000, "reader does not stop");
+    }
+    cr_assert(rc == 0 || rc == -1, "the reader returned %d", rc);
+    l->rc = rc;
+    cr_assert_eq(prof_reader_next_batch(r, &evs, &n), rc, "second call after the end differs");
+    prof_reader_status(r, &l->st);
+    l->err = *prof_reader_error(r);
+    if (rc < 0)
+        cr_assert_neq(l->err.code, PROF_OK, "-1 without an error code");
+    else
+        cr_assert_eq(l->err.code, PROF_OK, "0 with error %d: %s", l->err.code, l->err.message);
+    prof_reader_close(r);
+}
+
+/* Opens bytes in memory and reads them all, through fu_drain_batch, so
+ * that every test comparing a file's events with the same bytes' from
+ * memory also compares the batch and the one-event calls. Returns the
+ * open result. */
 static inline prof_err fu_read_mem(const void *data, size_t size, fu_list *l, prof_error *err)
 {
     prof_reader *r = NULL;
@@ -153,7 +196,7 @@ static inline prof_err fu_read_mem(const void *data, size_t size, fu_list *l, pr
         return e;
     }
     cr_assert_not_null(r);
-    fu_drain(r, l);
+    fu_drain_batch(r, l);
     return PROF_OK;
 }
 
