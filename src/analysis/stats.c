@@ -237,9 +237,11 @@ size_t stats_decimate(const void *series, size_t n, stats_value_fn value, size_t
 {
     if (max < 2 || n <= max)
         return n;
-    size_t runs = max / 2, kept = 0;
+    /* the ends, and between them (max - 2) / 2 runs of at least two points */
+    size_t inner = n - 2, runs = (max - 2) / 2, kept = 0;
+    keep[kept++] = 0;
     for (size_t r = 0; r < runs; r++) {
-        size_t a = r * n / runs, b = (r + 1) * n / runs, lo = a, hi = a;
+        size_t a = 1 + r * inner / runs, b = 1 + (r + 1) * inner / runs, lo = a, hi = a;
         double vlo = value(series, a), vhi = vlo;
         for (size_t i = a + 1; i < b; i++) {
             double v = value(series, i);
@@ -255,5 +257,6 @@ size_t stats_decimate(const void *series, size_t n, stats_value_fn value, size_t
         if (lo != hi)
             keep[kept++] = lo < hi ? hi : lo;
     }
+    keep[kept++] = n - 1;
     return kept;
 }

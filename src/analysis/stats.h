@@ -59,12 +59,13 @@ size_t stats_warmup(size_t n);
 typedef double (*stats_value_fn)(const void *series, size_t i);
 
 /* Which of a series' n points a chart of at most max points keeps (min-max
- * decimation): the series is cut into max / 2 runs of consecutive points
- * and of each run the lowest and the highest point survive, so spikes and
- * dips stay visible and memory stays bounded however long the run was.
- * Writes the kept indexes, ascending, to keep (room for max) and returns
- * their count. When n <= max or max < 2 nothing is dropped: returns n and
- * leaves keep alone (the caller walks 0..n-1). */
+ * decimation): the first and the last point, and between them, cut into
+ * (max - 2) / 2 runs of consecutive points, the lowest and the highest of
+ * each run, so spikes and dips stay visible, the chart spans the whole
+ * series and memory stays bounded however long the run was. Writes the
+ * kept indexes, ascending, to keep (room for max) and returns their
+ * count. When n <= max or max < 2 nothing is dropped: returns n and leaves
+ * keep alone (the caller walks 0..n-1). */
 size_t stats_decimate(const void *series, size_t n, stats_value_fn value, size_t max,
                       size_t *keep);
 

@@ -161,6 +161,9 @@ Test(analysis_report, long_series_are_decimated_to_the_point_limit)
         cr_assert(au_num(st, "number") > last, "steps stay in order");
         last = au_num(st, "number");
     }
+    cr_assert_eq(au_num(cJSON_GetArrayItem(sf, 0), "number"),
+                 au_num(cJSON_GetArrayItem(sa, 0), "number"), "the first step is kept");
+    cr_assert_eq(last, au_num(cJSON_GetArrayItem(sa, 299), "number"), "so is the last");
 
     const cJSON *ma = cJSON_GetArrayItem(au_get(all, "memory"), 0);
     const cJSON *mf = cJSON_GetArrayItem(au_get(few, "memory"), 0);
@@ -169,6 +172,9 @@ Test(analysis_report, long_series_are_decimated_to_the_point_limit)
     cr_assert_eq(cJSON_GetArraySize(au_get(ma, "points")), 300);
     cr_assert(cJSON_GetArraySize(au_get(mf, "points")) <= 40);
     cr_assert_eq(au_num(mf, "peak_bytes"), au_num(ma, "peak_bytes"));
+    const cJSON *pf = au_get(mf, "points");
+    cr_assert_eq(au_num(cJSON_GetArrayItem(pf, cJSON_GetArraySize(pf) - 1), "bytes"),
+                 au_num(mf, "final_bytes"), "the series ends at its final value");
     cr_assert_eq(au_num(au_get(mf, "fit"), "slope_bytes_per_step"),
                  au_num(au_get(ma, "fit"), "slope_bytes_per_step"), "the fit uses every point");
     cr_assert_eq(au_num(au_get(mf, "fit"), "points"), au_num(au_get(ma, "fit"), "points"));

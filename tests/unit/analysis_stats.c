@@ -250,6 +250,7 @@ Test(analysis_stats, decimation_keeps_extremes_in_order_and_bounds_the_count)
         dip |= keep[k] == 8765;
     }
     cr_assert(spike && dip, "the spike and the dip survive");
+    cr_assert(keep[0] == 0 && keep[n - 1] == N - 1, "the ends survive");
     /* every run of about N / (MAX / 2) points has a representative */
     for (size_t k = 1; k < n; k++)
         cr_assert(keep[k] - keep[k - 1] < 2 * N / (MAX / 2), "gap at %zu", k);
@@ -263,6 +264,8 @@ Test(analysis_stats, decimation_keeps_short_series_whole)
     cr_assert_eq(stats_decimate(v, 5, series_at, 0, keep), 5, "0: no limit");
     cr_assert_eq(keep[0], 99, "keep untouched when nothing is dropped");
     size_t n = stats_decimate(v, 5, series_at, 4, keep);
-    cr_assert_eq(n, 4, "two runs, lowest and highest of each");
-    cr_assert(keep[0] == 0 && keep[1] == 1 && keep[2] == 3 && keep[3] == 4);
+    cr_assert_eq(n, 4, "the ends, and the lowest and highest between them");
+    cr_assert(keep[0] == 0 && keep[1] == 1 && keep[2] == 2 && keep[3] == 4);
+    cr_assert_eq(stats_decimate(v, 5, series_at, 3, keep), 2, "room for the ends only");
+    cr_assert(keep[0] == 0 && keep[1] == 4);
 }
