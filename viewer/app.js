@@ -615,7 +615,7 @@
   }
   /* the caption of a series the report decimated (prof analyze --points) */
   function thinned(shown, total, what) {
-    return 'Showing ' + fmtNum(shown) + ' of ' + plural(total, what) + ': the lowest and the highest of each run of about ' +
+    return 'Showing ' + fmtNum(shown) + ' of ' + plural(total, what) + ': the first, the last, and the lowest and the highest of each run of about ' +
       fmtNum(Math.round(2 * total / Math.max(2, shown))) + '.';
   }
   function counterChart(col, c) {
@@ -626,6 +626,8 @@
       xKind: 'ns', yKind: 'num', xLabel: 'time since start', yLabel: c.name, yZero: false,
       fmtX: fmtNs, fmtY: fmtNum, title: c.name });
     card.appendChild(h('p', { class: 'chart-caption', text: 'min ' + fmtNum(c.min) + ' · max ' + fmtNum(c.max) + ' · final ' + fmtNum(c.final) }));
+    if (c.samples > (c.points || []).length)
+      card.appendChild(h('p', { class: 'chart-caption thinned', text: thinned((c.points || []).length, c.samples, 'sample') }));
   }
 
   /* ---------- Steps ---------- */
@@ -662,7 +664,7 @@
       if (total > steps.length)
         card.appendChild(h('p', { class: 'chart-caption thinned', text: thinned(steps.length, total, 'step') }));
       const outFinding = (rep.bottlenecks || []).find((b) => b.rule === 'step_outliers');
-      const nOut = total > steps.length && outFinding ? outFinding.count : outl.length;
+      const nOut = total > steps.length ? (outFinding && outFinding.evidence ? outFinding.evidence.count : 0) : outl.length;
       col.appendChild(h('div', { class: 'figures' },
         figure('Mean', fmtNs(st.mean_ns), st.mean_ns, 'summary.step_time.mean_ns'),
         figure('Min', fmtNs(st.min_ns), st.min_ns, 'summary.step_time.min_ns'),

@@ -191,9 +191,16 @@ async function checkLong(p, page) {
   check(p.name + ' steps chart says it is thinned', listed.length < total &&
     stepsCap.includes('Showing ' + listed.length.toLocaleString('en-US') + ' of ' + total.toLocaleString('en-US') + ' steps'), stepsCap);
   await page.click('#tab-memory');
-  const memCaps = await page.$$eval('#panel-memory .thinned', (cs) => cs.map((c) => c.textContent));
+  const memCaps = await page.$$eval('#panel-memory [data-series] .thinned', (cs) => cs.map((c) => c.textContent));
   check(p.name + ' memory charts say they are thinned', memCaps.length === rep.memory.length && memCaps.every((c) => /fit used all/.test(c)),
     JSON.stringify(memCaps));
+  const counterCaps = await page.$$eval('#panel-memory [data-counter] .thinned', (cs) => cs.map((c) => c.textContent));
+  check(p.name + ' counter charts say they are thinned', counterCaps.length === rep.counters.length &&
+    counterCaps.every((c) => c.includes(' of ' + rep.counters[0].samples.toLocaleString('en-US') + ' samples')), JSON.stringify(counterCaps));
+  await page.click('#tab-steps');
+  const outliers = (rep.bottlenecks.find((b) => b.rule === 'step_outliers') || { evidence: { count: 0 } }).evidence.count;
+  const shown = await page.$eval('#panel-steps .figure[data-field="steps.outliers"]', (f) => Number(f.getAttribute('data-raw')));
+  check(p.name + ' outlier count is the whole run\'s', outliers > 0 && shown === outliers, shown + ' shown, ' + outliers + ' found');
   let missing = listed[0] + 1;
   while (listed.includes(missing) || listed.includes(missing + 1)) missing++;
   await page.click('#tab-timeline');

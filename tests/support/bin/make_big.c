@@ -1,7 +1,8 @@
 /* make_big.c - a large, realistic profile for the analyze benchmark: steps
  * of a transformer training loop (nested forward layers, backward,
- * optimizer, a data-loading region, a sync now and then) with two memory
- * samples and a loss counter per step, until about EVENTS events. With
+ * optimizer, a data-loading region, a sync now and then, a checkpoint
+ * saved every 500 steps) with two memory samples and a loss counter per
+ * step, until about EVENTS events. With
  * TRACE, the same regions are also written as a Chrome trace JSON (complete
  * "X" events in microseconds, as trace exporters write them), so that the
  * benchmark can compare with a json + pandas script over the same run.
@@ -88,6 +89,8 @@ static uint64_t step(big *b, uint64_t number, uint64_t t0)
     t = leaf(b, "zero_grad", PROF_KIND_COMPUTE, 1, t, 30);
     t = leaf(b, "adam.update", PROF_KIND_COMPUTE, 1, t, 700);
     region(b, "optimizer_step", PROF_KIND_COMPUTE, 0, o0, t - o0);
+    if (number % 500 == 499) /* a slow step now and then */
+        t = leaf(b, "save_checkpoint", PROF_KIND_IO, 0, t, 120000);
     t += 20 * US;
     synth_step(b->s, 0, number, PROF_STEP_SAMPLED, t0, t - t0);
     synth_memory(b->s, 0, "gpu.allocated", t, (uint64_t)(6e9 + 1e6 * synth_gauss(&b->rng)));
