@@ -108,7 +108,7 @@ echo "  peak RSS $n_deep events over $deep_steps steps / $n_small over $small_st
 echo "  peak RSS $n_big events over $big_steps steps / $n_small over $small_steps:" \
     "$(ratio "$(val prof_big kib)" "$(val prof_small kib)")x, $(awk -v a="$(val prof_big kib)" \
     -v b="$(val prof_small kib)" -v n="$big_steps" -v m="$small_steps" \
-    'BEGIN { printf "%.0f", (a - b) * 1024 / (n - m) }') bytes per extra step"
+    'BEGIN { if (n > m) printf "%.0f", (a - b) * 1024 / (n - m); else printf "-" }') bytes per extra step"
 
 if [ $has_pandas = 0 ]; then
     echo "json + pandas: skipped ($PYTHON has no pandas; make bench installs python3-pandas)"

@@ -155,8 +155,6 @@ Test(model_profile, self_time_and_recursion)
     profile_model_free(&m); /* harmless twice */
 }
 
-/* The same operation under different parents is a different node; two
- * threads have two trees; repeated calls at one path merge. */
 /* Long calls that barely vary: the mean and the variance come out exact
  * where a naive sum of squares would lose every digit (1e24 against a
  * spread of 10). */
@@ -230,6 +228,8 @@ Test(model_profile, wide_parent_keeps_one_node_per_path)
     profile_model_free(&m);
 }
 
+/* The same operation under different parents is a different node; two
+ * threads have two trees; repeated calls at one path merge. */
 Test(model_profile, call_tree_two_threads)
 {
     const char *path = fu_path("tree.prof");
