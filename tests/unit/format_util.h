@@ -115,24 +115,21 @@ static inline void fu_free(fu_list *l)
     memset(l, 0, sizeof *l);
 }
 
-/* Reads every event of an open reader into l and closes it. */
-static inline void fu_drain(prof_reader *r, fu_list *l)
+/* l, empty but for what r tells before reading. */
+static inline void fu_begin(prof_reader *r, fu_list *l)
 {
-    prof_event ev;
-    int rc;
-    size_t guard = 0;
     memset(l, 0, sizeof *l);
     l->meta = strdup(prof_reader_metadata(r));
     prof_reader_version(r, &l->major, &l->minor);
-    while ((rc = prof_reader_next(r, &ev)) == 1) {
-        cr_assert_not_null(ev.name, "event %zu has a NULL name", l->n);
-        fu_push(l, &ev, ev.name);
-        cr_assert_lt(++guard, (size_t)100000000, "reader does not stop");
-    }
-    cr_assert(rc == 0 || rc == -1, "prof_reader_next returned %d", rc);
+}
+
+/* Keeps the end of reading (rc, status, error) in l, checks they agree,
+ * and closes r. again: what asking once more after the end gave. */
+static inline void fu_end(prof_reader *r, fu_list *l, int rc, int again)
+{
+    cr_assert(rc == 0 || rc == -1, "the reader returned %d", rc);
     l->rc = rc;
-    /* The end is sticky: asking again gives the same answer. */
-    cr_assert_eq(prof_reader_next(r, &ev), rc, "second call after the end differs");
+    cr_assert_eq(again, rc, "second call after the end differs"); /* the end is sticky */
     prof_reader_status(r, &l->st);
     l->err = *prof_reader_error(r);
     if (rc < 0)
@@ -140,6 +137,21 @@ static inline void fu_drain(prof_reader *r, fu_list *l)
     else
         cr_assert_eq(l->err.code, PROF_OK, "0 with error %d: %s", l->err.code, l->err.message);
     prof_reader_close(r);
+}
+
+/* Reads every event of an open reader into l and closes it. */
+static inline void fu_drain(prof_reader *r, fu_list *l)
+{
+    prof_event ev;
+    int rc;
+    size_t guard = 0;
+    fu_begin(r, l);
+    while ((rc = prof_reader_next(r, &ev)) == 1) {
+        cr_assert_not_null(ev.name, "event %zu has a NULL name", l->n);
+        fu_push(l, &ev, ev.name);
+        cr_assert_lt(++guard, (size_t)100000000, "reader does not stop");
+    }
+    fu_end(r, l, rc, prof_reader_next(r, &ev));
 }
 
 /* As fu_drain, through prof_reader_next_batch(), with a prof_reader_next()
@@ -151,9 +163,7 @@ static inline void fu_drain_batch(prof_reader *r, fu_list *l)
     prof_event ev;
     size_t n, calls = 0;
     int rc;
-    memset(l, 0, sizeof *l);
-    l->meta = strdup(prof_reader_metadata(r));
-    prof_reader_version(r, &l->major, &l->minor);
+    fu_begin(r, l);
     for (;;) {
         if (++calls % 4 == 0) {
             if ((rc = prof_reader_next(r, &ev)) != 1)
@@ -170,16 +180,7 @@ static inline void fu_drain_batch(prof_reader *r, fu_list *l)
         }
         cr_assert_lt(calls, (size_t)100000000, "reader does not stop");
     }
-    cr_assert(rc == 0 || rc == -1, "the reader returned %d", rc);
-    l->rc = rc;
-    cr_assert_eq(prof_reader_next_batch(r, &evs, &n), rc, "second call after the end differs");
-    prof_reader_status(r, &l->st);
-    l->err = *prof_reader_error(r);
-    if (rc < 0)
-        cr_assert_neq(l->err.code, PROF_OK, "-1 without an error code");
-    else
-        cr_assert_eq(l->err.code, PROF_OK, "0 with error %d: %s", l->err.code, l->err.message);
-    prof_reader_close(r);
+    fu_end(r, l, rc, prof_reader_next_batch(r, &evs, &n));
 }
 
 /* Opens bytes in memory and reads them all, through fu_drain_batch, so
