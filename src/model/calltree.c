@@ -110,8 +110,10 @@ static void fidx_put_tree(model_builder *b, uint64_t gen, uint32_t head)
     }
 }
 
-/* What one region can add to the index: its node, a list that grows
- * long, the children it brings. */
+/* What one region can add to the index. Each live node is entered at
+ * most once per region (when its list is indexed or when it joins an
+ * indexed list), and the region's own node once: live + 1 at most. The
+ * room is twice that and a list's worth more, for margin. */
 static size_t fidx_room(const model_builder *b)
 {
     return 2 * (b->live + 1) + FLIST_SCAN;
@@ -152,22 +154,24 @@ static int fidx_reserve(model_builder *b)
 }
 
 /* op's node in the list at head, named *gen in the index (0: not in it).
- * A list found longer than FLIST_SCAN is entered in the index, under a
- * new name, for the searches to come. */
+ * A list longer than FLIST_SCAN is entered in the index, under a new
+ * name, on the first search that reaches past that, found or not: a long
+ * list whose searches all succeed (the children of one step after
+ * another) would otherwise be searched half through each time. */
 static uint32_t flist_find(model_builder *b, uint32_t head, uint64_t *gen, uint32_t op)
 {
-    if (*gen)
-        return fidx_find(b, *gen, op);
-    uint32_t n = 0;
-    for (uint32_t k = head; k != MODEL_NONE; k = b->pool[k].next_sibling, n++)
-        if (b->pool[k].op == op)
-            return k;
-    if (n > FLIST_SCAN) {
+    if (!*gen) {
+        uint32_t k = head;
+        for (uint32_t n = 0; k != MODEL_NONE && n < FLIST_SCAN; k = b->pool[k].next_sibling, n++)
+            if (b->pool[k].op == op)
+                return k;
+        if (k == MODEL_NONE)
+            return MODEL_NONE;
         *gen = ++b->next_gen;
-        for (uint32_t k = head; k != MODEL_NONE; k = b->pool[k].next_sibling)
+        for (k = head; k != MODEL_NONE; k = b->pool[k].next_sibling)
             fidx_put(b, *gen, b->pool[k].op, k);
     }
-    return MODEL_NONE;
+    return fidx_find(b, *gen, op);
 }
 
 /* Merges the floating list into the children of floating node parent. */
