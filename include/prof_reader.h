@@ -173,10 +173,11 @@ void prof_reader_status(const prof_reader *r, prof_read_status *st);
  * Steps, marks, memory samples and counters are events like the others:
  * those outside the window may be missing.
  *
- * Call it after opening, before the first prof_reader_next(): once reading
- * has begun it has no effect. Calling it again replaces the window. Once a
- * block was skipped, prof_read_status's events and dropped_events count
- * what was delivered only, the footer's totals of those are not compared
+ * Call it after opening, before the first prof_reader_next() or
+ * prof_reader_next_batch(): once reading has begun it has no effect.
+ * Calling it again replaces the window. Once a block was skipped,
+ * prof_read_status's events and dropped_events count what was delivered
+ * only, the footer's totals of those are not compared
  * (its block count still is), and damage inside a skipped payload goes
  * unnoticed. blocks and bytes_read include skipped blocks. The window
  * relies on the file keeping string and thread definitions in definitions
@@ -192,7 +193,9 @@ void prof_reader_set_window(prof_reader *r, uint64_t from_ns, uint64_t to_ns);
 void prof_reader_skipped(const prof_reader *r, uint64_t *blocks, uint64_t *bytes);
 
 /* The name of a profile thread (from its latest definition read so far), or
- * NULL. */
+ * NULL. A batch from prof_reader_next_batch() counts as read whole: a
+ * definition in it applies to the events before it in the batch too (the
+ * PROF_EV_THREAD events themselves carry the name they define). */
 const char *prof_reader_thread_name(const prof_reader *r, uint32_t thread);
 
 void prof_reader_close(prof_reader *r);

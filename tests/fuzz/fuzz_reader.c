@@ -18,25 +18,59 @@
 #include "prof_reader.h"
 #include "fuzz_util.h"
 
-/* Reads everything again in batches: the same events, status and end as
- * one event at a time (rc, st, n: what that read gave). */
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    return (h ^ v) * 0x100000001b3ull;
+}
+
+/* A hash of an event's fields and name, chained: two reads that hand out
+ * the same events in the same order end with the same value. */
+static uint64_t event_hash(uint64_t h, const prof_event *ev)
+{
+    uint64_t bits;
+    memcpy(&bits, &ev->fvalue, sizeof bits);
+    const uint64_t f[] = { ev->type, ev->thread, ev->start_ns, ev->dur_ns, ev->name_id, ev->kind,
+                           ev->depth, ev->subkind, ev->flags, ev->device, ev->stream,
+                           ev->correlation, ev->value, bits };
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        h = mix(h, f[i]);
+    for (const char *c = ev->name; *c; c++)
+        h = mix(h, (unsigned char)*c);
+    return h;
+}
+
+/* Reads everything again in batches, with a single call after every third
+ * batch: the same events, status and end as one event at a time (rc, st,
+ * n, hash: what that read gave). */
 static void read_batches(const uint8_t *data, size_t size, int rc, const prof_read_status *st,
-                         uint64_t n)
+                         uint64_t n, uint64_t hash)
 {
     prof_reader *r = NULL;
     prof_error err = { PROF_OK, "" };
     CHECK(prof_reader_open_memory(data, size, &r, &err) == PROF_OK);
     const prof_event *evs;
-    size_t count;
-    uint64_t all = 0;
+    prof_event ev;
+    size_t count, calls = 0;
+    uint64_t all = 0, h = 0xcbf29ce484222325ull;
     int brc;
-    while ((brc = prof_reader_next_batch(r, &evs, &count)) == 1) {
+    for (;;) {
+        if (++calls % 4 == 0) {
+            if ((brc = prof_reader_next(r, &ev)) != 1)
+                break;
+            all++;
+            h = event_hash(h, &ev);
+            continue;
+        }
+        if ((brc = prof_reader_next_batch(r, &evs, &count)) != 1)
+            break;
         CHECK(count > 0);
         all += count;
-        CHECK(evs[count - 1].name != NULL);
+        for (size_t i = 0; i < count; i++)
+            h = event_hash(h, &evs[i]);
     }
     CHECK(brc == rc);
     CHECK(all == n);
+    CHECK(h == hash);
     prof_read_status bst;
     prof_reader_status(r, &bst);
     CHECK(memcmp(&bst, st, sizeof bst) == 0);
@@ -50,7 +84,7 @@ static int read_all(const uint8_t *data, size_t size)
     prof_error err = { PROF_OK, "" };
     prof_event ev;
     prof_read_status st;
-    uint64_t events = 0, handed = 0;
+    uint64_t events = 0, handed = 0, hash = 0xcbf29ce484222325ull;
     int rc;
     prof_err e = prof_reader_open_memory(data, size, &r, &err);
     if (e != PROF_OK) {
@@ -66,6 +100,7 @@ static int read_all(const uint8_t *data, size_t size)
     while ((rc = prof_reader_next(r, &ev)) == 1) {
         handed++;
         CHECK(ev.name != NULL);
+        hash = event_hash(hash, &ev);
         CHECK(ev.type >= PROF_EV_REGION && ev.type <= PROF_EV_THREAD);
         CHECK(strcmp(prof_event_type_name(ev.type), "unknown") != 0);
         (void)prof_kind_name(ev.kind);
@@ -96,7 +131,7 @@ static int read_all(const uint8_t *data, size_t size)
     if (st.clean)
         CHECK(st.bytes_read == size);
     prof_reader_close(r);
-    read_batches(data, size, rc, &st, handed);
+    read_batches(data, size, rc, &st, handed, hash);
     return 1;
 }
 
