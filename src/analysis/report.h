@@ -22,9 +22,10 @@ typedef struct analysis_options {
                                    series, default REPORT_POINTS; 0 = all     */
 } analysis_options;
 
-/* A chart's worth: series longer than this keep the lowest and highest
- * point of each run of consecutive points (stats_decimate), so a report's
- * size does not grow with the length of the run. */
+/* A chart's worth: series longer than this keep their first and last
+ * point and the lowest and highest of each run of consecutive points
+ * between (stats_decimate), so a report's size does not grow with the
+ * length of the run. */
 #define REPORT_POINTS 2000
 
 void analysis_options_default(analysis_options *o);
