@@ -6,7 +6,9 @@ usage: train.py MODE OUTPUT [STEPS]
               regions, a loss counter, prof.stop() at the end
   leak        as clean with bigger batches, keeping every loss with its
               graph (backward(retain_graph=True)) in a list: ~14 MB a step
-  syncs       .item() on the loss every step under prof.torch.track_syncs()
+  syncs       .item() on the loss every step under prof.torch.track_syncs(),
+              with Adam (which reads its step count with .item() per
+              parameter): on CPU tensors, none of them a sync
   raise       a module raises in one step (caught, training goes on), then
               an exception inside a region ends the script
   nostop      never calls prof.stop()
@@ -70,7 +72,10 @@ class Generated(torch.utils.data.Dataset):
 def main():
     big = MODE == "leak"
     model = mlp(128, 3)
-    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    if MODE == "syncs":
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    else:
+        opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     if MODE not in ("plain", "autostart") and not prof.start(OUTPUT):
         sys.exit("train.py: prof.start failed")
     if MODE != "plain":

@@ -4,7 +4,7 @@
     prof.start("run.prof")
     prof.torch.instrument(model)        # "fc1.forward", "fc1.backward", ... nested
     prof.torch.instrument(optimizer)    # "optimizer.step"
-    prof.torch.track_syncs()            # .item(), .cpu(), ... as SYNC regions
+    prof.torch.track_syncs()            # .item(), .cpu(), ... of GPU tensors as SYNC
     for x, y in prof.data(loader):
         loss = loss_fn(model(x), y)
         loss.backward()
@@ -28,7 +28,7 @@ import torch
 import prof as _prof
 
 __all__ = ["instrument", "uninstrument", "step", "sample_memory", "track_syncs",
-           "untrack_syncs"]
+           "untrack_syncs", "tensor_waits", "cuda_waits"]
 
 _begin_id = _prof._begin_id
 _end = _prof.end
@@ -336,20 +336,56 @@ def step():
 
 
 # ---- calls that make the CPU wait for the device ----------------------------------
+#
+# Only a read of a value that an asynchronous device is still computing
+# makes the CPU wait. CPU tensors are computed by the time they are read,
+# and meta tensors hold no data (reading one raises): neither waits. Every
+# other device (cuda, xpu, mps, xla, ...) runs asynchronously to the host,
+# so a read of its tensors is a sync. The check costs two attribute reads
+# (about 40 ns; tensor.device.type would cost 270 ns, more than .item()).
+
+def tensor_waits(tensor):
+    """Whether reading tensor on the host (.item(), .tolist(), .cpu(),
+    .numpy()) waits for a device: true unless it is a CPU or meta tensor."""
+    return not (tensor.is_cpu or tensor.is_meta)
+
+
+def cuda_waits():
+    """Whether torch.cuda.synchronize (or a Stream's or Event's) can wait
+    for anything: only once CUDA is initialized, as work is queued then."""
+    return torch.cuda.is_initialized()
+
 
 def _sync_targets():
-    targets = [(torch.Tensor, m, "Tensor." + m) for m in ("item", "tolist", "cpu", "numpy")]
-    targets.append((torch.cuda, "synchronize", "cuda.synchronize"))
+    """(owner, attribute, region name, wrapper) of every call that can wait."""
+    targets = [(torch.Tensor, m, "Tensor." + m, _tensor_sync)
+               for m in ("item", "tolist", "cpu", "numpy")]
+    targets.append((torch.cuda, "synchronize", "cuda.synchronize", _cuda_sync))
     for cls in ("Stream", "Event"):
         owner = getattr(torch.cuda, cls, None)
         if isinstance(owner, type) and hasattr(owner, "synchronize"):
-            targets.append((owner, "synchronize", "cuda.%s.synchronize" % cls))
+            targets.append((owner, "synchronize", "cuda.%s.synchronize" % cls, _cuda_sync))
     return targets
 
 
-def _sync_wrapper(original, rid):
+def _tensor_sync(original, rid):
+    @functools.wraps(original)
+    def recorded(self, *args, **kwargs):
+        if self.is_cpu or self.is_meta:  # not tensor_waits(self), inlined: -60 ns a call
+            return original(self, *args, **kwargs)
+        _begin_id(rid, _prof.SYNC)
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            _end()
+    return recorded
+
+
+def _cuda_sync(original, rid):
     @functools.wraps(original)
     def recorded(*args, **kwargs):
+        if not cuda_waits():
+            return original(*args, **kwargs)
         _begin_id(rid, _prof.SYNC)
         try:
             return original(*args, **kwargs)
@@ -362,8 +398,10 @@ class track_syncs:
     """Records the calls that wait for the device (Tensor.item, .tolist,
     .cpu, .numpy, torch.cuda.synchronize, Stream/Event.synchronize) as SYNC
     regions named "Tensor.item" and so on, so that the sync rule has its data
-    without CUDA tracing. On CPU tensors these calls wait for nothing; the
-    regions still show where a GPU run would.
+    without CUDA tracing. Only calls that can wait are recorded: those on
+    tensors of an asynchronous device (tensor_waits: not CPU, not meta), and
+    the synchronize calls once CUDA is initialized (cuda_waits). A CPU-only
+    run therefore records no SYNC region at all.
 
     Call it once (prof.torch.track_syncs()) or use it as a context manager;
     untrack_syncs() or leaving the block puts the original functions back.
@@ -377,10 +415,10 @@ class track_syncs:
         if cls._saved is not None:
             return
         saved = []
-        for owner, attr, name in _sync_targets():
+        for owner, attr, name, wrap in _sync_targets():
             original = getattr(owner, attr)
             saved.append((owner, attr, attr in vars(owner), original))
-            setattr(owner, attr, _sync_wrapper(original, _intern(name)))
+            setattr(owner, attr, wrap(original, _intern(name)))
         cls._saved = saved
 
     def __enter__(self):
