@@ -22,8 +22,7 @@
 static const char usage[] =
     "usage: prof analyze RUN.prof [RUN2.prof ...] [-o FILE]\n"
     "                    [--format text|json|csv|html] [--top N]\n"
-    "                    [--hot-threshold PCT] [--leak-threshold MB]\n"
-    "                    [--sync-threshold PCT] [--capacity BYTES]\n"
+    "                    " CMD_ANALYSIS_USAGE
     "                    [--table TABLE] [--points N] [--fail-on high|medium|low]\n"
     "                    [--no-color]\n"
     "\n"
@@ -41,15 +40,7 @@ static const char usage[] =
     "                           self-contained page, as prof view --html)\n"
     "      --top N              operations to list, by self time (default 20;\n"
     "                           0 lists all)\n"
-    "      --hot-threshold PCT  self-time share that makes an operation hot\n"
-    "                           (default 10)\n"
-    "      --leak-threshold MB  memory growth per step, in MiB, that counts as a\n"
-    "                           leak (default 10)\n"
-    "      --sync-threshold PCT share of time blocked on the GPU that is flagged\n"
-    "                           (default 10)\n"
-    "      --capacity BYTES     memory capacity for the out-of-memory projection,\n"
-    "                           with an optional K, M, G or T suffix (powers of\n"
-    "                           1024); default: from the profile's metadata\n"
+    CMD_ANALYSIS_HELP
     "      --table TABLE        the CSV table: ops (default), steps, memory or\n"
     "                           bottlenecks\n"
     "      --points N           points kept of each step, memory and counter\n"
@@ -84,42 +75,20 @@ typedef struct analyze_args {
 } analyze_args;
 
 enum {
-    OPT_FORMAT = 256, OPT_TOP, OPT_HOT, OPT_LEAK, OPT_SYNC, OPT_CAPACITY, OPT_TABLE,
-    OPT_FAIL_ON, OPT_NO_COLOR, OPT_POINTS
+    OPT_FORMAT = 256, OPT_TOP, OPT_TABLE, OPT_FAIL_ON, OPT_NO_COLOR, OPT_POINTS
 };
 
 static const char *const formats[] = { "text", "json", "csv", "html", NULL };
 static const char *const severities[] = { "high", "medium", "low", NULL };
-
-/* "16G", "512M", "1.5GiB", "1048576": bytes, suffixes in powers of 1024. */
-static int parse_capacity(const char *arg, double *out)
-{
-    char *end;
-    double v = strtod(arg, &end);
-    if (end == arg || !isfinite(v) || v <= 0)
-        return -1;
-    static const char units[] = "KMGT";
-    const char *u = *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
-    if (u) {
-        v *= pow(1024.0, (double)(u - units + 1));
-        end++;
-        if (*end == 'i' || *end == 'I')
-            end++;
-    }
-    if (*end == 'B' || *end == 'b')
-        end++;
-    if (*end)
-        return -1;
-    *out = v;
-    return 0;
-}
 
 /* One option's value into a; EXIT_OK or a usage error. */
 static int parse_option(int c, const char *arg, void *args)
 {
     analyze_args *a = args;
     double v;
-    int f;
+    int f, rc = cmd_analysis_option(CMD, c, arg, &a->opts);
+    if (rc >= 0)
+        return rc;
     switch (c) {
     case 'o':
         a->output = arg;
@@ -133,22 +102,6 @@ static int parse_option(int c, const char *arg, void *args)
         if (cmd_parse_amount(arg, INT_MAX, &v) != 0 || v != floor(v))
             return cmd_usage_error(CMD, "--top takes a whole number of operations, not '%s'", arg);
         a->opts.top = (int)v;
-        return EXIT_OK;
-    case OPT_HOT:
-    case OPT_SYNC:
-        if (cmd_parse_amount(arg, 100, &v) != 0)
-            return cmd_usage_error(CMD, "--%s-threshold takes a percentage (0 to 100), not '%s'",
-                                   c == OPT_HOT ? "hot" : "sync", arg);
-        *(c == OPT_HOT ? &a->opts.hot_threshold_pct : &a->opts.sync_threshold_pct) = v;
-        return EXIT_OK;
-    case OPT_LEAK:
-        if (cmd_parse_amount(arg, 0, &v) != 0)
-            return cmd_usage_error(CMD, "--leak-threshold takes MiB per step, not '%s'", arg);
-        a->opts.leak_threshold_mb = v;
-        return EXIT_OK;
-    case OPT_CAPACITY:
-        if (parse_capacity(arg, &a->opts.capacity_bytes) != 0)
-            return cmd_usage_error(CMD, "--capacity takes a size such as 16G, not '%s'", arg);
         return EXIT_OK;
     case OPT_TABLE:
         if (report_table_parse(arg, &a->table) != 0)
@@ -182,10 +135,7 @@ static int parse_args(int argc, char **argv, analyze_args *a, int *first, int *s
         { "output", required_argument, NULL, 'o' },
         { "format", required_argument, NULL, OPT_FORMAT },
         { "top", required_argument, NULL, OPT_TOP },
-        { "hot-threshold", required_argument, NULL, OPT_HOT },
-        { "leak-threshold", required_argument, NULL, OPT_LEAK },
-        { "sync-threshold", required_argument, NULL, OPT_SYNC },
-        { "capacity", required_argument, NULL, OPT_CAPACITY },
+        CMD_ANALYSIS_OPTIONS,
         { "table", required_argument, NULL, OPT_TABLE },
         { "points", required_argument, NULL, OPT_POINTS },
         { "fail-on", required_argument, NULL, OPT_FAIL_ON },

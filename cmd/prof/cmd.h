@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "analysis/report.h"
 #include "model/profile.h"
 #include "output/textout.h"
 #include "prof_reader.h"
@@ -69,6 +70,32 @@ int cmd_parse_amount(const char *arg, double max, double *out);
  * or the input status with the error reported; *m is the caller's to free
  * either way. */
 int cmd_load_profile(const char *cmd, const char *path, profile_model *m);
+
+/* The analysis thresholds that analyze and compare both take: the long
+ * options CMD_ANALYSIS_OPTIONS in a command's table, CMD_ANALYSIS_HELP in its
+ * usage, and cmd_analysis_option() for their values. */
+enum { CMD_OPT_HOT = 1000, CMD_OPT_LEAK, CMD_OPT_SYNC, CMD_OPT_CAPACITY };
+#define CMD_ANALYSIS_OPTIONS                                        \
+    { "hot-threshold", required_argument, NULL, CMD_OPT_HOT },     \
+    { "leak-threshold", required_argument, NULL, CMD_OPT_LEAK },   \
+    { "sync-threshold", required_argument, NULL, CMD_OPT_SYNC },   \
+    { "capacity", required_argument, NULL, CMD_OPT_CAPACITY }
+#define CMD_ANALYSIS_USAGE "[--hot-threshold PCT] [--leak-threshold MB]\n" \
+    "                    [--sync-threshold PCT] [--capacity BYTES]\n"
+#define CMD_ANALYSIS_HELP                                                          \
+    "      --hot-threshold PCT  self-time share that makes an operation hot\n"     \
+    "                           (default 10)\n"                                     \
+    "      --leak-threshold MB  memory growth per step, in MiB, that counts as a\n" \
+    "                           leak (default 10)\n"                                \
+    "      --sync-threshold PCT share of time blocked on the GPU that is flagged\n" \
+    "                           (default 10)\n"                                     \
+    "      --capacity BYTES     memory capacity for the out-of-memory projection,\n" \
+    "                           with an optional K, M, G or T suffix (powers of\n" \
+    "                           1024); default: from the profile's metadata\n"
+
+/* c's value into o when c is one of CMD_ANALYSIS_OPTIONS: EXIT_OK or a
+ * reported usage error; -1 when c is another option. */
+int cmd_analysis_option(const char *cmd, int c, const char *arg, analysis_options *o);
 
 /* The text style for output (NULL or "-": stdout): colour and Unicode only
  * on a terminal, no colour with no_color, NO_COLOR or TERM=dumb, the

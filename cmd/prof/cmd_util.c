@@ -2,6 +2,7 @@
  * option loop with its usage errors, names and numbers from arguments,
  * loading a profile with a progress bar, choosing the text style for the
  * terminal, and writing an output whole or not at all. */
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,4 +132,51 @@ int cmd_write_output(const char *cmd, const char *path, const char *what, cmd_re
         return EXIT_OUTPUT;
     }
     return EXIT_OK;
+}
+
+/* "16G", "512M", "1.5GiB", "1048576": bytes, suffixes in powers of 1024. */
+static int parse_capacity(const char *arg, double *out)
+{
+    char *end;
+    double v = strtod(arg, &end);
+    if (end == arg || !isfinite(v) || v <= 0)
+        return -1;
+    static const char units[] = "KMGT";
+    const char *u = *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
+    if (u) {
+        v *= pow(1024.0, (double)(u - units + 1));
+        end++;
+        if (*end == 'i' || *end == 'I')
+            end++;
+    }
+    if (*end == 'B' || *end == 'b')
+        end++;
+    if (*end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int cmd_analysis_option(const char *cmd, int c, const char *arg, analysis_options *o)
+{
+    double v;
+    switch (c) {
+    case CMD_OPT_HOT:
+    case CMD_OPT_SYNC:
+        if (cmd_parse_amount(arg, 100, &v) != 0)
+            return cmd_usage_error(cmd, "--%s-threshold takes a percentage (0 to 100), not '%s'",
+                                   c == CMD_OPT_HOT ? "hot" : "sync", arg);
+        *(c == CMD_OPT_HOT ? &o->hot_threshold_pct : &o->sync_threshold_pct) = v;
+        return EXIT_OK;
+    case CMD_OPT_LEAK:
+        if (cmd_parse_amount(arg, 0, &v) != 0)
+            return cmd_usage_error(cmd, "--leak-threshold takes MiB per step, not '%s'", arg);
+        o->leak_threshold_mb = v;
+        return EXIT_OK;
+    case CMD_OPT_CAPACITY:
+        if (parse_capacity(arg, &o->capacity_bytes) != 0)
+            return cmd_usage_error(cmd, "--capacity takes a size such as 16G, not '%s'", arg);
+        return EXIT_OK;
+    }
+    return -1;
 }
