@@ -633,7 +633,8 @@
   /* ---------- Steps ---------- */
   function renderSteps(panel) {
     perProfile(panel, (col, rep) => {
-      const steps = (rep.steps || []).filter((st) => isFinite(st.dur_ns));
+      // The part after the last prof_step is no step (rules.md §1): not drawn.
+      const steps = (rep.steps || []).filter((st) => isFinite(st.dur_ns) && !st.incomplete);
       const card = h('div', { class: 'card' });
       col.appendChild(card);
       card.appendChild(h('h2', { text: 'Step time' }));

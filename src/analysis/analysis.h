@@ -111,6 +111,8 @@ void rule_data_loading(analysis_ctx *c);
 void rule_gpu_idle(analysis_ctx *c);
 void rule_dropped_events(analysis_ctx *c);
 double sync_share(const analysis_ctx *c, const char **basis);
+/* Complete steps (rules.md §1), and those of them that kept their events. */
+double counted_steps(const profile_model *m);
 double sampled_steps(const profile_model *m);
 
 #endif

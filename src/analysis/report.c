@@ -93,7 +93,9 @@ static void section_profiles(analysis_ctx *c, cJSON *report)
 static void summary_steps(analysis_ctx *c, cJSON *s)
 {
     const step_stats *st = &c->steps;
-    jnum(c, s, "steps", (double)c->m->nsteps);
+    double steps = counted_steps(c->m);
+    jnum(c, s, "steps", steps);
+    jnum(c, s, "incomplete_steps", (double)c->m->nsteps - steps);
     jnum(c, s, "sampled_steps", sampled_steps(c->m));
     jnum(c, s, "complete_steps", (double)st->n);
     jnum(c, s, "wall_ns", c->m->last_ns > c->m->first_ns ?
@@ -334,12 +336,12 @@ static void section_notes(analysis_ctx *c, cJSON *report)
     if (m->dropped_events)
         add_note(c, notes, fmt_text(buf, sizeof buf, "%llu events dropped by the recorder: "
                  "times and shares undercount", (unsigned long long)m->dropped_events));
-    double sampled = sampled_steps(m);
-    if (m->nsteps && sampled < (double)m->nsteps)
+    double sampled = sampled_steps(m), steps = counted_steps(m);
+    if (steps > 0 && sampled < steps)
         add_note(c, notes, fmt_text(buf, sizeof buf, "region events were kept for %.0f of "
-                 "%zu steps (sampling); operation times cover those steps only", sampled,
-                 m->nsteps));
-    if (!m->nsteps)
+                 "%.0f steps (sampling); operation times cover those steps only", sampled,
+                 steps));
+    if (steps == 0)
         add_note(c, notes, "no steps recorded: call prof_step() once per training step for "
                  "step times and memory regression");
     if (c->nmodels > 1)

@@ -158,14 +158,32 @@ static void render_profiles(textout *t, const cJSON *r)
 
 /* ---- summary ---------------------------------------------------------------------- */
 
+/* The step count and what it leaves out (rules.md §1): steps that kept no
+ * events, and the part after the last prof_step, which is no step ("200"
+ * alone would leave a reader of 201 step records wondering). */
+static void render_step_count(textout *t, const cJSON *s)
+{
+    char b1[FMT_BUF], b2[FMT_BUF];
+    double steps = num(s, "steps"), sampled = num(s, "sampled_steps");
+    double incomplete = num(s, "incomplete_steps");
+    const char *sep = " (";
+    label(t, "steps");
+    fputs(count(b1, steps), t->out);
+    if (sampled != steps) {
+        fprintf(t->out, "%s%s sampled", sep, count(b2, sampled));
+        sep = "; ";
+    }
+    if (incomplete > 0) {
+        fprintf(t->out, "%s%s incomplete not counted", sep, count(b2, incomplete));
+        sep = "; ";
+    }
+    fputs(sep[0] == ';' ? ")\n" : "\n", t->out);
+}
+
 static void render_steps(textout *t, const cJSON *s)
 {
     char b1[FMT_BUF], b2[FMT_BUF], b3[FMT_BUF];
-    label(t, "steps");
-    fprintf(t->out, "%s", count(b1, num(s, "steps")));
-    if (num(s, "sampled_steps") != num(s, "steps"))
-        fprintf(t->out, " (%s sampled)", count(b2, num(s, "sampled_steps")));
-    fputc('\n', t->out);
+    render_step_count(t, s);
     if (num(s, "steps") == 0)
         return;
     const cJSON *st = get(s, "step_time");

@@ -185,7 +185,7 @@ async function checkFigures(p, page) {
 // not list.
 async function checkLong(p, page) {
   const rep = await page.evaluate(() => fetch('/api/report').then((r) => r.json()));
-  const total = rep.summary.steps, listed = rep.steps.map((st) => st.number);
+  const total = rep.summary.steps, listed = rep.steps.filter((st) => !st.incomplete).map((st) => st.number);
   await page.click('#tab-steps');
   const stepsCap = await page.$eval('#panel-steps .thinned', (c) => c.textContent).catch(() => '');
   check(p.name + ' steps chart says it is thinned', listed.length < total &&
@@ -218,6 +218,17 @@ async function checkLong(p, page) {
   const labels = await page.$$eval('#panel-timeline svg text.cell-label', (ts) => ts.map((t) => t.textContent));
   check(p.name + ' timeline shows a step the report does not list', labels.includes('step ' + missing),
     'step ' + missing + ' not among ' + labels.filter((t) => t.startsWith('step')).join('|') + ' (' + s1 + ')');
+}
+
+// xss.prof ends as prof_stop ends a run, with an incomplete step after its
+// 40 steps: no step (rules.md §1), neither counted nor drawn.
+async function checkIncomplete(p, page) {
+  await page.click('#tab-steps');
+  const cap = await page.$eval('#panel-steps .chart-caption[data-trend]', (c) => c.textContent).catch(() => '');
+  check(p.name + ' steps chart leaves the incomplete step out', / over 40 steps/.test(cap), cap);
+  await page.click('#tab-summary');
+  const n = await page.$eval('#panel-summary .figure[data-field="summary.steps"]', (f) => f.getAttribute('data-raw'));
+  check(p.name + ' step count leaves the incomplete step out', n === '40', n);
 }
 
 async function checkXss(p, page, dialogs) {
@@ -256,6 +267,7 @@ for (const p of config.pages) {
     await visitTabs(p, page);
     if (p.kind === 'demo') await checkFigures(p, page);
     if (p.kind === 'xss') await checkXss(p, page, dialogs);
+    if (p.kind === 'xss') await checkIncomplete(p, page);
     if (p.kind === 'long') await checkLong(p, page);
     if (p.kind === 'cut') {
       const banner = await page.$eval('#banners', (b) => b.textContent);

@@ -1,7 +1,8 @@
 /* make_view.c - writes the profiles that the dashboard's tests open:
  * DIR/xss.prof, whose names (regions, thread, memory series, counter, mark)
  * are HTML and script fragments that must show as text and never run, with
- * GPU kernels on two streams for the timeline's GPU lanes; and DIR/cut.prof,
+ * GPU kernels on two streams for the timeline's GPU lanes, closed as
+ * prof_stop closes a run (an incomplete last step); and DIR/cut.prof,
  * a run that stopped without closing its file, for the warning banner.
  * usage: make_view DIR */
 #include <stdio.h>
@@ -35,8 +36,11 @@ static void steps(synth *s, int n, int xss)
                      (uint64_t)(1u << 30) + (uint64_t)i * (8u << 20));
         synth_counter(s, 0, xss ? "loss\xe2\x80\xa8<i>x</i>" : "loss", t, 1.0 / (1 + i));
     }
-    if (xss)
+    if (xss) {
         synth_mark(s, 0, "<script>alert(4)</script>", 20 * MS);
+        /* as prof_stop ends a run: the part after the last step, incomplete */
+        synth_step(s, 0, (uint64_t)n, PROF_STEP_SAMPLED | PROF_STEP_INCOMPLETE, t, 2 * MS);
+    }
 }
 
 static int write_profile(const char *dir, const char *name, int xss)
