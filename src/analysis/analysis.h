@@ -90,6 +90,10 @@ const char *op_kind_name(uint32_t kind);
 const char *fmt_pct(char *buf, size_t size, double share);
 const char *fmt_ns(char *buf, size_t size, double ns);
 
+/* steady.c: the steady state compare tests (rules.md §6.2) */
+void steady_steps(analysis_ctx *c, cJSON *step_time);
+void steady_op(analysis_ctx *c, cJSON *op_obj, const model_op *op);
+
 /* steps.c */
 int steps_analyze(const profile_model *m, step_stats *out); /* 0 or -1 out of memory */
 void step_stats_free(step_stats *s);

@@ -108,6 +108,7 @@ static void summary_steps(analysis_ctx *c, cJSON *s)
     jnum(c, t, "min_ns", st->min);
     jnum(c, t, "max_ns", st->max);
     jnum(c, t, "stddev_ns", st->sd);
+    steady_steps(c, t);
 }
 
 static void summary_time(analysis_ctx *c, cJSON *s)
@@ -198,6 +199,7 @@ static void add_operation(analysis_ctx *c, cJSON *arr, const model_op *op)
     jnum(c, o, "p99_ns", sketch_quantile(&op->dur, 0.99));
     jnum(c, o, "self_share", base > 0 ? (double)op->self_ns / base : 0.0);
     jnum(c, o, "incl_share", base > 0 ? (double)op->incl_ns / base : 0.0);
+    steady_op(c, o, op);
 }
 
 static void section_operations(analysis_ctx *c, cJSON *report)

@@ -30,6 +30,13 @@ typedef struct analysis_options {
 
 void analysis_options_default(analysis_options *o);
 
+/* The batch means of a steady series (formats/rules.md §6.2): v[0..n) cut
+ * into at most STEADY_BATCHES consecutive batches of ceil(n / STEADY_BATCHES)
+ * values, the last n mod k left out. Writes them to means (room for
+ * STEADY_BATCHES) and returns their count, 0 when fewer than 2. */
+#define STEADY_BATCHES 32u
+size_t steady_batch_means(const double *v, size_t n, double *means);
+
 /* Builds the report of one or more loaded models (several = ranks of one
  * job: each must have a distinct rank below the same world size, else
  * PROF_ERR_INVALID "not ranks of one job"). opts: NULL for the defaults.

@@ -137,6 +137,98 @@ stats_welch_result stats_welch(uint64_t n1, double mean1, double var1, uint64_t 
     return r;
 }
 
+stats_sample stats_sample_of(const double *v, size_t n)
+{
+    stats_sample s = { n, 0.0, 0.0 };
+    if (n == 0)
+        return s;
+    s.mean = gsl_stats_mean(v, 1, n);
+    s.var = n > 1 ? gsl_stats_variance_m(v, 1, n, s.mean) : 0.0;
+    return s;
+}
+
+double stats_lag1(const double *v, size_t n)
+{
+    if (n < 3)
+        return 0.0;
+    double m = gsl_stats_mean(v, 1, n), num = 0.0, den = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        den += (v[i] - m) * (v[i] - m);
+        if (i + 1 < n)
+            num += (v[i] - m) * (v[i + 1] - m);
+    }
+    return den > 0 ? num / den : 0.0;
+}
+
+/* Batches closer together than their noise repeat each other: merging
+ * pairs doubles the batch and shrinks the correlation between neighbours
+ * (for AR(1) noise roughly as 1 / batch length), down to 8 batches. */
+stats_sample stats_batch_means(double *v, size_t n)
+{
+    double r1 = stats_lag1(v, n);
+    while (n >= 16 && r1 > 1.645 / sqrt((double)n)) {
+        for (size_t i = 0; i < n / 2; i++)
+            v[i] = 0.5 * (v[2 * i] + v[2 * i + 1]);
+        n /= 2;
+        r1 = stats_lag1(v, n);
+    }
+    stats_sample s = stats_sample_of(v, n);
+    if (r1 > 0)
+        s.var *= (1.0 + fmin(r1, 0.9)) / (1.0 - fmin(r1, 0.9));
+    return s;
+}
+
+/* The two-sided t quantile for 1 - alpha. */
+static double t_quantile(double alpha, double df)
+{
+    return gsl_cdf_tdist_Qinv(alpha / 2.0, df);
+}
+
+/* One observation against n >= 2: the single one is assumed to vary as
+ * the others do, so the standard error is s * sqrt(1/n + 1). */
+static stats_diff diff_one_vs_many(stats_sample one, stats_sample many, double sign,
+                                   double alpha)
+{
+    stats_diff d = { sign * (one.mean - many.mean), 0.0, (double)many.n - 1.0, 1.0, INFINITY };
+    double se = sqrt((many.var > 0 ? many.var : 0.0) * (1.0 + 1.0 / (double)many.n));
+    if (se <= 0) {
+        d.p = d.diff == 0 ? 1.0 : 0.0;
+        d.t = d.diff == 0 ? 0.0 : copysign(INFINITY, d.diff);
+        d.half = 0.0;
+        return d;
+    }
+    d.t = d.diff / se;
+    d.p = two_sided_p(d.t, d.df);
+    d.half = t_quantile(alpha, d.df) * se;
+    return d;
+}
+
+stats_diff stats_diff_test(stats_sample before, stats_sample after, double alpha)
+{
+    stats_diff d = { after.mean - before.mean, 0.0, 0.0, 1.0, INFINITY };
+    if (before.n >= 2 && after.n >= 2) {
+        stats_welch_result w = stats_welch(before.n, before.mean, before.var, after.n,
+                                           after.mean, after.var);
+        d.t = w.t;
+        d.df = w.df;
+        d.p = w.p;
+        if (isinf(w.t))
+            d.half = 0.0;
+        else if (w.t != 0)
+            d.half = t_quantile(alpha, w.df) * fabs(d.diff / w.t);
+        else
+            d.half = w.df > 0 ? t_quantile(alpha, w.df) *
+                                    sqrt(before.var / (double)before.n + after.var / (double)after.n)
+                              : 0.0;
+        return d;
+    }
+    if (before.n == 1 && after.n >= 2)
+        return diff_one_vs_many(before, after, -1.0, alpha);
+    if (after.n == 1 && before.n >= 2)
+        return diff_one_vs_many(after, before, 1.0, alpha);
+    return d;
+}
+
 double stats_quantile_sorted(const double *sorted, size_t n, double q)
 {
     if (n == 0)

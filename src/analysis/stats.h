@@ -42,6 +42,37 @@ typedef struct stats_welch_result {
 stats_welch_result stats_welch(uint64_t n1, double mean1, double var1, uint64_t n2,
                                double mean2, double var2);
 
+/* n observations summarised: count, mean and sample variance. */
+typedef struct stats_sample {
+    uint64_t n;
+    double mean, var;
+} stats_sample;
+
+stats_sample stats_sample_of(const double *v, size_t n);
+
+/* Batch means (rules.md §6.3): v[0..n) are the means of consecutive
+ * batches of a run, in time order. While at least 16 remain and their lag-1
+ * autocorrelation is significant (r1 > 1.645 / sqrt(n)), neighbouring pairs
+ * are averaged (v is overwritten); the variance of what is left is inflated
+ * by (1 + r1) / (1 - r1) when r1 is still positive, so that correlated
+ * batches are not taken for independent ones. */
+stats_sample stats_batch_means(double *v, size_t n);
+
+/* Lag-1 autocorrelation of n values (0 when n < 3 or they are constant). */
+double stats_lag1(const double *v, size_t n);
+
+/* A test of after.mean - before.mean = 0 with its 1 - alpha confidence
+ * interval: Welch's test when both samples have n >= 2; when one has a
+ * single observation, that one is taken to vary as the other does (its
+ * variance, df = n - 1 of the other); no test (p = 1, half = inf)
+ * otherwise. */
+typedef struct stats_diff {
+    double diff, t, df, p;
+    double half;           /* half-width of the 1 - alpha interval of diff  */
+} stats_diff;
+
+stats_diff stats_diff_test(stats_sample before, stats_sample after, double alpha);
+
 /* Quantile q in [0, 1] of sorted values, interpolated; 0 when n = 0. */
 double stats_quantile_sorted(const double *sorted, size_t n, double q);
 

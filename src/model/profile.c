@@ -142,8 +142,9 @@ static int op_of_event(model_builder *b, const prof_event *ev, int gpu, uint32_t
     return mb_idmap_set(map, ev, *out);
 }
 
-/* One call of op lasting dur: everything but self time. */
-static int op_call(model_op *op, uint64_t dur)
+/* One call of op starting at start and lasting dur: everything but self
+ * time. */
+static int op_call(model_op *op, uint64_t start, uint64_t dur)
 {
     op->calls++;
     op->incl_ns += dur;
@@ -159,6 +160,7 @@ static int op_call(model_op *op, uint64_t dur)
     double d = (double)dur - op->shift;
     op->sum_dev += d;
     op->sum_dev2 += d * d;
+    time_batches_add(&op->batches, start, dur);
     return sketch_add(&op->dur, dur);
 }
 
@@ -319,7 +321,7 @@ static int thread_define(model_builder *b, const prof_event *ev)
 static int region_add(model_builder *b, uint32_t pos, const prof_event *ev)
 {
     uint32_t op;
-    if (op_of_event(b, ev, 0, &op) < 0 || op_call(&b->m->ops[op], ev->dur_ns) < 0)
+    if (op_of_event(b, ev, 0, &op) < 0 || op_call(&b->m->ops[op], ev->start_ns, ev->dur_ns) < 0)
         return -1;
     b->m->region_events++;
     return mb_region(b, pos, ev, op);
@@ -328,7 +330,7 @@ static int region_add(model_builder *b, uint32_t pos, const prof_event *ev)
 static int kernel_add(model_builder *b, const prof_event *ev)
 {
     uint32_t op;
-    if (op_of_event(b, ev, 1, &op) < 0 || op_call(&b->m->ops[op], ev->dur_ns) < 0)
+    if (op_of_event(b, ev, 1, &op) < 0 || op_call(&b->m->ops[op], ev->start_ns, ev->dur_ns) < 0)
         return -1;
     b->m->ops[op].self_ns += ev->dur_ns; /* a kernel has no children */
     return mb_gpu_event(b, ev);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "model/sketch.h"
+#include "model/timebatch.h"
 #include "prof_reader.h"
 
 #define MODEL_NONE UINT32_MAX
@@ -27,6 +28,7 @@ typedef struct model_op {
     double shift, sum_dev, sum_dev2; /* while loading: sums of (duration - shift), shift
                               being the first duration, from which mean and m2 follow   */
     quantile_sketch dur;   /* per-call durations                                        */
+    time_batches batches;  /* calls and time by when they started, for compare's tests  */
 } model_op;
 
 #define MODEL_KIND_GPU 100u /* model_op.kind of a GPU kernel operation */

@@ -1,0 +1,43 @@
+/* timebatch.c - time batches of an operation's calls (timebatch.h). The
+ * per-call cost is a subtraction, a shift and two additions; folding, which
+ * halves the batches, happens at most 64 times in an operation's life. */
+#include <string.h>
+
+#include "model/timebatch.h"
+
+/* Merges neighbouring batches in pairs and doubles the width. */
+static void time_batches_fold(time_batches *b)
+{
+    for (uint32_t i = 0; i < TIMEBATCH_MAX / 2; i++) {
+        b->calls[i] = b->calls[2 * i] + b->calls[2 * i + 1];
+        b->ns[i] = b->ns[2 * i] + b->ns[2 * i + 1];
+    }
+    memset(b->calls + TIMEBATCH_MAX / 2, 0, TIMEBATCH_MAX / 2 * sizeof *b->calls);
+    memset(b->ns + TIMEBATCH_MAX / 2, 0, TIMEBATCH_MAX / 2 * sizeof *b->ns);
+    b->used = (b->used + 1) / 2;
+    b->shift++;
+}
+
+void time_batches_add(time_batches *b, uint64_t start_ns, uint64_t dur_ns)
+{
+    if (b->shift == 0) {
+        b->t0 = start_ns;
+        b->shift = TIMEBATCH_FIRST_SHIFT;
+    }
+    uint64_t i = start_ns > b->t0 ? (start_ns - b->t0) >> b->shift : 0;
+    while (i >= TIMEBATCH_MAX && b->shift < 63) {
+        time_batches_fold(b);
+        i >>= 1;
+    }
+    if (i >= TIMEBATCH_MAX) /* only past 2^63 ns: cannot happen with a real clock */
+        i = TIMEBATCH_MAX - 1;
+    b->calls[i]++;
+    b->ns[i] += dur_ns;
+    if (i + 1 > b->used)
+        b->used = (uint32_t)i + 1;
+}
+
+uint64_t time_batches_width(const time_batches *b)
+{
+    return b->shift ? (uint64_t)1 << b->shift : 0;
+}
