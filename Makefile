@@ -125,9 +125,9 @@ $(B)/asan/tests/unit/%: $(B)/asan/tests/unit/%.o $(call obj,asan,$(SUP_SRC) $(TO
 $(B)/tsan/tests/unit/%: $(B)/tsan/tests/unit/%.o $(call obj,tsan,$(SUP_SRC)) $(B)/tsan/libprof.a
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -pthread $(TSAN) -o $@ $^ -lcriterion $(LIBS)
-$(B)/rel/tests/bench/%: $(B)/rel/tests/bench/%.o $(SUP_OBJ) $(B)/libprof.a
+$(B)/rel/tests/bench/%: $(B)/rel/tests/bench/%.o $(SUP_OBJ) $(TOOL_OBJ) $(B)/libprof.a
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) -pthread -o $@ $^ $(LIBS)
+	$(Q)$(CC) -pthread -o $@ $^ $(TOOL_LIBS) $(LIBS)
 $(B)/rel/tests/bin/%: $(B)/rel/tests/support/bin/%.o $(SUP_OBJ) $(B)/libprof.a
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -pthread -o $@ $^ $(LIBS)

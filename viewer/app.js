@@ -1058,7 +1058,7 @@
     if (C && C.speedup && isFinite(C.speedup.value))
       panel.appendChild(h('p', { class: 'chart-caption', text: 'Speed-up of B over A: ' + fmtNum(C.speedup.value) + '× (by ' + pretty(C.speedup.basis || '') + ')' +
         (C.step_time_test ? '; step-time change ' + (C.step_time_test.significant ? 'significant' : 'not significant') +
-          ' (Welch p ' + fmtP(C.step_time_test.p_value) + ')' : '') }));
+          ' (p ' + fmtP(C.step_time_test.p_value) + ', ' + pretty(C.step_time_test.method || '') + ')' : '') }));
     for (const n of (C && C.notes) || []) panel.appendChild(h('p', { class: 'banner info', text: n }));
 
     const scaleA = perStep ? nb / na : 1;
@@ -1133,11 +1133,11 @@
   }
   function compareOps(list) {
     const rows = list.map((o) => ({ name: o.name, kind: o.kind, status: o.status, a_self_ns: o.before ? o.before.self_ns : null,
-      b_self_ns: o.after ? o.after.self_ns : null, mean_change_ns: o.mean_change_ns, relative: o.relative, p_value: o.p_value }));
+      b_self_ns: o.after ? o.after.self_ns : null, mean_change_ns: o.mean_change_ns, relative: o.relative, p_value: o.p_adjusted !== undefined ? o.p_adjusted : o.p_value }));
     return sortableTable(rows, [['name', 'Operation', String], ['kind', 'Kind', String], ['status', 'Status', String],
       ['a_self_ns', 'A self', fmtNs], ['b_self_ns', 'B self', fmtNs],
       ['mean_change_ns', 'Mean change', (v) => (v === null || v === undefined ? '–' : (v >= 0 ? '+' : '−') + fmtNs(Math.abs(v)))],
-      ['relative', 'Relative', fmtRel], ['p_value', 'Welch p', fmtP]], 'b_self_ns');
+      ['relative', 'Relative', fmtRel], ['p_value', 'p (adjusted)', fmtP]], 'b_self_ns');
   }
   function localOps(A, B, scaleA) {
     const ops = new Map();

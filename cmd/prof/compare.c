@@ -1,7 +1,9 @@
-/* compare.c - `prof compare BEFORE.prof AFTER.prof`: loads both profiles,
- * builds each one's analyze report with every operation kept, compares the
- * two (src/analysis/compare.c) and renders the comparison as text, JSON or
- * CSV. Exit 1 when --fail-on-regression finds a significant slowdown. */
+/* compare.c - `prof compare BEFORE AFTER`: each side a profile or a
+ * directory of profiles of repeated runs (src/model/runset.c says which
+ * profiles are ranks of one run). Loads each run, builds its analyze report
+ * with every operation kept, compares the two sides
+ * (src/analysis/compare.c) and renders the comparison as text, JSON or CSV.
+ * Exit 1 when --fail-on-regression finds a significant slowdown. */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,7 @@
 #include "analysis/report.h"
 #include "cmd.h"
 #include "model/profile.h"
+#include "model/runset.h"
 #include "output/compare_csv.h"
 #include "output/compare_text.h"
 #include "output/report_json.h"
@@ -17,29 +20,40 @@
 #define CMD "compare"
 
 static const char usage[] =
-    "usage: prof compare BEFORE.prof AFTER.prof [-o FILE] [--format text|json|csv]\n"
-    "                    [--fail-on-regression PCT] [--noise PCT] [--no-color]\n"
+    "usage: prof compare BEFORE AFTER [-o FILE] [--format text|json|csv]\n"
+    "                    [--fail-on-regression PCT] [--noise PCT]\n"
+    "                    " CMD_ANALYSIS_USAGE
+    "                    [--no-color]\n"
     "\n"
-    "Shows whether a change made a training run faster or slower: the summary\n"
-    "metrics of both runs side by side with their change (steps, profiled time,\n"
-    "mean / p50 / p95 step time, peak memory per series, leak verdicts, speedup),\n"
-    "every operation's calls, total and mean per call in each run with the change\n"
-    "of the mean and Welch's t-test on it, the operations that appear in only one\n"
-    "run, and the bottlenecks fixed, new and persisting. A change is significant\n"
-    "when p < 0.01 and it is larger than the noise floor. The runs may come from\n"
-    "different programs: operations are matched by name, and the output says when\n"
-    "step counts or sampling differ.\n"
+    "Shows whether a change made a training run faster or slower. BEFORE and\n"
+    "AFTER are each a profile or a directory of profiles of repeated runs of one\n"
+    "program (the profiles of the ranks of one job in it form one run). Shows\n"
+    "the summary metrics side by side with their change (steps, profiled time,\n"
+    "mean step time after warm-up, p50 / p95 step time, peak memory, memory\n"
+    "slope and leak verdict per series, speedup), every operation's calls, total\n"
+    "and mean per call with the change of the mean and its test, the operations\n"
+    "found on one side only, and the bottlenecks fixed, new and persisting.\n"
+    "\n"
+    "A change is significant when p < 0.01 and it is larger than the noise floor.\n"
+    "With two or more runs on a side, p comes from the variation between runs\n"
+    "(Welch's t-test on per-run means). With one run a side it comes from the\n"
+    "variation within each run (batch means, allowing for correlated steps), and\n"
+    "run-to-run variation is unknown: repeat the runs to measure it. Side values\n"
+    "are means over runs; a leak or bottleneck belongs to a side when at least\n"
+    "half of its runs have it.\n"
     "\n"
     "  -o, --output FILE            write to FILE (whole or not at all) instead of\n"
     "                               standard output\n"
     "      --format FORMAT          text (default), json (formats/compare.schema.json)\n"
     "                               or csv (one table, columns in prof-compare(1))\n"
     "      --fail-on-regression PCT exit with status 1 when the mean step time, or an\n"
-    "                               operation taking at least 5% of the time in\n"
-    "                               either run, is significantly slower by more\n"
-    "                               than PCT percent\n"
+    "                               operation taking at least 5% of the time on\n"
+    "                               either side, is significantly slower by more\n"
+    "                               than PCT percent; with one run a side, only when\n"
+    "                               the whole 99% interval of the slowdown is past PCT\n"
     "      --noise PCT              changes of PCT percent or less are noise, never\n"
     "                               significant (default 5)\n"
+    CMD_ANALYSIS_HELP
     "      --no-color               no colour, even on a terminal\n"
     "  -h, --help                   show this help\n"
     "\n"
@@ -48,7 +62,8 @@ static const char usage[] =
     "is a terminal.\n"
     "\n"
     "Exit status: 0 success, 1 a regression past --fail-on-regression, 2 usage\n"
-    "error, 3 unreadable or corrupt input, 4 output error.\n";
+    "error (also profiles in a run that are not ranks of one job), 3 unreadable\n"
+    "or corrupt input (also a directory without profiles), 4 output error.\n";
 
 typedef enum { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV } out_format;
 
@@ -57,6 +72,7 @@ typedef struct compare_args {
     out_format format;
     int no_color;
     compare_options opts;
+    analysis_options analysis;
 } compare_args;
 
 enum { OPT_FORMAT = 256, OPT_FAIL, OPT_NOISE, OPT_NO_COLOR };
@@ -67,7 +83,9 @@ static const char *const formats[] = { "text", "json", "csv", NULL };
 static int parse_option(int c, const char *arg, void *args)
 {
     compare_args *a = args;
-    int f;
+    int f, rc = cmd_analysis_option(CMD, c, arg, &a->analysis);
+    if (rc >= 0)
+        return rc;
     switch (c) {
     case 'o':
         a->output = arg;
@@ -101,6 +119,7 @@ static int parse_args(int argc, char **argv, compare_args *a, int *first, int *s
         { "format", required_argument, NULL, OPT_FORMAT },
         { "fail-on-regression", required_argument, NULL, OPT_FAIL },
         { "noise", required_argument, NULL, OPT_NOISE },
+        CMD_ANALYSIS_OPTIONS,
         { "no-color", no_argument, NULL, OPT_NO_COLOR },
         { "help", no_argument, NULL, 'h' },
         { 0, 0, 0, 0 }
@@ -108,31 +127,81 @@ static int parse_args(int argc, char **argv, compare_args *a, int *first, int *s
     static const cmd_options o = { CMD, usage, ":ho:", opts, parse_option };
     memset(a, 0, sizeof *a);
     compare_options_default(&a->opts);
+    analysis_options_default(&a->analysis);
+    a->analysis.top = 0;
     int rc = cmd_parse_options(&o, argc, argv, a, status);
     if (rc != EXIT_OK)
         return rc;
     if (argc - optind != 2)
-        return cmd_usage_error(CMD, argc - optind < 2 ? "needs two profiles, BEFORE and AFTER"
-                                                      : "takes exactly two profiles");
+        return cmd_usage_error(CMD, argc - optind < 2 ? "needs two sides, BEFORE and AFTER"
+                                                      : "takes exactly two sides, BEFORE and AFTER");
     *first = optind;
     return EXIT_OK;
 }
 
 /* ---- loading and analysis ---------------------------------------------------- */
 
-/* The analyze report of one profile with every operation, into *out. */
-static int analyze(const char *path, const profile_model *m, cJSON **out)
+/* One side: its runs' reports. */
+typedef struct side {
+    const char *path;
+    cJSON **reports;
+    size_t n;
+} side;
+
+/* The analyze report of one run (its ranks' profiles) with every
+ * operation, into *out. */
+static int analyze_run(const runset_run *run, const analysis_options *o, cJSON **out)
 {
-    analysis_options o;
+    profile_model *m = calloc(run->npaths, sizeof *m);
+    const profile_model **mp = calloc(run->npaths, sizeof *mp);
     prof_error err = { PROF_OK, "" };
-    analysis_options_default(&o);
-    o.top = 0;
-    *out = report_build(&m, 1, &o, &err);
-    if (!*out) {
-        cmd_error(CMD, "cannot analyze '%s': %s", path, err.message);
-        return EXIT_INPUT;
+    int status = m && mp ? EXIT_OK : EXIT_INPUT;
+    if (status != EXIT_OK)
+        cmd_error(CMD, "out of memory");
+    for (size_t i = 0; status == EXIT_OK && i < run->npaths; i++) {
+        status = cmd_load_profile(CMD, run->paths[i], &m[i]);
+        mp[i] = &m[i];
     }
-    return EXIT_OK;
+    if (status == EXIT_OK && !(*out = report_build(mp, run->npaths, o, &err))) {
+        cmd_error(CMD, "cannot analyze '%s': %s", run->paths[0], err.message);
+        status = err.code == PROF_ERR_NOMEM ? EXIT_INPUT : EXIT_USAGE;
+    }
+    for (size_t i = 0; m && i < run->npaths; i++)
+        profile_model_free(&m[i]);
+    free(m);
+    free(mp);
+    return status;
+}
+
+/* Finds and analyzes the runs of a side, one run loaded at a time. */
+static int load_side(const char *path, const analysis_options *o, side *s)
+{
+    runset rs;
+    prof_error err = { PROF_OK, "" };
+    s->path = path;
+    prof_err e = runset_find(path, &rs, &err);
+    if (e != PROF_OK) {
+        cmd_error(CMD, "%s", err.message);
+        return cmd_input_status(e);
+    }
+    int status = EXIT_OK;
+    if (!(s->reports = calloc(rs.nruns, sizeof *s->reports))) {
+        cmd_error(CMD, "out of memory");
+        status = EXIT_INPUT;
+    }
+    for (size_t i = 0; status == EXIT_OK && i < rs.nruns; i++) {
+        status = analyze_run(&rs.runs[i], o, &s->reports[i]);
+        s->n += status == EXIT_OK;
+    }
+    runset_free(&rs);
+    return status;
+}
+
+static void free_side(side *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        cJSON_Delete(s->reports[i]);
+    free(s->reports);
 }
 
 /* ---- output ---------------------------------------------------------------------- */
@@ -151,19 +220,18 @@ static prof_err render(FILE *out, const cJSON *cmp, const void *args)
 
 static int compare(char **paths, const compare_args *a)
 {
-    profile_model m[2];
-    cJSON *reports[2] = { NULL, NULL }, *cmp = NULL;
+    side sides[2];
+    cJSON *cmp = NULL;
     prof_error err = { PROF_OK, "" };
-    memset(m, 0, sizeof m);
+    memset(sides, 0, sizeof sides);
     int status = EXIT_OK;
-    for (int i = 0; i < 2 && status == EXIT_OK; i++) {
-        status = cmd_load_profile(CMD, paths[i], &m[i]);
-        if (status == EXIT_OK)
-            status = analyze(paths[i], &m[i], &reports[i]);
-    }
+    for (int i = 0; i < 2 && status == EXIT_OK; i++)
+        status = load_side(paths[i], &a->analysis, &sides[i]);
     if (status != EXIT_OK)
         goto out;
-    cmp = compare_build(reports[0], reports[1], &a->opts, &err);
+    compare_side cb = { (const cJSON *const *)sides[0].reports, sides[0].n, sides[0].path };
+    compare_side ca = { (const cJSON *const *)sides[1].reports, sides[1].n, sides[1].path };
+    cmp = compare_build_sides(&cb, &ca, &a->opts, &err);
     if (!cmp) {
         cmd_error(CMD, "cannot compare: %s", err.message);
         status = EXIT_INPUT;
@@ -174,10 +242,8 @@ static int compare(char **paths, const compare_args *a)
         status = EXIT_FINDINGS;
 out:
     cJSON_Delete(cmp);
-    for (int i = 0; i < 2; i++) {
-        cJSON_Delete(reports[i]);
-        profile_model_free(&m[i]);
-    }
+    free_side(&sides[0]);
+    free_side(&sides[1]);
     return status;
 }
 

@@ -1,8 +1,11 @@
-/* compare.c - the comparison of two analyze reports (compare.h). It reads
- * nothing but the two report objects, so whatever the analysis computes is
- * compared the same way the user saw it in `prof analyze`. JSON failures
- * (out of memory) are sticky in ctx->ok so the building code reads straight
- * through; the result is dropped at the end when any failed. */
+/* compare.c - the comparison of two sides of analyze reports (compare.h).
+ * It reads nothing but the report objects, so whatever the analysis
+ * computes is compared the same way the user saw it in `prof analyze`; the
+ * tests are in compare_stats.c. A side's figure is the mean over its runs,
+ * its memory slope the median, and a leak or a bottleneck belongs to a side
+ * when at least half of its runs have it. JSON failures (out of memory) are
+ * sticky in ctx->ok so the building code reads straight through; the result
+ * is dropped at the end when any failed. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,11 +13,19 @@
 #include <string.h>
 
 #include "analysis/compare.h"
+#include "analysis/compare_stats.h"
 #include "analysis/stats.h"
 #include "util/error.h"
 
+/* A side's reports with their operations sorted by name, for lookups. */
+typedef struct cmp_side {
+    const compare_side *s;
+    const cJSON ***ops;    /* per run: its operations by name            */
+    size_t *nops;
+} cmp_side;
+
 typedef struct cmp_ctx {
-    const cJSON *before, *after;
+    cmp_side side[2];      /* before, after                               */
     compare_options o;
     int ok;
 } cmp_ctx;
@@ -54,6 +65,11 @@ static const char *str_or(const cJSON *o, const char *key, const char *fallback)
 {
     const cJSON *s = get(o, key);
     return cJSON_IsString(s) && s->valuestring ? s->valuestring : fallback;
+}
+
+static const cJSON *get_path(const cJSON *o, const char *a, const char *b, const char *c)
+{
+    return get(get(get(o, a), b), c);
 }
 
 static const cJSON *first_profile(const cJSON *report)
@@ -139,16 +155,109 @@ static double relative(double before, double after)
     return before != 0 ? (after - before) / before : NAN;
 }
 
-/* ---- the two runs ------------------------------------------------------------ */
+/* ---- the sides ------------------------------------------------------------------ */
 
-/* The recorded command line, arguments joined by spaces, into buf. */
+static const char *side_name(int i)
+{
+    return i ? "after" : "before";
+}
+
+static const cJSON *run_of(const cmp_side *s, size_t i)
+{
+    return s->s->runs[i];
+}
+
+/* The mean over a side's runs of report.key (a number), and in how many
+ * runs it was one. */
+static double side_mean(const cmp_side *s, double (*value)(const cJSON *, int *), int *have)
+{
+    double sum = 0;
+    int n = 0;
+    for (size_t i = 0; i < s->s->nruns; i++) {
+        int h = 0;
+        double v = value(run_of(s, i), &h);
+        if (h) {
+            sum += v;
+            n++;
+        }
+    }
+    *have = n > 0;
+    return n ? sum / n : NAN;
+}
+
+/* At least half of a side's runs: enough to say the side has a finding. */
+static int most_runs(size_t count, size_t runs)
+{
+    return count > 0 && 2 * count >= runs;
+}
+
+static int by_op_name(const void *a, const void *b)
+{
+    return strcmp(str_or(*(const cJSON *const *)a, "name", ""),
+                  str_or(*(const cJSON *const *)b, "name", ""));
+}
+
+/* Sorts each run's operations by name (every run's report must be usable). */
+static int index_side(cmp_side *s, const compare_side *src)
+{
+    s->s = src;
+    s->ops = calloc(src->nruns, sizeof *s->ops);
+    s->nops = calloc(src->nruns, sizeof *s->nops);
+    if (!s->ops || !s->nops)
+        return -1;
+    for (size_t r = 0; r < src->nruns; r++) {
+        const cJSON *arr = get(src->runs[r], "operations"), *op;
+        size_t n = (size_t)cJSON_GetArraySize(arr);
+        if (!(s->ops[r] = calloc(n ? n : 1, sizeof *s->ops[r])))
+            return -1;
+        cJSON_ArrayForEach(op, arr)
+            s->ops[r][s->nops[r]++] = op;
+        qsort(s->ops[r], s->nops[r], sizeof *s->ops[r], by_op_name);
+    }
+    return 0;
+}
+
+static void free_side(cmp_side *s)
+{
+    for (size_t r = 0; s->ops && r < s->s->nruns; r++)
+        free(s->ops[r]);
+    free(s->ops);
+    free(s->nops);
+}
+
+static int name_vs_op(const void *key, const void *op)
+{
+    return strcmp(key, str_or(*(const cJSON *const *)op, "name", ""));
+}
+
+static const cJSON *side_op(const cmp_side *s, size_t run, const char *name)
+{
+    const cJSON **hit = bsearch(name, s->ops[run], s->nops[run], sizeof *s->ops[run], name_vs_op);
+    return hit ? *hit : NULL;
+}
+
+/* ---- the runs ------------------------------------------------------------------ */
+
+/* Whether arg names the profile itself (its output path), which differs
+ * between repeated runs of one command and is not part of what ran. */
+static int is_output_arg(const char *arg, const cJSON *profile)
+{
+    const char *out = str_or(get_path(profile, "metadata", "config", NULL), "output", "");
+    const char *path = str_or(profile, "path", ""), *base = strrchr(path, '/');
+    const char *abase = strrchr(arg, '/');
+    base = base ? base + 1 : path;
+    abase = abase ? abase + 1 : arg;
+    return (*out && strcmp(arg, out) == 0) || (*base && strcmp(abase, base) == 0);
+}
+
+/* The recorded command line without the profile's own name, into buf. */
 static const char *command_of(const cJSON *report, char *buf, size_t size)
 {
-    const cJSON *argv = get(get(first_profile(report), "metadata"), "argv"), *a;
+    const cJSON *p = first_profile(report), *argv = get(get(p, "metadata"), "argv"), *a;
     size_t len = 0;
     buf[0] = '\0';
     cJSON_ArrayForEach(a, argv) {
-        if (!cJSON_IsString(a) || !a->valuestring)
+        if (!cJSON_IsString(a) || !a->valuestring || (len && is_output_arg(a->valuestring, p)))
             continue;
         int n = snprintf(buf + len, size - len, "%s%s", len ? " " : "", a->valuestring);
         if (n < 0 || (size_t)n >= size - len)
@@ -160,23 +269,42 @@ static const char *command_of(const cJSON *report, char *buf, size_t size)
 
 static const cJSON *config_of(const cJSON *report, const char *key)
 {
-    return get(get(get(first_profile(report), "metadata"), "config"), key);
+    return get_path(first_profile(report), "metadata", "config", key);
 }
 
-static void add_run(cmp_ctx *c, cJSON *cmp, const char *key, const cJSON *report)
+static double steps_of(const cJSON *r, int *have)
+{
+    *have = 1;
+    return num_or(get(r, "summary"), "steps", 0);
+}
+
+static double sampled_of(const cJSON *r, int *have)
+{
+    *have = 1;
+    return num_or(get(r, "summary"), "sampled_steps", 0);
+}
+
+static void add_run(cmp_ctx *c, cJSON *cmp, int which)
 {
     char cmd[512];
-    const cJSON *p = first_profile(report), *s = get(report, "summary");
-    cJSON *r = put_obj(c, cmp, key);
-    double rate;
-    put_str(c, r, "path", str_or(p, "path", ""));
-    put_str(c, r, "command", command_of(report, cmd, sizeof cmd));
-    put_num(c, r, "steps", num_or(s, "steps", 0));
-    put_num(c, r, "sampled_steps", num_or(s, "sampled_steps", 0));
-    const cJSON *sr = config_of(report, "sample_rate");
-    rate = cJSON_IsNumber(sr) ? sr->valuedouble : NAN;
-    put_num(c, r, "sample_rate", rate);
-    put_bool(c, r, "clean", !cJSON_IsFalse(get(p, "clean")));
+    const cmp_side *s = &c->side[which];
+    const cJSON *first = run_of(s, 0), *p = first_profile(first);
+    cJSON *r = put_obj(c, cmp, side_name(which));
+    int have, clean = 1;
+    put_str(c, r, "path", s->s->path ? s->s->path : str_or(p, "path", ""));
+    put_str(c, r, "command", command_of(first, cmd, sizeof cmd));
+    put_num(c, r, "runs", (double)s->s->nruns);
+    cJSON *paths = put_arr(c, r, "run_paths");
+    for (size_t i = 0; i < s->s->nruns; i++) {
+        const cJSON *rp = first_profile(run_of(s, i));
+        attach(c, paths, NULL, cJSON_CreateString(str_or(rp, "path", "")));
+        clean &= !cJSON_IsFalse(get(rp, "clean"));
+    }
+    put_num(c, r, "steps", side_mean(s, steps_of, &have));
+    put_num(c, r, "sampled_steps", side_mean(s, sampled_of, &have));
+    const cJSON *sr = config_of(first, "sample_rate");
+    put_num(c, r, "sample_rate", cJSON_IsNumber(sr) ? sr->valuedouble : NAN);
+    put_bool(c, r, "clean", clean);
 }
 
 /* Share of steps that kept their events, or the configured rate. */
@@ -190,10 +318,27 @@ static double sampled_fraction(const cJSON *report)
     return cJSON_IsNumber(sr) && sr->valuedouble > 0 ? sr->valuedouble : 1.0;
 }
 
-static void add_notes(cmp_ctx *c, cJSON *notes)
+static void note_method(cmp_ctx *c, cJSON *notes)
 {
-    const cJSON *b = c->before, *a = c->after;
-    double sb = num_or(get(b, "summary"), "steps", 0), sa = num_or(get(a, "summary"), "steps", 0);
+    size_t nb = c->side[0].s->nruns, na = c->side[1].s->nruns;
+    if (nb >= 2 || na >= 2) {
+        note(c, notes, "%zu run%s before, %zu after: changes are tested against the variation "
+                       "between runs (Welch's t-test on per-run means)",
+             nb, nb == 1 ? "" : "s", na);
+        return;
+    }
+    note(c, notes, "one run a side: changes are tested against the variation within each run "
+                   "(batch means); run-to-run variation is unknown, and whole runs of the same "
+                   "program often differ by several percent. Repeat each run (3 or more, into a "
+                   "directory a side) and compare the directories to test against it");
+}
+
+static void note_differences(cmp_ctx *c, cJSON *notes)
+{
+    const cJSON *b = run_of(&c->side[0], 0), *a = run_of(&c->side[1], 0);
+    int have;
+    double sb = side_mean(&c->side[0], steps_of, &have), sa = side_mean(&c->side[1], steps_of,
+                                                                          &have);
     if (sb != sa)
         note(c, notes, "step counts differ: %.0f before, %.0f after; totals are not comparable, "
                        "compare the per-step and per-call figures", sb, sa);
@@ -214,18 +359,31 @@ static void add_notes(cmp_ctx *c, cJSON *notes)
     if (strcmp(cb, ca) != 0)
         note(c, notes, "the runs come from different commands ('%s' before, '%s' after); "
                        "operations are matched by name", cb, ca);
-    const cJSON *reports[2] = { b, a };
+}
+
+static void note_runs(cmp_ctx *c, cJSON *notes)
+{
     for (int i = 0; i < 2; i++) {
-        const cJSON *p = first_profile(reports[i]);
-        if (cJSON_IsFalse(get(p, "clean")))
-            note(c, notes, "the %s profile was not closed cleanly: it covers what was recorded "
-                           "before it stopped", i ? "after" : "before");
-        double total = num_or(reports[i], "operations_total", 0);
-        double kept = (double)cJSON_GetArraySize(get(reports[i], "operations"));
-        if (total > kept)
-            note(c, notes, "the %s report holds %.0f of %.0f operations; the rest are not "
-                           "compared", i ? "after" : "before", kept, total);
+        const cmp_side *s = &c->side[i];
+        for (size_t r = 0; r < s->s->nruns; r++) {
+            const cJSON *rep = run_of(s, r), *p = first_profile(rep);
+            if (cJSON_IsFalse(get(p, "clean")))
+                note(c, notes, "the %s profile '%s' was not closed cleanly: it covers what was "
+                               "recorded before it stopped", side_name(i), str_or(p, "path", ""));
+            double total = num_or(rep, "operations_total", 0);
+            double kept = (double)cJSON_GetArraySize(get(rep, "operations"));
+            if (total > kept)
+                note(c, notes, "the %s report holds %.0f of %.0f operations; the rest are not "
+                               "compared", side_name(i), kept, total);
+        }
     }
+}
+
+static void add_notes(cmp_ctx *c, cJSON *notes)
+{
+    note_method(c, notes);
+    note_differences(c, notes);
+    note_runs(c, notes);
 }
 
 /* ---- summary metrics ------------------------------------------------------------ */
@@ -251,6 +409,21 @@ static int metric_value(const cJSON *report, const struct metric *m, double *v)
     return get_num(m->section ? get(s, m->section) : s, m->key, v);
 }
 
+static double metric_side(const cmp_side *s, const struct metric *m, int *have)
+{
+    double sum = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < s->s->nruns; i++) {
+        double v;
+        if (metric_value(run_of(s, i), m, &v)) {
+            sum += v;
+            n++;
+        }
+    }
+    *have = n > 0;
+    return n ? sum / (double)n : 0.0;
+}
+
 static void add_change(cmp_ctx *c, cJSON *row, const char *change_key, int hb, double b, int ha,
                        double a)
 {
@@ -258,13 +431,43 @@ static void add_change(cmp_ctx *c, cJSON *row, const char *change_key, int hb, d
     put_opt(c, row, "relative", hb && ha, relative(b, a));
 }
 
-static void add_summary(cmp_ctx *c, cJSON *cmp)
+/* The step-time test of every run's steady steps. */
+static cmp_result step_test(const cmp_ctx *c)
+{
+    size_t n[2] = { c->side[0].s->nruns, c->side[1].s->nruns };
+    const cJSON **st[2];
+    cmp_result r;
+    st[0] = calloc(n[0], sizeof *st[0]);
+    st[1] = calloc(n[1], sizeof *st[1]);
+    if (!st[0] || !st[1]) {
+        r = cmp_no_test();
+    } else {
+        for (int i = 0; i < 2; i++)
+            for (size_t k = 0; k < n[i]; k++)
+                st[i][k] = stat_steps(run_of(&c->side[i], k)) > 0
+                               ? get_path(run_of(&c->side[i], k), "summary", "step_time",
+                                          "steady")
+                               : NULL;
+        r = cmp_test(st[0], n[0], st[1], n[1], &c->o);
+    }
+    free(st[0]);
+    free(st[1]);
+    return r;
+}
+
+static void add_summary(cmp_ctx *c, cJSON *cmp, const cmp_result *steps)
 {
     cJSON *arr = put_arr(c, cmp, "summary");
     for (size_t i = 0; i < sizeof metrics / sizeof metrics[0]; i++) {
-        double b = 0, a = 0;
-        int hb = metric_value(c->before, &metrics[i], &b);
-        int ha = metric_value(c->after, &metrics[i], &a);
+        int hb, ha;
+        double b = metric_side(&c->side[0], &metrics[i], &hb);
+        double a = metric_side(&c->side[1], &metrics[i], &ha);
+        if (strcmp(metrics[i].name, "step_mean_ns") == 0) { /* after warm-up: what is tested */
+            hb = isfinite(steps->before);
+            ha = isfinite(steps->after);
+            b = steps->before;
+            a = steps->after;
+        }
         cJSON *row = attach(c, arr, NULL, cJSON_CreateObject());
         put_str(c, row, "metric", metrics[i].name);
         put_str(c, row, "unit", metrics[i].unit);
@@ -274,48 +477,35 @@ static void add_summary(cmp_ctx *c, cJSON *cmp)
     }
 }
 
-static double step_mean(const cJSON *report)
+/* The test's fields shared by the step-time test and every operation. */
+static void put_test(cmp_ctx *c, cJSON *o, const cmp_result *r)
 {
-    return stat_steps(report) > 0 ? num_or(get(get(report, "summary"), "step_time"), "mean_ns", 0)
-                                  : 0;
+    put_str(c, o, "method", cmp_method_name(r->method));
+    put_num(c, o, "runs_before", (double)r->runs_before);
+    put_num(c, o, "runs_after", (double)r->runs_after);
+    put_num(c, o, "t", r->t);
+    put_num(c, o, "df", r->df);
+    put_num(c, o, "p_value", r->p);
+    put_num(c, o, "relative_low", r->rel_low);
+    put_num(c, o, "relative_high", r->rel_high);
 }
 
-/* Welch's test on the step durations; *rel the relative change of the mean. */
-static stats_welch_result step_test(const cmp_ctx *c, double *rel)
+static void add_step_test(cmp_ctx *c, cJSON *cmp, const cmp_result *r)
 {
-    const cJSON *tb = get(get(c->before, "summary"), "step_time");
-    const cJSON *ta = get(get(c->after, "summary"), "step_time");
-    double mb = step_mean(c->before), ma = step_mean(c->after);
-    double sdb = num_or(tb, "stddev_ns", 0), sda = num_or(ta, "stddev_ns", 0);
-    *rel = mb > 0 && ma > 0 ? relative(mb, ma) : NAN;
-    return stats_welch((uint64_t)stat_steps(c->before), mb, sdb * sdb,
-                       (uint64_t)stat_steps(c->after), ma, sda * sda);
-}
-
-static int significant(const cmp_ctx *c, double p, double rel)
-{
-    return isfinite(rel) && p < c->o.alpha && fabs(rel) * 100.0 > c->o.noise_pct;
-}
-
-static void add_step_test(cmp_ctx *c, cJSON *cmp)
-{
-    double rel;
-    stats_welch_result w = step_test(c, &rel);
     cJSON *t = put_obj(c, cmp, "step_time_test");
-    put_num(c, t, "t", w.t);
-    put_num(c, t, "df", w.df);
-    put_num(c, t, "p_value", w.p);
-    put_opt(c, t, "relative", isfinite(rel), rel);
-    put_bool(c, t, "significant", significant(c, w.p, rel));
+    put_test(c, t, r);
+    put_num(c, t, "relative", r->relative);
+    put_bool(c, t, "significant", r->significant);
 }
 
-static void add_speedup(cmp_ctx *c, cJSON *cmp)
+static void add_speedup(cmp_ctx *c, cJSON *cmp, const cmp_result *steps)
 {
-    double mb = step_mean(c->before), ma = step_mean(c->after);
+    double mb = steps->before, ma = steps->after;
     const char *basis = "step_time";
     if (!(mb > 0 && ma > 0)) {
-        mb = num_or(get(c->before, "summary"), "profiled_ns", 0);
-        ma = num_or(get(c->after, "summary"), "profiled_ns", 0);
+        int hb, ha;
+        mb = metric_side(&c->side[0], &metrics[3], &hb);
+        ma = metric_side(&c->side[1], &metrics[3], &ha);
         basis = "profiled_time";
     }
     if (!(mb > 0 && ma > 0)) {
@@ -329,56 +519,111 @@ static void add_speedup(cmp_ctx *c, cJSON *cmp)
 
 /* ---- memory ------------------------------------------------------------------ */
 
-static int has_leak(const cJSON *report, const char *series)
-{
-    const cJSON *f;
-    cJSON_ArrayForEach(f, get(report, "bottlenecks"))
-        if (strcmp(str_or(f, "rule", ""), "memory_leak") == 0 &&
-            strcmp(str_or(f, "subject", ""), series) == 0)
-            return 1;
-    return 0;
-}
-
 static const char *verdict(int before, int after)
 {
     return before && after ? "persisting" : before ? "fixed" : after ? "new" : "none";
 }
 
+static int by_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* One series on one side: mean peak, median slope, leak in most runs. */
+typedef struct mem_side {
+    int have, has_slope, leak;
+    double peak, slope;
+    const char *unit;      /* of the slope: "bytes_per_step" or "bytes_per_s" */
+} mem_side;
+
+/* The fitted slope of a report's memory series and its unit. */
+static int series_slope(const cJSON *fit, double *v, const char **unit)
+{
+    if (get_num(fit, "slope_bytes_per_step", v)) {
+        *unit = "bytes_per_step";
+        return 1;
+    }
+    if (get_num(fit, "slope_bytes_per_s", v)) {
+        *unit = "bytes_per_s";
+        return 1;
+    }
+    return 0;
+}
+
+static mem_side memory_side(const cmp_side *s, const char *name)
+{
+    mem_side m = { 0, 0, 0, 0.0, NAN, "bytes_per_step" };
+    size_t n = s->s->nruns, peaks = 0, leaks = 0, slopes = 0;
+    double *v = malloc((n ? n : 1) * sizeof *v);
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *ser = find_named(get(run_of(s, i), "memory"), "series", name);
+        double peak;
+        if (!ser || !get_num(ser, "peak_bytes", &peak))
+            continue;
+        m.peak += peak;
+        peaks++;
+        if (cJSON_IsTrue(get(get(ser, "fit"), "leak")))
+            leaks++;
+        if (v && series_slope(get(ser, "fit"), &v[slopes], &m.unit))
+            slopes++;
+    }
+    m.have = peaks > 0;
+    m.peak = peaks ? m.peak / (double)peaks : 0.0;
+    m.leak = most_runs(leaks, n);
+    if (slopes) {
+        qsort(v, slopes, sizeof *v, by_double);
+        m.slope = slopes % 2 ? v[slopes / 2] : 0.5 * (v[slopes / 2 - 1] + v[slopes / 2]);
+        m.has_slope = 1;
+    }
+    free(v);
+    return m;
+}
+
 static void add_series(cmp_ctx *c, cJSON *arr, const char *name)
 {
-    const cJSON *sb = find_named(get(get(c->before, "summary"), "memory"), "series", name);
-    const cJSON *sa = find_named(get(get(c->after, "summary"), "memory"), "series", name);
-    double b = 0, a = 0;
-    int hb = get_num(sb, "peak_bytes", &b), ha = get_num(sa, "peak_bytes", &a);
-    int lb = has_leak(c->before, name), la = has_leak(c->after, name);
+    mem_side b = memory_side(&c->side[0], name), a = memory_side(&c->side[1], name);
     cJSON *row = attach(c, arr, NULL, cJSON_CreateObject());
     put_str(c, row, "series", name);
-    put_opt(c, row, "before_peak_bytes", hb, b);
-    put_opt(c, row, "after_peak_bytes", ha, a);
-    add_change(c, row, "change_bytes", hb, b, ha, a);
-    put_bool(c, row, "leak_before", lb);
-    put_bool(c, row, "leak_after", la);
-    put_str(c, row, "leak", verdict(lb, la));
+    put_opt(c, row, "before_peak_bytes", b.have, b.peak);
+    put_opt(c, row, "after_peak_bytes", a.have, a.peak);
+    add_change(c, row, "change_bytes", b.have, b.peak, a.have, a.peak);
+    put_str(c, row, "slope_unit", b.has_slope ? b.unit : a.unit);
+    put_opt(c, row, "before_slope", b.has_slope, b.slope);
+    put_opt(c, row, "after_slope", a.has_slope, a.slope);
+    put_bool(c, row, "leak_before", b.leak);
+    put_bool(c, row, "leak_after", a.leak);
+    put_str(c, row, "leak", verdict(b.leak, a.leak));
+}
+
+/* 1 when a run of a side before run `upto` (or of an earlier side) already
+ * listed this series, so each series gets one row. */
+static int series_seen(const cmp_ctx *c, int side, size_t upto, const char *name)
+{
+    for (int i = 0; i <= side; i++)
+        for (size_t r = 0; r < (i < side ? c->side[i].s->nruns : upto); r++)
+            if (find_named(get(run_of(&c->side[i], r), "memory"), "series", name))
+                return 1;
+    return 0;
 }
 
 static void add_memory(cmp_ctx *c, cJSON *cmp)
 {
     cJSON *arr = put_arr(c, cmp, "memory");
-    const cJSON *mb = get(get(c->before, "summary"), "memory");
-    const cJSON *ma = get(get(c->after, "summary"), "memory"), *s;
-    cJSON_ArrayForEach(s, mb)
-        add_series(c, arr, str_or(s, "series", ""));
-    cJSON_ArrayForEach(s, ma)
-        if (!find_named(mb, "series", str_or(s, "series", "")))
-            add_series(c, arr, str_or(s, "series", ""));
+    for (int i = 0; i < 2; i++)
+        for (size_t r = 0; r < c->side[i].s->nruns; r++) {
+            const cJSON *s;
+            cJSON_ArrayForEach(s, get(run_of(&c->side[i], r), "memory"))
+                if (!series_seen(c, i, r, str_or(s, "series", "")))
+                    add_series(c, arr, str_or(s, "series", ""));
+        }
 }
 
 /* ---- operations ------------------------------------------------------------------ */
 
 typedef struct op_pair {
     const char *name;
-    const cJSON *b, *a;    /* the operation in each report, or NULL */
-    double weight;         /* the larger total, for the order */
+    double weight;         /* the larger mean total, for the order */
 } op_pair;
 
 static int by_weight(const void *x, const void *y)
@@ -389,88 +634,157 @@ static int by_weight(const void *x, const void *y)
     return strcmp(p->name, q->name);
 }
 
-static double op_weight(const op_pair *p)
+static int by_pair_name(const void *x, const void *y)
 {
-    return fmax(num_or(p->b, "incl_ns", 0), num_or(p->a, "incl_ns", 0));
+    return strcmp(((const op_pair *)x)->name, ((const op_pair *)y)->name);
 }
 
-/* Every operation of either report, matched by name, largest first. */
+/* Mean over a side's runs of op.key, over the runs that have the op. */
+static double op_side_mean(const cmp_side *s, const char *name, const char *key, size_t *runs)
+{
+    double sum = 0;
+    *runs = 0;
+    for (size_t r = 0; r < s->s->nruns; r++) {
+        const cJSON *op = side_op(s, r, name);
+        if (op) {
+            sum += num_or(op, key, 0);
+            (*runs)++;
+        }
+    }
+    return *runs ? sum / (double)*runs : 0.0;
+}
+
+/* Every operation of any run, once, largest first. */
 static op_pair *pair_ops(cmp_ctx *c, size_t *n)
 {
-    const cJSON *ob = get(c->before, "operations"), *oa = get(c->after, "operations"), *op;
-    size_t cap = (size_t)cJSON_GetArraySize(ob) + (size_t)cJSON_GetArraySize(oa);
+    size_t cap = 0, k = 0;
+    for (int i = 0; i < 2; i++)
+        for (size_t r = 0; r < c->side[i].s->nruns; r++)
+            cap += c->side[i].nops[r];
     op_pair *v = calloc(cap ? cap : 1, sizeof *v);
     if (!v) {
         c->ok = 0;
         return NULL;
     }
+    for (int i = 0; i < 2; i++)
+        for (size_t r = 0; r < c->side[i].s->nruns; r++)
+            for (size_t j = 0; j < c->side[i].nops[r]; j++)
+                v[k++].name = str_or(c->side[i].ops[r][j], "name", "");
+    qsort(v, k, sizeof *v, by_pair_name);
     *n = 0;
-    cJSON_ArrayForEach(op, ob) {
-        const char *name = str_or(op, "name", "");
-        v[(*n)++] = (op_pair){ name, op, find_named(oa, "name", name), 0 };
+    for (size_t j = 0; j < k; j++)
+        if (*n == 0 || strcmp(v[*n - 1].name, v[j].name) != 0)
+            v[(*n)++] = v[j];
+    for (size_t j = 0; j < *n; j++) {
+        size_t runs;
+        v[j].weight = fmax(op_side_mean(&c->side[0], v[j].name, "incl_ns", &runs),
+                           op_side_mean(&c->side[1], v[j].name, "incl_ns", &runs));
     }
-    cJSON_ArrayForEach(op, oa) {
-        const char *name = str_or(op, "name", "");
-        if (!find_named(ob, "name", name))
-            v[(*n)++] = (op_pair){ name, NULL, op, 0 };
-    }
-    for (size_t i = 0; i < *n; i++)
-        v[i].weight = op_weight(&v[i]);
     qsort(v, *n, sizeof *v, by_weight);
     return v;
 }
 
-static void add_side(cmp_ctx *c, cJSON *row, const char *key, const cJSON *op)
+/* A side of an operation's row: means over the runs that have it. */
+static void add_side(cmp_ctx *c, cJSON *row, int which, const char *name, double mean)
 {
-    if (!op) {
-        attach(c, row, key, cJSON_CreateNull());
+    const cmp_side *s = &c->side[which];
+    size_t runs;
+    double calls = op_side_mean(s, name, "calls", &runs);
+    if (!runs) {
+        attach(c, row, side_name(which), cJSON_CreateNull());
         return;
     }
-    cJSON *s = put_obj(c, row, key);
-    put_num(c, s, "calls", num_or(op, "calls", 0));
-    put_num(c, s, "total_ns", num_or(op, "incl_ns", 0));
-    put_num(c, s, "self_ns", num_or(op, "self_ns", 0));
-    put_num(c, s, "mean_ns", num_or(op, "mean_ns", 0));
-    put_num(c, s, "stddev_ns", num_or(op, "stddev_ns", 0));
-    put_num(c, s, "share", num_or(op, "incl_share", 0));
+    cJSON *o = put_obj(c, row, side_name(which));
+    put_num(c, o, "runs", (double)runs);
+    put_num(c, o, "calls", calls);
+    put_num(c, o, "total_ns", op_side_mean(s, name, "incl_ns", &runs));
+    put_num(c, o, "self_ns", op_side_mean(s, name, "self_ns", &runs));
+    put_num(c, o, "mean_ns", isfinite(mean) ? mean : op_side_mean(s, name, "mean_ns", &runs));
+    put_num(c, o, "stddev_ns", op_side_mean(s, name, "stddev_ns", &runs));
+    put_num(c, o, "share", op_side_mean(s, name, "incl_share", &runs));
 }
 
-/* Welch's test of the per-call durations of an operation in both runs. */
-static stats_welch_result op_test(const op_pair *p)
+static cmp_result op_test(const cmp_ctx *c, const char *name)
 {
-    double sdb = num_or(p->b, "stddev_ns", 0), sda = num_or(p->a, "stddev_ns", 0);
-    return stats_welch((uint64_t)num_or(p->b, "calls", 0), num_or(p->b, "mean_ns", 0), sdb * sdb,
-                       (uint64_t)num_or(p->a, "calls", 0), num_or(p->a, "mean_ns", 0), sda * sda);
+    size_t n[2] = { c->side[0].s->nruns, c->side[1].s->nruns };
+    const cJSON **st[2] = { calloc(n[0], sizeof *st[0]), calloc(n[1], sizeof *st[1]) };
+    cmp_result r;
+    for (int i = 0; i < 2; i++)
+        for (size_t k = 0; st[i] && k < n[i]; k++)
+            st[i][k] = get(side_op(&c->side[i], k, name), "steady");
+    if (st[0] && st[1]) {
+        r = cmp_test(st[0], n[0], st[1], n[1], &c->o);
+    } else {
+        r = cmp_no_test();
+    }
+    free(st[0]);
+    free(st[1]);
+    return r;
 }
 
-static const char *op_status(int sig, double rel, const op_pair *p)
+static const char *op_status(const cmp_result *r, int hb, int ha)
 {
-    if (!p->b)
+    if (!hb)
         return "added";
-    if (!p->a)
+    if (!ha)
         return "removed";
-    return !sig ? "unchanged" : rel > 0 ? "slower" : "faster";
+    return !r->significant ? "unchanged" : r->relative > 0 ? "slower" : "faster";
 }
 
-static void add_op(cmp_ctx *c, cJSON *arr, const op_pair *p)
+static void add_op(cmp_ctx *c, cJSON *arr, const op_pair *p, const cmp_result *r)
 {
-    int both = p->b && p->a;
-    double mb = num_or(p->b, "mean_ns", 0), ma = num_or(p->a, "mean_ns", 0);
-    double rel = both ? relative(mb, ma) : NAN;
-    stats_welch_result w = both ? op_test(p) : (stats_welch_result){ 0, 0, 1 };
-    int sig = both && significant(c, w.p, rel);
+    size_t rb, ra;
+    op_side_mean(&c->side[0], p->name, "calls", &rb);
+    op_side_mean(&c->side[1], p->name, "calls", &ra);
+    int both = rb && ra && isfinite(r->relative);
+    const char *kind = "";
+    for (int i = 0; i < 2 && !*kind; i++)
+        for (size_t k = 0; k < c->side[i].s->nruns && !*kind; k++)
+            kind = str_or(side_op(&c->side[i], k, p->name), "kind", "");
     cJSON *row = attach(c, arr, NULL, cJSON_CreateObject());
     put_str(c, row, "name", p->name);
-    put_str(c, row, "kind", str_or(p->b ? p->b : p->a, "kind", ""));
-    put_str(c, row, "status", op_status(sig, rel, p));
-    add_side(c, row, "before", p->b);
-    add_side(c, row, "after", p->a);
-    put_opt(c, row, "mean_change_ns", both, ma - mb);
-    put_opt(c, row, "relative", both, rel);
-    put_opt(c, row, "t", both, w.t);
-    put_opt(c, row, "df", both, w.df);
-    put_opt(c, row, "p_value", both, w.p);
-    put_bool(c, row, "significant", sig);
+    put_str(c, row, "kind", kind);
+    put_str(c, row, "status", op_status(r, rb > 0, ra > 0));
+    add_side(c, row, 0, p->name, r->before);
+    add_side(c, row, 1, p->name, r->after);
+    put_opt(c, row, "mean_change_ns", both, r->after - r->before);
+    put_opt(c, row, "relative", both, r->relative);
+    cmp_result shown = *r;
+    if (!rb || !ra) /* on one side only: nothing was tested */
+        shown.t = shown.df = shown.p = NAN;
+    put_test(c, row, &shown);
+    put_num(c, row, "p_adjusted", r->p_adjusted);
+    put_bool(c, row, "significant", r->significant);
+}
+
+static int by_p(const void *x, const void *y)
+{
+    const cmp_result *a = *(const cmp_result *const *)x, *b = *(const cmp_result *const *)y;
+    return (a->p > b->p) - (a->p < b->p);
+}
+
+/* Holm's step-down adjustment over the operations that were tested (a
+ * family of tests: at alpha 0.01 each, 30 unchanged operations would show
+ * one change in a quarter of comparisons), then significance on it. */
+static void adjust_ops(cmp_ctx *c, cmp_result *r, size_t n)
+{
+    cmp_result **v = calloc(n ? n : 1, sizeof *v);
+    size_t m = 0;
+    if (!v) {
+        c->ok = 0;
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (r[i].method != CMP_NO_TEST)
+            v[m++] = &r[i];
+    qsort(v, m, sizeof *v, by_p);
+    double running = 0;
+    for (size_t i = 0; i < m; i++) {
+        running = fmax(running, fmin(1.0, (double)(m - i) * v[i]->p));
+        v[i]->p_adjusted = running;
+        v[i]->significant = running < c->o.alpha && fabs(v[i]->relative) * 100.0 > c->o.noise_pct;
+    }
+    free(v);
 }
 
 static void add_operations(cmp_ctx *c, cJSON *cmp)
@@ -478,8 +792,17 @@ static void add_operations(cmp_ctx *c, cJSON *cmp)
     size_t n = 0;
     cJSON *arr = put_arr(c, cmp, "operations");
     op_pair *v = pair_ops(c, &n);
-    for (size_t i = 0; v && i < n; i++)
-        add_op(c, arr, &v[i]);
+    cmp_result *r = calloc(n ? n : 1, sizeof *r);
+    if (v && r) {
+        for (size_t i = 0; i < n; i++)
+            r[i] = op_test(c, v[i].name);
+        adjust_ops(c, r, n);
+        for (size_t i = 0; i < n; i++)
+            add_op(c, arr, &v[i], &r[i]);
+    } else {
+        c->ok = 0;
+    }
+    free(r);
     free(v);
 }
 
@@ -496,6 +819,22 @@ static const cJSON *find_finding(const cJSON *report, const cJSON *f)
     return NULL;
 }
 
+/* The side's finding like f (from its first run that has it) when most of
+ * its runs have one, else NULL. */
+static const cJSON *side_finding(const cmp_side *s, const cJSON *f)
+{
+    const cJSON *first = NULL;
+    size_t count = 0;
+    for (size_t r = 0; r < s->s->nruns; r++) {
+        const cJSON *g = find_finding(run_of(s, r), f);
+        if (g && !first)
+            first = g;
+        if (g)
+            count++;
+    }
+    return most_runs(count, s->s->nruns) ? first : NULL;
+}
+
 static void add_finding(cmp_ctx *c, cJSON *arr, const cJSON *b, const cJSON *a)
 {
     const cJSON *f = a ? a : b;
@@ -510,54 +849,84 @@ static void add_finding(cmp_ctx *c, cJSON *arr, const cJSON *b, const cJSON *a)
     }
 }
 
+/* 1 when an earlier run of any side (before `run` of `side`) has the same
+ * finding, so each finding is placed once. */
+static int finding_seen(const cmp_ctx *c, int side, size_t run, const cJSON *f)
+{
+    for (int i = 0; i <= side; i++)
+        for (size_t r = 0; r < (i < side ? c->side[i].s->nruns : run); r++)
+            if (find_finding(run_of(&c->side[i], r), f))
+                return 1;
+    return 0;
+}
+
 static void add_bottlenecks(cmp_ctx *c, cJSON *cmp)
 {
     cJSON *o = put_obj(c, cmp, "bottlenecks");
     cJSON *fixed = put_arr(c, o, "fixed"), *added = put_arr(c, o, "new");
     cJSON *persisting = put_arr(c, o, "persisting");
-    const cJSON *f;
-    cJSON_ArrayForEach(f, get(c->before, "bottlenecks")) {
-        const cJSON *g = find_finding(c->after, f);
-        add_finding(c, g ? persisting : fixed, f, g);
-    }
-    cJSON_ArrayForEach(f, get(c->after, "bottlenecks"))
-        if (!find_finding(c->before, f))
-            add_finding(c, added, NULL, f);
+    for (int i = 0; i < 2; i++)
+        for (size_t r = 0; r < c->side[i].s->nruns; r++) {
+            const cJSON *f;
+            cJSON_ArrayForEach(f, get(run_of(&c->side[i], r), "bottlenecks")) {
+                if (finding_seen(c, i, r, f))
+                    continue;
+                const cJSON *b = side_finding(&c->side[0], f), *a = side_finding(&c->side[1], f);
+                if (b || a)
+                    add_finding(c, b && a ? persisting : b ? fixed : added, b, a);
+            }
+        }
 }
 
 /* ---- regression ------------------------------------------------------------------ */
 
-static void add_reason(cmp_ctx *c, cJSON *arr, const char *what, const char *name, double rel,
-                       double p)
+static void add_reason(cmp_ctx *c, cJSON *arr, const char *what, const char *name,
+                       const cmp_result *r)
 {
-    cJSON *r = attach(c, arr, NULL, cJSON_CreateObject());
-    put_str(c, r, "what", what);
-    put_str(c, r, "name", name);
-    put_num(c, r, "relative", rel);
-    put_num(c, r, "p_value", p);
+    cJSON *o = attach(c, arr, NULL, cJSON_CreateObject());
+    put_str(c, o, "what", what);
+    put_str(c, o, "name", name);
+    put_num(c, o, "relative", r->relative);
+    put_num(c, o, "relative_low", r->rel_low);
+    put_num(c, o, "p_value", r->p_adjusted);
+    put_str(c, o, "method", cmp_method_name(r->method));
 }
 
-/* A significant slowdown past the threshold of the mean step time, or of an
- * operation that takes at least min_share of the time in either run. */
-static void add_regression(cmp_ctx *c, cJSON *cmp)
+static cmp_result row_result(const cJSON *op)
+{
+    cmp_result r = cmp_no_test();
+    const char *m = str_or(op, "method", "none");
+    r.method = strcmp(m, "between_runs") == 0 ? CMP_BETWEEN_RUNS
+               : strcmp(m, "within_run") == 0 ? CMP_WITHIN_RUN
+                                              : CMP_NO_TEST;
+    r.relative = num_or(op, "relative", NAN);
+    r.rel_low = num_or(op, "relative_low", NAN);
+    r.p = num_or(op, "p_value", 1.0);
+    r.p_adjusted = num_or(op, "p_adjusted", r.p);
+    r.significant = cJSON_IsTrue(get(op, "significant"));
+    return r;
+}
+
+/* A significant slowdown past the threshold (rules.md §6.4) of the mean
+ * step time, or of an operation that takes at least min_share of the time
+ * on either side. */
+static void add_regression(cmp_ctx *c, cJSON *cmp, const cmp_result *steps)
 {
     cJSON *o = put_obj(c, cmp, "regression");
     int asked = c->o.regression_pct >= 0;
     put_opt(c, o, "threshold_pct", asked, c->o.regression_pct);
     cJSON *reasons = attach(c, o, "reasons", cJSON_CreateArray());
     if (asked) {
-        double limit = c->o.regression_pct / 100.0, rel;
-        stats_welch_result w = step_test(c, &rel);
-        if (significant(c, w.p, rel) && rel > limit)
-            add_reason(c, reasons, "step_time", "mean step time", rel, w.p);
+        double limit = c->o.regression_pct / 100.0;
+        if (cmp_regressed_past(steps, limit))
+            add_reason(c, reasons, "step_time", "mean step time", steps);
         const cJSON *op;
         cJSON_ArrayForEach(op, get(cmp, "operations")) {
             const cJSON *b = get(op, "before"), *a = get(op, "after");
             double share = fmax(num_or(b, "share", 0), num_or(a, "share", 0));
-            rel = num_or(op, "relative", 0);
-            if (cJSON_IsTrue(get(op, "significant")) && rel > limit && share >= c->o.min_share)
-                add_reason(c, reasons, "operation", str_or(op, "name", ""), rel,
-                           num_or(op, "p_value", 1));
+            cmp_result r = row_result(op);
+            if (share >= c->o.min_share && cmp_regressed_past(&r, limit))
+                add_reason(c, reasons, "operation", str_or(op, "name", ""), &r);
         }
     }
     put_bool(c, o, "regressed", cJSON_GetArraySize(reasons) > 0);
@@ -570,9 +939,15 @@ int compare_regressed(const cJSON *cmp)
 
 /* ---- the whole comparison ------------------------------------------------------------- */
 
-static int usable(const cJSON *report)
+static int usable(const compare_side *s)
 {
-    return cJSON_IsObject(get(report, "summary")) && cJSON_IsArray(get(report, "operations"));
+    if (!s || s->nruns == 0 || !s->runs)
+        return 0;
+    for (size_t i = 0; i < s->nruns; i++)
+        if (!cJSON_IsObject(get(s->runs[i], "summary")) ||
+            !cJSON_IsArray(get(s->runs[i], "operations")))
+            return 0;
+    return 1;
 }
 
 static void add_options(cmp_ctx *c, cJSON *cmp)
@@ -584,38 +959,58 @@ static void add_options(cmp_ctx *c, cJSON *cmp)
     put_num(c, o, "min_share", c->o.min_share);
 }
 
-cJSON *compare_build(const cJSON *before, const cJSON *after, const compare_options *o,
-                     prof_error *err)
+static void build(cmp_ctx *c, cJSON *cmp)
+{
+    cmp_result steps = step_test(c);
+    put_str(c, cmp, "schema", "prof-compare");
+    put_num(c, cmp, "version", 2);
+    add_options(c, cmp);
+    add_run(c, cmp, 0);
+    add_run(c, cmp, 1);
+    put_str(c, cmp, "method", c->side[0].s->nruns >= 2 || c->side[1].s->nruns >= 2
+                                  ? "between_runs" : "within_run");
+    add_notes(c, put_arr(c, cmp, "notes"));
+    add_summary(c, cmp, &steps);
+    add_step_test(c, cmp, &steps);
+    add_speedup(c, cmp, &steps);
+    add_memory(c, cmp);
+    add_operations(c, cmp);
+    add_bottlenecks(c, cmp);
+    add_regression(c, cmp, &steps);
+}
+
+cJSON *compare_build_sides(const compare_side *before, const compare_side *after,
+                           const compare_options *o, prof_error *err)
 {
     if (!usable(before) || !usable(after)) {
         prof_error_set(err, PROF_ERR_INVALID, "not an analyze report (no summary or operations)");
         return NULL;
     }
-    cmp_ctx c = { .before = before, .after = after, .ok = 1 };
+    cmp_ctx c = { .ok = 1 };
     if (o)
         c.o = *o;
     else
         compare_options_default(&c.o);
-    cJSON *cmp = cJSON_CreateObject();
-    if (!cmp)
+    cJSON *cmp = NULL;
+    if (index_side(&c.side[0], before) == 0 && index_side(&c.side[1], after) == 0 &&
+        (cmp = cJSON_CreateObject()))
+        build(&c, cmp);
+    else
         c.ok = 0;
-    put_str(&c, cmp, "schema", "prof-compare");
-    put_num(&c, cmp, "version", 1);
-    add_options(&c, cmp);
-    add_run(&c, cmp, "before", before);
-    add_run(&c, cmp, "after", after);
-    add_notes(&c, put_arr(&c, cmp, "notes"));
-    add_summary(&c, cmp);
-    add_step_test(&c, cmp);
-    add_speedup(&c, cmp);
-    add_memory(&c, cmp);
-    add_operations(&c, cmp);
-    add_bottlenecks(&c, cmp);
-    add_regression(&c, cmp);
+    free_side(&c.side[0]);
+    free_side(&c.side[1]);
     if (!c.ok) {
         cJSON_Delete(cmp);
         prof_error_set(err, PROF_ERR_NOMEM, "out of memory building the comparison");
         return NULL;
     }
     return cmp;
+}
+
+cJSON *compare_build(const cJSON *before, const cJSON *after, const compare_options *o,
+                     prof_error *err)
+{
+    const cJSON *b[1] = { before }, *a[1] = { after };
+    compare_side sb = { b, 1, NULL }, sa = { a, 1, NULL };
+    return compare_build_sides(&sb, &sa, o, err);
 }

@@ -67,14 +67,15 @@ static const char *percent(char buf[FMT_BUF], const cJSON *o, const char *key)
     return buf;
 }
 
-static const char *p_value(char buf[FMT_BUF], const cJSON *o)
+/* o.key as a p column: "<0.001", "0.024", "-". */
+static const char *p_value(char buf[FMT_BUF], const cJSON *o, const char *key)
 {
-    if (!has(o, "p_value"))
+    if (!has(o, key))
         snprintf(buf, FMT_BUF, "-");
-    else if (num(o, "p_value") < 0.001)
+    else if (num(o, key) < 0.001)
         snprintf(buf, FMT_BUF, "<0.001");
     else
-        snprintf(buf, FMT_BUF, "%.3f", num(o, "p_value"));
+        snprintf(buf, FMT_BUF, "%.3f", num(o, key));
     return buf;
 }
 
@@ -121,12 +122,15 @@ static void render_run(textout *t, const char *which, const cJSON *r)
     char b[FMT_BUF];
     fprintf(t->out, "  %-8s ", which);
     textout_put_safe(t, str(r, "path"));
+    if (num(r, "runs") > 1)
+        fprintf(t->out, " (%s runs)", fmt_count(b, textout_u64(num(r, "runs"))));
     fputs(": ", t->out);
     if (*str(r, "command")) {
         textout_put_safe(t, str(r, "command"));
         fputs(", ", t->out);
     }
-    fprintf(t->out, "%s steps", fmt_count(b, textout_u64(num(r, "steps"))));
+    fprintf(t->out, "%s steps%s", fmt_count(b, textout_u64(num(r, "steps"))),
+            num(r, "runs") > 1 ? " a run" : "");
     if (num(r, "sampled_steps") != num(r, "steps"))
         fprintf(t->out, " (%s sampled)", fmt_count(b, textout_u64(num(r, "sampled_steps"))));
     fputs(cJSON_IsFalse(get(r, "clean")) ? ", not closed cleanly\n" : "\n", t->out);
@@ -212,6 +216,29 @@ static void render_metrics(textout *t, const cJSON *c)
     }
 }
 
+/* "+1.2 MiB/step" or "+35.0 KiB/s" in a value column. */
+static void render_slope(textout *t, const cJSON *m, const char *key)
+{
+    char b[FMT_BUF], cell[FMT_BUF + 16];
+    const char *per = strcmp(str(m, "slope_unit"), "bytes_per_s") == 0 ? "/s" : "/step";
+    if (!has(m, key))
+        snprintf(cell, sizeof cell, "-");
+    else
+        snprintf(cell, sizeof cell, "%s%s", change(b, "bytes", num(m, key)), per);
+    fprintf(t->out, "%*s ", VALUE_COLS, cell);
+}
+
+static const char *leak_phrase(const char *verdict)
+{
+    if (strcmp(verdict, "fixed") == 0)
+        return "leak fixed";
+    if (strcmp(verdict, "new") == 0)
+        return "new leak";
+    if (strcmp(verdict, "persisting") == 0)
+        return "leak persists";
+    return "no leak";
+}
+
 static void render_memory(textout *t, const cJSON *c)
 {
     const cJSON *m;
@@ -221,13 +248,14 @@ static void render_memory(textout *t, const cJSON *c)
         fputc('\n', t->out);
     }
     cJSON_ArrayForEach(m, get(c, "memory")) {
-        const char *v = str(m, "leak");
-        if (strcmp(v, "none") == 0)
+        if (!has(m, "before_slope") && !has(m, "after_slope"))
             continue;
-        label(t, "leak ", str(m, "series"));
-        fprintf(t->out, "%*s %*s ", VALUE_COLS, cJSON_IsTrue(get(m, "leak_before")) ? "leak" : "no",
-                VALUE_COLS, cJSON_IsTrue(get(m, "leak_after")) ? "leak" : "no");
-        colored(t, strcmp(v, "fixed") != 0, strcmp(v, "fixed") == 0, VALUE_COLS, v);
+        label(t, "slope ", str(m, "series"));
+        render_slope(t, m, "before_slope");
+        render_slope(t, m, "after_slope");
+        const char *v = str(m, "leak");
+        colored(t, strcmp(v, "new") == 0 || strcmp(v, "persisting") == 0,
+                strcmp(v, "fixed") == 0, 0, leak_phrase(v));
         fputc('\n', t->out);
     }
 }
@@ -277,7 +305,7 @@ static void render_matched(textout *t, const cJSON *op, int nw)
     int sig = cJSON_IsTrue(get(op, "significant"));
     int slower = sig && is_status(op, "slower"), faster = sig && is_status(op, "faster");
     colored(t, slower, faster, 8, percent(b[0], op, "relative"));
-    fprintf(t->out, " %7s", p_value(b[1], op));
+    fprintf(t->out, " %7s", p_value(b[1], op, "p_adjusted"));
     if (sig) {
         fputs("  ", t->out);
         colored(t, slower, faster, 0, str(op, "status"));
@@ -316,8 +344,8 @@ static void render_operations(textout *t, const cJSON *c)
     cJSON_ArrayForEach(op, ops)
         matched += !is_status(op, "added") && !is_status(op, "removed");
     textout_heading(t, "Operations");
-    fprintf(t->out, " (mean per call; significant: p < %g and change > %g%%)\n",
-            num(o, "alpha"), num(o, "noise_pct"));
+    fprintf(t->out, " (mean per call after warm-up; significant: p < %g, adjusted over the "
+            "operations, and change > %g%%)\n", num(o, "alpha"), num(o, "noise_pct"));
     if (matched == 0) {
         fputs("  none in both runs\n", t->out);
     } else {
@@ -390,7 +418,10 @@ static void render_regression(textout *t, const cJSON *c)
     cJSON_ArrayForEach(why, get(r, "reasons")) {
         fputs("  ", t->out);
         textout_put_cell(t, str(why, "name"), NAME_MAX_COLS);
-        fprintf(t->out, "  %s slower (%s)\n", percent(b1, why, "relative"), p_phrase(b2, why));
+        fprintf(t->out, "  %s slower (%s", percent(b1, why, "relative"), p_phrase(b2, why));
+        if (strcmp(str(why, "method"), "within_run") == 0)
+            fprintf(t->out, "; at least %s", percent(b1, why, "relative_low"));
+        fputs(")\n", t->out);
     }
 }
 

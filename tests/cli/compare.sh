@@ -43,7 +43,12 @@ fi
 run compare --fail-on-regression 10 "$fx/base.prof" "$fx/base.prof"
 expect identical 0 "prof compare $fx/base.prof -> $fx/base.prof" "no significant change (p = 1.000)" \
     "Regression check (--fail-on-regression 10%): passed"
-lacks identical-no-notes "Notes"
+# one run a side: the only note says what the test cannot know
+if grep -c '^  - ' "$out" | grep -qx 1 && has "$out" "run-to-run variation is unknown"; then
+    ok identical-one-note
+else
+    not_ok identical-one-note "$(sed -n '/^Notes/,/^$/p' "$out")"
+fi
 
 run compare --fail-on-regression 10 --format csv "$fx/base.prof" "$fx/rerun.prof"
 expect rerun-not-significant 0 "operation,backward,compute,unchanged,"
@@ -90,16 +95,51 @@ expect sampling 0 "sampling differs: 100% of steps kept their events before, 25%
 run compare "$fx/base.prof" "$fx/other.prof"
 expect commands 0 "the runs come from different commands ('train.py' before, 'bench.py' after)"
 run compare "$fx/base.prof" "$fx/leaky.prof"
-expect leak-new 0 "new        gpu.allocated grows 20.0 MB/step [memory_leak]"
-if grep -q '^  leak gpu.allocated  *no  *leak  *new$' "$out"; then ok leak-row; else
-    not_ok leak-row "$(grep 'leak gpu' "$out")"
+expect leak-new 0 "[memory_leak]"
+if grep -q '^  slope gpu.allocated .*/step.*new leak$' "$out"; then ok leak-row; else
+    not_ok leak-row "$(grep 'slope gpu' "$out")"
+fi
+
+PYTHON=${PYTHON:-$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3 )}
+
+# ---- directories of repeated runs ------------------------------------------------------------
+# base and rerun are two runs of one program; slow30 twice is the slower one.
+mkdir "$tmp/same" "$tmp/slow" "$tmp/ranks"
+cp "$fx/base.prof" "$fx/rerun.prof" "$tmp/same/"
+cp "$fx/slow30.prof" "$tmp/slow/a.prof"
+cp "$fx/slow30.prof" "$tmp/slow/b.prof"
+printf 'not a profile\n' >"$tmp/same/notes.txt"
+run compare --fail-on-regression 10 "$tmp/same" "$tmp/slow"
+expect dirs-slower 1 "before   $tmp/same (2 runs)" "after    $tmp/slow (2 runs)" \
+    "2 runs before, 2 after: changes are tested against the variation between runs" \
+    "Regression check (--fail-on-regression 10%): FAILED"
+if grep -q '^  backward .* +[23][0-9]\.[0-9]% .* slower$' "$out"; then ok dirs-backward-row; else
+    not_ok dirs-backward-row "$(grep '^  backward' "$out")"
+fi
+run compare --fail-on-regression 10 "$tmp/same" "$tmp/same"
+expect dirs-same 0 "no significant change" "passed"
+lacks dirs-same-nothing-slower "  slower"
+run compare --format json "$tmp/same" "$fx/rerun.prof"
+expect dirs-against-one 0 '"method": "between_runs"' '"runs": 2' '"runs": 1'
+"$TEST_BIN/make_analyze" "$tmp/ranks" >"$err" 2>&1 || not_ok make-analyze "$(cat "$err")"
+rm -f "$tmp/ranks/rank1-of-4.prof"
+cp "$fx/base.prof" "$tmp/ranks/"
+run compare --format json "$tmp/ranks" "$fx/base.prof"
+if status_is ranks-form-one-run 0; then
+    "$PYTHON" - "$out" "$tmp/ranks" >"$err" 2>&1 <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+paths = [p.rsplit("/", 1)[1] for p in c["before"]["run_paths"]]
+assert c["before"]["runs"] == len(paths), c["before"]
+assert "rank0-of-2.prof" in paths and "rank1-of-2.prof" not in paths, paths
+PY
+    if [ -s "$err" ]; then not_ok ranks-grouped "$(cat "$err")"; else ok ranks-grouped; fi
 fi
 
 # ---- JSON -----------------------------------------------------------------------------
 run compare --format json --fail-on-regression 10 "$fx/base.prof" "$fx/slow30.prof"
 expect json 1 '"schema": "prof-compare"' '"regressed": true'
 cp "$out" "$tmp/cmp.json"
-PYTHON=${PYTHON:-$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3 )}
 if ! "$PYTHON" -c 'import jsonschema' 2>/dev/null; then
     echo "ok json-schema # skip $PYTHON has no jsonschema module"
 elif "$PYTHON" tests/support/validate_report.py formats/compare.schema.json "$tmp/cmp.json" >"$err" 2>&1; then
@@ -144,16 +184,17 @@ fi
 for args in "compare --help" "help compare"; do
     # shellcheck disable=SC2086 # split on purpose
     run $args
-    expect "help-$(echo "$args" | tr ' ' '_')" 0 "usage: prof compare BEFORE.prof AFTER.prof"
+    expect "help-$(echo "$args" | tr ' ' '_')" 0 "usage: prof compare BEFORE AFTER" \
+        "directory of profiles of repeated runs" "--leak-threshold MIB"
 done
 run help
 expect help-lists-compare 0 "  compare   compare two runs"
 
 # ---- failures ------------------------------------------------------------------------------
 run compare "$fx/base.prof"
-error_is one-profile 2 "prof: compare: needs two profiles, BEFORE and AFTER (see 'prof compare --help')"
+error_is one-profile 2 "prof: compare: needs two sides, BEFORE and AFTER (see 'prof compare --help')"
 run compare "$fx/base.prof" "$fx/base.prof" "$fx/base.prof"
-error_is three-profiles 2 "prof: compare: takes exactly two profiles (see 'prof compare --help')"
+error_is three-profiles 2 "prof: compare: takes exactly two sides, BEFORE and AFTER (see 'prof compare --help')"
 run compare --format html "$fx/base.prof" "$fx/base.prof"
 error_is bad-format 2 "prof: compare: unknown format 'html': use text, json or csv (see 'prof compare --help')"
 run compare --fail-on-regression ten "$fx/base.prof" "$fx/base.prof"
@@ -168,6 +209,13 @@ error_is missing-file 3 "prof: compare: cannot read '$tmp/missing.prof': cannot 
 printf 'step,region,ms\n1,forward,12.5\n' >"$tmp/data.csv"
 run compare "$tmp/data.csv" "$fx/base.prof"
 error_is not-prof 3 "prof: compare: cannot read '$tmp/data.csv': not a prof file (bad magic)"
+
+mkdir "$tmp/empty"
+printf 'notes\n' >"$tmp/empty/README"
+run compare "$tmp/empty" "$fx/base.prof"
+error_is empty-directory 3 "prof: compare: no profiles in directory '$tmp/empty'"
+run compare --leak-threshold lots "$fx/base.prof" "$fx/base.prof"
+error_is bad-leak-threshold 2 "prof: compare: --leak-threshold takes MiB per step, not 'lots' (see 'prof compare --help')"
 
 run compare -o "$tmp/no/such/dir/cmp.txt" "$fx/base.prof" "$fx/base.prof"
 error_is output-unwritable-dir 4 "prof: compare: cannot create '$tmp/no/such/dir/cmp.txt': No such file or directory"

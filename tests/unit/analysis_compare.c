@@ -7,6 +7,9 @@
  * run; operations and leaks that come and go are listed; differing step
  * counts, sampling and commands are noted. Every comparison matches
  * formats/compare.schema.json. Run from the repository root. */
+#include <stdio.h>
+#include <string.h>
+
 #include "analysis/compare.h"
 #include "analysis_util.h"
 #include "compare_fixtures.h"
@@ -143,6 +146,17 @@ static const cJSON *finding_in(const cJSON *cmp, const char *group, const char *
     return NULL;
 }
 
+/* One run a side: the only note says that run-to-run variation is
+ * unknown. */
+static void assert_only_method_note(const cJSON *cmp)
+{
+    const cJSON *notes = au_get(cmp, "notes");
+    cr_assert_eq(cJSON_GetArraySize(notes), 1);
+    cr_assert_str_eq(au_str(cmp, "method"), "within_run");
+    cr_assert_not_null(strstr(cJSON_GetArrayItem(notes, 0)->valuestring,
+                              "run-to-run variation is unknown"));
+}
+
 /* ---- the same run --------------------------------------------------------- */
 
 Test(analysis_compare, a_profile_against_itself_shows_no_change)
@@ -160,7 +174,7 @@ Test(analysis_compare, a_profile_against_itself_shows_no_change)
     cr_assert_eq(cJSON_GetArraySize(au_get(cmp, "operations")), CF_BASE_NOPS + 1);
     cr_assert_not(significant(au_get(cmp, "step_time_test")));
     cr_assert_eq(au_num(au_get(cmp, "speedup"), "value"), 1);
-    cr_assert_eq(cJSON_GetArraySize(au_get(cmp, "notes")), 0);
+    assert_only_method_note(cmp);
     const cJSON *b = au_get(cmp, "bottlenecks");
     cr_assert_eq(cJSON_GetArraySize(au_get(b, "fixed")), 0);
     cr_assert_eq(cJSON_GetArraySize(au_get(b, "new")), 0);
@@ -175,7 +189,7 @@ Test(analysis_compare, a_rerun_of_the_same_program_shows_no_significant_change)
     cr_assert_eq(count_significant(cmp), 0);
     cr_assert_not(significant(au_get(cmp, "step_time_test")));
     cr_assert_not(regressed(cmp));
-    cr_assert_eq(cJSON_GetArraySize(au_get(cmp, "notes")), 0);
+    assert_only_method_note(cmp);
     cJSON_Delete(cmp);
 }
 
@@ -377,4 +391,100 @@ Test(analysis_compare, something_that_is_not_a_report_is_refused)
     cr_assert(strstr(err.message, "not an analyze report") != NULL, "%s", err.message);
     cJSON_Delete(junk);
     cJSON_Delete(r);
+}
+
+/* ---- sides of repeated runs (rules.md §6.3) ------------------------------------------ */
+
+#define RUNS 3
+
+/* The comparison of RUNS runs a side: before the base loop (seeds 1..),
+ * after it with `op` scaled by factor (seeds 11..), or the base loop again
+ * when op is NULL. */
+static cJSON *compare_runs(const char *op, double factor, double regression_pct)
+{
+    analysis_options ao;
+    analysis_options_default(&ao);
+    ao.top = 0;
+    cJSON *b[RUNS], *a[RUNS];
+    for (int i = 0; i < RUNS; i++) {
+        char nb[32], na[32];
+        snprintf(nb, sizeof nb, "before%d.prof", i);
+        snprintf(na, sizeof na, "after%d.prof", i);
+        b[i] = au_report(write_base(nb, 1 + (uint64_t)i), &ao);
+        a[i] = au_report(op ? write_scaled(na, 300, op, factor) : write_base(na, 11 + (uint64_t)i),
+                         &ao);
+    }
+    compare_options o;
+    compare_options_default(&o);
+    o.regression_pct = regression_pct;
+    compare_side sb = { (const cJSON *const *)b, RUNS, "before" };
+    compare_side sa = { (const cJSON *const *)a, RUNS, "after" };
+    prof_error err = { 0 };
+    cJSON *cmp = compare_build_sides(&sb, &sa, &o, &err);
+    cr_assert_not_null(cmp, "compare: %s", err.message);
+    for (int i = 0; i < RUNS; i++) {
+        cJSON_Delete(b[i]);
+        cJSON_Delete(a[i]);
+    }
+    assert_valid(cmp);
+    return cmp;
+}
+
+Test(analysis_compare, repeated_runs_of_the_same_program_are_tested_between_runs_and_quiet)
+{
+    cJSON *cmp = compare_runs(NULL, 1.0, 10);
+    cr_assert_str_eq(au_str(cmp, "method"), "between_runs");
+    cr_assert_eq(au_num(au_get(cmp, "before"), "runs"), RUNS);
+    cr_assert_eq(cJSON_GetArraySize(au_get(au_get(cmp, "after"), "run_paths")), RUNS);
+    const cJSON *test = au_get(cmp, "step_time_test");
+    cr_assert_str_eq(au_str(test, "method"), "between_runs");
+    cr_assert_eq(au_num(test, "runs_before"), RUNS);
+    cr_assert_not(significant(test));
+    cr_assert_eq(count_significant(cmp), 0);
+    cr_assert_not(regressed(cmp));
+    cr_assert_not_null(strstr(cJSON_GetArrayItem(au_get(cmp, "notes"), 0)->valuestring,
+                              "between runs"));
+    const cJSON *op;
+    cJSON_ArrayForEach(op, au_get(cmp, "operations")) {
+        cr_assert_str_eq(au_str(op, "method"), "between_runs", "%s", au_str(op, "name"));
+        cr_assert_geq(au_num(op, "p_adjusted"), au_num(op, "p_value"));
+    }
+    cJSON_Delete(cmp);
+}
+
+Test(analysis_compare, repeated_runs_with_a_slower_operation_fail_the_regression_check)
+{
+    cJSON *cmp = compare_runs("backward", 1.3, 10);
+    const cJSON *op = op_named(cmp, "backward");
+    cr_assert_str_eq(au_str(op, "status"), "slower");
+    cr_assert_str_eq(au_str(op, "method"), "between_runs");
+    cr_assert_float_eq(au_num(op, "relative"), 0.3, 0.05);
+    cr_assert_lt(au_num(op, "relative_low"), au_num(op, "relative"));
+    cr_assert_gt(au_num(op, "relative_high"), au_num(op, "relative"));
+    cr_assert(regressed(cmp));
+    const cJSON *why = cJSON_GetArrayItem(au_get(au_get(cmp, "regression"), "reasons"), 0);
+    cr_assert_not_null(why);
+    cr_assert_str_eq(au_str(why, "method"), "between_runs");
+    cJSON_Delete(cmp);
+}
+
+Test(analysis_compare, one_run_a_side_fails_only_when_the_whole_interval_is_past_the_threshold)
+{
+    const char *base = write_base("base.prof", 1);
+    const char *slow = write_scaled("slow.prof", 300, "backward", 1.3);
+    cJSON *cmp = compare_files(base, slow, 10, -1);
+    const cJSON *op = op_named(cmp, "backward");
+    cr_assert_str_eq(au_str(op, "method"), "within_run");
+    double rel = au_num(op, "relative"), low = au_num(op, "relative_low");
+    cr_assert_gt(low, 0.10);
+    cr_assert_lt(low, rel);
+    cr_assert(regressed(cmp));
+    cJSON_Delete(cmp);
+    /* a threshold between the interval's low end and the change: slower
+       than the threshold, significant, yet not surely past it */
+    cmp = compare_files(base, slow, 100.0 * (low + rel) / 2.0, -1);
+    op = op_named(cmp, "backward");
+    cr_assert(significant(op));
+    cr_assert_not(regressed(cmp));
+    cJSON_Delete(cmp);
 }

@@ -1,0 +1,139 @@
+/* compare_stats.c - the comparison's test (compare_stats.h). With several
+ * runs on a side, each run is one observation (its steady mean) and the
+ * sides are compared with Welch's t-test over runs: steps of one run are
+ * not independent, and only repeated runs show how much a whole run varies.
+ * With one run a side, the batch means of each run stand in for repeated
+ * measurements; they are merged and their variance inflated while
+ * neighbouring batches are correlated (stats_batch_means), and the result
+ * says nothing about run-to-run variation, which the report says. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "analysis/compare_stats.h"
+#include "analysis/stats.h"
+
+#define CMP_MIN_BATCHES 4 /* fewer batch means a side: no within-run test */
+
+static const cJSON *get(const cJSON *o, const char *key)
+{
+    return o ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
+}
+
+static int steady_mean(const cJSON *steady, double *v)
+{
+    const cJSON *m = get(steady, "mean_ns");
+    if (!cJSON_IsNumber(m) || !isfinite(m->valuedouble))
+        return 0;
+    *v = m->valuedouble;
+    return 1;
+}
+
+/* The steady means of the runs that have one, into v (room for n). */
+static size_t run_means(const cJSON *const *steady, size_t n, double *v)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (steady_mean(steady[i], &v[k]))
+            k++;
+    return k;
+}
+
+/* A run's batch means into v (room for cap); their count. */
+static size_t batch_means(const cJSON *steady, double *v, size_t cap)
+{
+    const cJSON *b;
+    size_t k = 0;
+    cJSON_ArrayForEach(b, get(steady, "batch_means_ns"))
+        if (k < cap && cJSON_IsNumber(b) && isfinite(b->valuedouble))
+            v[k++] = b->valuedouble;
+    return k;
+}
+
+/* The first run's steady object that has a mean (the only run, within). */
+static const cJSON *only_run(const cJSON *const *steady, size_t n)
+{
+    double v;
+    for (size_t i = 0; i < n; i++)
+        if (steady_mean(steady[i], &v))
+            return steady[i];
+    return NULL;
+}
+
+static void within_run(const cJSON *sb, const cJSON *sa, const compare_options *o,
+                       cmp_result *r)
+{
+    double vb[64], va[64];
+    size_t nb = batch_means(sb, vb, 64), na = batch_means(sa, va, 64);
+    if (nb < CMP_MIN_BATCHES || na < CMP_MIN_BATCHES)
+        return;
+    stats_sample b = stats_batch_means(vb, nb), a = stats_batch_means(va, na);
+    stats_diff d = stats_diff_test(b, a, o->alpha);
+    r->method = CMP_WITHIN_RUN;
+    r->t = d.t;
+    r->df = d.df;
+    r->p = d.p;
+    /* the displayed means are the steady means; the interval is the test's */
+    r->rel_low = (r->after - r->before - d.half) / r->before;
+    r->rel_high = (r->after - r->before + d.half) / r->before;
+}
+
+static void between_runs(const double *vb, size_t nb, const double *va, size_t na,
+                         const compare_options *o, cmp_result *r)
+{
+    stats_diff d = stats_diff_test(stats_sample_of(vb, nb), stats_sample_of(va, na), o->alpha);
+    r->method = CMP_BETWEEN_RUNS;
+    r->t = d.t;
+    r->df = d.df;
+    r->p = d.p;
+    r->rel_low = (d.diff - d.half) / r->before;
+    r->rel_high = (d.diff + d.half) / r->before;
+}
+
+cmp_result cmp_no_test(void)
+{
+    return (cmp_result){ CMP_NO_TEST, 0, 0, NAN, NAN, NAN, NAN, NAN, 0.0, 0.0, 1.0, 1.0, 0 };
+}
+
+cmp_result cmp_test(const cJSON *const *steady_b, size_t nb, const cJSON *const *steady_a,
+                    size_t na, const compare_options *o)
+{
+    cmp_result r = cmp_no_test();
+    double *vb = malloc((nb ? nb : 1) * sizeof *vb), *va = malloc((na ? na : 1) * sizeof *va);
+    if (vb && va) {
+        r.runs_before = run_means(steady_b, nb, vb);
+        r.runs_after = run_means(steady_a, na, va);
+    }
+    if (r.runs_before && r.runs_after) {
+        r.before = stats_sample_of(vb, r.runs_before).mean;
+        r.after = stats_sample_of(va, r.runs_after).mean;
+        r.relative = r.before > 0 ? (r.after - r.before) / r.before : NAN;
+    }
+    if (isfinite(r.relative)) {
+        if (r.runs_before >= 2 || r.runs_after >= 2)
+            between_runs(vb, r.runs_before, va, r.runs_after, o, &r);
+        else
+            within_run(only_run(steady_b, nb), only_run(steady_a, na), o, &r);
+    }
+    free(vb);
+    free(va);
+    if (r.method == CMP_NO_TEST) {
+        r.t = r.df = 0.0;
+        r.p = 1.0;
+    }
+    r.p_adjusted = r.p;
+    r.significant = r.method != CMP_NO_TEST && r.p < o->alpha &&
+                    fabs(r.relative) * 100.0 > o->noise_pct;
+    return r;
+}
+
+int cmp_regressed_past(const cmp_result *r, double limit)
+{
+    if (!r->significant || !(r->relative > limit))
+        return 0;
+    return r->method == CMP_BETWEEN_RUNS || r->rel_low > limit;
+}
+
+const char *cmp_method_name(cmp_method m)
+{
+    return m == CMP_BETWEEN_RUNS ? "between_runs" : m == CMP_WITHIN_RUN ? "within_run" : "none";
+}

@@ -1,0 +1,48 @@
+/* compare_stats.h - the test behind every verdict of `prof compare`
+ * (formats/rules.md §6.3): one quantity (the mean step time, an
+ * operation's mean per call) on two sides of one or more runs each, given
+ * as each run's "steady" object of the analyze report (its mean after the
+ * warm-up and its batch means). Internal to src/analysis/. */
+#ifndef PROF_ANALYSIS_COMPARE_STATS_H
+#define PROF_ANALYSIS_COMPARE_STATS_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "analysis/compare.h"
+
+typedef enum {
+    CMP_NO_TEST = 0,       /* too little data on a side                         */
+    CMP_BETWEEN_RUNS,      /* several runs on a side: per-run means              */
+    CMP_WITHIN_RUN         /* one run a side: batch means of each run             */
+} cmp_method;
+
+typedef struct cmp_result {
+    cmp_method method;
+    size_t runs_before, runs_after; /* runs that have the quantity                */
+    double before, after;  /* the side's estimate: mean of its runs' steady means */
+    double relative;       /* (after - before) / before; NaN when before is 0     */
+    double rel_low, rel_high; /* its 1 - alpha interval; NaN without a test       */
+    double t, df, p;       /* p = 1 without a test                                 */
+    double p_adjusted;     /* p for the family of tests it belongs to (operations:
+                              Holm's adjustment); p itself for the step time       */
+    int significant;       /* p_adjusted < alpha and |relative| > noise            */
+} cmp_result;
+
+/* The result of no test: nothing known, p = 1. */
+cmp_result cmp_no_test(void);
+
+/* steady_b[i] / steady_a[i]: the quantity's steady object in run i of each
+ * side, NULL where that run lacks it. */
+cmp_result cmp_test(const cJSON *const *steady_b, size_t nb, const cJSON *const *steady_a,
+                    size_t na, const compare_options *o);
+
+/* Whether r is a regression past limit (a fraction): significant and, with
+ * several runs a side, slower by more than limit; with one run a side,
+ * slower by more than limit over the whole interval (rules.md §6.4). */
+int cmp_regressed_past(const cmp_result *r, double limit);
+
+const char *cmp_method_name(cmp_method m);
+
+#endif

@@ -1,0 +1,215 @@
+/* runset.c - a side of a comparison as runs (runset.h). A directory is
+ * scanned in name order; its profiles' metadata says which are ranks of
+ * one job. Repeated runs of one job are told apart by their start times:
+ * the ranks of a job start together, its repetitions a run's length apart. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cjson/cJSON.h>
+
+#include "model/runset.h"
+#include "util/error.h"
+
+typedef struct member {
+    char *path;
+    int rank, world;       /* -1 / 0 when the profile has none                 */
+    double start;          /* start_epoch_ns                                   */
+    size_t run;            /* index of its run                                 */
+} member;
+
+static double meta_num(const cJSON *meta, const char *key, double fallback)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(meta, key);
+    if (cJSON_IsNumber(v))
+        return v->valuedouble;
+    if (cJSON_IsString(v) && v->valuestring) /* exact decimal text for big epochs */
+        return strtod(v->valuestring, NULL);
+    return fallback;
+}
+
+/* 1 with *m filled when path is a profile, 0 when it is not one, or the
+ * reader's error. */
+static prof_err probe(const char *path, member *m, int *is_profile, prof_error *err)
+{
+    prof_reader *r = NULL;
+    prof_error e = { PROF_OK, "" };
+    prof_err rc = prof_reader_open(path, &r, &e);
+    *is_profile = 0;
+    if (rc == PROF_ERR_NOT_PROF || rc == PROF_ERR_EMPTY)
+        return PROF_OK;
+    if (rc != PROF_OK)
+        return prof_error_set(err, rc, "cannot read '%s': %s", path, e.message);
+    cJSON *meta = cJSON_Parse(prof_reader_metadata(r));
+    m->rank = (int)meta_num(meta, "rank", -1);
+    m->world = (int)meta_num(meta, "world_size", 0);
+    m->start = meta_num(meta, "start_epoch_ns", 0);
+    cJSON_Delete(meta);
+    prof_reader_close(r);
+    *is_profile = 1;
+    return PROF_OK;
+}
+
+static double fabs_diff(double a, double b)
+{
+    return a > b ? a - b : b - a;
+}
+
+static int by_path(const void *a, const void *b)
+{
+    return strcmp(((const member *)a)->path, ((const member *)b)->path);
+}
+
+/* The regular files of dir that are profiles, sorted by name. */
+static prof_err scan(const char *dir, member **out, size_t *n, size_t *skipped, prof_error *err)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return prof_error_set(err, PROF_ERR_IO, "cannot read directory '%s': %s", dir,
+                              strerror(errno));
+    member *v = NULL;
+    size_t cap = 0;
+    prof_err rc = PROF_OK;
+    struct dirent *ent;
+    while (rc == PROF_OK && (ent = readdir(d))) {
+        struct stat st;
+        char *path = NULL;
+        if (ent->d_name[0] == '.')
+            continue;
+        if (asprintf(&path, "%s/%s", dir, ent->d_name) < 0) {
+            rc = prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
+            break;
+        }
+        int is_profile = 0;
+        member m = { path, -1, 0, 0, 0 };
+        if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+            rc = probe(path, &m, &is_profile, err);
+        if (rc == PROF_OK && is_profile && *n == cap) {
+            member *g = realloc(v, (cap = cap ? 2 * cap : 16) * sizeof *v);
+            if (!g)
+                rc = prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
+            else
+                v = g;
+        }
+        if (rc == PROF_OK && is_profile)
+            v[(*n)++] = m;
+        else
+            free(path);
+        *skipped += rc == PROF_OK && !is_profile;
+    }
+    closedir(d);
+    if (v)
+        qsort(v, *n, sizeof *v, by_path);
+    *out = v;
+    return rc;
+}
+
+/* The run of an earlier member that m joins as another rank, or SIZE_MAX. */
+static size_t job_of(const member *v, size_t i)
+{
+    const member *m = &v[i];
+    if (m->world <= 1 || m->rank < 0 || m->rank >= m->world)
+        return SIZE_MAX;
+    for (size_t j = 0; j < i; j++) {
+        const member *o = &v[j];
+        if (o->world != m->world || o->rank < 0 || fabs_diff(o->start, m->start) >
+                                                       (double)RUNSET_JOB_WINDOW_NS)
+            continue;
+        int taken = 0; /* is m's rank already in o's run? */
+        for (size_t k = 0; k < i && !taken; k++)
+            taken = v[k].run == o->run && v[k].rank == m->rank;
+        if (!taken)
+            return o->run;
+    }
+    return SIZE_MAX;
+}
+
+static int by_run_rank(const void *a, const void *b)
+{
+    const member *x = a, *y = b;
+    if (x->run != y->run)
+        return x->run < y->run ? -1 : 1;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* Gathers the members of each run, rank 0 first (v is reordered). */
+static prof_err assemble(member *v, size_t n, size_t nruns, runset *out, prof_error *err)
+{
+    out->runs = calloc(nruns ? nruns : 1, sizeof *out->runs);
+    if (!out->runs)
+        return prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
+    out->nruns = nruns;
+    qsort(v, n, sizeof *v, by_run_rank);
+    for (size_t i = 0, r = 0; r < nruns; r++) {
+        runset_run *run = &out->runs[r];
+        size_t k = 0;
+        while (i + k < n && v[i + k].run == r)
+            k++;
+        if (!(run->paths = calloc(k ? k : 1, sizeof *run->paths)))
+            return prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
+        for (; run->npaths < k; i++) {
+            run->paths[run->npaths++] = v[i].path;
+            v[i].path = NULL;
+        }
+    }
+    return PROF_OK;
+}
+
+static prof_err find_dir(const char *path, runset *out, prof_error *err)
+{
+    member *v = NULL;
+    size_t n = 0, nruns = 0;
+    prof_err rc = scan(path, &v, &n, &out->skipped, err);
+    if (rc == PROF_OK && n == 0)
+        rc = prof_error_set(err, PROF_ERR_EMPTY, "no profiles in directory '%s'", path);
+    for (size_t i = 0; rc == PROF_OK && i < n; i++) {
+        size_t run = job_of(v, i);
+        v[i].run = run != SIZE_MAX ? run : nruns++;
+    }
+    if (rc == PROF_OK)
+        rc = assemble(v, n, nruns, out, err);
+    for (size_t i = 0; i < n; i++)
+        free(v[i].path);
+    free(v);
+    return rc;
+}
+
+prof_err runset_find(const char *path, runset *out, prof_error *err)
+{
+    struct stat st;
+    memset(out, 0, sizeof *out);
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        out->is_dir = 1;
+        prof_err rc = find_dir(path, out, err);
+        if (rc != PROF_OK)
+            runset_free(out);
+        return rc;
+    }
+    out->runs = calloc(1, sizeof *out->runs);
+    char **paths = calloc(1, sizeof *paths);
+    char *copy = strdup(path);
+    if (!out->runs || !paths || !copy) {
+        free(paths);
+        free(copy);
+        runset_free(out);
+        return prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
+    }
+    paths[0] = copy;
+    out->runs[0] = (runset_run){ paths, 1 };
+    out->nruns = 1;
+    return PROF_OK;
+}
+
+void runset_free(runset *s)
+{
+    for (size_t r = 0; s->runs && r < s->nruns; r++) {
+        for (size_t i = 0; i < s->runs[r].npaths; i++)
+            free(s->runs[r].paths[i]);
+        free(s->runs[r].paths);
+    }
+    free(s->runs);
+    memset(s, 0, sizeof *s);
+}

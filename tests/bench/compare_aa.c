@@ -1,0 +1,145 @@
+/* compare_aa.c - how often `prof compare` is wrong (formats/rules.md §6.3):
+ * over many synthetic pairs of sides whose runs share one program, it
+ * counts the false positives (a significant change where there is none, a
+ * failed --fail-on-regression 10) and the power to see a real change.
+ *
+ * Each run has STEPS steps of BASE_NS with AR(1) noise (phi = 0.7, each
+ * step's marginal deviation 5% of the step time) times a run-level offset
+ * (standard deviation 3%: the variation between whole runs of the same
+ * program on a shared machine). The runs become analyze reports holding
+ * what compare reads (the steady step time and its batch means, computed by
+ * the analysis' own steady_batch_means), and compare_build_sides judges
+ * them. Deterministic: a fixed seed.
+ *
+ * usage: compare_aa [PAIRS]   (default 2000; at least 1000 for the figures
+ * of the closing note) */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cjson/cJSON.h>
+
+#include "analysis/compare.h"
+#include "analysis/report.h"
+#include "analysis/stats.h"
+
+#define STEPS 300
+#define BASE_NS 20e6
+#define PHI 0.7
+#define STEP_SD 0.05
+#define RUN_SD 0.03
+#define RUNS_MAX 5
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+
+static double uniform(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return ((double)(rng >> 11) + 0.5) / 9007199254740992.0;
+}
+
+static double normal(void)
+{
+    return sqrt(-2.0 * log(uniform())) * cos(6.283185307179586 * uniform());
+}
+
+/* One run's analyze report, as far as compare reads it: summary.steps,
+ * summary.step_time.steady and no operations. */
+static cJSON *run_report(double scale, double run_sd)
+{
+    double dur[STEPS], e = normal() * STEP_SD, offset = 1.0 + run_sd * normal();
+    for (size_t i = 0; i < STEPS; i++) {
+        e = PHI * e + sqrt(1.0 - PHI * PHI) * STEP_SD * normal();
+        dur[i] = BASE_NS * scale * offset * (1.0 + e);
+    }
+    size_t w = stats_warmup(STEPS), n = STEPS - w;
+    double means[STEADY_BATCHES], sum = 0;
+    for (size_t i = w; i < STEPS; i++)
+        sum += dur[i];
+    size_t nb = steady_batch_means(dur + w, n, means);
+    cJSON *r = cJSON_CreateObject(), *s = cJSON_AddObjectToObject(r, "summary");
+    cJSON_AddNumberToObject(s, "steps", STEPS);
+    cJSON_AddNumberToObject(s, "complete_steps", STEPS);
+    cJSON *t = cJSON_AddObjectToObject(s, "step_time");
+    cJSON_AddNumberToObject(t, "mean_ns", sum / (double)n);
+    cJSON *st = cJSON_AddObjectToObject(t, "steady");
+    cJSON_AddNumberToObject(st, "mean_ns", sum / (double)n);
+    cJSON *bm = cJSON_AddArrayToObject(st, "batch_means_ns");
+    for (size_t i = 0; i < nb; i++)
+        cJSON_AddItemToArray(bm, cJSON_CreateNumber(means[i]));
+    cJSON_AddArrayToObject(r, "operations");
+    return r;
+}
+
+typedef struct outcome {
+    unsigned p_below, significant, failed; /* of the pairs */
+} outcome;
+
+/* pairs comparisons of `runs` runs a side, the after side `scale` times
+ * slower; counts what compare said. */
+static outcome trial(unsigned pairs, size_t runs, double scale, double run_sd)
+{
+    outcome o = { 0, 0, 0 };
+    compare_options opt;
+    compare_options_default(&opt);
+    opt.regression_pct = 10;
+    for (unsigned p = 0; p < pairs; p++) {
+        cJSON *b[RUNS_MAX], *a[RUNS_MAX];
+        for (size_t i = 0; i < runs; i++) {
+            b[i] = run_report(1.0, run_sd);
+            a[i] = run_report(scale, run_sd);
+        }
+        compare_side sb = { (const cJSON *const *)b, runs, "before" };
+        compare_side sa = { (const cJSON *const *)a, runs, "after" };
+        prof_error err = { PROF_OK, "" };
+        cJSON *cmp = compare_build_sides(&sb, &sa, &opt, &err);
+        if (!cmp) {
+            fprintf(stderr, "compare_aa: %s\n", err.message);
+            exit(1);
+        }
+        const cJSON *test = cJSON_GetObjectItem(cmp, "step_time_test");
+        o.p_below += cJSON_GetObjectItem(test, "p_value")->valuedouble < opt.alpha ? 1u : 0u;
+        o.significant += cJSON_IsTrue(cJSON_GetObjectItem(test, "significant")) ? 1u : 0u;
+        o.failed += compare_regressed(cmp) ? 1u : 0u;
+        cJSON_Delete(cmp);
+        for (size_t i = 0; i < runs; i++) {
+            cJSON_Delete(b[i]);
+            cJSON_Delete(a[i]);
+        }
+    }
+    return o;
+}
+
+static void print(const char *what, unsigned pairs, outcome o)
+{
+    printf("  %-50s %6.1f%% %13.1f%% %14.1f%%\n", what, 100.0 * o.p_below / pairs,
+           100.0 * o.significant / pairs, 100.0 * o.failed / pairs);
+}
+
+int main(int argc, char **argv)
+{
+    unsigned pairs = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 2000;
+    if (pairs == 0)
+        pairs = 2000;
+    printf("compare over %u synthetic pairs a case: %d steps a run, AR(1) phi %.1f, step noise "
+           "%.0f%%, run-to-run %.0f%%, alpha 0.01, noise floor 5%%\n",
+           pairs, STEPS, PHI, STEP_SD * 100, RUN_SD * 100);
+    printf("  %-50s %7s %14s %15s\n", "case", "p<0.01", "significant", "--fail-on 10");
+    outcome aa3 = trial(pairs, 3, 1.0, RUN_SD);
+    print("A/A, 3 runs a side (false positives)", pairs, aa3);
+    print("A/A, 5 runs a side (false positives)", pairs, trial(pairs, 5, 1.0, RUN_SD));
+    outcome p10 = trial(pairs, 3, 1.10, RUN_SD);
+    print("10% slower, 3 runs a side (power)", pairs, p10);
+    print("30% slower, 3 runs a side (power)", pairs, trial(pairs, 3, 1.30, RUN_SD));
+    print("A/A, 1 run a side, no run-to-run variation", pairs, trial(pairs, 1, 1.0, 0.0));
+    print("A/A, 1 run a side, run-to-run 3% (not measurable)", pairs, trial(pairs, 1, 1.0, RUN_SD));
+    print("30% slower, 1 run a side", pairs, trial(pairs, 1, 1.30, RUN_SD));
+    printf("compare ratios: A/A false positives with 3 runs a side %.2f%% at the 0.01 level "
+           "(goal <= 1%%), %.2f%% significant; power to see 10%% with 3 runs %.1f%%\n",
+           100.0 * aa3.p_below / pairs, 100.0 * aa3.significant / pairs,
+           100.0 * p10.significant / pairs);
+    return 0;
+}

@@ -1,0 +1,91 @@
+"""test_compare.py - `prof compare` on real PyTorch runs: repeated runs of a
+small CNN (tests/python/cnn.py: DataLoader, Adam, .item() every step), three
+a side in directories. The same loop against itself is quiet and passes
+--fail-on-regression 10; a forward pass made about 30% slower is flagged and
+fails it; one run a side says that run-to-run variation is unknown.
+
+The runs of the sides are interleaved (A, A', B, then again), so that a
+change in the machine's load over the test reaches every side alike.
+"""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+from support import HERE, PROF, analyze_available, run_python
+
+RUNS = 3
+STEPS = 60
+
+
+def compare(*args):
+    return subprocess.run([PROF, "compare"] + list(args), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
+
+
+@unittest.skipUnless(analyze_available(), "no prof binary")
+class RepeatedRuns(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="prof-compare-")
+        cls.sides = {name: os.path.join(cls.tmp, name) for name in ("same1", "same2", "slow")}
+        for d in cls.sides.values():
+            os.mkdir(d)
+        for i in range(RUNS):
+            for name, d in cls.sides.items():
+                out = os.path.join(d, "run%d.prof" % i)
+                args = [os.path.join(HERE, "cnn.py"), out, str(STEPS)]
+                r = run_python(args + (["--slow-forward"] if name == "slow" else []))
+                if r.returncode != 0:
+                    raise AssertionError("cnn.py: status %d: %s" % (r.returncode, r.stderr))
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def json_of(self, before, after, status):
+        r = compare("--format", "json", "--fail-on-regression", "10", before, after)
+        self.assertEqual(r.returncode, status, "status %d; stderr: %s; regression: %s" % (
+            r.returncode, r.stderr, r.stdout[-1500:]))
+        return json.loads(r.stdout)
+
+    def test_same_loop_is_quiet(self):
+        cmp = self.json_of(self.sides["same1"], self.sides["same2"], 0)
+        self.assertEqual(cmp["method"], "between_runs")
+        self.assertEqual((cmp["before"]["runs"], cmp["after"]["runs"]), (RUNS, RUNS))
+        self.assertFalse(cmp["step_time_test"]["significant"], cmp["step_time_test"])
+        flagged = [op["name"] for op in cmp["operations"] if op["significant"]]
+        self.assertEqual(flagged, [])
+        self.assertFalse(cmp["regression"]["regressed"])
+        self.assertFalse(any("different commands" in n for n in cmp["notes"]), cmp["notes"])
+
+    def test_slower_forward_fails(self):
+        cmp = self.json_of(self.sides["same1"], self.sides["slow"], 1)
+        forward = next(op for op in cmp["operations"] if op["name"] == "forward")
+        self.assertEqual(forward["status"], "slower", forward)
+        self.assertEqual(forward["method"], "between_runs")
+        self.assertGreater(forward["relative"], 0.15)
+        reasons = [r["name"] for r in cmp["regression"]["reasons"]]
+        self.assertIn("forward", reasons)
+
+    def test_text_names_the_slower_forward(self):
+        r = compare("--fail-on-regression", "10", self.sides["same2"], self.sides["slow"])
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("FAILED", r.stdout)
+        self.assertRegex(r.stdout, r"\n  forward .* slower\n")
+
+    def test_one_run_a_side_says_run_to_run_is_unknown(self):
+        one = os.path.join(self.sides["same1"], "run0.prof")
+        other = os.path.join(self.sides["same2"], "run0.prof")
+        r = compare("--fail-on-regression", "10", one, other)
+        self.assertIn(r.returncode, (0, 1), r.stderr)
+        self.assertIn("run-to-run", r.stdout.replace("\n    ", " "))
+        cmp = self.json_of(one, other, r.returncode)
+        self.assertEqual(cmp["method"], "within_run")
+        self.assertEqual(cmp["step_time_test"]["method"], "within_run")
+
+
+if __name__ == "__main__":
+    unittest.main()
