@@ -157,7 +157,7 @@ $(CLANG_STAMP): $(LIB_SRC) $(TOOL_SRC) $(CMD_SRC) $(SUP_SRC) $(wildcard include/
 	$(Q)touch $@
 
 test-bins: all python $(CLANG_STAMP) $(B)/asan/prof $(UNIT_BIN) $(UNIT_ASAN_BIN) $(UNIT_TSAN_BIN) $(HELPER_BIN) \
-	$(HELPER_ASAN_BIN) $(FUZZ_BIN) $(B)/rel/tests/bin/make_demo
+	$(HELPER_ASAN_BIN) $(FUZZ_BIN) $(B)/rel/tests/bin/make_demo $(B)/rel/tests/bench/compare_aa
 
 check: deps
 	$(Q)$(MAKE) --no-print-directory test-bins

@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench.sh - the reading and export benchmarks of `make bench`
 # (tests/bench/analyze.sh, tests/bench/export.sh) run end to end on a small
-# profile, so that a change to their helpers (make_big, run_measured,
+# profile, and the comparison benchmark (compare_aa) on a few pairs, so that a change to their helpers (make_big, run_measured,
 # prof_frames.py) cannot leave `make bench` broken until someone runs it.
 # The figures themselves mean nothing at this size and are not checked.
 # Plain build only: the benchmarks measure the plain prof in $B.
@@ -37,5 +37,13 @@ bench bench-analyze tests/bench/analyze.sh "prof analyze / zstd -d:" "(target <=
     "peak RSS" "bytes per extra step" "json + pandas"
 bench bench-export tests/bench/export.sh "throughput:" "Chrome trace / .prof size:" \
     "(target about 1)"
+
+# compare_aa on 50 pairs a case: it runs and prints its table
+if "${B:-build}/rel/tests/bench/compare_aa" 50 >"$out" 2>"$err" &&
+    grep -q "A/A, 3 runs a side (false positives)" "$out" && grep -q "compare ratios:" "$out"; then
+    ok bench-compare
+else
+    not_ok bench-compare "$(head -c 600 "$out") $(head -c 300 "$err")"
+fi
 
 [ $fails -eq 0 ]
