@@ -1133,11 +1133,11 @@
   }
   function compareOps(list) {
     const rows = list.map((o) => ({ name: o.name, kind: o.kind, status: o.status, a_self_ns: o.before ? o.before.self_ns : null,
-      b_self_ns: o.after ? o.after.self_ns : null, mean_change_ns: o.mean_change_ns, relative: o.relative, p_value: o.p_adjusted !== undefined ? o.p_adjusted : o.p_value }));
+      b_self_ns: o.after ? o.after.self_ns : null, mean_change_ns: o.mean_change_ns, relative: o.relative, p_value: o.p_value }));
     return sortableTable(rows, [['name', 'Operation', String], ['kind', 'Kind', String], ['status', 'Status', String],
       ['a_self_ns', 'A self', fmtNs], ['b_self_ns', 'B self', fmtNs],
       ['mean_change_ns', 'Mean change', (v) => (v === null || v === undefined ? '–' : (v >= 0 ? '+' : '−') + fmtNs(Math.abs(v)))],
-      ['relative', 'Relative', fmtRel], ['p_value', 'p (adjusted)', fmtP]], 'b_self_ns');
+      ['relative', 'Relative', fmtRel], ['p_value', 'p', fmtP]], 'b_self_ns');
   }
   function localOps(A, B, scaleA) {
     const ops = new Map();

@@ -753,38 +753,7 @@ static void add_op(cmp_ctx *c, cJSON *arr, const op_pair *p, const cmp_result *r
     if (!rb || !ra) /* on one side only: nothing was tested */
         shown.t = shown.df = shown.p = NAN;
     put_test(c, row, &shown);
-    put_num(c, row, "p_adjusted", r->p_adjusted);
     put_bool(c, row, "significant", r->significant);
-}
-
-static int by_p(const void *x, const void *y)
-{
-    const cmp_result *a = *(const cmp_result *const *)x, *b = *(const cmp_result *const *)y;
-    return (a->p > b->p) - (a->p < b->p);
-}
-
-/* Holm's step-down adjustment over the operations that were tested (a
- * family of tests: at alpha 0.01 each, 30 unchanged operations would show
- * one change in a quarter of comparisons), then significance on it. */
-static void adjust_ops(cmp_ctx *c, cmp_result *r, size_t n)
-{
-    cmp_result **v = calloc(n ? n : 1, sizeof *v);
-    size_t m = 0;
-    if (!v) {
-        c->ok = 0;
-        return;
-    }
-    for (size_t i = 0; i < n; i++)
-        if (r[i].method != CMP_NO_TEST)
-            v[m++] = &r[i];
-    qsort(v, m, sizeof *v, by_p);
-    double running = 0;
-    for (size_t i = 0; i < m; i++) {
-        running = fmax(running, fmin(1.0, (double)(m - i) * v[i]->p));
-        v[i]->p_adjusted = running;
-        v[i]->significant = running < c->o.alpha && fabs(v[i]->relative) * 100.0 > c->o.noise_pct;
-    }
-    free(v);
 }
 
 static void add_operations(cmp_ctx *c, cJSON *cmp)
@@ -796,7 +765,6 @@ static void add_operations(cmp_ctx *c, cJSON *cmp)
     if (v && r) {
         for (size_t i = 0; i < n; i++)
             r[i] = op_test(c, v[i].name);
-        adjust_ops(c, r, n);
         for (size_t i = 0; i < n; i++)
             add_op(c, arr, &v[i], &r[i]);
     } else {
@@ -888,7 +856,7 @@ static void add_reason(cmp_ctx *c, cJSON *arr, const char *what, const char *nam
     put_str(c, o, "name", name);
     put_num(c, o, "relative", r->relative);
     put_num(c, o, "relative_low", r->rel_low);
-    put_num(c, o, "p_value", r->p_adjusted);
+    put_num(c, o, "p_value", r->p);
     put_str(c, o, "method", cmp_method_name(r->method));
 }
 
@@ -902,7 +870,6 @@ static cmp_result row_result(const cJSON *op)
     r.relative = num_or(op, "relative", NAN);
     r.rel_low = num_or(op, "relative_low", NAN);
     r.p = num_or(op, "p_value", 1.0);
-    r.p_adjusted = num_or(op, "p_adjusted", r.p);
     r.significant = cJSON_IsTrue(get(op, "significant"));
     return r;
 }

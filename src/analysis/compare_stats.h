@@ -24,10 +24,10 @@ typedef struct cmp_result {
     double before, after;  /* the side's estimate: mean of its runs' steady means */
     double relative;       /* (after - before) / before; NaN when before is 0     */
     double rel_low, rel_high; /* its 1 - alpha interval; NaN without a test       */
-    double t, df, p;       /* p = 1 without a test                                 */
-    double p_adjusted;     /* p for the family of tests it belongs to (operations:
-                              Holm's adjustment); p itself for the step time       */
-    int significant;       /* p_adjusted < alpha and |relative| > noise            */
+    double t, df;          /* of the difference                                    */
+    double p;              /* of "the change is within the noise floor"; 1 without a
+                              test                                                  */
+    int significant;       /* p < alpha: the whole interval is beyond the floor    */
 } cmp_result;
 
 /* The result of no test: nothing known, p = 1. */

@@ -189,8 +189,10 @@ static double t_quantile(double alpha, double df)
 static stats_diff diff_one_vs_many(stats_sample one, stats_sample many, double sign,
                                    double alpha)
 {
-    stats_diff d = { sign * (one.mean - many.mean), 0.0, (double)many.n - 1.0, 1.0, INFINITY };
+    stats_diff d = { sign * (one.mean - many.mean), 0.0, (double)many.n - 1.0, 1.0, INFINITY,
+                     INFINITY };
     double se = sqrt((many.var > 0 ? many.var : 0.0) * (1.0 + 1.0 / (double)many.n));
+    d.se = se;
     if (se <= 0) {
         d.p = d.diff == 0 ? 1.0 : 0.0;
         d.t = d.diff == 0 ? 0.0 : copysign(INFINITY, d.diff);
@@ -205,10 +207,12 @@ static stats_diff diff_one_vs_many(stats_sample one, stats_sample many, double s
 
 stats_diff stats_diff_test(stats_sample before, stats_sample after, double alpha)
 {
-    stats_diff d = { after.mean - before.mean, 0.0, 0.0, 1.0, INFINITY };
+    stats_diff d = { after.mean - before.mean, 0.0, 0.0, 1.0, INFINITY, INFINITY };
     if (before.n >= 2 && after.n >= 2) {
         stats_welch_result w = stats_welch(before.n, before.mean, before.var, after.n,
                                            after.mean, after.var);
+        d.se = sqrt((before.var > 0 ? before.var : 0.0) / (double)before.n +
+                    (after.var > 0 ? after.var : 0.0) / (double)after.n);
         d.t = w.t;
         d.df = w.df;
         d.p = w.p;
@@ -227,6 +231,18 @@ stats_diff stats_diff_test(stats_sample before, stats_sample after, double alpha
     if (after.n == 1 && before.n >= 2)
         return diff_one_vs_many(after, before, 1.0, alpha);
     return d;
+}
+
+double stats_p_beyond(const stats_diff *d, double margin)
+{
+    if (isinf(d->se) || d->df <= 0)
+        return d->se == 0 ? (fabs(d->diff) > margin ? 0.0 : 1.0) : 1.0;
+    double excess = fabs(d->diff) - margin;
+    if (excess <= 0)
+        return 1.0;
+    if (d->se <= 0)
+        return 0.0;
+    return two_sided_p(excess / d->se, d->df);
 }
 
 double stats_quantile_sorted(const double *sorted, size_t n, double q)

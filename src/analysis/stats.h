@@ -68,10 +68,16 @@ double stats_lag1(const double *v, size_t n);
  * otherwise. */
 typedef struct stats_diff {
     double diff, t, df, p;
+    double se;             /* standard error of diff (0: exact; inf: none)   */
     double half;           /* half-width of the 1 - alpha interval of diff  */
 } stats_diff;
 
 stats_diff stats_diff_test(stats_sample before, stats_sample after, double alpha);
+
+/* Two-sided p of "|true diff| <= margin" against d (a minimum-effect test):
+ * small only when the whole interval of d lies beyond +-margin. margin 0 is
+ * the ordinary test of no difference. 1 when there is no test. */
+double stats_p_beyond(const stats_diff *d, double margin);
 
 /* Quantile q in [0, 1] of sorted values, interpolated; 0 when n = 0. */
 double stats_quantile_sorted(const double *sorted, size_t n, double q);

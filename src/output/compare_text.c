@@ -305,7 +305,7 @@ static void render_matched(textout *t, const cJSON *op, int nw)
     int sig = cJSON_IsTrue(get(op, "significant"));
     int slower = sig && is_status(op, "slower"), faster = sig && is_status(op, "faster");
     colored(t, slower, faster, 8, percent(b[0], op, "relative"));
-    fprintf(t->out, " %7s", p_value(b[1], op, "p_adjusted"));
+    fprintf(t->out, " %7s", p_value(b[1], op, "p_value"));
     if (sig) {
         fputs("  ", t->out);
         colored(t, slower, faster, 0, str(op, "status"));
@@ -344,8 +344,8 @@ static void render_operations(textout *t, const cJSON *c)
     cJSON_ArrayForEach(op, ops)
         matched += !is_status(op, "added") && !is_status(op, "removed");
     textout_heading(t, "Operations");
-    fprintf(t->out, " (mean per call after warm-up; significant: p < %g, adjusted over the "
-            "operations, and change > %g%%)\n", num(o, "alpha"), num(o, "noise_pct"));
+    fprintf(t->out, " (mean per call after warm-up; significant: beyond the %g%% noise floor "
+            "at p < %g)\n", num(o, "noise_pct"), num(o, "alpha"));
     if (matched == 0) {
         fputs("  none in both runs\n", t->out);
     } else {

@@ -80,11 +80,14 @@ typedef struct outcome {
 
 /* pairs comparisons of `runs` runs a side, the after side `scale` times
  * slower; counts what compare said. */
-static outcome trial(unsigned pairs, size_t runs, double scale, double run_sd)
+static outcome trial_noise(unsigned pairs, size_t runs, double scale, double run_sd,
+                           double noise_pct)
 {
     outcome o = { 0, 0, 0 };
     compare_options opt;
     compare_options_default(&opt);
+    if (noise_pct >= 0)
+        opt.noise_pct = noise_pct;
     opt.regression_pct = 10;
     for (unsigned p = 0; p < pairs; p++) {
         cJSON *b[RUNS_MAX], *a[RUNS_MAX];
@@ -113,6 +116,11 @@ static outcome trial(unsigned pairs, size_t runs, double scale, double run_sd)
     return o;
 }
 
+static outcome trial(unsigned pairs, size_t runs, double scale, double run_sd)
+{
+    return trial_noise(pairs, runs, scale, run_sd, -1);
+}
+
 static void print(const char *what, unsigned pairs, outcome o)
 {
     printf("  %-50s %6.1f%% %13.1f%% %14.1f%%\n", what, 100.0 * o.p_below / pairs,
@@ -128,18 +136,24 @@ int main(int argc, char **argv)
            "%.0f%%, run-to-run %.0f%%, alpha 0.01, noise floor 5%%\n",
            pairs, STEPS, PHI, STEP_SD * 100, RUN_SD * 100);
     printf("  %-50s %7s %14s %15s\n", "case", "p<0.01", "significant", "--fail-on 10");
+    printf("  (p: of the change being within the noise floor; --noise 0: of no change)\n");
     outcome aa3 = trial(pairs, 3, 1.0, RUN_SD);
     print("A/A, 3 runs a side (false positives)", pairs, aa3);
     print("A/A, 5 runs a side (false positives)", pairs, trial(pairs, 5, 1.0, RUN_SD));
     outcome p10 = trial(pairs, 3, 1.10, RUN_SD);
     print("10% slower, 3 runs a side (power)", pairs, p10);
+    print("20% slower, 3 runs a side (power)", pairs, trial(pairs, 3, 1.20, RUN_SD));
     print("30% slower, 3 runs a side (power)", pairs, trial(pairs, 3, 1.30, RUN_SD));
+    print("A/A, 3 runs a side, --noise 0", pairs, trial_noise(pairs, 3, 1.0, RUN_SD, 0));
+    outcome p10z = trial_noise(pairs, 3, 1.10, RUN_SD, 0);
+    print("10% slower, 3 runs a side, --noise 0 (power)", pairs, p10z);
+    print("10% slower, 5 runs a side (power)", pairs, trial(pairs, 5, 1.10, RUN_SD));
     print("A/A, 1 run a side, no run-to-run variation", pairs, trial(pairs, 1, 1.0, 0.0));
     print("A/A, 1 run a side, run-to-run 3% (not measurable)", pairs, trial(pairs, 1, 1.0, RUN_SD));
     print("30% slower, 1 run a side", pairs, trial(pairs, 1, 1.30, RUN_SD));
     printf("compare ratios: A/A false positives with 3 runs a side %.2f%% at the 0.01 level "
-           "(goal <= 1%%), %.2f%% significant; power to see 10%% with 3 runs %.1f%%\n",
-           100.0 * aa3.p_below / pairs, 100.0 * aa3.significant / pairs,
-           100.0 * p10.significant / pairs);
+           "(goal <= 1%%); power to see 10%% with 3 runs %.1f%% (%.1f%% with --noise 0)\n",
+           100.0 * aa3.significant / pairs, 100.0 * p10.significant / pairs,
+           100.0 * p10z.significant / pairs);
     return 0;
 }
