@@ -74,19 +74,26 @@ int cmd_load_profile(const char *cmd, const char *path, profile_model *m);
 /* The analysis thresholds that analyze and compare both take: the long
  * options CMD_ANALYSIS_OPTIONS in a command's table, CMD_ANALYSIS_HELP in its
  * usage, and cmd_analysis_option() for their values. */
-enum { CMD_OPT_HOT = 1000, CMD_OPT_LEAK, CMD_OPT_SYNC, CMD_OPT_CAPACITY };
+enum { CMD_OPT_HOT = 1000, CMD_OPT_LEAK, CMD_OPT_HORIZON, CMD_OPT_SYNC, CMD_OPT_CAPACITY };
 #define CMD_ANALYSIS_OPTIONS                                        \
     { "hot-threshold", required_argument, NULL, CMD_OPT_HOT },     \
     { "leak-threshold", required_argument, NULL, CMD_OPT_LEAK },   \
+    { "leak-horizon", required_argument, NULL, CMD_OPT_HORIZON },  \
     { "sync-threshold", required_argument, NULL, CMD_OPT_SYNC },   \
     { "capacity", required_argument, NULL, CMD_OPT_CAPACITY }
-#define CMD_ANALYSIS_USAGE "[--hot-threshold PCT] [--leak-threshold MB]\n" \
-    "                    [--sync-threshold PCT] [--capacity BYTES]\n"
+#define CMD_ANALYSIS_USAGE "[--hot-threshold PCT] [--leak-threshold MIB]\n" \
+    "                    [--leak-horizon RUNS] [--sync-threshold PCT]\n"     \
+    "                    [--capacity BYTES]\n"
 #define CMD_ANALYSIS_HELP                                                          \
     "      --hot-threshold PCT  self-time share that makes an operation hot\n"     \
     "                           (default 10)\n"                                     \
-    "      --leak-threshold MB  memory growth per step, in MiB, that counts as a\n" \
-    "                           leak (default 10)\n"                                \
+    "      --leak-threshold MIB the least growth per step, in MiB, that can be a\n" \
+    "                           leak (default 0: any rate whose consequence\n"     \
+    "                           counts, see --leak-horizon)\n"                      \
+    "      --leak-horizon RUNS  how far a memory series' growth is projected, in\n" \
+    "                           lengths of the recorded run: it is a leak when\n"  \
+    "                           by then it would reach capacity or grow by half\n" \
+    "                           (default 10)\n"                                     \
     "      --sync-threshold PCT share of time blocked on the GPU that is flagged\n" \
     "                           (default 10)\n"                                     \
     "      --capacity BYTES     memory capacity for the out-of-memory projection,\n" \

@@ -173,6 +173,12 @@ int cmd_analysis_option(const char *cmd, int c, const char *arg, analysis_option
             return cmd_usage_error(cmd, "--leak-threshold takes MiB per step, not '%s'", arg);
         o->leak_threshold_mb = v;
         return EXIT_OK;
+    case CMD_OPT_HORIZON:
+        if (cmd_parse_amount(arg, 0, &v) != 0 || v <= 0)
+            return cmd_usage_error(cmd, "--leak-horizon takes a number of run lengths above "
+                                   "0, not '%s'", arg);
+        o->leak_horizon = v;
+        return EXIT_OK;
     case CMD_OPT_CAPACITY:
         if (parse_capacity(arg, &o->capacity_bytes) != 0)
             return cmd_usage_error(cmd, "--capacity takes a size such as 16G, not '%s'", arg);

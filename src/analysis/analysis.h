@@ -13,6 +13,7 @@
 
 #include "analysis/report.h"
 #include "analysis/stats.h"
+#include "analysis/trend.h"
 #include "model/profile.h"
 #include "prof.h"
 
@@ -30,18 +31,29 @@ typedef struct step_stats {
     double median, sigma, excess, total;  /* of the outlier test          */
 } step_stats;
 
-/* One memory series as a per-step series, its fits and the leak verdict
- * (rules.md §4.2). */
+/* Where a memory series is fitted (rules.md §4.2): per step, on the last
+ * sample of each step, or over time, on every sample. */
+typedef enum { LEAK_AXIS_NONE, LEAK_AXIS_STEP, LEAK_AXIS_TIME } leak_axis;
+
+/* One memory series: its per-step points, the points of its axis, its fits
+ * and the leak verdict (rules.md §4.2). */
 typedef struct leak_series {
     const model_series *s;
-    size_t npoints;
-    double *x, *t, *y;     /* step number (or -1), time, bytes             */
-    int has_fit, robust_ok, leak;
-    stats_fit fit;
+    size_t *at_step;       /* indexes in s->samples of the per-step points     */
+    size_t nsteps;         /* how many                                          */
+    leak_axis axis;
+    size_t n;              /* points on the axis                                */
+    double *x, *y, *t;     /* step number or seconds, bytes, time in ns         */
+    size_t warmup, onset;  /* indexes of the first point after the warm-up and
+                              of the onset of growth, where the fit starts      */
+    int has_fit, robust_ok, leak, reaches_capacity;
+    trend_line trend;
     double robust_slope, late_slope, floor_rise, floor_need;
-    size_t warmup;
-    double first_step, last_step;
-    double capacity;       /* 0 = unknown                                  */
+    double horizon;        /* in steps or seconds                               */
+    double level, end;     /* fitted bytes at the onset and at the last point   */
+    double growth, projected; /* over the fit, and at the lower bound over the
+                              horizon                                           */
+    double capacity;       /* 0 = unknown                                       */
     int has_projection;
     double oom_step, oom_t_ns;
 } leak_series;
@@ -106,6 +118,9 @@ double rank_comm_per_step(const profile_model *m, const step_stats *s);
 double leak_capacity(const cJSON *meta, const char *series, double override_bytes);
 int leak_analyze(analysis_ctx *c, const model_series *s, leak_series *out); /* 0 / -1 */
 void leak_series_free(leak_series *l);
+int leak_point_step(const analysis_ctx *c, const leak_series *l, size_t *cursor, size_t i,
+                    double *step);
+void leak_report_fit(analysis_ctx *c, cJSON *series, const leak_series *l);
 void rule_memory_leak(analysis_ctx *c);
 
 /* rules.c */

@@ -1,7 +1,9 @@
-/* leak.c - memory series as per-step series, their regression and the
- * memory_leak rule (formats/rules.md §4.2): a leak is growth that is steady
- * (significant, confirmed by a robust fit), still going at the end, and
- * lifts the floor of the series - not a sawtooth, a spike or a warm-up. */
+/* leak.c - memory series fitted per step or over time, and the memory_leak
+ * rule (formats/rules.md §4.2): a leak is growth that is steady (significant,
+ * confirmed by a robust fit), still going at the end, lifts the floor of the
+ * series, and would matter if the run went on - it reaches capacity or adds
+ * half the series' level within the horizon. Growth may start late: the fit
+ * begins at its onset. Not a sawtooth, a spike, a jump or a warm-up. */
 #include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
@@ -50,30 +52,66 @@ double leak_capacity(const cJSON *meta, const char *series, double override_byte
     return 0.0;
 }
 
-/* One point per step: the last sample that falls in it. Without steps,
- * every sample with x = -1. */
-static int collect_points(const profile_model *m, const model_series *s, leak_series *l)
+/* Projected growth under this over the whole horizon is no leak: less than
+ * allocators round and cache on any machine that trains models. */
+#define LEAK_NEGLIGIBLE_BYTES (64.0 * MIB)
+/* The share of its level a series must add within the horizon. */
+#define LEAK_GROWTH_SHARE 0.5
+
+/* Sample i is its step's value: the last sample that falls in the step. */
+static int is_step_point(const profile_model *m, const model_series *s, size_t i)
 {
-    size_t cap = s->nsamples ? s->nsamples : 1;
-    l->x = malloc(cap * sizeof *l->x);
-    l->t = malloc(cap * sizeof *l->t);
-    l->y = malloc(cap * sizeof *l->y);
-    if (!l->x || !l->t || !l->y)
+    uint32_t st = s->samples[i].step;
+    return st != MODEL_NONE && st < m->nsteps &&
+           (i + 1 == s->nsamples || s->samples[i + 1].step != st);
+}
+
+static int collect_step_points(const profile_model *m, const model_series *s, leak_series *l)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->nsamples; i++)
+        n += (size_t)is_step_point(m, s, i);
+    if (n == 0)
+        return 0;
+    if (!(l->at_step = malloc(n * sizeof *l->at_step)))
         return -1;
-    for (size_t i = 0; i < s->nsamples; i++) {
-        const model_sample *p = &s->samples[i];
-        if (m->nsteps > 0) {
-            if (p->step == MODEL_NONE || p->step >= m->nsteps)
-                continue;
-            if (i + 1 < s->nsamples && s->samples[i + 1].step == p->step)
-                continue; /* not the last of its step */
-            l->x[l->npoints] = (double)m->steps[p->step].number;
-        } else {
-            l->x[l->npoints] = -1.0;
-        }
-        l->t[l->npoints] = (double)p->t_ns;
-        l->y[l->npoints++] = p->value;
+    for (size_t i = 0; i < s->nsamples; i++)
+        if (is_step_point(m, s, i))
+            l->at_step[l->nsteps++] = i;
+    return 0;
+}
+
+/* Per step when there are enough per-step points; over time without steps,
+ * or when the samples besides the per-step points (a timer's) outnumber
+ * them and are enough; else no fit. */
+static leak_axis choose_axis(const profile_model *m, const leak_series *l)
+{
+    size_t per_step = l->nsteps, all = l->s->nsamples;
+    if (m->nsteps > 0 && per_step >= stats_warmup(per_step) + MIN_FIT_POINTS)
+        return LEAK_AXIS_STEP;
+    if ((m->nsteps == 0 || all - per_step > per_step) &&
+        all >= stats_warmup(all) + MIN_FIT_POINTS)
+        return LEAK_AXIS_TIME;
+    return LEAK_AXIS_NONE;
+}
+
+/* x, y and t of the points on the axis: step numbers, or seconds. */
+static int axis_points(const profile_model *m, leak_series *l)
+{
+    int by_step = l->axis == LEAK_AXIS_STEP;
+    size_t n = by_step ? l->nsteps : l->s->nsamples;
+    l->x = malloc(n * sizeof *l->x);
+    l->y = malloc(n * sizeof *l->y);
+    l->t = malloc(n * sizeof *l->t);
+    if (!l->x || !l->y || !l->t)
+        return -1;
+    for (size_t k = 0; k < n; k++) {
+        const model_sample *p = &l->s->samples[by_step ? l->at_step[k] : k];
+        l->x[k] = by_step ? (double)m->steps[p->step].number : (double)p->t_ns / 1e9;
+        l->y[k] = p->value;
+        l->t[k] = (double)p->t_ns;
     }
+    l->n = n;
     return 0;
 }
 
@@ -98,45 +136,100 @@ static void window_checks(leak_series *l, const double *x, const double *y, size
                         ? late.slope : 0.0;
     size_t q = n / 4 < 3 ? 3 : n / 4;
     l->floor_rise = min_of(y + n - half, half) - min_of(y, q);
-    l->floor_need = 0.5 * l->fit.slope * (x[n - half] - x[0]);
+    l->floor_need = 0.5 * l->trend.fit.slope * (x[n - half] - x[0]);
 }
 
+/* Warm-up, onset, then the trend fit from the onset to the end. */
+static int fit_window(leak_series *l)
+{
+    l->warmup = stats_warmup(l->n);
+    size_t m = l->n - l->warmup, after = (m + 4) / 5;
+    trend_onset_result on;
+    if (trend_onset(l->x + l->warmup, l->y + l->warmup, m,
+                    after < MIN_FIT_POINTS ? MIN_FIT_POINTS : after, &on) != 0)
+        return -1;
+    l->onset = l->warmup + on.k;
+    size_t n = l->n - l->onset;
+    const double *x = l->x + l->onset, *y = l->y + l->onset;
+    if (trend_fit(x, y, n, &l->trend) != 0)
+        return 0;
+    l->has_fit = 1;
+    window_checks(l, x, y, n);
+    return 0;
+}
+
+/* Level, growth and what the lower bound of the rate adds over the
+ * horizon: a multiple of the run's length on the axis. */
+static void consequence(const analysis_ctx *c, leak_series *l)
+{
+    const stats_fit *f = &l->trend.fit;
+    double first = l->x[0], onset = l->x[l->onset], last = l->x[l->n - 1];
+    double run = last - first + (l->axis == LEAK_AXIS_STEP ? 1.0 : 0.0);
+    l->horizon = c->o.leak_horizon * run;
+    l->level = f->intercept + f->slope * onset;
+    l->end = f->intercept + f->slope * last;
+    l->growth = f->slope * (last - onset);
+    l->projected = (f->slope - f->ci95) * l->horizon;
+    l->reaches_capacity = l->capacity > 0 && l->projected >= l->capacity - l->end;
+}
+
+/* Conditions 1 and 3 to 6 of rules.md §4.2; the robust fit (2) is costly
+ * and only confirms a candidate. */
+static int candidate(const analysis_ctx *c, const leak_series *l)
+{
+    const stats_fit *f = &l->trend.fit;
+    if (f->slope <= 0 || f->p_value >= 0.01)
+        return 0;
+    if (l->late_slope < 0.5 * f->slope || l->floor_rise < l->floor_need)
+        return 0;
+    if (l->projected < LEAK_NEGLIGIBLE_BYTES)
+        return 0;
+    if (l->axis == LEAK_AXIS_STEP && f->slope < c->o.leak_threshold_mb * MIB)
+        return 0;
+    return l->reaches_capacity || l->level <= 0 ||
+           l->projected >= LEAK_GROWTH_SHARE * l->level;
+}
+
+/* Where the fitted line reaches capacity; per step also when, from the mean
+ * step time. */
 static void project(const analysis_ctx *c, leak_series *l)
 {
-    if (l->capacity <= 0 || l->fit.slope <= 0)
+    const stats_fit *f = &l->trend.fit;
+    if (l->capacity <= 0 || f->slope <= 0)
         return;
-    double s = (l->capacity - l->fit.intercept) / l->fit.slope;
-    if (s < l->last_step)
-        s = l->last_step;
+    double last = l->x[l->n - 1], s = (l->capacity - f->intercept) / f->slope;
+    if (s < last)
+        s = last;
     l->has_projection = 1;
-    l->oom_step = ceil(s);
-    l->oom_t_ns = l->t[l->npoints - 1] + (s - l->last_step) * c->steps.mean;
+    if (l->axis == LEAK_AXIS_STEP) {
+        l->oom_step = ceil(s);
+        l->oom_t_ns = l->t[l->n - 1] + (s - last) * c->steps.mean;
+    } else {
+        l->oom_step = NAN; /* reported as null */
+        l->oom_t_ns = s * 1e9;
+    }
 }
 
 int leak_analyze(analysis_ctx *c, const model_series *s, leak_series *l)
 {
     *l = (leak_series){ .s = s };
-    if (collect_points(c->m, s, l) != 0)
+    if (collect_step_points(c->m, s, l) != 0)
         return -1;
     l->capacity = leak_capacity(c->meta, s->name, c->o.capacity_bytes);
-    if (c->m->nsteps == 0)
+    if ((l->axis = choose_axis(c->m, l)) == LEAK_AXIS_NONE)
         return 0;
-    l->warmup = stats_warmup(l->npoints);
-    size_t n = l->npoints - l->warmup;
-    const double *x = l->x + l->warmup, *y = l->y + l->warmup;
-    if (n < MIN_FIT_POINTS || stats_linear_fit(x, y, n, &l->fit) != 0)
+    if (axis_points(c->m, l) != 0 || fit_window(l) != 0)
+        return -1;
+    if (!l->has_fit)
         return 0;
-    l->has_fit = 1;
-    l->first_step = x[0];
-    l->last_step = x[n - 1];
-    window_checks(l, x, y, n);
-    int candidate = l->fit.slope >= c->o.leak_threshold_mb * MIB && l->fit.p_value < 0.01;
-    if (candidate) { /* the robust fit is costly: only to confirm a candidate */
+    consequence(c, l);
+    if (candidate(c, l)) {
         double icpt;
-        l->robust_ok = stats_robust_fit(x, y, n, &l->robust_slope, &icpt) == 0;
+        size_t n = l->n - l->onset;
+        l->robust_ok = stats_robust_fit(l->x + l->onset, l->y + l->onset, n,
+                                        &l->robust_slope, &icpt) == 0;
+        l->leak = l->robust_ok && stats_fits_agree(&l->trend.fit, l->robust_slope);
     }
-    l->leak = candidate && l->robust_ok && stats_fits_agree(&l->fit, l->robust_slope) &&
-              l->late_slope >= 0.5 * l->fit.slope && l->floor_rise >= l->floor_need;
     if (l->leak)
         project(c, l);
     return 0;
@@ -144,55 +237,180 @@ int leak_analyze(analysis_ctx *c, const model_series *s, leak_series *l)
 
 void leak_series_free(leak_series *l)
 {
+    free(l->at_step);
     free(l->x);
-    free(l->t);
     free(l->y);
+    free(l->t);
     *l = (leak_series){ 0 };
+}
+
+int leak_point_step(const analysis_ctx *c, const leak_series *l, size_t *cursor, size_t i,
+                    double *step)
+{
+    while (*cursor < l->nsteps && l->at_step[*cursor] < i)
+        (*cursor)++;
+    if (*cursor >= l->nsteps || l->at_step[*cursor] != i)
+        return 0;
+    *step = (double)c->m->steps[l->s->samples[i].step].number;
+    return 1;
+}
+
+/* ---- the fit and the finding as JSON ----------------------------------------------- */
+
+/* "WHAT_bytes_per_step" and "WHAT_bytes_per_s": v on the axis', null on the other. */
+static void put_rate(analysis_ctx *c, cJSON *o, const char *what, double v, int known,
+                     leak_axis axis)
+{
+    char key[64];
+    static const char *const units[] = { "step", "s" };
+    for (int u = 0; u < 2; u++) {
+        fmt_text(key, sizeof key, "%s_bytes_per_%s", what, units[u]);
+        if (known && axis == (u == 0 ? LEAK_AXIS_STEP : LEAK_AXIS_TIME))
+            jnum(c, o, key, v);
+        else
+            jnull(c, o, key);
+    }
+}
+
+static void put_step(analysis_ctx *c, cJSON *o, const char *key, const leak_series *l,
+                     double v)
+{
+    if (l->axis == LEAK_AXIS_STEP)
+        jnum(c, o, key, v);
+    else
+        jnull(c, o, key);
+}
+
+/* What the report's fit and the finding's evidence share (rules.md §4.2). */
+static void put_fit(analysis_ctx *c, cJSON *o, const leak_series *l)
+{
+    const stats_fit *f = &l->trend.fit;
+    size_t last = l->n - 1;
+    jstr(c, o, "axis", l->axis == LEAK_AXIS_STEP ? "step" : "time");
+    put_rate(c, o, "slope", f->slope, 1, l->axis);
+    put_rate(c, o, "ci95", f->ci95, 1, l->axis);
+    put_rate(c, o, "robust_slope", l->robust_slope, l->robust_ok, l->axis);
+    put_rate(c, o, "late_slope", l->late_slope, 1, l->axis);
+    jnum(c, o, "r2", f->r2);
+    jnum(c, o, "p_value", f->p_value);
+    jnum(c, o, "autocorrelation", l->trend.r1);
+    jnum(c, o, "effective_points", l->trend.n_eff);
+    jnum(c, o, "growth_bytes", l->growth);
+    jnum(c, o, "growth_share", l->level > 0 ? l->growth / l->level : NAN);
+    jnum(c, o, "projected_growth_bytes", l->projected);
+    jnum(c, o, "horizon", l->horizon);
+    jnum(c, o, "warmup_points", (double)l->warmup);
+    put_step(c, o, "warmup_steps", l, (double)l->warmup);
+    put_step(c, o, "first_step", l, l->x[l->warmup]);
+    put_step(c, o, "onset_step", l, l->x[l->onset]);
+    put_step(c, o, "last_step", l, l->x[last]);
+    jnum(c, o, "first_t_ns", l->t[l->warmup]);
+    jnum(c, o, "onset_t_ns", l->t[l->onset]);
+    jnum(c, o, "last_t_ns", l->t[last]);
+}
+
+void leak_report_fit(analysis_ctx *c, cJSON *series, const leak_series *l)
+{
+    if (!l->has_fit) {
+        jnull(c, series, "fit");
+        return;
+    }
+    cJSON *f = jobj(c, series, "fit");
+    put_fit(c, f, l);
+    jnum(c, f, "intercept_bytes", l->trend.fit.intercept);
+    jnum(c, f, "points", (double)l->trend.fit.n);
+    jbool(c, f, "leak", l->leak);
+}
+
+/* A rate in MiB: one decimal from 1 up, two significant digits below. */
+static const char *fmt_mib(char *buf, size_t size, double bytes)
+{
+    double v = bytes / MIB;
+    return fmt_text(buf, size, fabs(v) >= 1.0 ? "%.1f" : "%.2g", v);
+}
+
+static int late_onset(const leak_series *l)
+{
+    return l->onset > l->warmup;
+}
+
+/* "grows 0.37 MiB/step from step 120": the title, and the start of the
+ * recommendation. */
+static void leak_rate(char *buf, size_t size, const leak_series *l)
+{
+    char r[32];
+    const char *unit = l->axis == LEAK_AXIS_STEP ? "step" : "s";
+    fmt_mib(r, sizeof r, l->trend.fit.slope);
+    if (l->axis == LEAK_AXIS_STEP && late_onset(l))
+        fmt_text(buf, size, "%s grows %s MiB/step from step %.0f", l->s->name, r,
+                 l->x[l->onset]);
+    else
+        fmt_text(buf, size, "%s grows %s MiB/%s", l->s->name, r, unit);
+}
+
+/* Where it started, and how much it gained while fitted. */
+static void leak_course(char *buf, size_t size, const analysis_ctx *c, const leak_series *l)
+{
+    char ci[32], g[32], share[32] = "", span[48];
+    int by_step = l->axis == LEAK_AXIS_STEP;
+    double width = l->x[l->n - 1] - l->x[l->onset];
+    const char *start = !by_step ? (c->m->nsteps ? "over time (too few steps to fit; every "
+                                                   "sample is used)"
+                                                 : "over time (the profile has no steps)")
+                        : late_onset(l) ? "after a flat start"
+                                        : "after warm-up";
+    if (by_step)
+        fmt_text(span, sizeof span, "%.0f steps", width + 1);
+    else
+        fmt_ns(span, sizeof span, width * 1e9);
+    if (l->level > 0)
+        fmt_pct(share, sizeof share, l->growth / l->level);
+    fmt_text(buf, size, " (95%% CI +/- %s MiB) %s; it gained %s MiB%s%s%s over the %s fitted",
+             fmt_mib(ci, sizeof ci, l->trend.fit.ci95), start, fmt_mib(g, sizeof g, l->growth),
+             share[0] ? " (" : "", share, share[0] ? " of its level)" : "", span);
+}
+
+static void leak_when(char *buf, size_t size, const leak_series *l)
+{
+    char a[32], h[48];
+    if (l->has_projection && l->axis == LEAK_AXIS_STEP)
+        fmt_text(buf, size, "at this rate it reaches its capacity (%.0f MiB) at step %.0f, in "
+                 "about %s", l->capacity / MIB, l->oom_step,
+                 fmt_ns(a, sizeof a, fmax(0.0, l->oom_t_ns - l->t[l->n - 1])));
+    else if (l->has_projection)
+        fmt_text(buf, size, "at this rate it reaches its capacity (%.0f MiB) in about %s",
+                 l->capacity / MIB, fmt_ns(a, sizeof a, fmax(0.0, l->oom_t_ns - l->t[l->n - 1])));
+    else
+        fmt_text(buf, size, "it would grow by half within %s; its capacity is unknown (pass "
+                 "--capacity to project when it runs out)", l->axis == LEAK_AXIS_STEP ?
+                 fmt_text(h, sizeof h, "%.0f steps", l->horizon) :
+                 fmt_ns(h, sizeof h, l->horizon * 1e9));
 }
 
 static void leak_finding(analysis_ctx *c, const leak_series *l)
 {
-    double slope_mb = l->fit.slope / MIB, window = l->last_step - l->first_step + 1;
-    double growth = l->fit.slope * (l->last_step - l->first_step);
     double base = l->capacity > 0 ? l->capacity : l->s->final;
-    int soon = l->has_projection && l->oom_step - l->last_step <= 10.0 * window;
-    char title[200], rec[800], when[160], a[32];
-    fmt_text(title, sizeof title, "%s grows %.1f MB/step", l->s->name, slope_mb);
-    if (l->has_projection)
-        fmt_text(when, sizeof when, "at this rate it reaches its capacity (%.0f MB) at step "
-                 "%.0f, in about %s", l->capacity / MIB, l->oom_step,
-                 fmt_ns(a, sizeof a, fmax(0.0, l->oom_t_ns - l->t[l->npoints - 1])));
-    else
-        fmt_text(when, sizeof when, "its capacity is unknown (pass --capacity to project "
-                 "when it runs out)");
-    fmt_text(rec, sizeof rec,
-             "%s grows %.1f MB/step (95%% CI +/- %.2g MB) after warm-up; %s. Look for tensors kept alive "
-             "across steps: losses or outputs accumulated without .detach()/.item(), growing "
-             "lists or caches, hooks holding references; compare memory snapshots of two "
-             "steps.", l->s->name, slope_mb, l->fit.ci95 / MIB, when);
-    cJSON *e = finding_add(c, "memory_leak", soon ? "high" : "medium", l->s->name,
-                           base > 0 ? fmin(1.0, fmax(0.0, growth / base)) : 0.0, title, rec);
-    jnum(c, e, "slope_bytes_per_step", l->fit.slope);
-    jnum(c, e, "ci95_bytes_per_step", l->fit.ci95);
-    jnum(c, e, "robust_slope_bytes_per_step", l->robust_slope);
-    jnum(c, e, "late_slope_bytes_per_step", l->late_slope);
-    jnum(c, e, "r2", l->fit.r2);
-    jnum(c, e, "p_value", l->fit.p_value);
-    jnum(c, e, "growth_bytes", growth);
-    jnum(c, e, "warmup_steps", (double)l->warmup);
-    jnum(c, e, "first_step", l->first_step);
-    jnum(c, e, "last_step", l->last_step);
+    char title[200], course[300], when[200], why[200] = "", rec[1200];
+    leak_rate(title, sizeof title, l);
+    leak_course(course, sizeof course, c, l);
+    leak_when(when, sizeof when, l);
+    if (l->axis == LEAK_AXIS_STEP && late_onset(l))
+        fmt_text(why, sizeof why, " What changed at step %.0f: an evaluation pass, a cache "
+                 "that starts filling, a new phase of the schedule?", l->x[l->onset]);
+    fmt_text(rec, sizeof rec, "%s%s; %s.%s Look for tensors kept alive across steps: losses or "
+             "outputs accumulated without .detach()/.item(), growing lists or caches, hooks "
+             "holding references; compare memory snapshots of two steps.", title, course,
+             when, why);
+    cJSON *e = finding_add(c, "memory_leak", l->reaches_capacity ? "high" : "medium",
+                           l->s->name, base > 0 ? fmin(1.0, fmax(0.0, l->growth / base)) : 0.0,
+                           title, rec);
+    put_fit(c, e, l);
     if (l->capacity > 0)
         jnum(c, e, "capacity_bytes", l->capacity);
     else
         jnull(c, e, "capacity_bytes");
-    if (l->has_projection) {
-        jnum(c, e, "projected_oom_step", l->oom_step);
-        jnum(c, e, "projected_oom_t_ns", l->oom_t_ns);
-    } else {
-        jnull(c, e, "projected_oom_step");
-        jnull(c, e, "projected_oom_t_ns");
-    }
+    jnum(c, e, "projected_oom_step", l->has_projection ? l->oom_step : NAN);
+    jnum(c, e, "projected_oom_t_ns", l->has_projection ? l->oom_t_ns : NAN);
 }
 
 void rule_memory_leak(analysis_ctx *c)

@@ -15,7 +15,8 @@
 void analysis_options_default(analysis_options *o)
 {
     o->hot_threshold_pct = 10.0;
-    o->leak_threshold_mb = 10.0;
+    o->leak_threshold_mb = 0.0;
+    o->leak_horizon = 10.0;
     o->sync_threshold_pct = 10.0;
     o->capacity_bytes = 0.0;
     o->top = 20;
@@ -243,34 +244,84 @@ static void section_steps(analysis_ctx *c, cJSON *report)
     free(keep);
 }
 
-static void add_fit(analysis_ctx *c, cJSON *o, const leak_series *l)
+static double sample_bytes(const void *series, size_t i)
 {
-    if (!l->has_fit) {
-        jnull(c, o, "fit");
-        return;
-    }
-    cJSON *f = jobj(c, o, "fit");
-    jnum(c, f, "slope_bytes_per_step", l->fit.slope);
-    jnum(c, f, "ci95_bytes_per_step", l->fit.ci95);
-    jnum(c, f, "r2", l->fit.r2);
-    jnum(c, f, "p_value", l->fit.p_value);
-    if (l->robust_ok)
-        jnum(c, f, "robust_slope_bytes_per_step", l->robust_slope);
-    else
-        jnull(c, f, "robust_slope_bytes_per_step");
-    jnum(c, f, "warmup_steps", (double)l->warmup);
-    jnum(c, f, "intercept_bytes", l->fit.intercept);
-    jnum(c, f, "late_slope_bytes_per_step", l->late_slope);
-    jnum(c, f, "growth_bytes", l->fit.slope * (l->last_step - l->first_step));
-    jnum(c, f, "first_step", l->first_step);
-    jnum(c, f, "last_step", l->last_step);
-    jnum(c, f, "points", (double)l->fit.n);
-    jbool(c, f, "leak", l->leak);
+    return ((const model_series *)series)->samples[i].value;
 }
 
-static double leak_bytes(const void *leak, size_t i)
+static double step_point_bytes(const void *leak, size_t k)
 {
-    return ((const leak_series *)leak)->y[i];
+    const leak_series *l = leak;
+    return l->s->samples[l->at_step[k]].value;
+}
+
+/* stats_decimate, with keep filled in when every point stays. */
+static size_t decimate_all(const void *series, size_t n, stats_value_fn value, size_t max,
+                           size_t *keep)
+{
+    size_t k = stats_decimate(series, n, value, max, keep);
+    if (k == n && (n <= max || max < 2))
+        for (size_t i = 0; i < n; i++)
+            keep[i] = i;
+    return k;
+}
+
+/* Two ascending index lists into one, without repeats. */
+static size_t merge_points(const size_t *a, size_t na, const size_t *b, size_t nb, size_t *out)
+{
+    size_t i = 0, j = 0, n = 0;
+    while (i < na || j < nb) {
+        size_t v = j >= nb || (i < na && a[i] <= b[j]) ? a[i] : b[j];
+        i += i < na && a[i] == v;
+        j += j < nb && b[j] == v;
+        out[n++] = v;
+    }
+    return n;
+}
+
+/* The samples of a memory series the report lists (indexes, ascending):
+ * as report_points, except when a timer's samples come between the
+ * per-step points: then half the room goes to the per-step points, so the
+ * chart over steps keeps its shape, and the rest to all the samples, so
+ * the chart over time keeps its. */
+static size_t memory_points(analysis_ctx *c, const leak_series *l, size_t **keep)
+{
+    size_t n = l->s->nsamples, max = c->o.max_points, half = max / 2;
+    if (max < 4 || n <= max || l->nsteps == 0 || l->nsteps == n)
+        return report_points(c, l->s, n, sample_bytes, keep);
+    size_t *a = xcalloc(c, half, sizeof *a), *b = xcalloc(c, max, sizeof *b);
+    size_t na = 0, nb = 0, k = 0;
+    *keep = xcalloc(c, max, sizeof **keep);
+    if (a && b && *keep) {
+        na = decimate_all(l, l->nsteps, step_point_bytes, half, a);
+        for (size_t i = 0; i < na; i++)
+            a[i] = l->at_step[a[i]];
+        nb = decimate_all(l->s, n, sample_bytes, max - na, b);
+        k = merge_points(a, na, b, nb, *keep);
+    }
+    free(a);
+    free(b);
+    return k;
+}
+
+/* Every sample (thinned): its time, and its step number when it is the
+ * series' value at that step (rules.md §4.2). */
+static void memory_point_list(analysis_ctx *c, cJSON *o, const leak_series *l)
+{
+    cJSON *pts = jarr(c, o, "points");
+    size_t *keep, n = memory_points(c, l, &keep), cursor = 0;
+    for (size_t j = 0; j < n; j++) {
+        size_t k = keep ? keep[j] : j;
+        const model_sample *p = &l->s->samples[k];
+        cJSON *q = jpush_obj(c, pts);
+        double step;
+        if (leak_point_step(c, l, &cursor, k, &step))
+            jnum(c, q, "step", step);
+        jnum(c, q, "t_ns", (double)p->t_ns);
+        jnum(c, q, "bytes", p->value);
+    }
+    free(keep);
+    jnum(c, o, "points_total", (double)l->s->nsamples);
 }
 
 static void section_memory(analysis_ctx *c, cJSON *report)
@@ -283,30 +334,14 @@ static void section_memory(analysis_ctx *c, cJSON *report)
         jstr(c, o, "unit", "bytes");
         jnum(c, o, "peak_bytes", l->s->peak);
         jnum(c, o, "final_bytes", l->s->final);
-        cJSON *pts = jarr(c, o, "points");
-        size_t *keep, n = report_points(c, l, l->npoints, leak_bytes, &keep);
-        for (size_t j = 0; j < n; j++) {
-            size_t k = keep ? keep[j] : j;
-            cJSON *p = jpush_obj(c, pts);
-            if (l->x[k] >= 0)
-                jnum(c, p, "step", l->x[k]);
-            jnum(c, p, "t_ns", l->t[k]);
-            jnum(c, p, "bytes", l->y[k]);
-        }
-        free(keep);
-        jnum(c, o, "points_total", (double)l->npoints);
-        add_fit(c, o, l);
+        memory_point_list(c, o, l);
+        leak_report_fit(c, o, l);
         if (l->capacity > 0)
             jnum(c, o, "capacity_bytes", l->capacity);
         else
             jnull(c, o, "capacity_bytes");
-        if (l->has_projection) {
-            jnum(c, o, "projected_oom_step", l->oom_step);
-            jnum(c, o, "projected_oom_t_ns", l->oom_t_ns);
-        } else {
-            jnull(c, o, "projected_oom_step");
-            jnull(c, o, "projected_oom_t_ns");
-        }
+        jnum(c, o, "projected_oom_step", l->has_projection ? l->oom_step : NAN);
+        jnum(c, o, "projected_oom_t_ns", l->has_projection ? l->oom_t_ns : NAN);
     }
 }
 

@@ -14,7 +14,10 @@
 /* Thresholds from the command line. */
 typedef struct analysis_options {
     double hot_threshold_pct;   /* default 10                            */
-    double leak_threshold_mb;   /* MB (2^20 bytes) per step, default 10  */
+    double leak_threshold_mb;   /* least leak rate, MiB (2^20 bytes) per step;
+                                   default 0: none (rules.md §4.2)        */
+    double leak_horizon;        /* how far a leak is projected, in lengths of
+                                   the recorded run; default 10           */
     double sync_threshold_pct;  /* default 10                            */
     double capacity_bytes;      /* 0 = from metadata                     */
     int top;                    /* rows of "operations" kept, default 20; 0 = all */

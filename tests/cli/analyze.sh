@@ -300,6 +300,8 @@ run analyze --hot-threshold 120 "$DEMO"
 error_is bad-hot-threshold 2 "prof: analyze: --hot-threshold takes a percentage (0 to 100), not '120' (see 'prof analyze --help')"
 run analyze --leak-threshold lots "$DEMO"
 error_is bad-leak-threshold 2 "prof: analyze: --leak-threshold takes MiB per step, not 'lots' (see 'prof analyze --help')"
+run analyze --leak-horizon 0 "$DEMO"
+error_is bad-leak-horizon 2 "prof: analyze: --leak-horizon takes a number of run lengths above 0, not '0' (see 'prof analyze --help')"
 run analyze --capacity 16X "$DEMO"
 error_is bad-capacity 2 "prof: analyze: --capacity takes a size such as 16G, not '16X' (see 'prof analyze --help')"
 run analyze --format csv --table flops "$DEMO"
@@ -312,7 +314,8 @@ run analyze --fail-on critical "$DEMO"
 error_is bad-fail-on 2 "prof: analyze: --fail-on takes high, medium or low, not 'critical' (see 'prof analyze --help')"
 
 # Options that parse: capacity suffixes, thresholds.
-run analyze --capacity 16GiB --hot-threshold 5 --leak-threshold 0.5 --sync-threshold 1 "$DEMO"
+run analyze --capacity 16GiB --hot-threshold 5 --leak-threshold 0.5 --leak-horizon 2.5 \
+    --sync-threshold 1 "$DEMO"
 out_has options-accepted "Bottlenecks"
 
 # ---- help ---------------------------------------------------------------------------------------

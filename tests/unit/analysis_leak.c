@@ -1,8 +1,13 @@
-/* analysis_leak.c - the memory_leak rule (formats/rules.md §4.2) on fixture
- * profiles of 100 steps: a 12 MB/step leak is found with its slope within
- * 5%, its capacity and projection; a sawtooth (short and long teeth), a
- * one-off spike, growth that then stays flat and noise around a flat line
- * are not flagged; the per-step series takes the last sample of each step. */
+/* analysis_leak.c - the memory_leak rule (formats/rules.md §4.2): on
+ * fixture profiles of 100 steps, a 12 MiB/step leak is found with its slope
+ * within 5%, its capacity and projection; a sawtooth (short and long teeth),
+ * a one-off spike, growth that then stays flat and noise around a flat line
+ * are not flagged; the per-step series takes the last sample of each step
+ * and the report lists every sample. Then the onset of a late leak, the
+ * slow leak of a real PyTorch run, negligible drift, timer samples with
+ * and without steps, the options. */
+#include <stdlib.h>
+
 #include "analysis_util.h"
 
 #define STEPS 100
@@ -41,7 +46,7 @@ static void assert_no_leak(const cJSON *r, const char *what)
     cr_assert(cJSON_IsNull(au_get(s, "projected_oom_step")), "%s: projection", what);
 }
 
-Test(analysis_leak, twelve_mb_per_step_is_found_with_slope_and_projection)
+Test(analysis_leak, twelve_mib_per_step_is_found_with_slope_and_projection)
 {
     /* two samples per step: a mid-step one 300 MB higher (a transient) and
      * the end-of-step value the series is made of */
@@ -62,11 +67,14 @@ Test(analysis_leak, twelve_mb_per_step_is_found_with_slope_and_projection)
     cr_assert_eq(synth_close(s, NULL), 0);
     cJSON *r = au_report(path, NULL);
     const cJSON *ser = series_of(r, "gpu.allocated");
-    cr_assert_eq(cJSON_GetArraySize(au_get(ser, "points")), STEPS, "one point per step");
-    const cJSON *p5 = cJSON_GetArrayItem(au_get(ser, "points"), 5);
-    cr_assert_eq(au_num(p5, "step"), 5);
-    cr_assert_eq(au_num(p5, "t_ns"), (double)(FX_MS + 5 * 100 * FX_MS + 99 * FX_MS),
+    cr_assert_eq(cJSON_GetArraySize(au_get(ser, "points")), 2 * STEPS, "every sample");
+    const cJSON *p10 = cJSON_GetArrayItem(au_get(ser, "points"), 10);
+    const cJSON *p11 = cJSON_GetArrayItem(au_get(ser, "points"), 11);
+    cr_assert_null(cJSON_GetObjectItemCaseSensitive(p10, "step"), "the transient: no step");
+    cr_assert_eq(au_num(p11, "step"), 5, "the step's value");
+    cr_assert_eq(au_num(p11, "t_ns"), (double)(FX_MS + 5 * 100 * FX_MS + 99 * FX_MS),
                  "the last sample of the step");
+    cr_assert_eq(au_num(au_get(ser, "fit"), "points"), STEPS - 10, "fitted per step");
 
     const cJSON *f = au_finding(r, "memory_leak", "gpu.allocated");
     cr_assert_not_null(f, "the leak is flagged");
@@ -87,7 +95,11 @@ Test(analysis_leak, twelve_mb_per_step_is_found_with_slope_and_projection)
     cr_assert_str_eq(au_str(f, "severity"), "high", "runs out within 10x the window");
     cr_assert(strstr(au_str(f, "title"), "gpu.allocated grows 12.") != NULL, "%s",
               au_str(f, "title"));
+    cr_assert(strstr(au_str(f, "title"), "MiB/step") != NULL, "%s", au_str(f, "title"));
     cr_assert(strstr(au_str(f, "recommendation"), "gpu.allocated") != NULL);
+    cr_assert(strstr(au_str(f, "recommendation"), "MB") == NULL, "MiB everywhere");
+    cr_assert_str_eq(au_str(e, "axis"), "step");
+    cr_assert_eq(au_num(e, "onset_step"), 10, "growth from the end of the warm-up");
     cr_assert_eq(au_num(ser, "projected_oom_step"), oom);
     cr_assert(cJSON_IsTrue(au_get(au_get(ser, "fit"), "leak")));
     cJSON_Delete(r);
@@ -102,7 +114,7 @@ Test(analysis_leak, threshold_and_capacity_come_from_the_options)
     analysis_options_default(&o);
     o.leak_threshold_mb = 20;
     cJSON *r = report_of("above.prof", y, &o);
-    cr_assert_null(au_finding(r, "memory_leak", NULL), "12 MB/step under a 20 MB threshold");
+    cr_assert_null(au_finding(r, "memory_leak", NULL), "12 MiB/step under a 20 MiB floor");
     cJSON_Delete(r);
     analysis_options_default(&o);
     o.capacity_bytes = 3072.0 * FX_MB;
@@ -142,8 +154,7 @@ Test(analysis_leak, sawtooth_is_not_a_leak)
         y[i] = 4096.0 * FX_MB + 80.0 * FX_MB * (i % 50);
     r = report_of("saw2.prof", y, NULL);
     const cJSON *fit = au_get(series_of(r, "gpu.allocated"), "fit");
-    cr_assert_gt(au_num(fit, "slope_bytes_per_step"), 10.0 * FX_MB, "over the threshold");
-    cr_assert_lt(au_num(fit, "p_value"), 0.01, "and significant");
+    cr_assert_gt(au_num(fit, "slope_bytes_per_step"), 10.0 * FX_MB, "a steep slope");
     assert_no_leak(r, "long sawtooth");
     cJSON_Delete(r);
 }
@@ -158,7 +169,7 @@ Test(analysis_leak, one_off_spike_is_not_a_leak)
     cJSON *r = report_of("spike.prof", y, NULL);
     const cJSON *fit = au_get(series_of(r, "gpu.allocated"), "fit");
     cr_assert_gt(au_num(fit, "slope_bytes_per_step"), 10.0 * FX_MB,
-                 "least squares alone would be over the threshold");
+                 "least squares alone: over the former 10 MiB/step default");
     assert_no_leak(r, "spike");
     cJSON_Delete(r);
 }
@@ -203,5 +214,200 @@ Test(analysis_leak, short_series_has_no_fit)
     cr_assert(cJSON_IsNull(au_get(series_of(r, "gpu.allocated"), "fit")),
               "9 points after warm-up are too few");
     cr_assert(cJSON_IsNull(au_get(series_of(r, "gpu.allocated"), "capacity_bytes")));
+    cJSON_Delete(r);
+}
+
+/* ---- late, slow, negligible, on a timer ------------------------------------------- */
+
+/* n steps of gpu.allocated (or host.rss with host memory) from y(i). */
+static cJSON *series_report(const char *name, const char *series, size_t n,
+                            double (*y)(size_t i, size_t n), const analysis_options *o)
+{
+    char meta[600];
+    const char *path = fx_path(name);
+    double *v = malloc(n * sizeof *v);
+    cr_assert_not_null(v);
+    for (size_t i = 0; i < n; i++)
+        v[i] = y(i, n);
+    fx_metadata(meta, sizeof meta, 0, 1, 80.0 * 1024 * FX_MB, 64.0 * 1024 * FX_MB);
+    cr_assert_eq(fx_write_loop(path, meta, n, NULL, series, v), 0);
+    free(v);
+    return au_report(path, o);
+}
+
+/* 4 GiB, flat for 600 of 1000 steps, then 3 MiB/step, with a little noise:
+ * over the whole run the slope is diluted and the floor of the last half
+ * is where it started. */
+static double late_leak(size_t i, size_t n)
+{
+    (void)n;
+    synth_rng r = { i + 1 };
+    return 4096.0 * FX_MB + 3.0 * FX_MB * (i > 600 ? (double)(i - 600) : 0.0) +
+           FX_MB * synth_gauss(&r);
+}
+
+Test(analysis_leak, late_onset_is_found_at_its_step)
+{
+    cJSON *r = series_report("late.prof", "gpu.allocated", 1000, late_leak, NULL);
+    const cJSON *f = au_finding(r, "memory_leak", "gpu.allocated");
+    cr_assert_not_null(f, "the late leak is flagged");
+    const cJSON *e = au_get(f, "evidence");
+    double onset = au_num(e, "onset_step");
+    cr_assert(onset >= 590 && onset <= 615, "onset at step %g, want about 600", onset);
+    cr_assert_eq(au_num(e, "first_step"), 100, "the warm-up ends at step 100");
+    au_near(au_num(e, "slope_bytes_per_step"), 3.0 * FX_MB, 0.05, "slope after the onset");
+    cr_assert(strstr(au_str(f, "title"), "from step") != NULL, "%s", au_str(f, "title"));
+    cr_assert(strstr(au_str(f, "recommendation"), "What changed at step") != NULL);
+    const cJSON *fit = au_get(series_of(r, "gpu.allocated"), "fit");
+    cr_assert_eq(au_num(fit, "onset_step"), onset);
+    cr_assert(cJSON_IsTrue(au_get(fit, "leak")));
+    cJSON_Delete(r);
+}
+
+/* What a Python leak did to a real run: about 0.2 MiB/step on ~500 MiB of
+ * RSS, which the former 10 MiB/step default did not flag. */
+static double slow_leak(size_t i, size_t n)
+{
+    (void)n;
+    synth_rng r = { 3 * i + 7 };
+    return 500.0 * FX_MB + 0.2 * FX_MB * (double)i + 0.3 * FX_MB * synth_gauss(&r);
+}
+
+Test(analysis_leak, slow_leak_is_flagged_by_consequence)
+{
+    cJSON *r = series_report("slow.prof", "host.rss", 400, slow_leak, NULL);
+    const cJSON *f = au_finding(r, "memory_leak", "host.rss");
+    cr_assert_not_null(f, "0.2 MiB/step on 500 MiB over 400 steps is a leak");
+    const cJSON *e = au_get(f, "evidence");
+    au_near(au_num(e, "slope_bytes_per_step"), 0.2 * FX_MB, 0.05, "slope");
+    cr_assert_eq(au_num(e, "horizon"), 4000, "10 run lengths of 400 steps");
+    cr_assert_gt(au_num(e, "projected_growth_bytes"), 0.5 * 500 * FX_MB, "half its level");
+    cr_assert_str_eq(au_str(f, "severity"), "medium", "64 GiB of host memory is far");
+    cr_assert(strstr(au_str(f, "title"), "grows 0.2 MiB/step") != NULL, "%s",
+              au_str(f, "title"));
+    cJSON_Delete(r);
+
+    analysis_options o;
+    analysis_options_default(&o);
+    o.leak_threshold_mb = 10; /* the former default, now a floor one can set */
+    r = series_report("slow10.prof", "host.rss", 400, slow_leak, &o);
+    cr_assert_null(au_finding(r, "memory_leak", NULL), "under a 10 MiB/step floor");
+    cJSON_Delete(r);
+    analysis_options_default(&o);
+    o.leak_horizon = 2; /* 800 steps: 160 MiB, under half of 500 */
+    r = series_report("slow2.prof", "host.rss", 400, slow_leak, &o);
+    cr_assert_null(au_finding(r, "memory_leak", NULL), "not within a shorter horizon");
+    cJSON_Delete(r);
+}
+
+/* A steady drift of 4 KiB a step on 1 GiB: significant over 2000 steps,
+ * but 80 MiB over twenty thousand, 8% of its level. */
+static double drift(size_t i, size_t n)
+{
+    (void)n;
+    synth_rng r = { i + 11 };
+    return 1024.0 * FX_MB + 4096.0 * (double)i + 0.01 * FX_MB * synth_gauss(&r);
+}
+
+static double tiny_growth(size_t i, size_t n)
+{
+    (void)n;
+    return 4.0 * FX_MB + 2048.0 * (double)i; /* doubles a tiny series: 4 MiB in 2000 steps */
+}
+
+Test(analysis_leak, negligible_drift_is_not_a_leak)
+{
+    cJSON *r = series_report("drift.prof", "host.rss", 2000, drift, NULL);
+    const cJSON *fit = au_get(series_of(r, "host.rss"), "fit");
+    cr_assert_lt(au_num(fit, "p_value"), 0.01, "significant");
+    cr_assert_null(au_finding(r, "memory_leak", NULL), "but it would add 8%% of its level");
+    cJSON_Delete(r);
+    r = series_report("tiny.prof", "gpu.allocated", 2000, tiny_growth, NULL);
+    cr_assert_lt(au_num(au_get(series_of(r, "gpu.allocated"), "fit"), "projected_growth_bytes"),
+                 64.0 * FX_MB);
+    cr_assert_null(au_finding(r, "memory_leak", NULL), "under 64 MiB over the horizon");
+    cJSON_Delete(r);
+}
+
+/* host.rss on a timer every 50 ms for 30 s without a step: 2 MiB/s from
+ * 800 MiB, on a host of 1 GiB. */
+static const char *write_timer(const char *name)
+{
+    char meta[600];
+    const char *path = fx_path(name);
+    synth *s = synth_open(path, fx_metadata(meta, sizeof meta, 0, 1, 0, 1024.0 * FX_MB));
+    synth_rng rng = { 5 };
+    for (uint64_t t = FX_MS; t <= 30000 * FX_MS; t += 50 * FX_MS) {
+        double y = 800.0 * FX_MB + 2.0 * FX_MB * (double)(t - FX_MS) / 1e9 +
+                   0.2 * FX_MB * synth_gauss(&rng);
+        synth_memory(s, 0, "host.rss", t, (uint64_t)y);
+    }
+    cr_assert_eq(synth_close(s, NULL), 0);
+    return path;
+}
+
+Test(analysis_leak, timer_samples_without_steps_are_fitted_over_time)
+{
+    cJSON *r = au_report(write_timer("timer.prof"), NULL);
+    const cJSON *ser = series_of(r, "host.rss");
+    cr_assert_eq(au_num(ser, "points_total"), 600, "every sample");
+    cr_assert_eq(cJSON_GetArraySize(au_get(ser, "points")), 600, "drawn");
+    const cJSON *fit = au_get(ser, "fit");
+    cr_assert_str_eq(au_str(fit, "axis"), "time");
+    au_near(au_num(fit, "slope_bytes_per_s"), 2.0 * FX_MB, 0.05, "bytes per second");
+    cr_assert(cJSON_IsNull(au_get(fit, "slope_bytes_per_step")), "no steps, no per-step slope");
+    cr_assert_eq(au_num(fit, "horizon"), 10 * 29.95, "10 run lengths, in seconds");
+    const cJSON *f = au_finding(r, "memory_leak", "host.rss");
+    cr_assert_not_null(f);
+    cr_assert(strstr(au_str(f, "title"), "MiB/s") != NULL, "%s", au_str(f, "title"));
+    cr_assert_str_eq(au_str(f, "severity"), "high", "1 GiB is reached within the horizon");
+    /* (1024 - 800) MiB at 2 MiB/s from 1 ms: about 112 s */
+    double oom = au_num(ser, "projected_oom_t_ns") / 1e9;
+    cr_assert(oom > 105 && oom < 120, "runs out at %g s", oom);
+    cr_assert(cJSON_IsNull(au_get(ser, "projected_oom_step")));
+    cJSON_Delete(r);
+}
+
+Test(analysis_leak, timer_samples_between_steps_are_drawn_not_fitted)
+{
+    /* steps of 100 ms, a sample every 10 ms 500 MiB above the step's end
+     * value (activations), and the end-of-step sample that grows 5 MiB/step */
+    char meta[600];
+    const char *path = fx_path("timersteps.prof");
+    synth *s = synth_open(path, fx_metadata(meta, sizeof meta, 0, 1, 8192.0 * FX_MB, 0));
+    uint64_t t = FX_MS;
+    for (uint64_t i = 0; i < STEPS; i++) {
+        double end = 2048.0 * FX_MB + 5.0 * FX_MB * (double)(i + 1);
+        for (uint64_t k = 1; k < 10; k++)
+            synth_memory(s, 0, "gpu.allocated", t + k * 10 * FX_MS,
+                         (uint64_t)(end + 500.0 * FX_MB));
+        synth_memory(s, 0, "gpu.allocated", t + 100 * FX_MS, (uint64_t)end);
+        synth_step(s, 0, i, PROF_STEP_SAMPLED, t, 100 * FX_MS);
+        t += 100 * FX_MS;
+    }
+    cr_assert_eq(synth_close(s, NULL), 0);
+    cJSON *r = au_report(path, NULL);
+    const cJSON *ser = series_of(r, "gpu.allocated"), *p;
+    cr_assert_eq(cJSON_GetArraySize(au_get(ser, "points")), 10 * STEPS, "every sample");
+    int with_step = 0;
+    cJSON_ArrayForEach(p, au_get(ser, "points"))
+        with_step += cJSON_GetObjectItemCaseSensitive(p, "step") != NULL;
+    cr_assert_eq(with_step, STEPS, "one per step carries its step");
+    const cJSON *fit = au_get(ser, "fit");
+    cr_assert_str_eq(au_str(fit, "axis"), "step");
+    au_near(au_num(fit, "slope_bytes_per_step"), 5.0 * FX_MB, 0.001, "the steps' ends");
+    cr_assert_not_null(au_finding(r, "memory_leak", "gpu.allocated"));
+    cJSON_Delete(r);
+
+    analysis_options o;
+    analysis_options_default(&o);
+    o.max_points = 100; /* half for the steps' values, half for the rest */
+    r = au_report(path, &o);
+    ser = series_of(r, "gpu.allocated");
+    with_step = 0;
+    cJSON_ArrayForEach(p, au_get(ser, "points"))
+        with_step += cJSON_GetObjectItemCaseSensitive(p, "step") != NULL;
+    cr_assert_leq(cJSON_GetArraySize(au_get(ser, "points")), 100);
+    cr_assert_geq(with_step, 40, "the chart over steps keeps its points: %d", with_step);
     cJSON_Delete(r);
 }

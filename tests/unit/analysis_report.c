@@ -167,9 +167,9 @@ Test(analysis_report, long_series_are_decimated_to_the_point_limit)
 
     const cJSON *ma = cJSON_GetArrayItem(au_get(all, "memory"), 0);
     const cJSON *mf = cJSON_GetArrayItem(au_get(few, "memory"), 0);
-    cr_assert_eq(au_num(ma, "points_total"), 300);
-    cr_assert_eq(au_num(mf, "points_total"), 300);
-    cr_assert_eq(cJSON_GetArraySize(au_get(ma, "points")), 300);
+    cr_assert_eq(au_num(ma, "points_total"), 301, "every sample: one per step and the first");
+    cr_assert_eq(au_num(mf, "points_total"), 301);
+    cr_assert_eq(cJSON_GetArraySize(au_get(ma, "points")), 301);
     cr_assert(cJSON_GetArraySize(au_get(mf, "points")) <= 40);
     cr_assert_eq(au_num(mf, "peak_bytes"), au_num(ma, "peak_bytes"));
     const cJSON *pf = au_get(mf, "points");
@@ -245,7 +245,11 @@ Test(analysis_report, profile_without_steps_and_small_nodes_folded)
     cr_assert_eq(cJSON_GetArraySize(au_get(mem, "points")), 20, "every sample");
     cr_assert_null(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(au_get(mem, "points"), 0),
                                                     "step"));
-    cr_assert(cJSON_IsNull(au_get(mem, "fit")), "no step axis, no regression");
+    const cJSON *fit = au_get(mem, "fit");
+    cr_assert_str_eq(au_str(fit, "axis"), "time", "no steps: fitted over time");
+    au_near(au_num(fit, "slope_bytes_per_s"), 10.0 * FX_MB, 0.01, "1 MiB every 100 ms");
+    cr_assert(cJSON_IsNull(au_get(fit, "slope_bytes_per_step")));
+    cr_assert(cJSON_IsNull(au_get(fit, "onset_step")));
     int noted = 0;
     const cJSON *n;
     cJSON_ArrayForEach(n, au_get(r, "notes")) noted |= strstr(n->valuestring, "no steps") != NULL;

@@ -1,0 +1,118 @@
+/* analysis_trend.c - the trend statistics of memory series (formats/rules.md
+ * §2.6, §2.7): the line tested with the effective sample size keeps its
+ * false-positive rate near 1% on autocorrelated noise where plain least
+ * squares does not, and leaves independent noise alone; the onset of growth
+ * is found where a flat series starts to grow, and not at the foot of a
+ * sawtooth's last tooth, in a straight line or in noise. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "analysis/trend.h"
+#include "synth.h"
+
+#define N 400
+
+static void ar1(synth_rng *r, double phi, double *y, size_t n)
+{
+    double e = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        e = phi * e + sqrt(1.0 - phi * phi) * synth_gauss(r);
+        y[i] = e;
+    }
+}
+
+static void steps(double *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = (double)i;
+}
+
+Test(analysis_trend, independent_noise_is_tested_as_before)
+{
+    double x[N], y[N];
+    synth_rng r = { 1 };
+    steps(x, N);
+    for (size_t i = 0; i < N; i++)
+        y[i] = 100.0 + 0.5 * (double)i + synth_gauss(&r);
+    stats_fit plain;
+    trend_line t;
+    cr_assert_eq(stats_linear_fit(x, y, N, &plain), 0);
+    cr_assert_eq(trend_fit(x, y, N, &t), 0);
+    cr_assert_eq(t.fit.slope, plain.slope);
+    cr_assert_eq(t.fit.intercept, plain.intercept);
+    cr_assert_lt(fabs(t.r1), 0.15, "r1 %g", t.r1);
+    cr_assert_geq(t.n_eff, 0.7 * N);
+    cr_assert_leq(t.fit.ci95, 1.5 * plain.ci95);
+}
+
+Test(analysis_trend, autocorrelated_noise_keeps_its_false_positive_rate)
+{
+    double x[N], y[N];
+    steps(x, N);
+    int plain_hits = 0, trend_hits = 0, runs = 1000;
+    for (int s = 0; s < runs; s++) {
+        synth_rng r = { (uint64_t)s + 100 };
+        ar1(&r, 0.8, y, N);
+        stats_fit plain;
+        trend_line t;
+        cr_assert_eq(stats_linear_fit(x, y, N, &plain), 0);
+        cr_assert_eq(trend_fit(x, y, N, &t), 0);
+        plain_hits += plain.p_value < 0.01;
+        trend_hits += t.fit.p_value < 0.01;
+        cr_assert_gt(t.fit.ci95, plain.ci95, "correlated residuals widen the interval");
+    }
+    /* no trend at all: a test at 1% should say "trend" about 10 times in 1000 */
+    cr_assert_gt(plain_hits, 200, "least squares alone: %d of %d", plain_hits, runs);
+    cr_assert_leq(trend_hits, 30, "with the effective sample size: %d of %d", trend_hits, runs);
+}
+
+Test(analysis_trend, onset_of_growth_after_a_flat_start)
+{
+    double x[N], y[N];
+    steps(x, N);
+    for (int s = 0; s < 50; s++) {
+        synth_rng r = { (uint64_t)s + 7 };
+        size_t at = 120 + (size_t)(160 * synth_uniform(&r));
+        for (size_t i = 0; i < N; i++)
+            y[i] = 1000.0 + (i > at ? 2.0 * (double)(i - at) : 0.0) + 3.0 * synth_gauss(&r);
+        trend_onset_result o;
+        cr_assert_eq(trend_onset(x, y, N, 40, &o), 0);
+        cr_assert(o.k + 10 >= at && o.k <= at + 10, "seed %d: onset %zu, want %zu", s, o.k, at);
+        cr_assert(fabs(o.slope - 2.0) < 0.1, "hinge slope %g", o.slope);
+    }
+}
+
+Test(analysis_trend, no_onset_in_a_line_noise_or_a_sawtooth)
+{
+    double x[N], y[N];
+    steps(x, N);
+    trend_onset_result o;
+    for (size_t i = 0; i < N; i++)
+        y[i] = 50.0 + 3.0 * (double)i;
+    cr_assert_eq(trend_onset(x, y, N, 40, &o), 0);
+    cr_assert_eq(o.k, 0, "a perfect line grows from its start");
+    synth_rng r = { 3 };
+    for (size_t i = 0; i < N; i++)
+        y[i] = 50.0 + 3.0 * (double)i + 20.0 * synth_gauss(&r);
+    cr_assert_eq(trend_onset(x, y, N, 40, &o), 0);
+    cr_assert_eq(o.k, 0, "so does a noisy one (best candidate %zu)", o.best);
+    for (size_t i = 0; i < N; i++) /* three teeth and the start of a fourth */
+        y[i] = 1000.0 + 10.0 * fmod((double)i, 120.0);
+    cr_assert_eq(trend_onset(x, y, N, 40, &o), 0);
+    cr_assert_gt(o.best, 0, "the hinge prefers a tooth's foot");
+    cr_assert_eq(o.k, 0, "but the teeth before it are not flat");
+}
+
+Test(analysis_trend, onset_leaves_the_growth_its_points)
+{
+    double x[N], y[N];
+    steps(x, N);
+    for (size_t i = 0; i < N; i++) /* growth only in the last 20 points */
+        y[i] = i < N - 20 ? 0.0 : (double)(i - (N - 20));
+    trend_onset_result o;
+    cr_assert_eq(trend_onset(x, y, N, 80, &o), 0);
+    cr_assert_leq(o.best, N - 80, "at least 80 points from the onset on");
+    cr_assert_eq(trend_onset(x, y, 50, 80, &o), 0, "fewer points than asked: no search");
+    cr_assert_eq(o.k, 0);
+}
