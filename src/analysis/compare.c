@@ -167,24 +167,6 @@ static const cJSON *run_of(const cmp_side *s, size_t i)
     return s->s->runs[i];
 }
 
-/* The mean over a side's runs of report.key (a number), and in how many
- * runs it was one. */
-static double side_mean(const cmp_side *s, double (*value)(const cJSON *, int *), int *have)
-{
-    double sum = 0;
-    int n = 0;
-    for (size_t i = 0; i < s->s->nruns; i++) {
-        int h = 0;
-        double v = value(run_of(s, i), &h);
-        if (h) {
-            sum += v;
-            n++;
-        }
-    }
-    *have = n > 0;
-    return n ? sum / n : NAN;
-}
-
 /* At least half of a side's runs: enough to say the side has a finding. */
 static int most_runs(size_t count, size_t runs)
 {
@@ -236,6 +218,44 @@ static const cJSON *side_op(const cmp_side *s, size_t run, const char *name)
     return hit ? *hit : NULL;
 }
 
+/* The summary metrics; the first two are also each side's step counts. */
+static const struct metric {
+    const char *name, *unit, *section, *key;
+} metrics[] = {
+    { "steps", "count", NULL, "steps" },
+    { "sampled_steps", "count", NULL, "sampled_steps" },
+    { "wall_ns", "ns", NULL, "wall_ns" },
+    { "profiled_ns", "ns", NULL, "profiled_ns" },
+    { "step_mean_ns", "ns", "step_time", "mean_ns" },
+    { "step_p50_ns", "ns", "step_time", "p50_ns" },
+    { "step_p95_ns", "ns", "step_time", "p95_ns" },
+};
+
+/* Step-time metrics of a profile without steps are missing, not zero. */
+static int metric_value(const cJSON *report, const struct metric *m, double *v)
+{
+    const cJSON *s = get(report, "summary");
+    if (m->section && stat_steps(report) <= 0)
+        return 0;
+    return get_num(m->section ? get(s, m->section) : s, m->key, v);
+}
+
+/* The mean of a metric over a side's runs that have it (*have: any). */
+static double metric_side(const cmp_side *s, const struct metric *m, int *have)
+{
+    double sum = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < s->s->nruns; i++) {
+        double v;
+        if (metric_value(run_of(s, i), m, &v)) {
+            sum += v;
+            n++;
+        }
+    }
+    *have = n > 0;
+    return n ? sum / (double)n : 0.0;
+}
+
 /* ---- the runs ------------------------------------------------------------------ */
 
 /* Whether arg names the profile itself (its output path), which differs
@@ -272,18 +292,6 @@ static const cJSON *config_of(const cJSON *report, const char *key)
     return get_path(first_profile(report), "metadata", "config", key);
 }
 
-static double steps_of(const cJSON *r, int *have)
-{
-    *have = 1;
-    return num_or(get(r, "summary"), "steps", 0);
-}
-
-static double sampled_of(const cJSON *r, int *have)
-{
-    *have = 1;
-    return num_or(get(r, "summary"), "sampled_steps", 0);
-}
-
 static void add_run(cmp_ctx *c, cJSON *cmp, int which)
 {
     char cmd[512];
@@ -300,8 +308,8 @@ static void add_run(cmp_ctx *c, cJSON *cmp, int which)
         attach(c, paths, NULL, cJSON_CreateString(str_or(rp, "path", "")));
         clean &= !cJSON_IsFalse(get(rp, "clean"));
     }
-    put_num(c, r, "steps", side_mean(s, steps_of, &have));
-    put_num(c, r, "sampled_steps", side_mean(s, sampled_of, &have));
+    put_num(c, r, "steps", metric_side(s, &metrics[0], &have));
+    put_num(c, r, "sampled_steps", metric_side(s, &metrics[1], &have));
     const cJSON *sr = config_of(first, "sample_rate");
     put_num(c, r, "sample_rate", cJSON_IsNumber(sr) ? sr->valuedouble : NAN);
     put_bool(c, r, "clean", clean);
@@ -337,8 +345,8 @@ static void note_differences(cmp_ctx *c, cJSON *notes)
 {
     const cJSON *b = run_of(&c->side[0], 0), *a = run_of(&c->side[1], 0);
     int have;
-    double sb = side_mean(&c->side[0], steps_of, &have), sa = side_mean(&c->side[1], steps_of,
-                                                                          &have);
+    double sb = metric_side(&c->side[0], &metrics[0], &have);
+    double sa = metric_side(&c->side[1], &metrics[0], &have);
     if (sb != sa)
         note(c, notes, "step counts differ: %.0f before, %.0f after; totals are not comparable, "
                        "compare the per-step and per-call figures", sb, sa);
@@ -387,42 +395,6 @@ static void add_notes(cmp_ctx *c, cJSON *notes)
 }
 
 /* ---- summary metrics ------------------------------------------------------------ */
-
-static const struct metric {
-    const char *name, *unit, *section, *key;
-} metrics[] = {
-    { "steps", "count", NULL, "steps" },
-    { "sampled_steps", "count", NULL, "sampled_steps" },
-    { "wall_ns", "ns", NULL, "wall_ns" },
-    { "profiled_ns", "ns", NULL, "profiled_ns" },
-    { "step_mean_ns", "ns", "step_time", "mean_ns" },
-    { "step_p50_ns", "ns", "step_time", "p50_ns" },
-    { "step_p95_ns", "ns", "step_time", "p95_ns" },
-};
-
-/* Step-time metrics of a profile without steps are missing, not zero. */
-static int metric_value(const cJSON *report, const struct metric *m, double *v)
-{
-    const cJSON *s = get(report, "summary");
-    if (m->section && stat_steps(report) <= 0)
-        return 0;
-    return get_num(m->section ? get(s, m->section) : s, m->key, v);
-}
-
-static double metric_side(const cmp_side *s, const struct metric *m, int *have)
-{
-    double sum = 0;
-    size_t n = 0;
-    for (size_t i = 0; i < s->s->nruns; i++) {
-        double v;
-        if (metric_value(run_of(s, i), m, &v)) {
-            sum += v;
-            n++;
-        }
-    }
-    *have = n > 0;
-    return n ? sum / (double)n : 0.0;
-}
 
 static void add_change(cmp_ctx *c, cJSON *row, const char *change_key, int hb, double b, int ha,
                        double a)
