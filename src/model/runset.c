@@ -31,6 +31,14 @@ static double meta_num(const cJSON *meta, const char *key, double fallback)
     return fallback;
 }
 
+/* An integer field, or fallback when it is missing or out of int's range
+ * (metadata is untrusted: a cast of 1e300 would be undefined). */
+static int meta_int(const cJSON *meta, const char *key, int fallback)
+{
+    double v = meta_num(meta, key, fallback);
+    return v >= -2147483648.0 && v <= 2147483647.0 ? (int)v : fallback;
+}
+
 /* 1 with *m filled when path is a profile, 0 when it is not one, or the
  * reader's error. */
 static prof_err probe(const char *path, member *m, int *is_profile, prof_error *err)
@@ -44,8 +52,8 @@ static prof_err probe(const char *path, member *m, int *is_profile, prof_error *
     if (rc != PROF_OK)
         return prof_error_set(err, rc, "cannot read '%s': %s", path, e.message);
     cJSON *meta = cJSON_Parse(prof_reader_metadata(r));
-    m->rank = (int)meta_num(meta, "rank", -1);
-    m->world = (int)meta_num(meta, "world_size", 0);
+    m->rank = meta_int(meta, "rank", -1);
+    m->world = meta_int(meta, "world_size", 0);
     m->start = meta_num(meta, "start_epoch_ns", 0);
     cJSON_Delete(meta);
     prof_reader_close(r);

@@ -150,3 +150,16 @@ Test(model_runset, time_batches_fold_and_keep_every_call)
     cr_assert_eq(b.calls[0], 33);
     cr_assert_eq(b.calls[b.used - 1], 1000 - 32 * (b.used - 1));
 }
+
+Test(model_runset, ranks_out_of_range_are_runs_of_their_own)
+{
+    const char *dir = make_dir("odd");
+    char meta[] = "{\"format\":\"prof\",\"rank\":1e300,\"world_size\":-1e300}";
+    cr_assert_eq(fx_write_loop(fx_path("odd/a.prof"), meta, 3, NULL, NULL, NULL), 0);
+    cr_assert_eq(fx_write_loop(fx_path("odd/b.prof"), meta, 3, NULL, NULL, NULL), 0);
+    runset rs;
+    prof_error err = { 0 };
+    cr_assert_eq(runset_find(dir, &rs, &err), PROF_OK, "%s", err.message);
+    cr_assert_eq(rs.nruns, 2);
+    runset_free(&rs);
+}
