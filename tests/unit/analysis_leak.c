@@ -3,12 +3,15 @@
  * within 5%, its capacity and projection; a sawtooth (short and long teeth),
  * a one-off spike, growth that then stays flat and noise around a flat line
  * are not flagged; the per-step series takes the last sample of each step
- * and the report lists every sample. Then the onset of a late leak, the
- * slow leak of a real PyTorch run, negligible drift, timer samples with
- * and without steps, the options. */
+ * and the report lists every sample. Then the battery: every class of
+ * tests/support/leak_battery.h over many seeds, with its misses, false
+ * alarms and slope errors; and what the battery cannot show by counting -
+ * the onset of a late leak, the slow leak of a real PyTorch run, timer
+ * samples with and without steps, the options. */
 #include <stdlib.h>
 
 #include "analysis_util.h"
+#include "leak_battery_eval.h"
 
 #define STEPS 100
 
@@ -217,7 +220,46 @@ Test(analysis_leak, short_series_has_no_fit)
     cJSON_Delete(r);
 }
 
-/* ---- late, slow, negligible, on a timer ------------------------------------------- */
+/* ---- the battery -------------------------------------------------------------- */
+
+/* Seeds per class: enough that one miss or false alarm in fifty shows;
+ * `make bench` (tests/bench/leak_battery.c) runs 200 and prints the table. */
+#define BATTERY_SEEDS 50
+
+static void battery(lb_class c)
+{
+    lb_tally t = lb_run(c, BATTERY_SEEDS, fx_path("battery.prof"));
+    cr_assert_eq(t.errors, 0, "%s: cases that could not be analysed", lb_name(c));
+    cr_assert_eq(t.runs, BATTERY_SEEDS);
+    if (lb_is_leak(c)) {
+        cr_assert_leq(t.misses, BATTERY_SEEDS / 50, "%s: %u of %u missed", lb_name(c),
+                     t.misses, t.runs);
+        cr_assert_eq(t.slope_bad, 0, "%s: %u slopes off by more than 5%% (worst %.1f%%)",
+                     lb_name(c), t.slope_bad, 100 * t.max_slope_err);
+    } else {
+        cr_assert_eq(t.false_alarms, 0, "%s: %u of %u flagged", lb_name(c), t.false_alarms,
+                     t.runs);
+    }
+}
+
+Test(analysis_leak, battery_steady) { battery(LB_STEADY); }
+Test(analysis_leak, battery_late_onset) { battery(LB_LATE); }
+Test(analysis_leak, battery_slow) { battery(LB_SLOW); }
+Test(analysis_leak, battery_doubling) { battery(LB_DOUBLING); }
+Test(analysis_leak, battery_timer_without_steps) { battery(LB_TIMER); }
+Test(analysis_leak, battery_timer_with_steps) { battery(LB_TIMER_STEPS); }
+Test(analysis_leak, battery_timer_epochs) { battery(LB_TIMER_EPOCHS); }
+Test(analysis_leak, battery_warmup) { battery(LB_WARMUP); }
+Test(analysis_leak, battery_sawtooth_few_teeth) { battery(LB_SAW_FEW); }
+Test(analysis_leak, battery_sawtooth_many_teeth) { battery(LB_SAW_MANY); }
+Test(analysis_leak, battery_spike) { battery(LB_SPIKE); }
+Test(analysis_leak, battery_jump) { battery(LB_JUMP); }
+Test(analysis_leak, battery_noise) { battery(LB_NOISE); }
+Test(analysis_leak, battery_timer_noise) { battery(LB_TIMER_NOISE); }
+Test(analysis_leak, battery_decline) { battery(LB_DECLINE); }
+Test(analysis_leak, battery_release) { battery(LB_RELEASE); }
+
+/* ---- what counting does not show ----------------------------------------------- */
 
 /* n steps of gpu.allocated (or host.rss with host memory) from y(i). */
 static cJSON *series_report(const char *name, const char *series, size_t n,

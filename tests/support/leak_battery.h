@@ -1,0 +1,47 @@
+/* leak_battery.h - generated memory series for the memory_leak rule
+ * (formats/rules.md §4.2): classes of leaks the rule must find and of
+ * shapes it must leave alone, each case drawn from a seed, so that a
+ * battery can count misses and false alarms per class over many cases.
+ * The evaluation, which needs the analysis, is leak_battery_eval.h. */
+#ifndef PROF_TESTS_LEAK_BATTERY_H
+#define PROF_TESTS_LEAK_BATTERY_H
+
+#include <stdint.h>
+
+typedef enum {
+    /* leaks */
+    LB_STEADY,        /* 4-40 MiB/step from the start                         */
+    LB_LATE,          /* flat for 30-70% of the run, then 1-10 MiB/step        */
+    LB_SLOW,          /* host.rss, ~0.2 MiB/step on ~500 MiB, 300-800 steps    */
+    LB_DOUBLING,      /* 2 MiB/step over 2000 steps from 4 GiB                 */
+    LB_TIMER,         /* no steps; sampled every 10-100 ms; bytes/s            */
+    LB_TIMER_STEPS,   /* steps and a timer inside them; activations come and go */
+    LB_TIMER_EPOCHS,  /* four long steps sampled on a timer: fitted over time  */
+    /* not leaks */
+    LB_WARMUP,        /* a ramp (linear or saturating) over 5-25%, then flat   */
+    LB_SAW_FEW,       /* 2-4 long teeth                                         */
+    LB_SAW_MANY,      /* teeth of 4-50 steps                                    */
+    LB_SPIKE,         /* flat with one spike of 0.5-20 GiB, 1-3 steps wide      */
+    LB_JUMP,          /* flat, one step up of 0.1-4 GiB that stays              */
+    LB_NOISE,         /* flat with AR(1) noise of 0.5-5% of the level           */
+    LB_TIMER_NOISE,   /* no steps, dense samples of strongly correlated noise   */
+    LB_DECLINE,       /* falls 1-10 MiB/step                                    */
+    LB_RELEASE,       /* grows all run, released to its base in the last 1-10%  */
+    LB_CLASSES
+} lb_class;
+
+typedef struct lb_truth {
+    const char *series;    /* the memory series the case is about              */
+    int leak;              /* 1: the rule must flag it                         */
+    int per_s;             /* its slope is per second (fitted over time)       */
+    double slope;          /* bytes per step, or per second; 0 for no leak     */
+} lb_truth;
+
+const char *lb_name(lb_class c);
+int lb_is_leak(lb_class c);
+
+/* Writes case `seed` of class c to path and says what it is.
+ * @return 0, or -1 when the file could not be written. */
+int lb_write(const char *path, lb_class c, uint64_t seed, lb_truth *truth);
+
+#endif
