@@ -542,10 +542,12 @@
 
   /* ---------- Memory ---------- */
   function renderMemory(panel) {
-    let byTime = false;
+    /* without a point at a step anywhere (no steps recorded) only time makes an axis */
+    const anyStep = doc.reports.some((rep) => (rep.memory || []).some((m) => (m.points || []).some((p) => isFinite(p.step))));
+    let byTime = !anyStep;
     const ctl = h('div', { class: 'controls' });
-    const bStep = h('button', { type: 'button', 'aria-pressed': 'true', text: 'Over steps' });
-    const bTime = h('button', { type: 'button', 'aria-pressed': 'false', text: 'Over time' });
+    const bStep = h('button', { type: 'button', 'aria-pressed': String(!byTime), text: 'Over steps' });
+    const bTime = h('button', { type: 'button', 'aria-pressed': String(byTime), text: 'Over time' });
     ctl.appendChild(bStep);
     ctl.appendChild(bTime);
     panel.appendChild(ctl);
@@ -565,53 +567,85 @@
     draw();
     panel._redraw = draw;
   }
+  /* The memory_leak fit as a line on the chart's axis (rules.md §4.2): from the onset of
+     growth to the last point, or to where it reaches capacity; none when the fit is on the
+     other axis (a per-step line has no exact place in time). */
+  function fitLine(m, fit, overTime, pts) {
+    const n = 40, line = [];
+    if (fit.axis === 'time' && overTime) {
+      const t0 = fit.onset_t_ns;
+      let t1 = pts[pts.length - 1].t_ns;
+      if (m.projected_oom_t_ns !== null && m.projected_oom_t_ns !== undefined) t1 = Math.max(t1, m.projected_oom_t_ns);
+      for (let k = 0; k <= n; k++) { const t = t0 + (t1 - t0) * k / n; line.push([t, fit.intercept_bytes + fit.slope_bytes_per_s * t / 1e9]); }
+      return line;
+    }
+    if (fit.axis === 'time' || overTime) return null;
+    const s0 = fit.onset_step !== null && fit.onset_step !== undefined ? fit.onset_step : (fit.warmup_steps || 0);
+    let s1 = pts[pts.length - 1].step;
+    if (m.projected_oom_step !== null && m.projected_oom_step !== undefined) s1 = Math.max(s1, m.projected_oom_step);
+    for (let k = 0; k <= n; k++) { const st = s0 + (s1 - s0) * k / n; line.push([st, fit.intercept_bytes + fit.slope_bytes_per_step * st]); }
+    return line;
+  }
+  function fitLabel(fit) {
+    const late = fit.axis === 'step' ? fit.onset_step > fit.first_step : fit.onset_t_ns > fit.first_t_ns;
+    const from = fit.axis === 'step' ? 'step ' + fmtNum(fit.onset_step) : fmtNs(fit.onset_t_ns);
+    return 'least-squares fit from ' + from + (late ? ', where growth starts' : ', after the warm-up');
+  }
+  function fitCaption(fit) {
+    const perS = fit.axis === 'time';
+    const slope = perS ? fit.slope_bytes_per_s : fit.slope_bytes_per_step, ci = perS ? fit.ci95_bytes_per_s : fit.ci95_bytes_per_step;
+    return 'slope ' + fmtBytes(slope) + (perS ? '/s' : '/step') + ' ± ' + fmtBytes(ci) + ' (95% CI), r² ' + fmtNum(fit.r2) +
+      ', p ' + fmtP(fit.p_value) + (fit.axis === 'step' && fit.onset_step > fit.first_step ? ', growing from step ' + fmtNum(fit.onset_step) : '');
+  }
   function memoryChart(col, m, idx, byTime) {
     const card = h('div', { class: 'card', 'data-series': m.series });
     col.appendChild(card);
     card.appendChild(h('h2', { text: m.series }));
-    const pts = (m.points || []).filter((p) => byTime ? isFinite(p.t_ns) : isFinite(p.step));
-    const xOf = (p) => (byTime ? p.t_ns : p.step);
+    /* a point carries a step when it is the series' value at that step; with none (no steps),
+       the chart is over time whatever the toggle says */
+    const all = m.points || [];
+    const overTime = byTime || !all.some((p) => isFinite(p.step));
+    const pts = all.filter((p) => overTime ? isFinite(p.t_ns) : isFinite(p.step));
+    card.setAttribute('data-axis', overTime ? 'time' : 'step');
+    card.setAttribute('data-points', String(pts.length));
+    const xOf = (p) => (overTime ? p.t_ns : p.step);
     const data = pts.map((p) => [xOf(p), p.bytes]);
     const series = [{ name: m.series, color: SERIES_COLORS[idx % SERIES_COLORS.length], pts: data, width: 2.5 }];
     const hlines = [], marks = [];
     const fit = m.fit;
-    const useFit = fit && !byTime && pts.length > 1;
-    if (useFit) {
-      const s0 = fit.warmup_steps || 0;
-      let s1 = pts[pts.length - 1].step;
-      if (m.projected_oom_step !== null && m.projected_oom_step !== undefined) s1 = Math.max(s1, m.projected_oom_step);
-      const line = [];
-      const n = 40;
-      for (let k = 0; k <= n; k++) { const st = s0 + (s1 - s0) * k / n; line.push([st, fit.intercept_bytes + fit.slope_bytes_per_step * st]); }
-      series.push({ name: 'fit', color: '#D55E00', pts: line, dash: '5 4', width: 1.5, noTip: true });
-    }
+    const line = fit && pts.length > 1 ? fitLine(m, fit, overTime, pts) : null;
+    if (line) series.push({ name: 'fit', color: '#D55E00', pts: line, dash: '5 4', width: 1.5, noTip: true });
     const hasOom = m.projected_oom_step !== null && m.projected_oom_step !== undefined;
+    const hasOomT = m.projected_oom_t_ns !== null && m.projected_oom_t_ns !== undefined;
     /* a capacity far above the data would flatten the series: then it goes in the caption only */
-    const showCap = m.capacity_bytes && (hasOom || m.capacity_bytes <= 2.5 * (m.peak_bytes || 0));
+    const showCap = m.capacity_bytes && (hasOom || hasOomT || m.capacity_bytes <= 2.5 * (m.peak_bytes || 0));
     if (showCap) hlines.push({ y: m.capacity_bytes, label: 'capacity ' + fmtBytes(m.capacity_bytes), color: '#b2182b' });
-    if (!byTime && m.projected_oom_step !== null && m.projected_oom_step !== undefined && m.capacity_bytes)
+    if (!overTime && hasOom && m.capacity_bytes)
       marks.push({ x: m.projected_oom_step, y: m.capacity_bytes, label: 'out of memory ≈ step ' + fmtNum(Math.round(m.projected_oom_step)), color: '#b2182b' });
-    if (byTime && m.projected_oom_t_ns !== null && m.projected_oom_t_ns !== undefined && m.capacity_bytes)
+    if (overTime && hasOomT && m.capacity_bytes)
       marks.push({ x: m.projected_oom_t_ns, y: m.capacity_bytes, label: 'out of memory ≈ ' + fmtNs(m.projected_oom_t_ns), color: '#b2182b' });
-    lineChart(card, { series: series, hlines: hlines, marks: marks, xKind: byTime ? 'ns' : 'num', yKind: 'bytes',
-      xLabel: byTime ? 'time since start' : 'step', yLabel: 'memory', yZero: false,
-      fmtX: byTime ? (v) => fmtNs(v) : (v) => 'step ' + fmtNum(v), fmtY: fmtBytes, title: m.series,
-      extraTip: (i) => (byTime ? ['step ' + pts[i].step] : ['at ' + fmtNs(pts[i].t_ns)]) });
+    lineChart(card, { series: series, hlines: hlines, marks: marks, xKind: overTime ? 'ns' : 'num', yKind: 'bytes',
+      xLabel: overTime ? 'time since start' : 'step', yLabel: 'memory', yZero: false,
+      fmtX: overTime ? (v) => fmtNs(v) : (v) => 'step ' + fmtNum(v), fmtY: fmtBytes, title: m.series,
+      extraTip: (i) => (overTime ? (isFinite(pts[i].step) ? ['step ' + pts[i].step] : []) : ['at ' + fmtNs(pts[i].t_ns)]) });
     const items = [{ color: series[0].color, label: m.series }];
-    if (useFit) items.push({ color: '#D55E00', label: 'least-squares fit after ' + (fit.warmup_steps || 0) + ' warm-up steps' });
+    if (line) items.push({ color: '#D55E00', label: fitLabel(fit) });
     if (showCap) items.push({ color: '#b2182b', label: 'capacity' });
     card.appendChild(legend(items));
     paintSwatches(card);
     const cap = ['peak ' + fmtBytes(m.peak_bytes), 'final ' + fmtBytes(m.final_bytes)];
     if (m.capacity_bytes) cap.push('capacity ' + fmtBytes(m.capacity_bytes));
-    if (fit) cap.push('slope ' + fmtBytes(fit.slope_bytes_per_step) + '/step ± ' + fmtBytes(fit.ci95_bytes_per_step) +
-      ' (95% CI), r² ' + fmtNum(fit.r2) + ', p ' + fmtP(fit.p_value));
-    if (m.projected_oom_step !== null && m.projected_oom_step !== undefined)
+    if (fit) cap.push(fitCaption(fit));
+    if (hasOom)
       cap.push('reaches capacity near step ' + fmtNum(Math.round(m.projected_oom_step)) +
-        (m.projected_oom_t_ns !== null && m.projected_oom_t_ns !== undefined ? ' (' + fmtNs(m.projected_oom_t_ns) + ' after start)' : ''));
-    card.appendChild(h('p', { class: 'chart-caption', 'data-slope': fit ? fit.slope_bytes_per_step : null, text: cap.join(' · ') }));
-    if (m.points_total > (m.points || []).length)
-      card.appendChild(h('p', { class: 'chart-caption thinned', text: thinned((m.points || []).length, m.points_total, 'point') + ' The fit used all of them.' }));
+        (hasOomT ? ' (' + fmtNs(m.projected_oom_t_ns) + ' after start)' : ''));
+    else if (hasOomT)
+      cap.push('reaches capacity ' + fmtNs(m.projected_oom_t_ns) + ' after start');
+    const slope = fit ? (fit.axis === 'time' ? fit.slope_bytes_per_s : fit.slope_bytes_per_step) : null;
+    card.appendChild(h('p', { class: 'chart-caption', 'data-slope': slope, text: cap.join(' · ') }));
+    if (m.points_total > all.length)
+      card.appendChild(h('p', { class: 'chart-caption thinned', text: thinned(all.length, m.points_total, 'point') +
+        ' The fit used all of ' + (fit && fit.axis === 'step' ? 'the steps\u2019 values' : 'them') + '.' }));
   }
   /* the caption of a series the report decimated (prof analyze --points) */
   function thinned(shown, total, what) {

@@ -2,7 +2,7 @@
 // "ok NAME" or "not ok NAME - why" line per check (tests/cli/view.sh runs it).
 // usage: node view.mjs CONFIG.json
 // CONFIG: { "screenshots": DIR, "report": demo analyze JSON file,
-//           "pages": [ { "name", "url", "kind": "demo"|"xss"|"cut"|"compare"|"long",
+//           "pages": [ { "name", "url", "kind": "demo"|"xss"|"cut"|"compare"|"long"|"nosteps",
 //                        "served": bool } ] }
 import { readFileSync, mkdtempSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -141,7 +141,8 @@ async function checkFigures(p, page) {
   for (const m of expected.memory || []) {
     const s = slopes.find((x) => x.series === m.series);
     if (!s) memBad.push('no chart for ' + m.series);
-    else if (m.fit && !near(s.slope, m.fit.slope_bytes_per_step)) memBad.push(m.series + ' slope ' + s.slope);
+    else if (m.fit && !near(s.slope, m.fit.axis === 'time' ? m.fit.slope_bytes_per_s : m.fit.slope_bytes_per_step))
+      memBad.push(m.series + ' slope ' + s.slope);
   }
   check(p.name + ' memory charts and slopes equal the report', memBad.length === 0 && slopes.length === (expected.memory || []).length, memBad.join('; '));
 
@@ -220,6 +221,22 @@ async function checkLong(p, page) {
     'step ' + missing + ' not among ' + labels.filter((t) => t.startsWith('step')).join('|') + ' (' + s1 + ')');
 }
 
+// nosteps.prof has no step and host.rss on a timer: its memory chart is over
+// time, whatever the toggle, with every sample and the fit over time.
+async function checkNoSteps(p, page) {
+  const rep = await page.evaluate(() => JSON.parse(document.getElementById('prof-data').textContent));
+  const m = (rep.reports ? rep.reports[0] : rep).memory[0];
+  await page.click('#tab-memory');
+  await page.waitForSelector('#panel-memory[data-rendered="true"]');
+  const card = await page.$eval('#panel-memory [data-series="host.rss"]', (c) => ({ axis: c.getAttribute('data-axis'),
+    points: Number(c.getAttribute('data-points')), paths: c.querySelectorAll('svg path.series').length,
+    slope: c.querySelector('[data-slope]') ? c.querySelector('[data-slope]').getAttribute('data-slope') : null }));
+  check(p.name + ' memory without steps is drawn over time', card.axis === 'time' && card.points === m.points.length &&
+    card.points > 300 && card.paths === 2, JSON.stringify(card));
+  check(p.name + ' memory fit over time', m.fit && m.fit.axis === 'time' && near(card.slope, m.fit.slope_bytes_per_s),
+    JSON.stringify(card) + ' ' + JSON.stringify(m.fit));
+}
+
 // xss.prof ends as prof_stop ends a run, with an incomplete step after its
 // 40 steps: no step (rules.md §1), neither counted nor drawn.
 async function checkIncomplete(p, page) {
@@ -264,7 +281,8 @@ for (const p of config.pages) {
   const { page, problems, dialogs } = opened;
   ok(p.name + ' opens');
   try {
-    await visitTabs(p, page);
+    if (p.kind === 'nosteps') await checkNoSteps(p, page);
+    else await visitTabs(p, page);
     if (p.kind === 'demo') await checkFigures(p, page);
     if (p.kind === 'xss') await checkXss(p, page, dialogs);
     if (p.kind === 'xss') await checkIncomplete(p, page);

@@ -2,8 +2,10 @@
  * DIR/xss.prof, whose names (regions, thread, memory series, counter, mark)
  * are HTML and script fragments that must show as text and never run, with
  * GPU kernels on two streams for the timeline's GPU lanes, closed as
- * prof_stop closes a run (an incomplete last step); and DIR/cut.prof,
- * a run that stopped without closing its file, for the warning banner.
+ * prof_stop closes a run (an incomplete last step); DIR/cut.prof,
+ * a run that stopped without closing its file, for the warning banner; and
+ * DIR/nosteps.prof, a run without steps whose memory was sampled on a timer,
+ * which the memory chart draws over time with its fit.
  * usage: make_view DIR */
 #include <stdio.h>
 
@@ -63,11 +65,34 @@ static int write_profile(const char *dir, const char *name, int xss)
     return 0;
 }
 
+/* 2 s of regions without a step, host.rss every 5 ms growing 100 KiB a ms. */
+static int write_nosteps(const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/nosteps.prof", dir);
+    synth *s = synth_open(path, metadata);
+    if (!s)
+        return 1;
+    synth_thread(s, 0, 100, "main");
+    for (uint64_t t = 1 * MS; t < 2000 * MS; t += 5 * MS) {
+        if (t % (10 * MS) == 1 * MS)
+            synth_region(s, 0, "forward", PROF_KIND_COMPUTE, 0, t, 8 * MS);
+        synth_memory(s, 0, "host.rss", t, (1ull << 30) + (t / MS) * (100ull << 10));
+    }
+    prof_error err;
+    if (synth_close(s, &err) < 0) {
+        fprintf(stderr, "make_view: cannot write '%s': %s\n", path, err.message);
+        return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
         fputs("usage: make_view DIR\n", stderr);
         return 2;
     }
-    return write_profile(argv[1], "xss.prof", 1) || write_profile(argv[1], "cut.prof", 0);
+    return write_profile(argv[1], "xss.prof", 1) || write_profile(argv[1], "cut.prof", 0) ||
+           write_nosteps(argv[1]);
 }
