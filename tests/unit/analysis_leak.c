@@ -51,7 +51,7 @@ static void assert_no_leak(const cJSON *r, const char *what)
 
 Test(analysis_leak, twelve_mib_per_step_is_found_with_slope_and_projection)
 {
-    /* two samples per step: a mid-step one 300 MB higher (a transient) and
+    /* two samples per step: a mid-step one 300 MiB higher (a transient) and
      * the end-of-step value the series is made of */
     char meta[600];
     const char *path = fx_path("leak.prof");

@@ -66,7 +66,7 @@ Test(analysis_report, demo_report_says_what_the_demo_shows)
     cr_assert_eq(cJSON_GetArraySize(au_get(r, "steps")), 300);
 
     const cJSON *leak = au_finding(r, "memory_leak", "gpu.allocated");
-    cr_assert_not_null(leak, "the demo leaks 12 MB/step");
+    cr_assert_not_null(leak, "the demo leaks 12 MiB/step");
     au_near(au_num(au_get(leak, "evidence"), "slope_bytes_per_step"), 12.0 * FX_MB, 0.05,
             "demo slope");
     cr_assert_eq(au_num(au_get(leak, "evidence"), "capacity_bytes"), 17179869184.0);
