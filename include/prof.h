@@ -93,6 +93,16 @@ void prof_mark(const char *name);
 /* Names the calling thread in the profile (copied). */
 void prof_thread_name(const char *name);
 
+/* Says what the regions called name time: the class of their code, e.g.
+ * "torch.nn.Linear" for a PyTorch module's "head.1.forward" and
+ * "head.1.backward", so that the analysis can advise by what an operation
+ * is. Both strings are copied. Works before prof_start too: classes are
+ * kept for the life of the process and written into every profile
+ * recorded after the call (format 1.1 name attributes). A later call for
+ * the same name replaces its class. Takes a lock: call it once per name,
+ * outside loops. At most 65,536 changes per process are kept. */
+void prof_name_class(const char *name, const char *cls);
+
 /* The fast path: intern a name once, record by id. Ids are valid for the
  * life of the process, also across prof_stop and a later prof_start.
  * prof_intern takes a lock; call it outside loops. Returns 0 (an invalid

@@ -61,8 +61,18 @@ typedef enum prof_event_type {
                                start_ns, dur_ns: time the CPU was blocked on the GPU   */
     PROF_EV_API = 10,       /* name, correlation, start_ns, dur_ns (runtime API call)  */
     PROF_EV_DROPPED = 11,   /* value (events lost), start_ns (when noticed)           */
-    PROF_EV_THREAD = 12     /* a thread was (re)named: thread, name, value (OS tid)    */
+    PROF_EV_THREAD = 12,    /* a thread was (re)named: thread, name, value (OS tid)    */
+    PROF_EV_ATTR = 13       /* format 1.1: an attribute of a name: name and name_id (the
+                               name described), subkind (PROF_ATTR_* key), value (the
+                               value's string id); the value's text is
+                               prof_event_attr_value(ev). Not timed, not counted as an
+                               event (a definition, as PROF_EV_THREAD)                 */
 } prof_event_type;
+
+/* Keys of PROF_EV_ATTR (frozen, stored in files). Ignore keys you do not
+ * know: a later minor version may add some. */
+enum { PROF_ATTR_CLASS = 1 /* the class of the code the name's regions time,
+                              e.g. "torch.nn.Linear" (prof_name_class)     */ };
 
 /* Step flags */
 #define PROF_STEP_SAMPLED 1u    /* region and GPU events of this step were kept  */
@@ -199,6 +209,10 @@ void prof_reader_skipped(const prof_reader *r, uint64_t *blocks, uint64_t *bytes
 const char *prof_reader_thread_name(const prof_reader *r, uint32_t thread);
 
 void prof_reader_close(prof_reader *r);
+
+/* The value of a PROF_EV_ATTR event ("torch.nn.Linear"), valid as long as
+ * its name; "" for any other event. */
+const char *prof_event_attr_value(const prof_event *ev);
 
 /* The name of an event type ("region"), a kind ("compute"), a copy kind
  * ("HtoD") or a sync kind ("device"). Never NULL. */

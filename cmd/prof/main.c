@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "format/format.h"
 #include "prof.h"
 
 struct command {
@@ -109,7 +110,8 @@ int cmd_version(int argc, char **argv)
     }
     if (argc > 1)
         return cmd_usage_error("version", "unexpected argument '%s'", argv[1]);
-    printf("prof %s (file format 1.0)\n", PROF_VERSION_STRING);
+    printf("prof %s (file format %d.%d)\n", PROF_VERSION_STRING, PF_VERSION_MAJOR,
+           PF_VERSION_MINOR);
     return cmd_finish_stdout("version");
 }
 

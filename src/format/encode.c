@@ -300,3 +300,21 @@ prof_err pf_put_api(pf_block *b, uint32_t name, uint64_t correlation, uint64_t s
     rec_u(&r, dur);
     return rec_end(&r, 1);
 }
+
+/* The fields go after a length that covers them (format §6.5), so that a
+ * later minor version can append fields a reader skips. */
+prof_err pf_put_attr(pf_block *b, uint32_t key, uint32_t name, uint32_t value)
+{
+    uint8_t fields[3 * 5];
+    size_t n = pf_varint_put(fields, key);
+    n += pf_varint_put(fields + n, name);
+    n += pf_varint_put(fields + n, value);
+    rec r;
+    prof_err e = rec_begin(&r, b, PF_TAG_ATTR, 0);
+    if (e)
+        return e;
+    rec_u(&r, n);
+    memcpy(r.p, fields, n);
+    r.p += n;
+    return rec_end(&r, 0);
+}

@@ -18,7 +18,7 @@
 #define PF_MAGIC "\x89PROF\r\n\x1a" /* 8 bytes, no NUL stored              */
 #define PF_MAGIC_LEN 8
 #define PF_VERSION_MAJOR 1
-#define PF_VERSION_MINOR 0
+#define PF_VERSION_MINOR 1 /* 1.1: the name attribute record         */
 #define PF_FILE_HEADER_LEN 24       /* magic, major, minor, header length,
                                        metadata length, header crc32c      */
 #define PF_METADATA_MAX (16u << 20) /* readers refuse larger metadata       */
@@ -61,8 +61,14 @@ enum pf_tag {
     PF_TAG_SYNC = 0x33,       /* sync kind, device, stream, correlation, dt,
                                  dur                                       */
     PF_TAG_API = 0x34,        /* name, correlation, dt, dur                */
-    PF_TAG_EXTENSION = 0x80   /* 0x80..0xFF: length, bytes; skipped by
+    PF_TAG_EXTENSION = 0x80,  /* 0x80..0xFF: length, bytes; skipped by
                                  readers that do not know the tag          */
+    PF_TAG_ATTR = 0x80        /* 1.1: length, then key, name, value        */
+};
+
+/* Keys of name attributes (PF_TAG_ATTR), as PROF_ATTR_* of prof_reader.h. */
+enum pf_attr_key {
+    PF_ATTR_CLASS = PROF_ATTR_CLASS /* the class of the code a name's regions time */
 };
 
 /* The largest encoding of any one record, strings excluded. */
@@ -121,6 +127,8 @@ prof_err pf_put_sync(pf_block *b, uint32_t sync_kind, uint32_t device, uint32_t 
                      uint64_t correlation, uint64_t start, uint64_t dur);
 prof_err pf_put_api(pf_block *b, uint32_t name, uint64_t correlation, uint64_t start,
                     uint64_t dur);
+/* A name attribute: a definition, not an event (it touches no time). */
+prof_err pf_put_attr(pf_block *b, uint32_t key, uint32_t name, uint32_t value);
 
 /* ---- file writer -------------------------------------------------------
  * Writes the header and metadata, then blocks, then on close the footer.
@@ -141,6 +149,9 @@ prof_err pf_writer_open_fd(pf_writer **out, int fd, const char *metadata, int le
 prof_err pf_writer_define_string(pf_writer *w, uint32_t id, const char *s, size_t len);
 prof_err pf_writer_define_thread(pf_writer *w, uint32_t thread, uint64_t os_tid,
                                  const char *name);
+/* A name attribute; name and value must be defined already (or in the same
+ * pending definitions, before it). */
+prof_err pf_writer_define_attr(pf_writer *w, uint32_t key, uint32_t name, uint32_t value);
 
 /* Writes pending definitions, then b compressed (if it has records), and
  * resets b for reuse. */

@@ -17,6 +17,7 @@ const char *prof_event_type_name(prof_event_type t)
     case PROF_EV_API: return "api";
     case PROF_EV_DROPPED: return "dropped";
     case PROF_EV_THREAD: return "thread";
+    case PROF_EV_ATTR: return "attr";
     }
     return "unknown";
 }

@@ -166,11 +166,12 @@ struct prof_reader {
     prof_error err;
 };
 
-static const char *arena_strdup(decoder *d, const uint8_t *s, size_t len)
+/* size bytes that live until the reader is closed, or NULL. */
+static char *arena_alloc(decoder *d, size_t size)
 {
     arena_chunk *c = d->arena;
-    if (!c || c->cap - c->used < len + 1) {
-        size_t cap = len + 1 > ARENA_CHUNK ? len + 1 : ARENA_CHUNK;
+    if (!c || c->cap - c->used < size) {
+        size_t cap = size > ARENA_CHUNK ? size : ARENA_CHUNK;
         c = malloc(sizeof *c + cap);
         if (!c)
             return NULL;
@@ -180,10 +181,18 @@ static const char *arena_strdup(decoder *d, const uint8_t *s, size_t len)
         d->arena = c;
     }
     char *out = c->data + c->used;
+    c->used += size;
+    return out;
+}
+
+static const char *arena_strdup(decoder *d, const uint8_t *s, size_t len)
+{
+    char *out = arena_alloc(d, len + 1);
+    if (!out)
+        return NULL;
     if (len)
         memcpy(out, s, len);
     out[len] = '\0';
-    c->used += len + 1;
     return out;
 }
 
@@ -870,6 +879,37 @@ static const char *name_of(decoder *d, uint32_t id, cur *c)
     return d->strings[id];
 }
 
+/* A name attribute (format §6.5) as a PROF_EV_ATTR event whose name is
+ * the described name followed, after its NUL, by the value's text (what
+ * prof_event_attr_value reads): both strings, resolved, in one arena copy,
+ * as the event has a single name field. */
+static int decode_attr(decoder *d, cur *c, prof_event *ev)
+{
+    uint64_t len = cur_u(c);
+    const uint8_t *body = cur_bytes(c, len);
+    cur f = { body, body ? body + len : NULL, c->bad };
+    uint32_t key = cur_u32(&f), name = cur_u32(&f), value = cur_u32(&f);
+    if (f.bad || name == 0 || value == 0)
+        return dec_bad(d, "malformed name attribute, tag 0x", PF_TAG_ATTR);
+    const char *a = name_of(d, name, &f), *v = name_of(d, value, &f);
+    if (f.bad)
+        return dec_bad(d, "string used before its definition: id 0x",
+                       name >= d->nstrings || !d->strings[name] ? name : value);
+    size_t na = strlen(a), nv = strlen(v);
+    char *both = arena_alloc(d, na + nv + 2);
+    if (!both)
+        return dec_bad(d, "out of memory for attribute of 0x", name);
+    memcpy(both, a, na + 1);
+    memcpy(both + na + 1, v, nv + 1);
+    d->p = c->p; /* fields past the three known ones are skipped */
+    ev->type = PROF_EV_ATTR;
+    ev->name = both;
+    ev->name_id = name;
+    ev->subkind = key;
+    ev->value = value;
+    return 1;
+}
+
 /* Decodes the next record into ev. Returns 1 for an event, 2 for a record
  * the reader consumed itself, -1 for malformed data. */
 static int decode_record(decoder *d, prof_event *ev)
@@ -971,6 +1011,8 @@ static int decode_record(decoder *d, prof_event *ev)
         ev->start_ns = cur_time(&c, d);
         ev->dur_ns = cur_u(&c);
         break;
+    case PF_TAG_ATTR:
+        return decode_attr(d, &c, ev);
     case PF_TAG_API:
         ev->type = PROF_EV_API;
         ev->name_id = cur_u32(&c);
@@ -1032,6 +1074,8 @@ static int event_taken(prof_reader *r, const prof_event *ev)
 {
     if (ev->type == PROF_EV_THREAD) /* definitions are not events */
         return thread_table_set(r, ev->thread, ev->name, ev->value);
+    if (ev->type == PROF_EV_ATTR)
+        return 0;
     if (ev->type == PROF_EV_DROPPED)
         r->st.dropped_events += ev->value;
     r->st.events++;
@@ -1128,6 +1172,13 @@ void prof_reader_skipped(const prof_reader *r, uint64_t *blocks, uint64_t *bytes
 const char *prof_reader_thread_name(const prof_reader *r, uint32_t thread)
 {
     return thread < r->nthreads ? r->threads[thread].name : NULL;
+}
+
+const char *prof_event_attr_value(const prof_event *ev)
+{
+    if (!ev || ev->type != PROF_EV_ATTR || !ev->name)
+        return "";
+    return ev->name + strlen(ev->name) + 1; /* laid out by decode_attr */
 }
 
 void prof_reader_close(prof_reader *r)

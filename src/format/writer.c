@@ -224,6 +224,11 @@ prof_err pf_writer_define_thread(pf_writer *w, uint32_t thread, uint64_t os_tid,
     return pf_put_thread(&w->defs, thread, os_tid, name);
 }
 
+prof_err pf_writer_define_attr(pf_writer *w, uint32_t key, uint32_t name, uint32_t value)
+{
+    return pf_put_attr(&w->defs, key, name, value);
+}
+
 prof_err pf_writer_write_block(pf_writer *w, pf_block *b, prof_error *err)
 {
     prof_err e = flush_defs(w, err);

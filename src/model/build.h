@@ -86,6 +86,10 @@ typedef struct mb_idmap {
     uint32_t n;
 } mb_idmap;
 
+typedef struct mb_class {                 /* a name's class attribute   */
+    char *name, *cls;
+} mb_class;
+
 typedef struct model_builder {
     profile_model *m;
     size_t cap_ops, cap_nodes, cap_threads, cap_steps, cap_series, cap_sites, cap_gpus;
@@ -109,6 +113,9 @@ typedef struct model_builder {
     mb_gpu *gpu;           /* parallel to m->gpus                             */
     size_t *series_cap;    /* parallel to m->series: allocated samples        */
     size_t cap_series_cap, cap_bgpus;
+    mb_class *classes;     /* class attributes in file order, applied to the ops
+                              once loaded (an attribute precedes its regions)  */
+    size_t nclasses, cap_classes;
 } model_builder;
 
 /* Grows the array whose pointer is at arrayp (elements of size sz,

@@ -178,6 +178,58 @@ static void op_finish(model_op *op)
         op->m2 = 0;
 }
 
+/* ---- classes (format §6.5) ------------------------------------------------- */
+
+/* Keeps a class attribute until the ops exist; other keys are ignored, as
+ * the format asks. */
+static int class_add(model_builder *b, const prof_event *ev)
+{
+    if (ev->subkind != PROF_ATTR_CLASS)
+        return 0;
+    if (mb_grow(&b->classes, &b->cap_classes, b->nclasses, sizeof *b->classes) < 0)
+        return -1;
+    mb_class *c = &b->classes[b->nclasses];
+    c->name = strdup(ev->name);
+    c->cls = strdup(prof_event_attr_value(ev));
+    if (!c->name || !c->cls) {
+        free(c->name);
+        free(c->cls);
+        return -1;
+    }
+    b->nclasses++;
+    return 0;
+}
+
+/* The op of that name on the CPU (gpu 0) or the GPU, or NULL. */
+static model_op *op_lookup(model_builder *b, const char *name, int gpu)
+{
+    if (!b->op_hash_cap)
+        return NULL;
+    size_t k = op_hash_of(name, gpu) & (b->op_hash_cap - 1);
+    for (; b->op_hash[k] != MODEL_NONE; k = (k + 1) & (b->op_hash_cap - 1))
+        if (op_is(&b->m->ops[b->op_hash[k]], name, gpu))
+            return &b->m->ops[b->op_hash[k]];
+    return NULL;
+}
+
+/* In file order, so that a later attribute of a name replaces an earlier
+ * one. A class of a name that never ran names no op. */
+static int classes_apply(model_builder *b)
+{
+    for (size_t i = 0; i < b->nclasses; i++)
+        for (int gpu = 0; gpu < 2; gpu++) {
+            model_op *op = op_lookup(b, b->classes[i].name, gpu);
+            if (!op)
+                continue;
+            char *cls = strdup(b->classes[i].cls);
+            if (!cls)
+                return -1;
+            free(op->cls);
+            op->cls = cls;
+        }
+    return 0;
+}
+
 /* ---- call-tree nodes ------------------------------------------------------- */
 
 static uint32_t node_new(model_builder *b, uint32_t parent, uint32_t op)
@@ -352,6 +404,8 @@ static int event_add(model_builder *b, const prof_event *ev)
     uint32_t pos = 0;
     if (ev->type == PROF_EV_THREAD)
         return thread_define(b, ev);
+    if (ev->type == PROF_EV_ATTR) /* a definition too, not an event */
+        return class_add(b, ev);
     b->m->events++;
     span_add(b->m, ev);
     /* every thread that recorded anything but GPU activity is one of the
@@ -414,6 +468,11 @@ static void builder_free(model_builder *b)
     free(b->node_vals);
     free(b->series_cap);
     free(b->thread_pos);
+    for (size_t i = 0; i < b->nclasses; i++) {
+        free(b->classes[i].name);
+        free(b->classes[i].cls);
+    }
+    free(b->classes);
 }
 
 static int model_finish(model_builder *b)
@@ -423,6 +482,8 @@ static int model_finish(model_builder *b)
         return -1;
     for (size_t i = 0; i < m->nops; i++)
         op_finish(&m->ops[i]);
+    if (classes_apply(b) < 0)
+        return -1;
     mb_sort(m->threads, m->nthreads, sizeof *m->threads, thread_cmp);
     if (m->first_ns == UINT64_MAX)
         m->first_ns = 0;
@@ -520,6 +581,7 @@ void profile_model_free(profile_model *m)
 {
     for (size_t i = 0; i < m->nops; i++) {
         free(m->ops[i].name);
+        free(m->ops[i].cls);
         sketch_free(&m->ops[i].dur);
     }
     for (size_t i = 0; i < m->nthreads; i++)

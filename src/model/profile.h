@@ -28,6 +28,8 @@ typedef struct model_op {
     double shift, sum_dev, sum_dev2; /* while loading: sums of (duration - shift), shift
                               being the first duration, from which mean and m2 follow   */
     quantile_sketch dur;   /* per-call durations                                        */
+    char *cls;             /* what the op is (its name's class attribute, format §6.5,
+                              e.g. "torch.nn.Linear"), or NULL when the profile does not say */
     time_batches batches;  /* calls and time by when they started, for compare's tests  */
 } model_op;
 

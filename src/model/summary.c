@@ -35,6 +35,12 @@ static prof_err summary_add(profile_summary *s, const prof_event *ev)
         t->os_tid = ev->value;
         return PROF_OK;
     }
+    if (ev->type == PROF_EV_ATTR) { /* a definition, not an event */
+        s->counts[ev->type]++;
+        return PROF_OK;
+    }
+    if ((size_t)ev->type >= sizeof s->counts / sizeof s->counts[0])
+        return PROF_OK; /* a type this build does not know */
     s->counts[ev->type]++;
     s->events++;
     if (ev->start_ns < s->first_ns)

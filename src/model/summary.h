@@ -17,7 +17,7 @@ typedef struct summary_thread {
 typedef struct profile_summary {
     unsigned major, minor;
     char *metadata;                   /* JSON text                         */
-    uint64_t counts[PROF_EV_THREAD + 1]; /* by prof_event_type             */
+    uint64_t counts[PROF_EV_ATTR + 1]; /* by prof_event_type               */
     uint64_t events;                  /* all events but thread definitions */
     uint64_t first_ns, last_ns;       /* span of all timed events          */
     summary_thread *threads;          /* by first appearance               */

@@ -334,6 +334,7 @@ static prof_err chrome_event(export_ctx *x, const prof_event *ev)
     case PROF_EV_SYNC:
     case PROF_EV_API: host_call(x, ev); break;
     case PROF_EV_THREAD: meta_event(x, "thread_name", c->pid, ev->thread, ev->name, 0); break;
+    case PROF_EV_ATTR: break; /* a name's class: the trace format has no place for it */
     }
     return PROF_OK;
 }

@@ -119,6 +119,8 @@ static prof_err csv_event(export_ctx *x, const prof_event *ev)
     export_out *o = x->out;
     if (ev->type == PROF_EV_THREAD) /* a definition: names the thread_name column */
         return PROF_OK;
+    if (ev->type == PROF_EV_ATTR) /* a definition with no row of its own (json has it) */
+        return PROF_OK;
     eo_str(o, prof_event_type_name(ev->type));
     eo_char(o, ',');
     if (ev->thread == PROF_THREAD_GPU)

@@ -108,7 +108,21 @@ static void members(export_out *o, const prof_event *ev)
         str_member(o, "name", ev->name);
         u64_member(o, "os_tid", ev->value);
         break;
+    case PROF_EV_ATTR:
+        if (ev->subkind == PROF_ATTR_CLASS)
+            str_member(o, "key", "class");
+        else
+            u64_member(o, "key", ev->subkind);
+        str_member(o, "name", ev->name);
+        str_member(o, "value", prof_event_attr_value(ev));
+        break;
     }
+}
+
+/* Definitions: no times; an attribute belongs to no thread either. */
+static int is_definition(prof_event_type t)
+{
+    return t == PROF_EV_THREAD || t == PROF_EV_ATTR;
 }
 
 static int is_instant(prof_event_type t)
@@ -123,9 +137,9 @@ static prof_err json_event(export_ctx *x, const prof_event *ev)
     eo_lit(o, "{\"type\":\"");
     eo_str(o, prof_event_type_name(ev->type));
     eo_char(o, '"');
-    if (ev->thread != PROF_THREAD_GPU)
+    if (ev->thread != PROF_THREAD_GPU && ev->type != PROF_EV_ATTR)
         u64_member(o, "thread", ev->thread);
-    if (ev->type != PROF_EV_THREAD) {
+    if (!is_definition(ev->type)) {
         u64_member(o, "start_ns", ev->start_ns);
         if (!is_instant(ev->type))
             u64_member(o, "dur_ns", ev->dur_ns);

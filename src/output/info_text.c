@@ -126,6 +126,8 @@ static void render_counts(FILE *out, const profile_summary *s)
             fprintf(out, "  %-12s %s\n", prof_event_type_name((prof_event_type)t),
                     fmt_count(b, s->counts[t]));
     fprintf(out, "dropped    %s events\n", fmt_count(b, s->status.dropped_events));
+    if (s->counts[PROF_EV_ATTR]) /* definitions, not events */
+        fprintf(out, "attributes %s (classes of names)\n", fmt_count(b, s->counts[PROF_EV_ATTR]));
 }
 
 static void render_tags(FILE *out, const cJSON *m)

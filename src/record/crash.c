@@ -70,8 +70,22 @@ static void defs_put_string(crash_ctx *x, uint32_t id, const char *s, uint32_t l
         x->ok = 0;
 }
 
+/* The class attributes not yet written (after the strings they use). */
+static void crash_define_attrs(crash_ctx *x, uint32_t nattrs)
+{
+    for (; rt.wattrs < nattrs && x->ok; rt.wattrs++) {
+        const rt_attr *a = rt_attr_get(rt.wattrs);
+        if (!a || pf_put_attr(&x->defs, a->key, a->name, a->value) == PROF_OK)
+            continue;
+        defs_write(x);
+        if (pf_put_attr(&x->defs, a->key, a->name, a->value) != PROF_OK)
+            x->ok = 0;
+    }
+}
+
 static void crash_define(crash_ctx *x, rt_thread *t)
 {
+    uint32_t nattrs = rt_attr_count();
     uint32_t n = rt_intern_count();
     for (uint32_t id = rt.wstrings + 1; id <= n && x->ok; id++) {
         uint32_t len;
@@ -79,6 +93,7 @@ static void crash_define(crash_ctx *x, rt_thread *t)
         defs_put_string(x, id, s ? s : "", s ? len : 0);
         rt.wstrings = id;
     }
+    crash_define_attrs(x, nattrs);
     uint32_t gen = atomic_load_explicit(&t->name_gen, memory_order_relaxed);
     if (gen != t->wname_gen) {
         char name[RT_THREAD_NAME_MAX];

@@ -1,9 +1,11 @@
 /* intern.c - the process-wide string table behind prof_intern and the
- * by-name calls. Ids start at 1 (0 is invalid) and live as long as the
- * process, across sessions. Copies sit in pages that never move and the
- * id → copy table is two-level with pages published atomically, so the
- * writer, the hot path's cache check and the crash path read strings
- * without the lock; only inserting takes it. */
+ * by-name calls, and the classes of its names (prof_name_class). Ids start
+ * at 1 (0 is invalid) and live as long as the process, across sessions.
+ * Copies sit in pages that never move and the id → copy table is two-level
+ * with pages published atomically, so the writer, the hot path's cache
+ * check and the crash path read strings without the lock; only inserting
+ * takes it. Classes are a log of changes in pages published the same way,
+ * which every session writes from its start. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,9 +16,13 @@
 #define ARENA_PAGE (64u << 10)
 #define ARENA_BIG (ARENA_PAGE / 4) /* longer strings get their own block */
 
+#define ATTRS_PER_PAGE 4096u
+#define ATTR_PAGES (RT_ATTR_MAX / ATTRS_PER_PAGE)
+
 typedef struct str_entry {
     const char *s;
     uint32_t len;
+    uint32_t cls;      /* string id of its class, 0 none (mu)               */
     uint64_t hash;
 } str_entry;
 
@@ -28,6 +34,8 @@ static struct {
     uint32_t nslots;
     char *arena;                         /* current arena page (mu)          */
     size_t arena_left;
+    _Atomic uint32_t nattrs;             /* attrs[0..nattrs) exist           */
+    rt_attr *_Atomic attrs[ATTR_PAGES];  /* class changes, page by page      */
 } tab = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 static str_entry *entry_of(uint32_t id)
@@ -124,7 +132,7 @@ static uint32_t insert(const char *s, size_t len, uint64_t hash, uint32_t *slot)
     char *copy = copy_string(s, len);
     if (!copy)
         return 0;
-    *entry_of(id) = (str_entry){ copy, (uint32_t)len, hash };
+    *entry_of(id) = (str_entry){ copy, (uint32_t)len, 0, hash };
     *slot = id;
     /* Publishing the count last makes the entry visible to lock-free
      * readers (the writer defines ids up to the count it loads). */
@@ -163,6 +171,58 @@ uint32_t rt_name_miss(rt_thread *t, const char *name)
     rt_ptr_slot *ps = rt_ptr_slot_of(t, name);
     *ps = (rt_ptr_slot){ name, ss->copy, id };
     return id;
+}
+
+/* ---- classes ---------------------------------------------------------------- */
+
+uint32_t rt_attr_count(void)
+{
+    return atomic_load_explicit(&tab.nattrs, memory_order_acquire);
+}
+
+const rt_attr *rt_attr_get(uint32_t i)
+{
+    if (i >= rt_attr_count())
+        return NULL;
+    rt_attr *page = atomic_load_explicit(&tab.attrs[i / ATTRS_PER_PAGE], memory_order_acquire);
+    return page ? &page[i % ATTRS_PER_PAGE] : NULL;
+}
+
+/* Appends a change of name's class to the log (mu held). 0, or -1 when the
+ * log is full or out of memory. */
+static int attr_append(uint32_t name, uint32_t cls)
+{
+    uint32_t i = atomic_load_explicit(&tab.nattrs, memory_order_relaxed);
+    if (i >= RT_ATTR_MAX)
+        return -1;
+    rt_attr *page = atomic_load_explicit(&tab.attrs[i / ATTRS_PER_PAGE], memory_order_relaxed);
+    if (!page) {
+        if (!(page = calloc(ATTRS_PER_PAGE, sizeof *page)))
+            return -1;
+        atomic_store_explicit(&tab.attrs[i / ATTRS_PER_PAGE], page, memory_order_release);
+    }
+    page[i % ATTRS_PER_PAGE] = (rt_attr){ name, PF_ATTR_CLASS, cls };
+    /* Published last, as the string count: the writer reads up to it. */
+    atomic_store_explicit(&tab.nattrs, i + 1, memory_order_release);
+    return 0;
+}
+
+/* Only a change is logged: instrumenting the same model twice, or again
+ * in a later session, adds nothing. */
+static void name_class(uint32_t name, uint32_t cls)
+{
+    pthread_mutex_lock(&tab.mu);
+    str_entry *e = name && name <= tab.count ? entry_of(name) : NULL;
+    if (e && e->cls != cls && attr_append(name, cls) == 0)
+        e->cls = cls;
+    pthread_mutex_unlock(&tab.mu);
+}
+
+void prof_name_class(const char *name, const char *cls)
+{
+    prof_name n = prof_intern(name), c = prof_intern(cls);
+    if (n && c)
+        name_class(n, c);
 }
 
 void rt_intern_lock(void)

@@ -36,6 +36,8 @@
 #define RT_STR_CACHE 256u     /* by-name lookup: slots keyed by content hash  */
 #define RT_THREAD_NAME_MAX 128u
 #define RT_STRING_IDS (1u << 22) /* string ids are below this (format limit) */
+#define RT_ATTR_MAX (1u << 16)   /* class changes kept per process; past it,
+                                    prof_name_class does nothing           */
 
 /* ---- raw records ------------------------------------------------------ */
 
@@ -204,6 +206,7 @@ typedef struct rt_runtime {
     _Atomic int io;                /* 0 free, 1 writer, 2 crash path         */
     rt_chunk *wlist;               /* full chunks popped, not yet written    */
     uint32_t wstrings;             /* string ids defined in the file         */
+    uint32_t wattrs;               /* attribute log entries written          */
     pf_block sampler;              /* background memory samples              */
     uint32_t sampler_index;        /* its thread index, UINT32_MAX: none yet */
     _Atomic int failed;            /* a write failed: recording stopped      */
@@ -248,6 +251,14 @@ const char *rt_intern_get(uint32_t id, uint32_t *len);
 uint32_t rt_intern_count(void);             /* ids 1..count exist (acquire) */
 uint32_t rt_name_miss(rt_thread *t, const char *name);
 void rt_intern_lock(void);                  /* fork: keep the table whole   */
+
+/* The log of prof_name_class changes, in call order: entries [0, count)
+ * exist (acquire) and never change; lock-free. */
+typedef struct rt_attr {
+    uint32_t name, key, value;              /* string ids; key PF_ATTR_*     */
+} rt_attr;
+uint32_t rt_attr_count(void);
+const rt_attr *rt_attr_get(uint32_t i);     /* NULL past the count           */
 void rt_intern_unlock(void);
 
 static inline uint64_t rt_hash_bytes(const char *s, size_t *len)

@@ -88,6 +88,7 @@ static void session_reset_counters(void)
     atomic_store_explicit(&rt.io, 0, memory_order_relaxed);
     rt.err = 0;
     rt.wstrings = 0;
+    rt.wattrs = 0;
     rt.wlist = NULL;
     rt.sampler_index = UINT32_MAX;
     rt.nthreads = 0;

@@ -102,9 +102,12 @@ static int writer_ok(void)
 
 /* Every string interned so far. Called after loading the committed count
  * of the chunk about to be written: an id in it was interned (and the
- * count published) before the record was committed. */
+ * count published) before the record was committed. Then the class
+ * attributes logged before that, whose strings are then defined: their
+ * count is loaded first, and they were interned before being logged. */
 static prof_err define_strings(void)
 {
+    uint32_t nattrs = rt_attr_count();
     uint32_t n = rt_intern_count();
     for (uint32_t id = rt.wstrings + 1; id <= n; id++) {
         uint32_t len;
@@ -113,6 +116,12 @@ static prof_err define_strings(void)
         if (e)
             return e;
         rt.wstrings = id;
+    }
+    for (; rt.wattrs < nattrs; rt.wattrs++) {
+        const rt_attr *a = rt_attr_get(rt.wattrs);
+        prof_err e = pf_writer_define_attr(rt.w, a->key, a->name, a->value);
+        if (e)
+            return e;
     }
     return PROF_OK;
 }

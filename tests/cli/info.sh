@@ -52,12 +52,12 @@ done
 
 run version
 status_is version 0 && {
-    if grep -q '^prof [0-9][0-9.]* (file format 1\.0)$' "$out"; then ok version; else
+    if grep -q '^prof [0-9][0-9.]* (file format 1\.1)$' "$out"; then ok version; else
         not_ok version "got '$(cat "$out")'"
     fi
 }
 run --version
-out_has version-option "(file format 1.0)"
+out_has version-option "(file format 1.1)"
 
 # ---- usage errors: status 2 ----------------------------------------------------
 run info

@@ -110,6 +110,12 @@ void synth_thread(synth *s, uint32_t thread, uint64_t os_tid, const char *name)
     synth_fail(s, pf_writer_define_thread(s->w, thread, os_tid, name));
 }
 
+void synth_class(synth *s, const char *name, const char *cls)
+{
+    uint32_t n = synth_name(s, name), c = synth_name(s, cls);
+    synth_fail(s, pf_writer_define_attr(s->w, PF_ATTR_CLASS, n, c));
+}
+
 void synth_region(synth *s, uint32_t thread, const char *name, prof_kind kind, uint32_t depth,
                   uint64_t start_ns, uint64_t dur_ns)
 {

@@ -91,7 +91,7 @@ static void check_file(const char *path, const expect *x, const char *meta, int 
     fu_assert_same(&got, &x->l, "from file");
     cr_assert_str_eq(got.meta, meta, "metadata not returned exactly");
     cr_assert_eq(got.major, 1u);
-    cr_assert_eq(got.minor, 0u);
+    cr_assert_eq(got.minor, (unsigned)PF_VERSION_MINOR);
     cr_assert_eq(got.st.clean, clean, "clean %d, want %d", got.st.clean, clean);
     cr_assert_eq(got.st.truncated, 0, "truncated: %s", got.st.detail);
     cr_assert_str_eq(got.st.detail, "");
@@ -411,8 +411,8 @@ Test(format_roundtrip, many_blocks_and_threads)
     fu_free(&x.l);
 }
 
-/* Extension records (tags 0x80..0xFF) of a newer minor version are
- * skipped; the records around them still decode. */
+/* Extension records (tags 0x81..0xFF, unassigned) of a newer minor
+ * version are skipped; the records around them still decode. */
 Test(format_roundtrip, extension_records_are_skipped)
 {
     const char *path = fu_path("ext.prof");
@@ -425,8 +425,8 @@ Test(format_roundtrip, extension_records_are_skipped)
     PUT_OK(pf_put_mark(&b, 1, 100));
     want(&x, (prof_event){ .type = PROF_EV_MARK, .thread = 2, .name_id = 1, .start_ns = 100 },
          "m");
-    /* tag 0x80, length 3, three bytes; tag 0xFF, length 0 */
-    const uint8_t ext[] = { 0x80, 3, 0xAA, 0xBB, 0xCC, 0xFF, 0 };
+    /* tag 0x81, length 3, three bytes; tag 0xFF, length 0 */
+    const uint8_t ext[] = { 0x81, 3, 0xAA, 0xBB, 0xCC, 0xFF, 0 };
     memcpy(b.buf + b.len, ext, sizeof ext);
     b.len += sizeof ext;
     b.count += 2;
@@ -437,6 +437,140 @@ Test(format_roundtrip, extension_records_are_skipped)
     close_writer(w);
     check_file(path, &x, "{}", 1);
     fu_free(&x.l);
+}
+
+/* Reads path whole; returns its events (not counting attributes). */
+static size_t read_all(const char *path, prof_event *out, const char **values, size_t max,
+                       prof_read_status *st)
+{
+    prof_reader *r;
+    prof_error err = { 0 };
+    cr_assert_eq(prof_reader_open(path, &r, &err), PROF_OK, "%s", err.message);
+    size_t n = 0;
+    prof_event ev;
+    int rc;
+    while ((rc = prof_reader_next(r, &ev)) == 1) {
+        cr_assert_lt(n, max);
+        values[n] = strdup(prof_event_attr_value(&ev));
+        out[n] = ev;
+        out[n].name = strdup(ev.name); /* the reader's copy ends with it */
+        n++;
+    }
+    cr_assert_eq(rc, 0, "%s", prof_reader_error(r)->message);
+    prof_reader_status(r, st);
+    prof_reader_close(r);
+    return n;
+}
+
+/* Format 1.1 name attributes: written as definitions, read back as
+ * PROF_EV_ATTR with both strings; a later one replaces nothing in the
+ * file (both are delivered, in order); an unknown key and fields appended
+ * by a later minor version pass; none is an event in the totals, which
+ * the footer check of a clean file confirms. */
+Test(format_roundtrip, name_attributes)
+{
+    const char *path = fu_path("attr.prof");
+    pf_writer *w = open_writer(path, "{}");
+    define_string(w, 1, "head.1.forward");
+    define_string(w, 2, "torch.nn.Linear");
+    define_string(w, 3, "torch.nn.Conv2d");
+    PUT_OK(pf_writer_define_attr(w, PF_ATTR_CLASS, 1, 2));
+    PUT_OK(pf_writer_define_attr(w, 77, 1, 3));
+    PUT_OK(pf_writer_define_attr(w, PF_ATTR_CLASS, 1, 3));
+    pf_block b;
+    pf_block_init(&b, PF_BLOCK_EVENTS, 0);
+    PUT_OK(pf_put_region(&b, 1, PROF_KIND_COMPUTE, 0, 10, 5));
+    /* a later minor version's attribute: two more fields inside the length */
+    const uint8_t longer[] = { 0x80, 5, 1, 1, 2, 0x7F, 0x01 };
+    uint8_t *at = b.buf + b.len;
+    cr_assert_geq(b.cap - b.len, sizeof longer);
+    memcpy(at, longer, sizeof longer);
+    b.len += sizeof longer;
+    b.count++;
+    PUT_OK(pf_put_region(&b, 1, PROF_KIND_COMPUTE, 0, 20, 5));
+    write_block(w, &b);
+    pf_block_free(&b);
+    close_writer(w);
+
+    prof_event ev[8];
+    const char *val[8];
+    prof_read_status st;
+    size_t n = read_all(path, ev, val, 8, &st);
+    cr_assert_eq(n, 6);
+    cr_assert(st.clean, "%s", st.detail);
+    cr_assert_eq(st.events, 2u, "attributes are not events");
+    static const uint32_t keys[] = { PF_ATTR_CLASS, 77, PF_ATTR_CLASS };
+    static const char *const values[] = { "torch.nn.Linear", "torch.nn.Conv2d",
+                                          "torch.nn.Conv2d" };
+    for (size_t i = 0; i < 3; i++) {
+        cr_assert_eq(ev[i].type, PROF_EV_ATTR);
+        cr_assert_str_eq(ev[i].name, "head.1.forward");
+        cr_assert_eq(ev[i].name_id, 1u);
+        cr_assert_eq(ev[i].subkind, keys[i]);
+        cr_assert_str_eq(val[i], values[i]);
+        cr_assert_eq(ev[i].start_ns + ev[i].dur_ns, 0u, "no time");
+    }
+    cr_assert_eq(ev[3].type, PROF_EV_REGION);
+    cr_assert_eq(ev[4].type, PROF_EV_ATTR, "the appended fields are skipped");
+    cr_assert_str_eq(val[4], "torch.nn.Linear");
+    cr_assert_eq(ev[5].type, PROF_EV_REGION);
+    cr_assert_eq(ev[5].start_ns, 20u, "the region after it decodes");
+    cr_assert_str_eq(val[3], "", "not an attribute");
+    for (size_t i = 0; i < n; i++) {
+        free((char *)ev[i].name);
+        free((char *)val[i]);
+    }
+}
+
+/* The record is an extension record as format 1.0 defines them (tag, a
+ * length, that many bytes), so a 1.0 reader skips it whole. */
+Test(format_roundtrip, name_attribute_is_a_1_0_extension)
+{
+    pf_block b;
+    pf_block_init(&b, PF_BLOCK_DEFS, PF_THREAD_NONE);
+    PUT_OK(pf_put_attr(&b, PF_ATTR_CLASS, 300, 4000000));
+    cr_assert_eq(b.buf[0], 0x80);
+    const uint8_t *p = b.buf + 1;
+    uint64_t len;
+    cr_assert_eq(pf_varint_get(&p, b.buf + b.len, &len), 0);
+    cr_assert_eq((size_t)(p - b.buf) + len, b.len, "length covers the rest exactly");
+    cr_assert_eq(b.count, 1u);
+    cr_assert_eq(b.events, 0u, "a definition, not an event");
+    cr_assert_eq(b.first_ns, UINT64_MAX, "no time");
+    pf_block_free(&b);
+}
+
+/* Malformed attributes make the block's data corrupt: ids 0, an undefined
+ * string, fields that run past the length. */
+Test(format_roundtrip, bad_name_attributes_are_corrupt)
+{
+    static const uint8_t bad[][6] = { { 0x80, 3, 1, 0, 1 }, { 0x80, 3, 1, 1, 9 },
+                                      { 0x80, 2, 1, 1, 1 }, { 0x80, 4, 1, 1, 0x81, 0x81 } };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *path = fu_path("badattr.prof");
+        pf_writer *w = open_writer(path, "{}");
+        define_string(w, 1, "x");
+        pf_block b;
+        pf_block_init(&b, PF_BLOCK_EVENTS, 0);
+        PUT_OK(pf_put_mark(&b, 1, 10));
+        size_t len = 2 + bad[i][1];
+        memcpy(b.buf + b.len, bad[i], len);
+        b.len += len;
+        b.count++;
+        write_block(w, &b);
+        pf_block_free(&b);
+        close_writer(w);
+        prof_reader *r;
+        prof_error err = { 0 };
+        cr_assert_eq(prof_reader_open(path, &r, &err), PROF_OK);
+        prof_event ev;
+        int rc;
+        while ((rc = prof_reader_next(r, &ev)) == 1)
+            ;
+        cr_assert_eq(rc, -1, "case %zu read", i);
+        cr_assert_eq(prof_reader_error(r)->code, PROF_ERR_CORRUPT, "case %zu", i);
+        prof_reader_close(r);
+    }
 }
 
 /* The crash path: fixed blocks that refuse to grow, raw (uncompressed)
@@ -550,6 +684,54 @@ Test(format_roundtrip, synth_fixture)
     fu_free(&l);
 }
 
+/* The worked example of formats/prof-format.md §11 is what the codec
+ * writes today: its xxd dump, byte for byte. Run from the repository root. */
+Test(format_roundtrip, worked_example_of_the_spec)
+{
+    static const char meta[] =
+        "{\"format\":\"prof\",\"libprof_version\":\"0.1.0\",\"clock\":{\"source\":"
+        "\"synthetic\",\"origin_epoch_ns\":1767225600000000000},\"host\":\"h\",\"pid\":7,"
+        "\"argv\":[\"t\"],\"rank\":0,\"world_size\":1,\"local_rank\":0,\"devices\":[],"
+        "\"tags\":{}}";
+    const char *path = fu_path("tiny.prof");
+    synth *s = synth_open(path, meta);
+    synth_thread(s, 0, 100, "main");
+    synth_region(s, 0, "fwd", PROF_KIND_COMPUTE, 0, 1000, 500);
+    synth_region(s, 0, "fwd", PROF_KIND_COMPUTE, 0, 1600, 400);
+    synth_memory(s, 0, "host.rss", 2000, 1048576);
+    synth_step(s, 0, 0, PROF_STEP_SAMPLED | PROF_STEP_INCOMPLETE, 900, 1200);
+    cr_assert_eq(synth_close(s, NULL), 0);
+    size_t size;
+    uint8_t *got = fu_load(path, &size);
+
+    FILE *f = fopen("formats/prof-format.md", "r");
+    cr_assert_not_null(f, "run from the repository root");
+    uint8_t want[1024];
+    size_t n = 0;
+    char line[256];
+    int in_dump = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strstr(line, "`xxd tiny.prof`"))
+            in_dump = 1;
+        else if (in_dump && strncmp(line, "    0000", 8) == 0) {
+            const char *p = line + 14; /* after "    OFFSET: " */
+            for (int g = 0; g < 8 && p[0] != ' '; g++, p += 5)
+                for (int k = 0; k < 4 && p[k] != ' '; k += 2) {
+                    unsigned v;
+                    cr_assert_eq(sscanf(p + k, "%2x", &v), 1, "bad dump line: %s", line);
+                    cr_assert_lt(n, sizeof want);
+                    want[n++] = (uint8_t)v;
+                }
+        } else if (in_dump && n)
+            break;
+    }
+    fclose(f);
+    cr_assert_eq(n, size, "the spec's dump has %zu bytes, the codec writes %zu", n, size);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(got[i], want[i], "byte 0x%zx: spec 0x%02x, codec 0x%02x", i, want[i], got[i]);
+    free(got);
+}
+
 Test(format_roundtrip, varint_and_zigzag_edges)
 {
     const uint64_t values[] = { 0, 1, 127, 128, 255, 16383, 16384, (1ull << 21) - 1,
@@ -643,11 +825,11 @@ Test(format_roundtrip, name_helpers)
 {
     static const char *const types[] = { "region", "step", "memory", "counter", "mark",
                                          "gpu_kernel", "gpu_memcpy", "gpu_memset", "sync",
-                                         "api", "dropped", "thread" };
-    for (int t = PROF_EV_REGION; t <= PROF_EV_THREAD; t++)
+                                         "api", "dropped", "thread", "attr" };
+    for (int t = PROF_EV_REGION; t <= PROF_EV_ATTR; t++)
         cr_assert_str_eq(prof_event_type_name((prof_event_type)t), types[t - 1]);
     cr_assert_str_eq(prof_event_type_name((prof_event_type)0), "unknown");
-    cr_assert_str_eq(prof_event_type_name((prof_event_type)13), "unknown");
+    cr_assert_str_eq(prof_event_type_name((prof_event_type)14), "unknown");
     cr_assert_str_eq(prof_event_type_name((prof_event_type)-5), "unknown");
 
     static const char *const kinds[] = { "compute", "data", "sync", "comm", "io" };

@@ -574,6 +574,32 @@ Test(model_profile, sync_sites)
     profile_model_free(&m);
 }
 
+/* Class attributes become the ops' classes: the last one of a name wins,
+ * a kernel gets its own, a class of a name that never ran adds no op,
+ * unknown keys are ignored, and ops without one have none. */
+Test(model_profile, classes_of_operations)
+{
+    const char *path = fu_path("classes.prof");
+    synth *s = synth_open(path, NULL);
+    synth_class(s, "head.forward", "torch.nn.Conv2d");
+    synth_class(s, "head.forward", "torch.nn.Linear");
+    synth_class(s, "never.ran", "torch.nn.ReLU");
+    synth_class(s, "gemm", "cublas");
+    synth_region(s, 0, "head.forward", PROF_KIND_COMPUTE, 1, 10, 5);
+    synth_region(s, 0, "forward", PROF_KIND_COMPUTE, 0, 0, 20);
+    synth_gpu_kernel(s, "gemm", 0, 7, 1, 12, 2);
+    close_ok(s);
+    profile_model m;
+    load(path, &m);
+    cr_assert_str_eq(op(&m, "head.forward")->cls, "torch.nn.Linear");
+    cr_assert_null(op(&m, "forward")->cls);
+    cr_assert_str_eq(op(&m, "gemm")->cls, "cublas");
+    cr_assert_null(model_find_op(&m, "never.ran"), "no op for a name that never ran");
+    cr_assert_eq(m.nops, 3u);
+    cr_assert_eq(m.events, 3u, "attributes are not events");
+    profile_model_free(&m);
+}
+
 Test(model_profile, metadata_and_progress)
 {
     const char *path = fu_path("meta.prof");

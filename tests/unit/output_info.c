@@ -96,7 +96,7 @@ Test(output_info, cut_and_unclosed_profiles)
     text = render(path, "e.prof");
     cr_assert_str_eq(text,
                      "file       e.prof (111 B)\n"
-                     "format     1.0, closed cleanly\n"
+                     "format     1.1, closed cleanly\n"
                      "recorded   at an unknown time, pid 0, rank 0 of 1\n"
                      "span       0 ns, blocks 0\n"
                      "threads    0\n"

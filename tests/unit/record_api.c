@@ -1,7 +1,7 @@
 /* record_api.c - every call of prof.h round-trips through a real file read
  * back with the public reader: regions (nested, kinds, depth, by id, by
  * name, PROF_SCOPE), steps and their flags, memory, counters, marks,
- * thread names, sampling and the schedule, configuration from the
+ * thread names, classes of names, sampling and the schedule, configuration from the
  * environment, start/stop/flush semantics and errors. */
 #include <errno.h>
 #include <math.h>
@@ -512,6 +512,61 @@ Test(record_api, restart_keeps_ids)
     cr_assert_eq(rb_count(&rb, PROF_EV_STEP, NULL), 1, "a new session restarts steps");
     cr_assert_eq(rb_find(&rb, PROF_EV_STEP, NULL, 0)->ev.value, 0);
     readback_free(&rb);
+}
+
+/* "name=value" of every class attribute of a file, in file order. */
+typedef struct classes {
+    char v[8][96];
+    size_t n;
+} classes;
+
+static void keep_class(const prof_event *ev, void *ctx)
+{
+    classes *c = ctx;
+    if (ev->type != PROF_EV_ATTR || ev->subkind != PROF_ATTR_CLASS)
+        return;
+    cr_assert_lt(c->n, 8u);
+    snprintf(c->v[c->n++], sizeof c->v[0], "%s=%s", ev->name, prof_event_attr_value(ev));
+}
+
+static classes classes_of(const char *path)
+{
+    classes c = { .n = 0 };
+    prof_read_status st;
+    cr_assert_eq(readback_scan(path, keep_class, &c, &st, NULL), 0);
+    cr_assert(st.clean, "%s", st.detail);
+    return c;
+}
+
+/* Classes set before start, during a session, repeated and changed: each
+ * file carries every class known when it was recorded, a repeat adds
+ * nothing, and a change comes after what it replaces. */
+Test(record_api, name_classes)
+{
+    prof_name_class("cls.model", "torch.nn.Linear");
+    prof_config c = cfg_for("cls1.prof");
+    start_ok(&c);
+    prof_name_class("cls.opt", "torch.optim.Adam");
+    prof_name_class("cls.opt", "torch.optim.Adam");
+    prof_name_class(NULL, "x");
+    prof_name_class("x", NULL);
+    prof_region_begin("cls.model");
+    prof_region_end();
+    cr_assert_eq(prof_stop(), 0);
+    classes one = classes_of(c.output);
+    cr_assert_eq(one.n, 2);
+    cr_assert_str_eq(one.v[0], "cls.model=torch.nn.Linear");
+    cr_assert_str_eq(one.v[1], "cls.opt=torch.optim.Adam");
+
+    prof_config d = cfg_for("cls2.prof");
+    start_ok(&d);
+    prof_name_class("cls.model", "torch.nn.Conv2d");
+    cr_assert_eq(prof_stop(), 0);
+    classes two = classes_of(d.output);
+    cr_assert_eq(two.n, 3);
+    cr_assert_str_eq(two.v[0], "cls.model=torch.nn.Linear");
+    cr_assert_str_eq(two.v[1], "cls.opt=torch.optim.Adam");
+    cr_assert_str_eq(two.v[2], "cls.model=torch.nn.Conv2d");
 }
 
 Test(record_api, flush_makes_data_readable)

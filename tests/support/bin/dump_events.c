@@ -50,6 +50,9 @@ static void print_event(const prof_reader *r, const prof_event *e)
         printf("dropped\t%" PRIu32 "\t%" PRIu64 "\t%" PRIu64 "\n", e->thread, e->value,
                e->start_ns);
         break;
+    case PROF_EV_ATTR:
+        printf("attr\t%s\t%" PRIu32 "\t%s\n", e->name, e->subkind, prof_event_attr_value(e));
+        break;
     default:
         printf("%s\t%" PRIu32 "\t%s\t%" PRIu64 "\t%" PRIu64 "\n", type, e->thread, e->name,
                e->start_ns, e->dur_ns);

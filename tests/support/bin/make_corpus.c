@@ -223,6 +223,7 @@ static void damaged(const char *from)
 
     memcpy(c, f, size);
     pf_store_u16(c + 8, 2);
+    pf_store_u16(c + 10, 0); /* whatever minor the writer is at */
     fix_header_crc(c);
     store("version-2.0.prof", c, size);
     memcpy(c, f, size);
