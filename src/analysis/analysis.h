@@ -130,6 +130,11 @@ void rule_data_loading(analysis_ctx *c);
 void rule_gpu_idle(analysis_ctx *c);
 void rule_dropped_events(analysis_ctx *c);
 double sync_share(const analysis_ctx *c, const char **basis);
+/* opclass.c: the fix for what op is, by its class (rules.md §4.1), written
+ * into buf; NULL when its class does not decide (none, one prof does not
+ * know, or a kind the class does not change). */
+const char *opclass_fix(const model_op *op, char *buf, size_t size);
+
 /* Complete steps (rules.md §1), and those of them that kept their events. */
 double counted_steps(const profile_model *m);
 double sampled_steps(const profile_model *m);

@@ -200,6 +200,8 @@ static void add_operation(analysis_ctx *c, cJSON *arr, const model_op *op)
     jnum(c, o, "p99_ns", sketch_quantile(&op->dur, 0.99));
     jnum(c, o, "self_share", base > 0 ? (double)op->self_ns / base : 0.0);
     jnum(c, o, "incl_share", base > 0 ? (double)op->incl_ns / base : 0.0);
+    if (op->cls) /* what the op is (format §6.5), when the profile says */
+        jstr(c, o, "module_class", op->cls);
     steady_op(c, o, op);
 }
 

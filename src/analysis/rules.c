@@ -32,7 +32,7 @@ double sampled_steps(const profile_model *m)
 
 /* ---- hot_operation -------------------------------------------------------- */
 
-static const char *hot_fix(uint32_t kind)
+static const char *kind_fix(uint32_t kind)
 {
     switch (kind) {
     case PROF_KIND_DATA:
@@ -56,10 +56,23 @@ static const char *hot_fix(uint32_t kind)
     }
 }
 
+/* By what the op is when its class says (rules.md §4.1), else by its kind;
+ * a class prof does not know is the program's own code. */
+static const char *hot_fix(const model_op *op, char *buf, size_t size)
+{
+    const char *fix = opclass_fix(op, buf, size);
+    if (fix)
+        return fix;
+    if (op->cls && *op->cls && op->kind == PROF_KIND_COMPUTE)
+        return fmt_text(buf, size, "it is %s, the program's own code: %s", op->cls,
+                        kind_fix(op->kind));
+    return kind_fix(op->kind);
+}
+
 static void hot_finding(analysis_ctx *c, const model_op *op, double base)
 {
     double self = (double)op->self_ns / base, incl = (double)op->incl_ns / base;
-    char title[200], rec[700], a[32], b[32], with[80] = "";
+    char title[200], rec[1200], fix[800], a[32], b[32], with[80] = "";
     const char *basis = op->kind == MODEL_KIND_GPU ? "GPU busy time" : "profiled time";
     fmt_text(title, sizeof title, "%s takes %s of %s in its own code", op->name,
              fmt_pct(a, sizeof a, self), basis);
@@ -67,7 +80,7 @@ static void hot_finding(analysis_ctx *c, const model_op *op, double base)
         fmt_text(with, sizeof with, ", %s including what it calls", fmt_pct(b, sizeof b, incl));
     fmt_text(rec, sizeof rec, "%s spends %s of %s in its own code (%llu calls%s): %s.",
              op->name, fmt_pct(a, sizeof a, self), basis, (unsigned long long)op->calls, with,
-             hot_fix(op->kind));
+             hot_fix(op, fix, sizeof fix));
     cJSON *e = finding_add(c, "hot_operation", severity_by(self, 0.30, 0.10), op->name, self,
                            title, rec);
     jnum(c, e, "self_share", self);
@@ -79,6 +92,8 @@ static void hot_finding(analysis_ctx *c, const model_op *op, double base)
     jnum(c, e, "p95_ns", sketch_quantile(&op->dur, 0.95));
     jstr(c, e, "kind", op_kind_name(op->kind));
     jstr(c, e, "basis", op->kind == MODEL_KIND_GPU ? "gpu_busy" : "profiled");
+    if (op->cls)
+        jstr(c, e, "module_class", op->cls);
 }
 
 void rule_hot_operation(analysis_ctx *c)
