@@ -62,6 +62,7 @@ class Profile:
             raise AssertionError("dump_events %s: status %d: %s" % (path, r.returncode, r.stderr))
         self.regions, self.steps, self.memory, self.counters = [], [], [], []
         self.marks, self.threads, self.status = [], [], {}
+        self.classes = {}  # name -> class, the last name attribute of each
         for line in r.stdout.splitlines():
             f = line.split("\t")
             if f[0] == "region":
@@ -78,6 +79,8 @@ class Profile:
                 self.marks.append(f[2])
             elif f[0] == "thread":
                 self.threads.append((int(f[1]), f[2], int(f[3])))
+            elif f[0] == "attr" and f[2] == "1":  # PROF_ATTR_CLASS
+                self.classes[f[1]] = f[3]
             elif f[0] == "status":
                 self.status = dict(kv.split("=") for kv in f[1:])
 

@@ -72,6 +72,51 @@ class Training(TempDirTest):
             self.assertGreater(o["forward"]["incl_share"] + o["backward"]["incl_share"], 0.2)
             self.assertEqual(rules(rep, "memory_leak"), [])
 
+    def test_module_classes_are_recorded(self):
+        out, p = self.trained("clean")
+        want = {"forward": "torch.nn.Sequential", "backward": "torch.nn.Sequential",
+                "0.forward": "torch.nn.Sequential", "0.0.forward": "torch.nn.Linear",
+                "0.0.backward": "torch.nn.Linear", "0.1.forward": "torch.nn.ReLU",
+                "1.forward": "__main__.Flaky", "2.backward": "torch.nn.Linear",
+                "optimizer.step": "torch.optim.SGD"}
+        for name, cls in want.items():
+            self.assertEqual(p.classes.get(name), cls, name)
+        self.assertNotIn("data_loading", p.classes, "a generator has no class worth saying")
+        if analyze_available():
+            rep = analyze(out, "--hot-threshold", "1")
+            o = ops(rep)
+            self.assertEqual(o["0.0.forward"]["module_class"], "torch.nn.Linear")
+            self.assertEqual(o["optimizer.step"]["module_class"], "torch.optim.SGD")
+            self.assertNotIn("module_class", o["data_loading"])
+            for b in rules(rep, "hot_operation"):
+                cls = b["evidence"].get("module_class", "")
+                if cls == "torch.nn.Linear":
+                    self.assertIn("single library layer (torch.nn.Linear)", b["recommendation"])
+                    self.assertNotIn("profile inside it", b["recommendation"])
+
+    def test_dataloader_and_classes_set_before_start(self):
+        code = r"""
+import sys, torch, prof, prof.torch
+from torch import nn
+m = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+prof.torch.instrument(m)  # before start: the classes still reach the file
+loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(8, 4)),
+                                     batch_size=2)
+assert prof.class_name(loader) == "torch.utils.data.DataLoader"
+assert prof.class_name(nn.Linear) == "torch.nn.Linear"
+prof.start(sys.argv[1])
+for (x,) in prof.data(loader):
+    m(x).sum().backward()
+    prof.torch.step()
+prof.stop()
+"""
+        out = self.path("c.prof")
+        self.assertRan(run_python(["-c", code, out]))
+        p = Profile(out)
+        self.assertEqual(p.classes.get("0.forward"), "torch.nn.Linear")
+        self.assertEqual(p.classes.get("forward"), "torch.nn.Sequential")
+        self.assertEqual(p.classes.get("data_loading"), "torch.utils.data.DataLoader")
+
     def test_leak_is_found_on_host_rss(self):
         out, p = self.trained("leak", steps=20)
         rss = p.series("host.rss")

@@ -27,12 +27,14 @@ import errno
 import functools
 import logging
 import os
+import sys
 import threading
 
 __all__ = [
     "COMPUTE", "DATA", "SYNC", "COMM", "IO", "LibraryNotFound", "Profiler",
     "start", "stop", "flush", "recording", "region", "begin", "end", "step",
     "memory", "counter", "mark", "thread_name", "data", "intern", "library_path",
+    "name_class", "class_name",
 ]
 
 # Region kinds, as include/prof.h (stored in profiles: frozen)
@@ -114,6 +116,11 @@ def _declare(lib):
     for name, (res, args) in sig.items():
         f = getattr(lib, name)
         f.restype, f.argtypes = res, args
+    # Newer than the rest: a preloaded older libprof lacks it, and then
+    # classes are not recorded, while everything else still is.
+    f = getattr(lib, "prof_name_class", None)
+    if f is not None:
+        f.restype, f.argtypes = None, [ctypes.c_char_p, ctypes.c_char_p]
 
 
 try:
@@ -269,8 +276,12 @@ def begin(name, kind=COMPUTE):
 
 def data(iterable, name="data_loading"):
     """Yields the items of iterable, each fetch recorded as a DATA region
-    (`for x, y in prof.data(loader):`), which the data-loading rule reads."""
+    (`for x, y in prof.data(loader):`), which the data-loading rule reads.
+    The region's class is the iterable's (a DataLoader's advice differs
+    from a generator's); built-in iterables record none."""
     rid = intern(name)
+    if type(iterable).__module__ != "builtins":
+        name_class(name, class_name(iterable))
     it = iter(iterable)
     while True:
         _begin_id(rid, DATA)
@@ -281,6 +292,38 @@ def data(iterable, name="data_loading"):
         finally:
             end()
         yield item
+
+
+# Namespaces whose classes are named by their public path ("torch.nn.Linear",
+# not "torch.nn.modules.linear.Linear"), so that the analysis recognises them.
+_PUBLIC = ("torch.nn", "torch.optim", "torch.utils.data")
+
+
+def class_name(obj):
+    """The class of obj as prof records it: "torch.nn.Linear" for a class
+    exported by torch.nn, torch.optim or torch.utils.data, else
+    "module.QualifiedName" (a program's own class)."""
+    cls = obj if isinstance(obj, type) else type(obj)
+    for ns in _PUBLIC:
+        mod = sys.modules.get(ns)
+        if mod is not None and getattr(mod, cls.__name__, None) is cls:
+            return ns + "." + cls.__name__
+    return "%s.%s" % (cls.__module__, cls.__qualname__)
+
+
+def name_class(name, cls):
+    """Says what the regions called name time: the class of their code
+    (prof_name_class), e.g. name_class("head.1.forward", "torch.nn.Linear"),
+    so that the analysis advises by what an operation is. Kept for the
+    process and written into every profile recorded after it; works before
+    start() too. Takes a lock: once per name, not per step."""
+    f = getattr(_lib, "prof_name_class", None) if _lib is not None else None
+    if f is None:
+        return
+    try:
+        f(str(name).encode(), str(cls).encode())
+    except (ctypes.ArgumentError, UnicodeError):
+        _report_once("prof: name_class: cannot record %r" % (name,))
 
 
 def thread_name(name):

@@ -185,11 +185,16 @@ def _last_gradients(module):
 
 
 class _Hooks:
-    """The hooks of one module: its forward and backward region ids."""
+    """The hooks of one module: its forward and backward region ids, whose
+    names get the module's class (torch.nn.Linear, or the program's own)."""
 
     def __init__(self, path, module, backward):
+        cls = _prof.class_name(module)
         self.fwd = _intern(path + "forward")
+        _prof.name_class(path + "forward", cls)
         self.bwd = _intern(path + "backward") if backward else 0
+        if backward:
+            _prof.name_class(path + "backward", cls)
         self.params = _last_gradients(module)
         self.inputs_need_grad = False
         self.pending = None  # the _ParamEnd of the last forward, until its backward
@@ -247,11 +252,14 @@ def instrument(obj, name=None, depth=None, backward=True):
     A torch.nn.Module: every submodule's forward and backward, named by
     its path ("encoder.layers.3.attn.forward", "...backward"; the model
     itself "forward" and "backward", or NAME.forward with name=), nested
-    as the modules nest. depth=N stops N levels below the model (0: the
+    as the modules nest, each name with its module's class
+    (prof.name_class: "torch.nn.Linear", so that the analysis advises by
+    what a module is). depth=N stops N levels below the model (0: the
     model alone); backward=False records forwards only. Each instrumented
     module costs a few microseconds a step, most of it PyTorch's own hook
     dispatch: limit depth on models of thousands of small modules.
-    An optimizer: each step as "optimizer.step" (or NAME.step).
+    An optimizer: each step as "optimizer.step" (or NAME.step), with the
+    optimizer's class ("torch.optim.Adam").
     Instrumenting twice does nothing; uninstrument(obj) undoes it.
     """
     if obj in _instrumented:
@@ -278,6 +286,7 @@ def instrument(obj, name=None, depth=None, backward=True):
 
 def _instrument_optimizer(opt, name):
     rid = _intern(name + ".step")
+    _prof.name_class(name + ".step", _prof.class_name(opt))
     original = opt.step  # the bound method, with whatever wraps it already
 
     @functools.wraps(original)
