@@ -151,8 +151,9 @@ static int fit_window(leak_series *l)
     l->onset = l->warmup + on.k;
     size_t n = l->n - l->onset;
     const double *x = l->x + l->onset, *y = l->y + l->onset;
-    if (trend_fit(x, y, n, &l->trend) != 0)
-        return 0;
+    int rc = trend_fit(x, y, n, &l->trend);
+    if (rc != 0)
+        return rc == -2 ? -1 : 0; /* out of memory, or no line through one x */
     l->has_fit = 1;
     window_checks(l, x, y, n);
     return 0;
@@ -293,6 +294,8 @@ static void put_fit(analysis_ctx *c, cJSON *o, const leak_series *l)
     put_rate(c, o, "late_slope", l->late_slope, 1, l->axis);
     jnum(c, o, "r2", f->r2);
     jnum(c, o, "p_value", f->p_value);
+    jstr(c, o, "noise_model", l->trend.increments ? "increments" : "line");
+    jnum(c, o, "unit_root_statistic", l->trend.df_tau);
     jnum(c, o, "autocorrelation", l->trend.r1);
     jnum(c, o, "effective_points", l->trend.n_eff);
     jnum(c, o, "growth_bytes", l->growth);

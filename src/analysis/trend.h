@@ -1,6 +1,7 @@
-/* trend.h - trends of memory series (formats/rules.md §2.6, §2.7): a
- * least-squares line whose test allows for autocorrelated residuals, and
- * the onset of growth in a series that was flat before it. */
+/* trend.h - trends of memory series (formats/rules.md §2.6, §2.7): growth
+ * tested as noise about a line or as a sum of increments, as a unit-root
+ * test decides, allowing for correlated noise; and the onset of growth in a
+ * series that was flat before it. */
 #ifndef PROF_ANALYSIS_TREND_H
 #define PROF_ANALYSIS_TREND_H
 
@@ -8,16 +9,27 @@
 
 #include "analysis/stats.h"
 
+/* The Dickey-Fuller 5% critical value with constant and trend (MacKinnon,
+ * asymptotic): a statistic below it rejects a unit root. */
+#define TREND_DF_CRITICAL (-3.41)
+
 typedef struct trend_line {
-    stats_fit fit;         /* slope, intercept, r2 as stats_linear_fit; se_slope, t,
-                              p_value and ci95 corrected for autocorrelation         */
-    double r1;             /* lag-1 autocorrelation of the residuals                 */
+    stats_fit fit;         /* the growth line and its test: about the line, the
+                              least-squares line with se_slope, t, p_value and ci95
+                              for AR(1) noise; as increments, the mean increment    */
+    int increments;        /* 1: tested as a sum of increments (unit root kept)    */
+    double df_tau;         /* the Dickey-Fuller statistic                           */
+    double r1;             /* lag-1 autocorrelation of the noise the test used     */
     double n_eff;          /* effective points: n when r1 <= 0                        */
 } trend_line;
 
-/* Least squares y = intercept + slope * x over n >= 3 points in x order,
- * tested with the effective sample size of AR(1) residuals (§2.6).
- * @return 0, or -1 when n < 3 or every x is the same. */
+/* The growth of y over x (n points, x ascending, §2.6): a Dickey-Fuller
+ * test with constant and trend decides whether y is noise about a line
+ * (then the least-squares line, tested for AR(1) noise about the series'
+ * course) or a sum of increments (then their mean per unit x, tested for
+ * correlated increments). Under 6 points, or on a perfect line, the plain
+ * least-squares test of stats_linear_fit.
+ * @return 0, -1 when n < 3 or every x is the same, -2 out of memory. */
 int trend_fit(const double *x, const double *y, size_t n, trend_line *out);
 
 typedef struct trend_onset_result {

@@ -1,13 +1,66 @@
 /* leak_battery.c - the memory_leak rule (formats/rules.md §4.2) over the
  * generated classes of tests/support/leak_battery.h, many seeds each: per
  * class, how many cases it flags, its misses and false alarms, and for the
- * leaks it finds, how far the fitted slope is from the true one.
+ * leaks it finds, how far the fitted slope is from the true one. Then the
+ * calibration of its growth test (§2.6): how often it calls series without
+ * growth - AR(1) noise, random walks - significant at 1%, against plain
+ * least squares.
  * usage: leak_battery [SEEDS]   (default 200 per class) */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "analysis/trend.h"
 #include "leak_battery_eval.h"
+#include "synth.h"
+
+#define CALIBRATION_RUNS 2000
+
+/* Series of n without growth: AR(1) noise with coefficient phi, or (phi 1)
+ * a random walk. */
+static void no_growth(synth_rng *r, double phi, double *y, size_t n)
+{
+    double e = synth_gauss(r);
+    for (size_t i = 0; i < n; i++) {
+        e = phi < 1.0 ? phi * e + sqrt(1.0 - phi * phi) * synth_gauss(r) : e + synth_gauss(r);
+        y[i] = e;
+    }
+}
+
+static void calibration(void)
+{
+    static const struct { size_t n; double phi; } cases[] = {
+        { 50, 0.7 }, { 100, 0.5 }, { 100, 0.9 }, { 400, 0.8 }, { 400, 0.95 }, { 400, 0.99 },
+        { 2000, 0.99 }, { 1000, 0.999 }, { 12000, 0.99 }, { 400, 1.0 }, { 2000, 1.0 } };
+    printf("\ngrowth test over %d series without growth each: called significant at p < 0.01\n\n",
+           CALIBRATION_RUNS);
+    printf("%-24s %15s %10s\n", "series", "least squares", "trend_fit");
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        size_t n = cases[c].n;
+        double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
+        int plain = 0, trend = 0;
+        for (size_t i = 0; i < n && x; i++)
+            x[i] = (double)i;
+        for (int s = 0; x && y && s < CALIBRATION_RUNS; s++) {
+            synth_rng r = { (uint64_t)s * 7919u + c };
+            no_growth(&r, cases[c].phi, y, n);
+            stats_fit f;
+            trend_line t;
+            plain += stats_linear_fit(x, y, n, &f) == 0 && f.p_value < 0.01;
+            trend += trend_fit(x, y, n, &t) == 0 && t.fit.p_value < 0.01;
+        }
+        char what[32];
+        if (cases[c].phi < 1.0)
+            snprintf(what, sizeof what, "AR(1) %.3g, n %zu", cases[c].phi, n);
+        else
+            snprintf(what, sizeof what, "random walk, n %zu", n);
+        printf("%-24s %14.1f%% %9.2f%%\n", what, 100.0 * plain / CALIBRATION_RUNS,
+               100.0 * trend / CALIBRATION_RUNS);
+        free(x);
+        free(y);
+    }
+}
 
 int main(int argc, char **argv)
 {
@@ -31,5 +84,6 @@ int main(int argc, char **argv)
     }
     unlink(path);
     rmdir(dir);
+    calibration();
     return bad;
 }

@@ -1,9 +1,10 @@
 /* analysis_trend.c - the trend statistics of memory series (formats/rules.md
- * §2.6, §2.7): the line tested with the effective sample size keeps its
- * false-positive rate near 1% on autocorrelated noise where plain least
- * squares does not, and leaves independent noise alone; the onset of growth
- * is found where a flat series starts to grow, and not at the foot of a
- * sawtooth's last tooth, in a straight line or in noise. */
+ * §2.6, §2.7): the growth test keeps its false-positive rate near 1% on
+ * autocorrelated noise and on random walks, where plain least squares does
+ * not, leaves independent noise alone, and finds growth made of regular
+ * increments; the onset of growth is found where a flat series starts to
+ * grow, and not at the foot of a sawtooth's last tooth, in a straight line
+ * or in noise. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -115,4 +116,48 @@ Test(analysis_trend, onset_leaves_the_growth_its_points)
     cr_assert_leq(o.best, N - 80, "at least 80 points from the onset on");
     cr_assert_eq(trend_onset(x, y, 50, 80, &o), 0, "fewer points than asked: no search");
     cr_assert_eq(o.k, 0);
+}
+
+Test(analysis_trend, random_walks_are_not_trends)
+{
+    double x[N], y[N];
+    steps(x, N);
+    int plain_hits = 0, trend_hits = 0, as_increments = 0, runs = 1000;
+    for (int s = 0; s < runs; s++) {
+        synth_rng r = { (uint64_t)s + 5000 };
+        double level = 0.0;
+        for (size_t i = 0; i < N; i++)
+            y[i] = level += synth_gauss(&r);
+        stats_fit plain;
+        trend_line t;
+        cr_assert_eq(stats_linear_fit(x, y, N, &plain), 0);
+        cr_assert_eq(trend_fit(x, y, N, &t), 0);
+        plain_hits += plain.p_value < 0.01;
+        trend_hits += t.fit.p_value < 0.01;
+        as_increments += t.increments;
+    }
+    /* a random walk wanders: least squares calls most of them trends */
+    cr_assert_gt(plain_hits, 500, "least squares alone: %d of %d", plain_hits, runs);
+    cr_assert_gt(as_increments, 900, "the unit root is kept: %d of %d", as_increments, runs);
+    cr_assert_leq(trend_hits, 50, "tested as increments: %d of %d", trend_hits, runs);
+}
+
+Test(analysis_trend, growth_by_regular_increments_is_found)
+{
+    /* memory sampled on a timer while a leak adds about 1 a step at a rate
+     * that wanders: the level strays from any line, the increments do not */
+    double x[N], y[N];
+    steps(x, N);
+    synth_rng r = { 77 };
+    double level = 1000.0, rate = 1.0;
+    for (size_t i = 0; i < N; i++) {
+        rate = 1.0 + 0.9 * (rate - 1.0) + 0.05 * synth_gauss(&r);
+        y[i] = level += rate + 0.1 * synth_gauss(&r);
+    }
+    trend_line t;
+    cr_assert_eq(trend_fit(x, y, N, &t), 0);
+    cr_assert(t.increments, "a sum of increments (tau %g)", t.df_tau);
+    cr_assert(fabs(t.fit.slope - 1.0) < 0.05, "slope %g", t.fit.slope);
+    cr_assert_lt(t.fit.p_value, 1e-10);
+    cr_assert_lt(t.fit.ci95, 0.1);
 }
