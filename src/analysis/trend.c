@@ -78,7 +78,7 @@ static int quadratic_basis(const double *x, size_t n, double *q1, double *q2)
  * correlations), is sigma^2. Returns the slope's variance under that noise,
  * sigma^2 q1'Rq1 / Sxx, and sets *iid to its value were phi 0. */
 static double noise_slope_variance(const double *x, const double *y, size_t n, double *q1,
-                                   double *q2, double *r1, double *iid)
+                                   double *q2, double *r1, double *phi_out, double *iid)
 {
     int k = quadratic_basis(x, n, q1, q2);
     double sy = 0.0, b1 = dot(q1, y, n), b2 = k == 3 ? dot(q2, y, n) : 0.0;
@@ -96,7 +96,8 @@ static double noise_slope_variance(const double *x, const double *y, size_t n, d
         sxx += (x[i] - mean) * (x[i] - mean);
     *r1 = sse > 0 ? lag / sse : 0.0;
     *iid = sse / (double)(n - (size_t)k) / sxx;
-    double phi = fmin(0.999, *r1 + ((double)k + (double)(k + 2) * *r1) / (double)n);
+    double phi = fmin(TREND_PHI_MAX, *r1 + ((double)k + (double)(k + 2) * *r1) / (double)n);
+    *phi_out = phi;
     if (*r1 <= 0 || phi <= 0)
         return *iid;
     double trace = ar1_form_const(n, phi) + ar1_form(q1, n, phi) +
@@ -117,14 +118,18 @@ static void retest(stats_fit *f, double se, double df)
 }
 
 /* Noise about the line: the least-squares line, tested with the slope's
- * variance under the AR(1) noise about the series' course. */
+ * variance under the AR(1) noise about the series' course. 1 when that
+ * noise cannot be told from a unit root (phi at its cap): then the line's
+ * test has nothing to say, and the caller tests increments. */
 static int about_line(const double *x, const double *y, size_t n, trend_line *out)
 {
-    double *q = malloc(2 * n * sizeof *q), iid;
+    double *q = malloc(2 * n * sizeof *q), iid, phi = 0.0;
     if (!q)
         return -2;
-    double var = noise_slope_variance(x, y, n, q, q + n, &out->r1, &iid);
+    double var = noise_slope_variance(x, y, n, q, q + n, &out->r1, &phi, &iid);
     free(q);
+    if (phi >= TREND_PHI_MAX)
+        return 1;
     if (!(var > iid)) /* no more evidence than independent noise gives */
         var = iid;
     double n_eff = 2.0 + (double)(n - 2) * iid / var;
@@ -234,8 +239,9 @@ int trend_fit(const double *x, const double *y, size_t n, trend_line *out)
         return -2;
     out->df_tau = dickey_fuller(x, y, n, scratch, scratch + n);
     free(scratch);
-    if (out->df_tau < TREND_DF_CRITICAL)
-        return about_line(x, y, n, out);
+    int rc = out->df_tau < TREND_DF_CRITICAL ? about_line(x, y, n, out) : 1;
+    if (rc <= 0)
+        return rc;
     out->increments = 1;
     increments(x, y, n, out);
     out->fit.r2 = line_r2(x, y, n, &out->fit);

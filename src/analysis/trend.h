@@ -13,6 +13,12 @@
  * asymptotic): a statistic below it rejects a unit root. */
 #define TREND_DF_CRITICAL (-3.41)
 
+/* The largest AR(1) coefficient the noise about a line is given: noise
+ * that reaches it cannot be told from a unit root, and the series is tested
+ * as increments (a random walk under measurement noise makes Dickey-Fuller
+ * reject the unit root it has). */
+#define TREND_PHI_MAX 0.999
+
 typedef struct trend_line {
     stats_fit fit;         /* the growth line and its test: about the line, the
                               least-squares line with se_slope, t, p_value and ci95
@@ -27,7 +33,8 @@ typedef struct trend_line {
  * test with constant and trend decides whether y is noise about a line
  * (then the least-squares line, tested for AR(1) noise about the series'
  * course) or a sum of increments (then their mean per unit x, tested for
- * correlated increments). Under 6 points, or on a perfect line, the plain
+ * correlated increments; also when the noise about the line reaches
+ * TREND_PHI_MAX). Under 6 points, or on a perfect line, the plain
  * least-squares test of stats_linear_fit.
  * @return 0, -1 when n < 3 or every x is the same, -2 out of memory. */
 int trend_fit(const double *x, const double *y, size_t n, trend_line *out);

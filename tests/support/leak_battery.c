@@ -14,9 +14,9 @@
 
 static const char *const names[LB_CLASSES] = {
     "steady", "late onset", "slow 0.2 MiB/step", "doubling 2 MiB/step", "timer, no steps",
-    "timer with steps", "timer, 4 epochs", "warm-up", "sawtooth, few teeth",
-    "sawtooth, many teeth", "one-off spike", "one-off jump", "noise", "timer noise",
-    "decline", "grow, then release",
+    "timer with steps", "timer, 4 epochs", "timer, rate wanders", "warm-up",
+    "sawtooth, few teeth", "sawtooth, many teeth", "one-off spike", "one-off jump", "noise",
+    "timer noise", "random walk", "decline", "grow, then release",
 };
 
 const char *lb_name(lb_class c)
@@ -26,7 +26,7 @@ const char *lb_name(lb_class c)
 
 int lb_is_leak(lb_class c)
 {
-    return c <= LB_TIMER_EPOCHS;
+    return c <= LB_TIMER_WANDER;
 }
 
 /* A case: its steps and its samples, in time order, and how it was drawn. */
@@ -119,6 +119,7 @@ static double shape_at_step(const lb_case *k, double i)
     case LB_SPIKE: return k->level + (i >= k->at * n && i < k->at * n + k->width ? k->amp : 0);
     case LB_JUMP: return k->level + (i >= k->at * n ? k->amp : 0.0);
     case LB_DECLINE: return k->level - k->rate * i;
+    case LB_WALK: return k->level + k->amp;
     case LB_RELEASE: return i < k->at * n ? k->level + k->rate * i : k->level;
     default: return k->level;
     }
@@ -173,6 +174,11 @@ static void draw_step_class(lb_case *k)
         k->phi = unif(k, 0, 0.9);
         break;
     case LB_DECLINE: k->rate = unif(k, 1, 10) * FX_MB; break;
+    case LB_WALK: /* steps of 0.5-5 MiB a step, little noise on top */
+        k->amp = 0.0;
+        k->width = unif(k, 0.5, 5) * FX_MB;
+        k->sd = unif(k, 0.1, 1) * FX_MB;
+        break;
     case LB_RELEASE:
         k->rate = unif(k, 4, 40) * FX_MB;
         k->at = 1.0 - unif(k, 0.01, 0.10);
@@ -203,9 +209,12 @@ static int per_step_case(lb_case *k)
         k->period = (double)unif_n(k, 4, 50);
     if (make_steps(k, n, 100 * FX_MS) != 0 || add_sample(k, FX_MS, k->level + noise(k)) != 0)
         return -1;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        if (k->c == LB_WALK) /* shape_at_step reads the walk; it moves here */
+            k->amp += k->width * synth_gauss(&k->rng);
         if (add_sample(k, k->start[i] + k->dur[i], shape_at_step(k, (double)i) + noise(k)))
             return -1;
+    }
     return 0;
 }
 
@@ -236,6 +245,40 @@ static int timer_case(lb_case *k)
     }
     uint64_t every = (uint64_t)(unif(k, 10, 100) * (double)FX_MS);
     return timer_samples(k, (uint64_t)(secs * 1e9), every);
+}
+
+/* No steps: a leak of 10-100% of the level over 20-120 s whose rate
+ * wanders by 10-50% (AR(1), 0.9-0.99 a sample), sampled every 10-100 ms:
+ * the level is the sum of the increments, a random walk about any line.
+ * The truth is the rate the run had where it is fitted - after the warm-up
+ * of rules.md §2.5 - not the mean the wandering reverts to. */
+static int wander_case(lb_case *k)
+{
+    double secs = unif(k, 20, 120), every = unif(k, 10, 100) * 1e-3;
+    k->level = unif(k, 0.3, 4) * GIB;
+    k->rate = unif(k, 0.1, 1.0) * k->level / secs;
+    double swing = unif(k, 0.1, 0.5), phi = unif(k, 0.9, 0.99), dev = 0.0, y = k->level;
+    size_t cap = (size_t)(secs / every * 1.2) + 16, n = 0;
+    double *clean = malloc(cap * sizeof *clean);
+    if (!clean)
+        return -1;
+    k->sd = unif(k, 0.05, 0.5) * FX_MB;
+    k->phi = 0.0;
+    for (uint64_t t = FX_MS; t <= (uint64_t)(secs * 1e9) && n < cap; n++) {
+        if (add_sample(k, t, y + noise(k))) {
+            free(clean);
+            return -1;
+        }
+        clean[n] = y;
+        uint64_t dt = synth_jitter(&k->rng, (uint64_t)(every * 1e9), 0.1);
+        dev = phi * dev + sqrt(1.0 - phi * phi) * swing * synth_gauss(&k->rng);
+        y += k->rate * (1.0 + dev) * (double)dt / 1e9;
+        t += dt;
+    }
+    size_t w = (n + 9) / 10 < 3 ? 3 : (n + 9) / 10;
+    k->rate = (clean[n - 1] - clean[w]) / ((double)(k->t[n - 1] - k->t[w]) / 1e9);
+    free(clean);
+    return 0;
 }
 
 /* Four steps of 5-15 s (epochs) and a timer every 20-100 ms. */
@@ -306,6 +349,7 @@ static int generate(lb_case *k)
     case LB_TIMER:
     case LB_TIMER_NOISE: return timer_case(k);
     case LB_TIMER_EPOCHS: return epochs_case(k);
+    case LB_TIMER_WANDER: return wander_case(k);
     case LB_TIMER_STEPS: return timer_steps_case(k);
     default: return per_step_case(k);
     }
@@ -314,7 +358,8 @@ static int generate(lb_case *k)
 int lb_write(const char *path, lb_class c, uint64_t seed, lb_truth *truth)
 {
     lb_case k = { .c = c, .rng = { seed * 0x9E3779B97F4A7C15ull + (uint64_t)c * 7919u + 1u } };
-    int by_time = c == LB_TIMER || c == LB_TIMER_NOISE || c == LB_TIMER_EPOCHS;
+    int by_time = c == LB_TIMER || c == LB_TIMER_NOISE || c == LB_TIMER_EPOCHS ||
+                  c == LB_TIMER_WANDER;
     const char *series = c == LB_SLOW || by_time ? "host.rss" : "gpu.allocated";
     int rc = generate(&k);
     if (rc == 0)

@@ -17,6 +17,7 @@ typedef enum {
     LB_TIMER,         /* no steps; sampled every 10-100 ms; bytes/s            */
     LB_TIMER_STEPS,   /* steps and a timer inside them; activations come and go */
     LB_TIMER_EPOCHS,  /* four long steps sampled on a timer: fitted over time  */
+    LB_TIMER_WANDER,  /* no steps; a sum of increments whose rate wanders      */
     /* not leaks */
     LB_WARMUP,        /* a ramp (linear or saturating) over 5-25%, then flat   */
     LB_SAW_FEW,       /* 2-4 long teeth                                         */
@@ -25,6 +26,7 @@ typedef enum {
     LB_JUMP,          /* flat, one step up of 0.1-4 GiB that stays              */
     LB_NOISE,         /* flat with AR(1) noise of 0.5-5% of the level           */
     LB_TIMER_NOISE,   /* no steps, dense samples of strongly correlated noise   */
+    LB_WALK,          /* a random walk per step: wanders, but does not grow     */
     LB_DECLINE,       /* falls 1-10 MiB/step                                    */
     LB_RELEASE,       /* grows all run, released to its base in the last 1-10%  */
     LB_CLASSES

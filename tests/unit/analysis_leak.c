@@ -249,6 +249,7 @@ Test(analysis_leak, battery_doubling) { battery(LB_DOUBLING); }
 Test(analysis_leak, battery_timer_without_steps) { battery(LB_TIMER); }
 Test(analysis_leak, battery_timer_with_steps) { battery(LB_TIMER_STEPS); }
 Test(analysis_leak, battery_timer_epochs) { battery(LB_TIMER_EPOCHS); }
+Test(analysis_leak, battery_timer_rate_wanders) { battery(LB_TIMER_WANDER); }
 Test(analysis_leak, battery_warmup) { battery(LB_WARMUP); }
 Test(analysis_leak, battery_sawtooth_few_teeth) { battery(LB_SAW_FEW); }
 Test(analysis_leak, battery_sawtooth_many_teeth) { battery(LB_SAW_MANY); }
@@ -256,6 +257,7 @@ Test(analysis_leak, battery_spike) { battery(LB_SPIKE); }
 Test(analysis_leak, battery_jump) { battery(LB_JUMP); }
 Test(analysis_leak, battery_noise) { battery(LB_NOISE); }
 Test(analysis_leak, battery_timer_noise) { battery(LB_TIMER_NOISE); }
+Test(analysis_leak, battery_random_walk) { battery(LB_WALK); }
 Test(analysis_leak, battery_decline) { battery(LB_DECLINE); }
 Test(analysis_leak, battery_release) { battery(LB_RELEASE); }
 
