@@ -118,8 +118,12 @@ double rank_comm_per_step(const profile_model *m, const step_stats *s);
 double leak_capacity(const cJSON *meta, const char *series, double override_bytes);
 int leak_analyze(analysis_ctx *c, const model_series *s, leak_series *out); /* 0 / -1 */
 void leak_series_free(leak_series *l);
+/* Whether sample i of the series is its value at a step (the step's last
+ * sample), with that step's number; i ascending over calls, *cursor 0 at
+ * the first. */
 int leak_point_step(const analysis_ctx *c, const leak_series *l, size_t *cursor, size_t i,
                     double *step);
+/* The report's memory[].fit of the series (rules.md §4.2), or null. */
 void leak_report_fit(analysis_ctx *c, cJSON *series, const leak_series *l);
 void rule_memory_leak(analysis_ctx *c);
 

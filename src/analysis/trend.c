@@ -56,13 +56,13 @@ static int quadratic_basis(const double *x, size_t n, double *q1, double *q2)
         q1[i] /= n1;
         q2[i] = q1[i] * q1[i];
     }
-    double a0 = 0.0, a1 = dot(q2, q1, n);
+    double a0 = 0.0, a1 = dot(q2, q1, n), before = sqrt(dot(q2, q2, n));
     for (size_t i = 0; i < n; i++)
         a0 += q2[i] * c;
     for (size_t i = 0; i < n; i++)
         q2[i] -= a0 * c + a1 * q1[i];
     double n2 = sqrt(dot(q2, q2, n));
-    if (!(n2 > 1e-9 * a0 * c * sqrt((double)n)))
+    if (!(n2 > 1e-9 * before)) /* x^2 is a line in x: two distinct x */
         return 2;
     for (size_t i = 0; i < n; i++)
         q2[i] /= n2;
