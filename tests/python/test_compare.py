@@ -17,7 +17,7 @@ import unittest
 from support import HERE, PROF, analyze_available, run_python
 
 RUNS = 3
-STEPS = 60
+STEPS = 200
 
 
 def compare(*args):
