@@ -51,8 +51,8 @@ static const char usage[] =
     "      --fail-on-regression PCT exit with status 1 when the mean step time, or an\n"
     "                               operation taking at least 5% of the time on\n"
     "                               either side, is significantly slower by more\n"
-    "                               than PCT percent; with one run a side, only when\n"
-    "                               the whole 99% interval of the slowdown is past PCT\n"
+    "                               than PCT percent; with one run a side, only the\n"
+    "                               step time, when its whole 99% interval is past PCT\n"
     "      --noise PCT              changes of PCT percent or less are noise, never\n"
     "                               significant (default 5)\n"
     CMD_ANALYSIS_HELP

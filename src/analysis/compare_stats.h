@@ -40,7 +40,8 @@ cmp_result cmp_test(const cJSON *const *steady_b, size_t nb, const cJSON *const 
 
 /* Whether r is a regression past limit (a fraction): significant and, with
  * several runs a side, slower by more than limit; with one run a side,
- * slower by more than limit over the whole interval (rules.md §6.4). */
+ * slower by more than limit over the whole interval (rules.md §6.4; there
+ * only the step time is judged, which the caller decides). */
 int cmp_regressed_past(const cmp_result *r, double limit);
 
 const char *cmp_method_name(cmp_method m);

@@ -345,7 +345,8 @@ static void render_operations(textout *t, const cJSON *c)
         matched += !is_status(op, "added") && !is_status(op, "removed");
     textout_heading(t, "Operations");
     fprintf(t->out, " (mean per call after warm-up; significant: beyond the %g%% noise floor "
-            "at p < %g)\n", num(o, "noise_pct"), num(o, "alpha"));
+            "at p < %g%s)\n", num(o, "noise_pct"), num(o, "alpha"),
+            strcmp(str(c, "method"), "within_run") == 0 ? ", within each run" : "");
     if (matched == 0) {
         fputs("  none in both runs\n", t->out);
     } else {
