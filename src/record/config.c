@@ -40,14 +40,22 @@ static int parse_ulong(const char *s, unsigned long max, unsigned long *out)
     return 0;
 }
 
-static int env_unsigned(const char *name, unsigned *out)
+/* -EINVAL, naming the variable in *bad (when bad is not NULL). */
+static int bad_var(const char **bad, const char *name)
+{
+    if (bad)
+        *bad = name;
+    return -EINVAL;
+}
+
+static int env_unsigned(const char *name, unsigned *out, const char **bad)
 {
     const char *s = env(name);
     unsigned long v;
     if (!s)
         return 0;
     if (parse_ulong(s, UINT32_MAX, &v))
-        return -EINVAL;
+        return bad_var(bad, name);
     *out = (unsigned)v;
     return 0;
 }
@@ -65,10 +73,8 @@ static int parse_bool(const char *s, int *out)
     return -EINVAL;
 }
 
-/* "wait:warmup:active:repeat", four whole numbers. */
-static int parse_schedule(const char *s, rt_config *c)
+int rt_config_parse_schedule(const char *s, unsigned out[4])
 {
-    unsigned *field[] = { &c->wait, &c->warmup, &c->active, &c->repeat };
     for (size_t i = 0; i < 4; i++) {
         char part[16];
         size_t n = strcspn(s, ":");
@@ -79,7 +85,7 @@ static int parse_schedule(const char *s, rt_config *c)
         part[n] = '\0';
         if (parse_ulong(part, UINT32_MAX, &v))
             return -EINVAL;
-        *field[i] = (unsigned)v;
+        out[i] = (unsigned)v;
         s += n;
         if (i < 3 && *s++ != ':')
             return -EINVAL;
@@ -87,7 +93,7 @@ static int parse_schedule(const char *s, rt_config *c)
     return *s ? -EINVAL : 0;
 }
 
-static int parse_rate(const char *s, double *out)
+int rt_config_parse_rate(const char *s, double *out)
 {
     char *end;
     errno = 0;
@@ -137,7 +143,7 @@ static long env_long_or(const char *name, long dflt)
     return s && parse_ulong(s, 1u << 30, &v) == 0 ? (long)v : dflt;
 }
 
-static int resolve_rank(rt_config *c)
+static int resolve_rank(rt_config *c, const char **bad)
 {
     const char *s = env("PROF_RANK");
     unsigned long v;
@@ -148,7 +154,7 @@ static int resolve_rank(rt_config *c)
         return 0;
     }
     if (parse_ulong(s, 1u << 30, &v))
-        return -EINVAL;
+        return bad_var(bad, "PROF_RANK");
     c->rank = (long)v;
     return 0;
 }
@@ -177,37 +183,38 @@ static int expand_output(const char *pattern, long rank, char **out)
     return 0;
 }
 
-static int resolve_sizes(const prof_config *cfg, rt_config *c)
+static int resolve_sizes(const prof_config *cfg, rt_config *c, const char **bad)
 {
     const char *s;
     unsigned long v;
     c->buffer_bytes = cfg->buffer_bytes;
     if (!c->buffer_bytes && (s = env("PROF_BUFFER_MB"))) {
         if (parse_ulong(s, 1u << 20, &v) || v == 0)
-            return -EINVAL;
+            return bad_var(bad, "PROF_BUFFER_MB");
         c->buffer_bytes = (size_t)v << 20;
     }
     if (!c->buffer_bytes)
         c->buffer_bytes = DEFAULT_BUFFER;
     c->flush_interval_ms = cfg->flush_interval_ms;
-    if (!c->flush_interval_ms && env_unsigned("PROF_FLUSH_MS", &c->flush_interval_ms))
+    if (!c->flush_interval_ms && env_unsigned("PROF_FLUSH_MS", &c->flush_interval_ms, bad))
         return -EINVAL;
     if (!c->flush_interval_ms)
         c->flush_interval_ms = DEFAULT_FLUSH_MS;
     c->memory_interval_ms = cfg->memory_interval_ms;
-    if (!c->memory_interval_ms && env_unsigned("PROF_MEMORY_INTERVAL_MS", &c->memory_interval_ms))
+    if (!c->memory_interval_ms && env_unsigned("PROF_MEMORY_INTERVAL_MS", &c->memory_interval_ms, bad))
         return -EINVAL;
     return 0;
 }
 
-static int resolve_sampling(const prof_config *cfg, rt_config *c)
+static int resolve_sampling(const prof_config *cfg, rt_config *c, const char **bad)
 {
     const char *s;
     if (isnan(cfg->sample_rate) || cfg->sample_rate < 0 || cfg->sample_rate > 1)
         return -EINVAL;
     c->sample_rate = cfg->sample_rate;
-    if (c->sample_rate == 0 && (s = env("PROF_SAMPLE_RATE")) && parse_rate(s, &c->sample_rate))
-        return -EINVAL;
+    if (c->sample_rate == 0 && (s = env("PROF_SAMPLE_RATE")) &&
+        rt_config_parse_rate(s, &c->sample_rate))
+        return bad_var(bad, "PROF_SAMPLE_RATE");
     if (c->sample_rate == 0)
         c->sample_rate = 1.0;
     if (cfg->wait || cfg->warmup || cfg->active || cfg->repeat) {
@@ -215,42 +222,58 @@ static int resolve_sampling(const prof_config *cfg, rt_config *c)
         c->warmup = cfg->warmup;
         c->active = cfg->active;
         c->repeat = cfg->repeat;
-    } else if ((s = env("PROF_SCHEDULE")) && parse_schedule(s, c)) {
-        return -EINVAL;
+    } else if ((s = env("PROF_SCHEDULE"))) {
+        unsigned f[4];
+        if (rt_config_parse_schedule(s, f))
+            return bad_var(bad, "PROF_SCHEDULE");
+        c->wait = f[0];
+        c->warmup = f[1];
+        c->active = f[2];
+        c->repeat = f[3];
     }
     return 0;
 }
 
-static int resolve_all(const prof_config *cfg, rt_config *c)
+static int resolve_all(const prof_config *cfg, rt_config *c, const char **bad)
 {
     const char *s;
     int e;
     if ((s = env("PROF_ENABLE"))) {
         int on;
         if (parse_bool(s, &on))
-            return -EINVAL;
+            return bad_var(bad, "PROF_ENABLE");
         if (!on)
             return -ECANCELED;
     }
-    if ((e = resolve_sampling(cfg, c)) || (e = resolve_sizes(cfg, c)) || (e = resolve_rank(c)))
+    if ((e = resolve_sampling(cfg, c, bad)) || (e = resolve_sizes(cfg, c, bad)) ||
+        (e = resolve_rank(c, bad)))
         return e;
     s = cfg->output ? cfg->output : env("PROF_OUTPUT");
     if ((e = expand_output(s ? s : DEFAULT_OUTPUT, c->rank, &c->output)))
         return e;
     c->cuda = cfg->cuda != 0;
     if (!c->cuda && (s = env("PROF_CUDA")) && parse_bool(s, &c->cuda))
-        return -EINVAL;
-    return (s = env("PROF_TAGS")) ? parse_tags(s, c) : 0;
+        return bad_var(bad, "PROF_CUDA");
+    if ((s = env("PROF_TAGS")) && (e = parse_tags(s, c)))
+        return e == -EINVAL ? bad_var(bad, "PROF_TAGS") : e;
+    return 0;
+}
+
+int rt_config_resolve_why(const prof_config *cfg, rt_config *out, const char **bad)
+{
+    static const prof_config none;
+    memset(out, 0, sizeof *out);
+    if (bad)
+        *bad = NULL;
+    int e = resolve_all(cfg ? cfg : &none, out, bad);
+    if (e)
+        rt_config_free(out);
+    return e;
 }
 
 int rt_config_resolve(const prof_config *cfg, rt_config *out)
 {
-    static const prof_config none;
-    memset(out, 0, sizeof *out);
-    int e = resolve_all(cfg ? cfg : &none, out);
-    if (e)
-        rt_config_free(out);
-    return e;
+    return rt_config_resolve_why(cfg, out, NULL);
 }
 
 void rt_config_free(rt_config *c)

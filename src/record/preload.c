@@ -12,9 +12,13 @@
  * file being written (a forked child is already kept off it by the fork
  * handler). `prof record` may set PROF_AUTOSTART_PID to the pid it execs.
  * Recording stops at exit through the atexit handler prof_start installs.
+ * A start that fails (a malformed PROF_* variable, an output that cannot
+ * be written) is said in one line on stderr: nobody else can tell, as no
+ * caller sees prof_start's result here; PROF_ENABLE=0 is not a failure.
  *
  * In libprof.a this object is never linked in: nothing refers to it. */
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,14 +64,36 @@ static int claimed_elsewhere(void)
     return pid && *pid && strtol(pid, NULL, 10) != (long)getpid();
 }
 
+/* The one line for a start that failed with e: the variable that is
+ * malformed, else the (expanded) output and the reason. */
+static void report_failure(int e)
+{
+    rt_config c;
+    const char *bad = NULL;
+    int ce = rt_config_resolve_why(NULL, &c, &bad);
+    if (ce == -ECANCELED)
+        return;
+    if (ce == -EINVAL && bad)
+        fprintf(stderr, "prof: not recording: bad %s '%s' (see libprof(3))\n", bad, getenv(bad));
+    else if (ce == 0 && e != -ENOMEM)
+        fprintf(stderr, "prof: not recording: cannot write '%s': %s\n", c.output, strerror(-e));
+    else
+        fprintf(stderr, "prof: not recording: %s\n", strerror(-e));
+    if (ce == 0)
+        rt_config_free(&c);
+}
+
 __attribute__((constructor)) static void preload_start(void)
 {
     const char *out = getenv("PROF_OUTPUT");
     if (!out || !*out || claimed_elsewhere() || !preloaded())
         return;
-    if (prof_start(NULL) == 0) {
+    int e = prof_start(NULL);
+    if (e == 0) {
         char pid[24];
         snprintf(pid, sizeof pid, "%ld", (long)getpid());
         setenv("PROF_AUTOSTART_PID", pid, 1);
+    } else if (e != -ECANCELED) {
+        report_failure(e);
     }
 }

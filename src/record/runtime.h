@@ -26,6 +26,7 @@
 #include "format/format.h"
 #include "prof.h"
 #include "record/clock.h"
+#include "record/config.h"
 
 #pragma GCC visibility push(hidden)
 
@@ -139,32 +140,6 @@ static inline rt_ptr_slot *rt_ptr_slot_of(rt_thread *t, const char *name)
 {
     return &t->ptr_cache[((uintptr_t)name * 0x9E3779B97F4A7C15u) >> 56 & (RT_PTR_CACHE - 1)];
 }
-
-/* ---- configuration --------------------------------------------------- */
-
-typedef struct rt_tag {
-    char *key, *value;
-} rt_tag;
-
-typedef struct rt_config {
-    char *output;
-    double sample_rate;
-    unsigned wait, warmup, active, repeat;
-    unsigned memory_interval_ms;
-    size_t buffer_bytes;
-    unsigned flush_interval_ms;
-    int cuda;
-    long rank, world_size, local_rank;
-    rt_tag *tags;
-    size_t ntags;
-} rt_config;
-
-/* 0, -EINVAL or -ECANCELED (PROF_ENABLE=0); -ENOMEM. Fills *out, which
- * rt_config_free releases. */
-int rt_config_resolve(const prof_config *cfg, rt_config *out);
-void rt_config_free(rt_config *c);
-/* Whether step n keeps its region, mark and counter events. */
-int rt_step_sampled(const rt_config *c, uint64_t n);
 
 /* ---- the runtime --------------------------------------------------------- */
 
