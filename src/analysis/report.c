@@ -381,8 +381,13 @@ static void section_notes(analysis_ctx *c, cJSON *report)
                  "%.0f steps (sampling); operation times cover those steps only", sampled,
                  steps));
     if (steps == 0)
-        add_note(c, notes, "no steps recorded: call prof_step() once per training step for "
-                 "step times and memory regression");
+        add_note(c, notes, "no steps recorded, so no step times and memory is fitted over "
+                 "time: call prof_step() (or prof.step()) at the end of each training step; "
+                 "under prof record, PyTorch programs get a step per optimizer.step()");
+    if (m->region_events == 0)
+        add_note(c, notes, "no regions recorded, so no operation times: prof record "
+                 "instruments PyTorch's top-level modules, optimizer steps and DataLoader; "
+                 "for other code, add prof_region_begin/end or prof.region");
     if (c->nmodels > 1)
         add_note(c, notes, fmt_text(buf, sizeof buf, "%zu ranks: every section but ranks "
                  "describes rank %d (%s)", c->nmodels, m->rank, m->path ? m->path : ""));

@@ -129,8 +129,31 @@ Test(analysis_steps, a_run_without_prof_step_has_no_steps)
     cr_assert_eq(au_num(sum, "complete_steps"), 1, "step times fall back to the incomplete one");
     cr_assert_eq(au_num(au_get(sum, "sync"), "per_step"), 0);
     cr_assert(has_note(r, "no steps recorded"));
+    cr_assert(has_note(r, "prof_step() (or prof.step())"), "the note says how to get steps");
+    cr_assert_not(has_note(r, "no regions recorded"));
     char line[200];
     steps_line(r, line, sizeof line);
     cr_assert_str_eq(line, "  steps          0 (1 incomplete not counted)");
+    cJSON_Delete(r);
+}
+
+/* Steps and memory but no region (an unmodified program under prof record
+ * that is not PyTorch): the note says how to get operation times. */
+Test(analysis_steps, a_run_without_regions_says_how_to_get_them)
+{
+    const char *path = fx_path("noregions.prof");
+    synth *s = synth_open(path, NULL);
+    synth_thread(s, 0, 1, "train");
+    uint64_t t = FX_MS;
+    for (uint64_t i = 0; i < 5; i++, t += 10 * FX_MS) {
+        synth_step(s, 0, i, PROF_STEP_SAMPLED, t, 10 * FX_MS);
+        synth_memory(s, 0, "host.rss", t + 10 * FX_MS, 1u << 30);
+    }
+    cr_assert_eq(synth_close(s, NULL), 0);
+    cJSON *r = au_report(path, NULL);
+    assert_valid(r);
+    cr_assert(has_note(r, "no regions recorded"));
+    cr_assert(has_note(r, "prof_region_begin/end or prof.region"));
+    cr_assert_not(has_note(r, "no steps recorded"));
     cJSON_Delete(r);
 }
