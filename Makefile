@@ -178,7 +178,7 @@ PYTHON  ?= $(firstword $(wildcard /usr/bin/python3) python3)
 PY_CFG  := $(shell $(PYTHON) -c 'import sysconfig as s; print(s.get_paths()["include"], s.get_config_var("EXT_SUFFIX"))' 2>/dev/null)
 PY_INC  := $(word 1,$(PY_CFG))
 PY_PKG  := $(B)/python/prof
-PY_FILES := $(patsubst bindings/python/prof/%,$(PY_PKG)/%,$(wildcard bindings/python/prof/*.py)) \
+PY_FILES := $(patsubst bindings/python/prof/%,$(PY_PKG)/%,$(wildcard bindings/python/prof/*.py bindings/python/prof/_boot/*.py)) \
 	$(PY_PKG)/libprof.so $(if $(wildcard $(PY_INC)/Python.h),$(PY_PKG)/_native$(word 2,$(PY_CFG)))
 .PHONY: python
 python: $(PY_FILES)

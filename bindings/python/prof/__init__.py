@@ -283,6 +283,10 @@ def data(iterable, name="data_loading"):
     if type(iterable).__module__ != "builtins":
         name_class(name, class_name(iterable))
     it = iter(iterable)
+    try:  # a DataLoader's fetches are recorded here, not by prof.torch.auto() too
+        it._prof_data = True
+    except AttributeError:
+        pass
     while True:
         _begin_id(rid, DATA)
         try:
