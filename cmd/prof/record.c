@@ -1,22 +1,34 @@
 /* record.c - `prof record`: runs a command with libprof.so preloaded and
  * the recording configuration in its environment, so that an unmodified
- * program (or one that never calls prof_start) writes a profile. prof
+ * program (or one that never calls prof_start) writes a profile; a Python
+ * program also gets the binding loaded at interpreter start (a
+ * sitecustomize on PYTHONPATH), which records its PyTorch steps, modules,
+ * data loading, syncs and memory. Before the command runs, prof checks
+ * what it can (the configuration libprof will read, the output's
+ * directory) so that a job does not run for hours to write nothing; after
+ * it, prof says which profiles were written, or that none was. prof
  * forwards the signals a job scheduler or a user sends it, waits, and
  * exits as the command did. The profile is written by the command's own
- * process (the preload constructor), so %p and %r in -o are expanded
- * there, and a crash of the command is handled by libprof's crash path. */
+ * process (the preload constructor, or the binding in each rank of a
+ * launcher), so %p and %r in -o are expanded there, and a crash of the
+ * command is handled by libprof's crash path. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <glob.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
+#include "model/summary.h"
+#include "record/config.h"
 
 #define EXIT_RECORD_FAILED 125 /* prof record itself failed, as env(1) */
 #define EXIT_CANNOT_RUN 126
@@ -24,11 +36,12 @@
 
 static const char usage_text[] =
     "usage: prof record [-o RUN.prof] [--sample-rate R] [--schedule W:WU:A:R] [--cuda]\n"
-    "                   [--] COMMAND [ARGS]\n"
+    "                   [--no-python | --python-hooks LIST] [--] COMMAND [ARGS]\n"
     "\n"
     "Runs COMMAND with libprof preloaded, so that it writes a profile without being\n"
     "changed: steps and regions it records through libprof, host memory, and CUDA\n"
-    "activity with --cuda.\n"
+    "activity with --cuda. A Python program also gets the prof binding loaded at\n"
+    "start, which records PyTorch steps, modules, data loading, syncs and memory.\n"
     "\n"
     "  -o, --output PATH     profile to write (default $PROF_OUTPUT, else run.prof);\n"
     "                        %p is replaced by the pid of the process that records,\n"
@@ -36,59 +49,72 @@ static const char usage_text[] =
     "      --sample-rate R   fraction of steps whose region and GPU events are kept\n"
     "      --schedule W:WU:A:R  step schedule: wait, warmup, active, repeat\n"
     "      --cuda            capture CUDA activity through CUPTI\n"
+    "      --no-python       do not load the Python binding (PROF_PYTHON=0)\n"
+    "      --python-hooks LIST  what the binding records, a comma list of steps,\n"
+    "                        modules, data, syncs, memory, or all (the default)\n"
     "  -h, --help            show this help\n"
     "\n"
-    "libprof.so is looked up in $PROF_LIBRARY, next to the prof binary, then in\n"
-    "../libprof.so and ../lib/libprof.so.0 relative to it. SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1\n"
-    "and SIGUSR2 sent to prof are passed on to COMMAND. The exit status is\n"
-    "COMMAND's, 128 + N when a signal N killed it; 125 when prof record failed,\n"
-    "126 when COMMAND could not be run, 127 when it was not found, 2 for a usage\n"
-    "error.\n";
+    "The binding's directory goes first on PYTHONPATH (kept after it) for every\n"
+    "command, which programs other than Python ignore. libprof.so is looked up in\n"
+    "$PROF_LIBRARY, next to the prof binary, then in ../libprof.so and\n"
+    "../lib/libprof.so.0 relative to it. SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1\n"
+    "and SIGUSR2 sent to prof are passed on to COMMAND. At the end prof says on\n"
+    "standard error which profiles were written. The exit status is COMMAND's,\n"
+    "128 + N when a signal N killed it; 2 for a usage error or a bad PROF_*\n"
+    "variable; 125 when prof record failed: the output cannot be written (COMMAND\n"
+    "is not run), or COMMAND succeeded but wrote no profile; 126 when COMMAND\n"
+    "could not be run, 127 when it was not found.\n";
 
 typedef struct record_opts {
     const char *output;
     const char *sample_rate;
     const char *schedule;
+    const char *python_hooks;
     int cuda;
+    int no_python;
 } record_opts;
 
 /* ---- options ------------------------------------------------------------ */
 
-static int valid_rate(const char *s)
-{
-    char *end;
-    errno = 0;
-    double r = strtod(s, &end);
-    return !errno && end != s && !*end && r > 0 && r <= 1;
-}
+/* What the binding can record (PROF_PYTHON_HOOKS), as it names them. */
+static const char *const hook_names[] = { "steps", "modules", "data", "syncs", "memory", "all",
+                                          NULL };
 
-/* Four whole numbers separated by ':', as libprof's PROF_SCHEDULE. */
-static int valid_schedule(const char *s)
+/* A comma list of hook_names; an empty item is not one. */
+static int valid_hooks(const char *list)
 {
-    for (int i = 0; i < 4; i++) {
-        size_t n = strspn(s, "0123456789");
-        if (n == 0 || n > 9)
+    char name[16];
+    for (;;) {
+        size_t n = strcspn(list, ",");
+        if (n == 0 || n >= sizeof name)
             return 0;
-        s += n;
-        if (i < 3 && *s++ != ':')
+        memcpy(name, list, n);
+        name[n] = '\0';
+        if (cmd_name_index(hook_names, name) < 0)
             return 0;
+        if (!list[n])
+            return 1;
+        list += n + 1;
     }
-    return *s == '\0';
 }
 
 /* Returns -1 when the options are good (optind at COMMAND), else the exit status. */
 static int parse_options(int argc, char **argv, record_opts *o)
 {
-    enum { OPT_RATE = 256, OPT_SCHEDULE, OPT_CUDA };
+    enum { OPT_RATE = 256, OPT_SCHEDULE, OPT_CUDA, OPT_NO_PYTHON, OPT_HOOKS };
     static const struct option longopts[] = {
         { "output", required_argument, NULL, 'o' },
         { "sample-rate", required_argument, NULL, OPT_RATE },
         { "schedule", required_argument, NULL, OPT_SCHEDULE },
         { "cuda", no_argument, NULL, OPT_CUDA },
+        { "no-python", no_argument, NULL, OPT_NO_PYTHON },
+        { "python-hooks", required_argument, NULL, OPT_HOOKS },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     int c;
+    double rate;
+    unsigned schedule[4];
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+:o:h", longopts, NULL)) != -1) {
@@ -97,6 +123,8 @@ static int parse_options(int argc, char **argv, record_opts *o)
         case OPT_RATE: o->sample_rate = optarg; break;
         case OPT_SCHEDULE: o->schedule = optarg; break;
         case OPT_CUDA: o->cuda = 1; break;
+        case OPT_NO_PYTHON: o->no_python = 1; break;
+        case OPT_HOOKS: o->python_hooks = optarg; break;
         case 'h':
             fputs(usage_text, stdout);
             return cmd_finish_stdout("record");
@@ -106,10 +134,15 @@ static int parse_options(int argc, char **argv, record_opts *o)
     }
     if (o->output && !*o->output)
         return cmd_usage_error("record", "empty output path");
-    if (o->sample_rate && !valid_rate(o->sample_rate))
+    if (o->sample_rate && rt_config_parse_rate(o->sample_rate, &rate) != 0)
         return cmd_usage_error("record", "bad sample rate '%s': want 0 < R <= 1", o->sample_rate);
-    if (o->schedule && !valid_schedule(o->schedule))
+    if (o->schedule && rt_config_parse_schedule(o->schedule, schedule) != 0)
         return cmd_usage_error("record", "bad schedule '%s': want W:WU:A:R", o->schedule);
+    if (o->python_hooks && !valid_hooks(o->python_hooks))
+        return cmd_usage_error("record", "bad Python hooks '%s': want a comma list of steps, "
+                               "modules, data, syncs, memory or all", o->python_hooks);
+    if (o->python_hooks && o->no_python)
+        return cmd_usage_error("record", "--python-hooks and --no-python exclude each other");
     if (optind >= argc)
         return cmd_usage_error("record", "no command to run");
     return -1;
@@ -127,6 +160,20 @@ static int readable_at(char *buf, size_t cap, const char *dir, const char *rel)
     return strlen(buf) < cap;
 }
 
+/* The directory of the prof binary into dir (PATH_MAX bytes); 0 or -1. */
+static int exe_dir(char *dir)
+{
+    ssize_t n = readlink("/proc/self/exe", dir, PATH_MAX - 1);
+    if (n <= 0)
+        return -1;
+    dir[n] = '\0';
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        return -1;
+    *slash = '\0';
+    return 0;
+}
+
 /* An absolute path to libprof.so in buf (PATH_MAX bytes). */
 static int find_library(char *buf)
 {
@@ -139,24 +186,66 @@ static int find_library(char *buf)
         return 0;
     }
     char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = '\0';
-            /* the build tree; its sanitized prof one level down; installed */
-            if (readable_at(buf, PATH_MAX, exe, "libprof.so") ||
-                readable_at(buf, PATH_MAX, exe, "../libprof.so") ||
-                readable_at(buf, PATH_MAX, exe, "../lib/libprof.so.0"))
-                return 0;
-        }
-    }
+    /* the build tree; its sanitized prof one level down; installed */
+    if (exe_dir(exe) == 0 &&
+        (readable_at(buf, PATH_MAX, exe, "libprof.so") ||
+         readable_at(buf, PATH_MAX, exe, "../libprof.so") ||
+         readable_at(buf, PATH_MAX, exe, "../lib/libprof.so.0")))
+        return 0;
     cmd_error("record", "cannot find 'libprof.so' next to prof or in ../lib: set PROF_LIBRARY");
     return -1;
 }
 
+/* The directory that holds the Python package prof/ (absolute, in buf of
+ * PATH_MAX bytes): $PROF_PYTHONPATH, else python/ next to the prof binary
+ * (the build tree; ../python for its sanitized prof), else
+ * ../lib/prof/python (installed). 1 found, 0 none (nothing to inject),
+ * -1 reported error. */
+static int find_python(char *buf)
+{
+    const char *env = getenv("PROF_PYTHONPATH");
+    if (env && *env) {
+        struct stat st;
+        if (stat(env, &st) != 0 || !realpath(env, buf)) {
+            cmd_error("record", "cannot use PROF_PYTHONPATH '%s': %s", env, strerror(errno));
+            return -1;
+        }
+        if (!S_ISDIR(st.st_mode)) {
+            cmd_error("record", "cannot use PROF_PYTHONPATH '%s': not a directory", env);
+            return -1;
+        }
+        return 1;
+    }
+    static const char *const dirs[] = { "python", "../python", "../lib/prof/python" };
+    char exe[PATH_MAX], init[PATH_MAX];
+    if (exe_dir(exe) != 0)
+        return 0;
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+        snprintf(init, sizeof init, "%s/prof/__init__.py", dirs[i]);
+        if (readable_at(buf, PATH_MAX, exe, init) && readable_at(buf, PATH_MAX, exe, dirs[i]))
+            return 1;
+    }
+    return 0;
+}
+
 /* ---- the child's environment ---------------------------------------------- */
+
+/* Sets name to first, then ':' and the old value when there is one (an
+ * empty entry would mean the current directory to Python's path). */
+static int prepend_env(const char *name, const char *first)
+{
+    const char *old = getenv(name);
+    size_t len = strlen(first) + (old ? strlen(old) : 0) + 2;
+    char *v = malloc(len);
+    if (!v) {
+        errno = ENOMEM;
+        return -1;
+    }
+    snprintf(v, len, "%s%s%s", first, old && *old ? ":" : "", old ? old : "");
+    int e = setenv(name, v, 1);
+    free(v);
+    return e;
+}
 
 /* LD_PRELOAD splits its list at spaces and colons. */
 static int set_preload(const char *lib)
@@ -165,25 +254,53 @@ static int set_preload(const char *lib)
         cmd_error("record", "cannot preload '%s': LD_PRELOAD cannot hold ':' or ' '", lib);
         return -1;
     }
-    const char *old = getenv("LD_PRELOAD");
-    size_t len = strlen(lib) + (old ? strlen(old) : 0) + 2;
-    char *v = malloc(len);
-    if (!v) {
-        cmd_error("record", "out of memory");
+    if (prepend_env("LD_PRELOAD", lib) != 0) {
+        cmd_error("record", "cannot set LD_PRELOAD: %s", strerror(errno));
         return -1;
     }
-    snprintf(v, len, "%s%s%s", lib, old && *old ? ":" : "", old ? old : "");
-    int e = setenv("LD_PRELOAD", v, 1);
-    free(v);
-    return e;
+    return 0;
+}
+
+/* D/prof/_boot (the sitecustomize that loads the binding) and D in front
+ * of PYTHONPATH; or, with --no-python, PROF_PYTHON=0, which the boot also
+ * honours when the user put it on the path. */
+static int set_python(const record_opts *o)
+{
+    char dir[PATH_MAX], entries[2 * PATH_MAX + 16];
+    if (o->no_python) {
+        if (setenv("PROF_PYTHON", "0", 1) == 0)
+            return 0;
+        cmd_error("record", "cannot set PROF_PYTHON: %s", strerror(errno));
+        return -1;
+    }
+    int found = find_python(dir);
+    if (found <= 0)
+        return found;
+    if (strchr(dir, ':')) {
+        cmd_error("record", "cannot put '%s' on PYTHONPATH: it holds ':'", dir);
+        return -1;
+    }
+    snprintf(entries, sizeof entries, "%s/prof/_boot:%s", dir, dir);
+    if (prepend_env("PYTHONPATH", entries) != 0 ||
+        (o->python_hooks && setenv("PROF_PYTHON_HOOKS", o->python_hooks, 1) != 0)) {
+        cmd_error("record", "cannot set the Python environment: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* The output pattern the command gets (PROF_OUTPUT). */
+static const char *output_pattern(const record_opts *o)
+{
+    const char *out = o->output ? o->output : getenv("PROF_OUTPUT");
+    return out && *out ? out : "run.prof";
 }
 
 static int set_environment(const record_opts *o, const char *lib)
 {
-    const char *out = o->output ? o->output : getenv("PROF_OUTPUT");
-    int e = set_preload(lib);
-    if (!e)
-        e = setenv("PROF_OUTPUT", out && *out ? out : "run.prof", 1);
+    if (set_preload(lib) != 0 || set_python(o) != 0)
+        return -1;
+    int e = setenv("PROF_OUTPUT", output_pattern(o), 1);
     if (!e && o->sample_rate)
         e = setenv("PROF_SAMPLE_RATE", o->sample_rate, 1);
     if (!e && o->schedule)
@@ -197,6 +314,187 @@ static int set_environment(const record_opts *o, const char *lib)
     if (e)
         cmd_error("record", "cannot set the environment: %s", strerror(errno));
     return e;
+}
+
+/* ---- checks before the command runs ------------------------------------------ */
+
+/* The configuration libprof will read from this environment, parsed as
+ * libprof parses it: EXIT_OK; EXIT_USAGE for a malformed variable;
+ * *disabled when PROF_ENABLE says off (nothing will be written). */
+static int check_config(int *disabled)
+{
+    rt_config c;
+    const char *bad = NULL;
+    int e = rt_config_resolve_why(NULL, &c, &bad);
+    *disabled = e == -ECANCELED;
+    if (e == 0)
+        rt_config_free(&c);
+    if (e == 0 || e == -ECANCELED)
+        return EXIT_OK;
+    if (e == -EINVAL && bad) {
+        cmd_error("record", "bad %s '%s' (see libprof(3))", bad, getenv(bad));
+        return EXIT_USAGE;
+    }
+    cmd_error("record", "cannot read the recording configuration: %s", strerror(-e));
+    return e == -EINVAL ? EXIT_USAGE : EXIT_RECORD_FAILED;
+}
+
+static int output_error(const char *pattern, int e)
+{
+    cmd_error("record", "cannot write '%s': %s", pattern, strerror(e));
+    return -1;
+}
+
+/* Whether the output can be created: its directory exists and is
+ * writable, and the path itself is not a directory nor a read-only file.
+ * A directory part holding %p or %r is expanded by each recording process
+ * and cannot be checked here. 0, or -1 reported. */
+static int check_output(const char *pattern)
+{
+    const char *slash = strrchr(pattern, '/');
+    char dir[PATH_MAX];
+    struct stat st;
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == pattern)
+        snprintf(dir, sizeof dir, "/");
+    else if ((size_t)(slash - pattern) < sizeof dir)
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - pattern), pattern);
+    else
+        return 0; /* too long for here: libprof's open will say */
+    if (strchr(dir, '%'))
+        return 0;
+    if (stat(dir, &st) != 0)
+        return output_error(pattern, errno);
+    if (!S_ISDIR(st.st_mode))
+        return output_error(pattern, ENOTDIR);
+    if (access(dir, W_OK | X_OK) != 0)
+        return output_error(pattern, errno);
+    if (strchr(slash ? slash : pattern, '%') || stat(pattern, &st) != 0)
+        return 0; /* a pattern, or a file to be created */
+    if (S_ISDIR(st.st_mode))
+        return output_error(pattern, EISDIR);
+    if (access(pattern, W_OK) != 0)
+        return output_error(pattern, errno);
+    return 0;
+}
+
+/* ---- what was written ------------------------------------------------------ */
+
+/* pattern as a glob(3) pattern: %p and %r match any text, %% is %, and
+ * glob's own metacharacters stand for themselves. */
+static char *glob_pattern(const char *pattern)
+{
+    char *g = malloc(2 * strlen(pattern) + 1), *q = g;
+    if (!g)
+        return NULL;
+    for (const char *p = pattern; *p; p++) {
+        if (p[0] == '%' && (p[1] == 'p' || p[1] == 'r')) {
+            *q++ = '*';
+            p++;
+            continue;
+        }
+        if (strchr("*?[\\", *p))
+            *q++ = '\\';
+        *q++ = *p;
+        p += p[0] == '%' && p[1] == '%';
+    }
+    *q = '\0';
+    return g;
+}
+
+/* "48,213" */
+static void grouped(char *buf, size_t cap, uint64_t n)
+{
+    char digits[24];
+    int len = snprintf(digits, sizeof digits, "%llu", (unsigned long long)n);
+    size_t j = 0;
+    for (int i = 0; i < len && j + 2 < cap; i++) {
+        if (i > 0 && (len - i) % 3 == 0)
+            buf[j++] = ',';
+        buf[j++] = digits[i];
+    }
+    buf[j] = '\0';
+}
+
+/* "512 B", "1.2 MiB" */
+static void human_size(char *buf, size_t cap, uint64_t bytes)
+{
+    static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
+    double v = (double)bytes;
+    int u = -1;
+    while (v >= 1024 && u < 3) {
+        v /= 1024;
+        u++;
+    }
+    if (u < 0)
+        snprintf(buf, cap, "%llu B", (unsigned long long)bytes);
+    else
+        snprintf(buf, cap, "%.1f %s", v, units[u]);
+}
+
+/* The line for one profile the run wrote: its size, events and the steps
+ * the program made (not the last, which prof_stop closes). A summary pass
+ * over the file, not an analysis. 1 when it could be read. */
+static int report_profile(const char *path, uint64_t size)
+{
+    profile_summary sum;
+    prof_error err = { PROF_OK, "" };
+    if (profile_summary_read(path, &sum, &err) != PROF_OK) {
+        cmd_error("record", "cannot read '%s', which the command wrote: %s", path, err.message);
+        profile_summary_free(&sum);
+        return 0;
+    }
+    char sz[32], events[32], steps[32];
+    uint64_t nsteps = sum.counts[PROF_EV_STEP] - sum.incomplete_steps;
+    human_size(sz, sizeof sz, size);
+    grouped(events, sizeof events, sum.events);
+    grouped(steps, sizeof steps, nsteps);
+    fprintf(stderr, "prof: record: wrote %s (%s, %s events, %s step%s%s)\n", path, sz, events,
+            steps, nsteps == 1 ? "" : "s",
+            sum.status.truncated ? ", cut short" : !sum.status.clean ? ", not closed cleanly" : "");
+    profile_summary_free(&sum);
+    return 1;
+}
+
+static int modified_since(const struct stat *st, const struct timespec *t)
+{
+    return st->st_mtim.tv_sec > t->tv_sec ||
+           (st->st_mtim.tv_sec == t->tv_sec && st->st_mtim.tv_nsec >= t->tv_nsec);
+}
+
+/* One line for each file the pattern names (every rank's and process's,
+ * for %r and %p) that was written since start; the number that could be
+ * read in *readable. The number found, or -1 when none could be looked
+ * for (reported). */
+static int report_written(const char *pattern, const struct timespec *start, int *readable)
+{
+    char *g = glob_pattern(pattern);
+    glob_t gl;
+    int found = 0;
+    *readable = 0;
+    if (!g) {
+        cmd_error("record", "out of memory");
+        return -1;
+    }
+    int rc = glob(g, 0, NULL, &gl);
+    free(g);
+    if (rc == GLOB_NOMATCH)
+        return 0;
+    if (rc != 0) {
+        cmd_error("record", "cannot look for '%s': %s", pattern,
+                  rc == GLOB_NOSPACE ? "out of memory" : "read error");
+        return -1;
+    }
+    for (size_t i = 0; i < gl.gl_pathc; i++) {
+        struct stat st;
+        if (stat(gl.gl_pathv[i], &st) != 0 || !S_ISREG(st.st_mode) || !modified_since(&st, start))
+            continue;
+        found++;
+        *readable += report_profile(gl.gl_pathv[i], (uint64_t)st.st_size);
+    }
+    globfree(&gl);
+    return found;
 }
 
 /* ---- running the command ---------------------------------------------------- */
@@ -256,7 +554,9 @@ static int wait_forwarding(pid_t pid, const sigset_t *set)
     }
 }
 
-static int run_command(char **argv)
+/* The command's exit status as a shell reports it, or prof's own failure
+ * status; *ran says whether the command started. */
+static int run_command(char **argv, int *ran)
 {
     sigset_t set, old;
     int pipefd[2];
@@ -275,6 +575,7 @@ static int run_command(char **argv)
         exec_child(argv, &old, pipefd[1]);
     close(pipefd[1]);
     int status;
+    *ran = 0;
     if (pid < 0) {
         cmd_error("record", "cannot start '%s': %s", argv[0], strerror(errno));
         close(pipefd[0]);
@@ -285,6 +586,7 @@ static int run_command(char **argv)
             cmd_error("record", "cannot run '%s': %s", argv[0], strerror(e));
             status = e == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
         } else {
+            *ran = 1;
             status = wait_forwarding(pid, &set);
         }
     }
@@ -296,10 +598,27 @@ int cmd_record(int argc, char **argv)
 {
     record_opts o = { 0 };
     char lib[PATH_MAX];
+    int disabled, ran = 0, readable;
     int st = parse_options(argc, argv, &o);
     if (st >= 0)
         return st;
     if (find_library(lib) != 0 || set_environment(&o, lib) != 0)
         return EXIT_RECORD_FAILED;
-    return run_command(argv + optind);
+    if ((st = check_config(&disabled)) != EXIT_OK)
+        return st;
+    const char *pattern = output_pattern(&o);
+    if (!disabled && check_output(pattern) != 0)
+        return EXIT_RECORD_FAILED;
+    /* the clock file times are stamped from, so that a file written at
+     * once is not older than the start */
+    struct timespec start;
+    clock_gettime(CLOCK_REALTIME_COARSE, &start);
+    st = run_command(argv + optind, &ran);
+    if (!ran || disabled)
+        return st;
+    int found = report_written(pattern, &start, &readable);
+    if (found == 0)
+        cmd_error("record", "no profile written to '%s': the command never started recording "
+                  "(a static or set-user-ID program ignores LD_PRELOAD)", pattern);
+    return st == 0 && readable == 0 ? EXIT_RECORD_FAILED : st;
 }

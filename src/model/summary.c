@@ -43,6 +43,8 @@ static prof_err summary_add(profile_summary *s, const prof_event *ev)
         return PROF_OK; /* a type this build does not know */
     s->counts[ev->type]++;
     s->events++;
+    if (ev->type == PROF_EV_STEP && (ev->flags & PROF_STEP_INCOMPLETE))
+        s->incomplete_steps++;
     if (ev->start_ns < s->first_ns)
         s->first_ns = ev->start_ns;
     if (ev->start_ns + ev->dur_ns > s->last_ns)

@@ -23,6 +23,9 @@ typedef struct profile_summary {
     summary_thread *threads;          /* by first appearance               */
     uint32_t nthreads;
     uint64_t gpu_events;              /* events on the GPU's own timeline  */
+    uint64_t incomplete_steps;        /* steps closed by prof_stop, not by
+                                         prof_step: counts[PROF_EV_STEP] less
+                                         these is the steps the program made */
     prof_read_status status;
 } profile_summary;
 

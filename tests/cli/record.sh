@@ -4,7 +4,12 @@
 # libprof preloaded; their exit statuses passed through (128 + N for a
 # signal), the environment the command gets, %p and %r in -o, signals
 # forwarded (the command flushes and `prof info` reads the file), a
-# crashing command leaving a readable profile, and usage errors.
+# crashing command leaving a readable profile, and usage errors. The line
+# per profile written at the end, and status 125 when none was; what is
+# refused before the command runs (an output that cannot be written, a bad
+# PROF_* variable); the Python binding's directory put in front of
+# PYTHONPATH (a stand-in sitecustomize here), --no-python, --python-hooks,
+# and a Python script ending by sys.exit, an exception or SIGINT.
 # Run from the repository root with PROF and B set, as tests/run.sh does.
 PROF=${PROF:-build/prof}
 B=${B:-build}
@@ -15,7 +20,8 @@ PY=/usr/bin/python3
 ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
 export ASAN_OPTIONS
 unset PROF_OUTPUT PROF_ENABLE PROF_SAMPLE_RATE PROF_SCHEDULE PROF_CUDA PROF_RANK RANK \
-    PROF_AUTOSTART_PID LD_PRELOAD NVTX_INJECTION64_PATH
+    PROF_AUTOSTART_PID LD_PRELOAD NVTX_INJECTION64_PATH PROF_BUFFER_MB PROF_FLUSH_MS \
+    PROF_MEMORY_INTERVAL_MS PROF_TAGS PYTHONPATH PROF_PYTHONPATH PROF_PYTHON PROF_PYTHON_HOOKS
 ulimit -c 0
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/prof-cli-record.XXXXXX") || exit 1
@@ -97,6 +103,7 @@ check record-env eval 'status 0 && has "$out" "PROF_OUTPUT=$tmp/env.%p.prof" &&
     grep -q "^NVTX_INJECTION64_PATH=/.*libprof.so" "$out"'
 run record -o "$tmp/pre.prof" -- "$CHILD" env LD_PRELOAD
 check record-env-preload eval 'status 0 && grep -q "^LD_PRELOAD=/.*libprof.so" "$out"'
+cp "$out" "$tmp/pre.out"
 LD_PRELOAD=libc.so.6 run record -o "$tmp/pre2.prof" -- "$CHILD" env LD_PRELOAD
 check record-env-preload-kept eval 'status 0 && grep -q "^LD_PRELOAD=/.*libprof.so[.0]*:libc.so.6$" "$out"'
 PROF_OUTPUT=$tmp/from-env.prof run record -- "$CHILD" exit 0
@@ -151,8 +158,9 @@ fi
 # ---- --cuda where CUDA cannot be captured: one line, the run goes on -----------------
 if ! command -v nvidia-smi >/dev/null 2>&1; then
     run record --cuda -o "$tmp/cuda.prof" -- "$CHILD" exit 4
-    check record-cuda-fails-soft eval 'status 4 && [ "$(wc -l <"$err")" -eq 1 ] &&
-        grep -q "^prof: CUDA capture off: " "$err"'
+    check record-cuda-fails-soft eval 'status 4 && [ "$(wc -l <"$err")" -eq 2 ] &&
+        head -n 1 "$err" | grep -q "^prof: CUDA capture off: " &&
+        tail -n 1 "$err" | grep -q "^prof: record: wrote $tmp/cuda.prof "'
     readable record-cuda-profile "$tmp/cuda.prof" "closed cleanly"
 fi
 
@@ -160,4 +168,121 @@ fi
 run record -o "$tmp/segv.prof" -- "$CHILD" segv
 check record-segv-status status 139
 readable record-segv-profile "$tmp/segv.prof" "not closed cleanly"
+check record-segv-summary eval 'grep -q "^prof: record: wrote $tmp/segv.prof (.*, not closed cleanly)$" "$err"'
+
+# ---- what was written: one line per profile, or 125 when none ---------------------
+run record -o "$tmp/sum.prof" -- "$CHILD" exit 0
+check record-summary eval 'status 0 && [ "$(wc -l <"$err")" -eq 1 ] &&
+    grep -Eq "^prof: record: wrote $tmp/sum.prof \([0-9.]+ (B|KiB), [0-9,]+ events?, 0 steps\)$" "$err"'
+# every rank's file written during the run, not one left from before. The
+# ranks start as torchrun starts them, not recording through the launcher's
+# preload (PROF_AUTOSTART_PID is the launcher's pid): here they start
+# recording with it unset; the sh launcher writes the rank-0 file.
+touch -d 2000-01-01 "$tmp/ranks.7.prof"
+run record -o "$tmp/ranks.%r.prof" -- sh -c "env -u PROF_AUTOSTART_PID RANK=1 '$CHILD' exit 0 &&
+    env -u PROF_AUTOSTART_PID RANK=2 '$CHILD' exit 0"
+check record-summary-ranks eval 'status 0 && [ "$(grep -c "^prof: record: wrote " "$err")" -eq 3 ] &&
+    grep -q "^prof: record: wrote $tmp/ranks.1.prof (" "$err" &&
+    grep -q "^prof: record: wrote $tmp/ranks.2.prof (" "$err" && ! grep -q "ranks.7" "$err"'
+# the command removes its profile: nothing written, said, and 125 for a
+# command that succeeded (its own status when it failed)
+run record -o "$tmp/gone.prof" -- sh -c 'rm -f "$PROF_OUTPUT"'
+check record-nothing-written eval 'status 125 && [ "$(wc -l <"$err")" -eq 1 ] &&
+    grep -q "^prof: record: no profile written to '"'$tmp/gone.prof'"': " "$err"'
+run record -o "$tmp/gone.prof" -- sh -c 'rm -f "$PROF_OUTPUT"; exit 6'
+check record-nothing-written-failed eval 'status 6 && grep -q "no profile written" "$err"'
+PROF_ENABLE=0 run record -o "$tmp/off.prof" -- "$CHILD" exit 0
+check record-disabled eval 'status 0 && [ ! -s "$err" ] && [ ! -e "$tmp/off.prof" ]'
+
+# ---- refused before the command runs ------------------------------------------------
+run record -o "$tmp/no-dir/x.prof" -- sh -c ": >'$tmp/ran'"
+want="prof: record: cannot write '$tmp/no-dir/x.prof': No such file or directory"
+check record-unwritable-dir eval 'status 125 && [ "$(cat "$err")" = "$want" ] && [ ! -e "$tmp/ran" ]'
+mkdir "$tmp/isdir.prof"
+run record -o "$tmp/isdir.prof" -- sh -c ": >'$tmp/ran'"
+check record-output-is-dir eval 'status 125 && grep -q "Is a directory" "$err" && [ ! -e "$tmp/ran" ]'
+for bad in PROF_BUFFER_MB=abc PROF_SAMPLE_RATE=x PROF_SCHEDULE=bad PROF_MEMORY_INTERVAL_MS=-1 \
+    PROF_FLUSH_MS=1s PROF_ENABLE=maybe PROF_TAGS==v; do
+    env "$bad" "$PROF" record -o "$tmp/bad.prof" -- sh -c ": >'$tmp/ran'" >"$out" 2>"$err"
+    rc=$?
+    want="prof: record: bad ${bad%%=*} '${bad#*=}' (see libprof(3))"
+    check "record-bad-env-${bad%%=*}" eval 'status 2 && [ "$(cat "$err")" = "$want" ] &&
+        [ ! -e "$tmp/ran" ] && [ ! -e "$tmp/bad.prof" ]'
+done
+# libprof preloaded by hand says why it does not record, once
+lib=$(sed -n 's/^LD_PRELOAD=//p' "$tmp/pre.out")
+PROF_OUTPUT=$tmp/no-dir/y.prof LD_PRELOAD=$lib "$CHILD" exit 0 >"$out" 2>"$err"
+rc=$?
+want="prof: not recording: cannot write '$tmp/no-dir/y.prof': No such file or directory"
+check libprof-preload-unwritable eval 'status 0 && [ "$(cat "$err")" = "$want" ]'
+PROF_OUTPUT=$tmp/z.prof PROF_BUFFER_MB=abc LD_PRELOAD=$lib "$CHILD" exit 0 >"$out" 2>"$err"
+rc=$?
+want="prof: not recording: bad PROF_BUFFER_MB 'abc' (see libprof(3))"
+check libprof-preload-bad-env eval 'status 0 && [ "$(cat "$err")" = "$want" ]'
+
+# ---- the Python binding on PYTHONPATH ------------------------------------------------
+# A stand-in for the binding's directory: prof/_boot/sitecustomize.py says it ran.
+mkdir -p "$tmp/py/prof/_boot"
+: >"$tmp/py/prof/__init__.py"
+echo 'import os, sys; print("boot", os.environ.get("PROF_PYTHON_HOOKS", "all"), file=sys.stderr)' \
+    >"$tmp/py/prof/_boot/sitecustomize.py"
+pydir=$(cd "$tmp/py" && pwd -P)
+PROF_PYTHONPATH=$tmp/py run record -o "$tmp/pp.prof" -- "$CHILD" env PYTHONPATH PROF_PYTHON
+check record-pythonpath eval 'status 0 && has "$out" "PYTHONPATH=$pydir/prof/_boot:$pydir" &&
+    has "$out" "PROF_PYTHON unset"'
+PYTHONPATH=/user/a:/user/b PROF_PYTHONPATH=$tmp/py run record -o "$tmp/pp.prof" -- \
+    "$CHILD" env PYTHONPATH
+check record-pythonpath-kept eval 'status 0 && has "$out" "PYTHONPATH=$pydir/prof/_boot:$pydir:/user/a:/user/b"'
+PYTHONPATH=/user/a PROF_PYTHONPATH=$tmp/py run record --no-python -o "$tmp/pp.prof" -- \
+    "$CHILD" env PYTHONPATH PROF_PYTHON
+check record-no-python eval 'status 0 && has "$out" PYTHONPATH=/user/a && has "$out" PROF_PYTHON=0'
+PROF_PYTHONPATH=$tmp/py run record --python-hooks steps,memory -o "$tmp/pp.prof" -- \
+    "$CHILD" env PROF_PYTHON_HOOKS
+check record-python-hooks eval 'status 0 && has "$out" PROF_PYTHON_HOOKS=steps,memory'
+run record --python-hooks steps,bogus -- "$CHILD" exit 0
+check record-python-hooks-bad eval 'status 2 && grep -q "bad Python hooks '"'steps,bogus'"'" "$err"'
+run record --python-hooks all --no-python -- "$CHILD" exit 0
+check record-python-hooks-no-python status 2
+PROF_PYTHONPATH=$tmp/missing run record -o "$tmp/pp.prof" -- "$CHILD" exit 0
+check record-pythonpath-missing eval 'status 125 && grep -q "cannot use PROF_PYTHONPATH" "$err"'
+# without PROF_PYTHONPATH: the build tree's package, next to prof or one level up
+pkg=$(dirname "$PROF")/python
+[ -f "$pkg/prof/__init__.py" ] || pkg=$(dirname "$PROF")/../python
+if [ -f "$pkg/prof/__init__.py" ]; then
+    pkg=$(cd "$pkg" && pwd -P)
+    run record -o "$tmp/pp.prof" -- sh -c 'echo "$PYTHONPATH"'
+    check record-pythonpath-build-tree eval 'status 0 && has "$out" "$pkg/prof/_boot:$pkg"'
+fi
+
+if [ -x "$PY" ]; then
+    PROF_PYTHONPATH=$tmp/py run record --python-hooks steps -o "$tmp/pyexit.prof" -- \
+        "$PY" -c 'import sys; sys.exit(5)'
+    check record-python-boot-exit eval 'status 5 && has "$err" "boot steps" &&
+        grep -q "^prof: record: wrote $tmp/pyexit.prof (" "$err"'
+    PROF_PYTHONPATH=$tmp/py run record -o "$tmp/pyraise.prof" -- "$PY" -c 'raise ValueError("x")'
+    check record-python-raise eval 'status 1 && grep -q "^ValueError: x" "$err" &&
+        grep -q "^prof: record: wrote $tmp/pyraise.prof (" "$err"'
+    readable record-python-raise-profile "$tmp/pyraise.prof" "closed cleanly"
+    # Ctrl-C: SIGINT sent to prof reaches the script (SIGINT is reset to its
+    # default first: a shell starts background jobs with it ignored)
+    "$PY" -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' "$PROF" record -o "$tmp/pyint.prof" -- "$PY" -c '
+import time
+open("'"$tmp/pyint.ready"'", "w").close()
+while True:
+    time.sleep(0.05)' >"$out" 2>"$err" &
+    pid=$!
+    if wait_for "$tmp/pyint.ready"; then
+        sleep 0.2
+        kill -INT $pid
+        wait $pid
+        rc=$?
+        check record-python-sigint eval 'status 130 && grep -q "^prof: record: wrote $tmp/pyint.prof (" "$err"'
+        readable record-python-sigint-profile "$tmp/pyint.prof" "pid"
+    else
+        kill -KILL $pid 2>/dev/null
+        not_ok record-python-sigint "the script never got ready"
+    fi
+fi
 exit 0
