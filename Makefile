@@ -7,7 +7,8 @@
 #   make demo       install missing dependencies, build, show testdata/demo.prof
 #   make bench      benchmarks, printed as ratios measured in one run
 #   make fuzz       explore with libFuzzer for FUZZ_SECONDS (default 60) per target
-#   make install    PREFIX=/usr/local DESTDIR=: binary, libraries, headers, prof.pc, man pages
+#   make install    PREFIX=/usr/local DESTDIR=: binary, libraries, headers, prof.pc, man pages,
+#                   the Python package (under lib/prof/python, where prof record finds it)
 #   make deps       check the Debian packages; install the missing ones (root) or
 #                   print the apt-get command
 #   make clean
@@ -260,7 +261,11 @@ deps:
 		{ echo "deps: npm ci in tests/browser failed" >&2; exit 1; }
 
 # ---- install ------------------------------------------------------------------
-install: all
+# The Python package goes to lib/prof/python/prof, where `prof record` puts it
+# on PYTHONPATH, with libprof.so a link to the installed library (the package
+# looks for it beside itself).
+PY_DEST = $(DESTDIR)$(PREFIX)/lib/prof/python/prof
+install: all python
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 		$(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/man/man1 \
 		$(DESTDIR)$(PREFIX)/share/man/man3 $(DESTDIR)$(PREFIX)/share/man/man5
@@ -274,6 +279,11 @@ install: all
 	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 man/*.3 $(DESTDIR)$(PREFIX)/share/man/man3/
 	install -m 644 man/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/
+	install -d $(PY_DEST)/_boot
+	install -m 644 $(wildcard bindings/python/prof/*.py) $(PY_DEST)/
+	install -m 644 $(wildcard bindings/python/prof/_boot/*.py) $(PY_DEST)/_boot/
+	$(if $(wildcard $(PY_INC)/Python.h),install -m 755 $(PY_PKG)/_native$(word 2,$(PY_CFG)) $(PY_DEST)/)
+	ln -sf ../../../libprof.so.0 $(PY_DEST)/libprof.so
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/prof $(DESTDIR)$(PREFIX)/lib/libprof.a \
@@ -282,6 +292,8 @@ uninstall:
 		$(DESTDIR)$(PREFIX)/lib/pkgconfig/prof.pc
 	for m in man/*.1 man/*.3 man/*.5; do \
 		s=$${m##*.}; rm -f $(DESTDIR)$(PREFIX)/share/man/man$$s/$$(basename $$m); done
+	rm -rf $(PY_DEST)
+	rmdir $(DESTDIR)$(PREFIX)/lib/prof/python $(DESTDIR)$(PREFIX)/lib/prof 2>/dev/null || true
 
 clean:
 	rm -rf $(B)

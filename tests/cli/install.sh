@@ -2,7 +2,9 @@
 # install.sh - `make install` into a staging directory, then the README's C
 # example compiled against the installed headers and library through
 # pkg-config (shared and static), run, and its profile read back: what a
-# user does first. Then `make uninstall` leaves no file behind.
+# user does first. The Python package, where the installed `prof record`
+# finds it and puts it on PYTHONPATH, loading the installed libprof. Then
+# `make uninstall` leaves no file behind.
 # Needs the build tree B (as tests/run.sh sets it); runs once, for the plain
 # variant only, since it exercises packaging rather than the binary.
 . "$(dirname "$0")/../support/cli_lib.sh"
@@ -22,7 +24,9 @@ fi
 missing=""
 for f in bin/prof lib/libprof.a lib/libprof.so lib/libprof.so.0 include/prof.h \
     include/prof_reader.h lib/pkgconfig/prof.pc share/man/man1/prof.1 \
-    share/man/man3/libprof.3 share/man/man5/prof.5; do
+    share/man/man3/libprof.3 share/man/man5/prof.5 lib/prof/python/prof/__init__.py \
+    lib/prof/python/prof/torch.py lib/prof/python/prof/_boot/sitecustomize.py \
+    lib/prof/python/prof/libprof.so; do
     [ -e "$root/usr/$f" ] || missing="$missing $f"
 done
 [ -z "$missing" ] && ok installed-files || not_ok installed-files "missing:$missing"
@@ -68,6 +72,29 @@ for link in shared static; do
         not_ok "run-readme-example-$link" "$(head -c 300 "$tmp/run.err") $(head -c 600 "$tmp/info" 2>/dev/null)"
     fi
 done
+
+# The installed prof record: libprof from ../lib, the package from ../lib/prof/python.
+pkg=$root/usr/lib/prof/python
+if [ "$(readlink -f "$pkg/prof/libprof.so")" = "$(readlink -f "$root/usr/lib/libprof.so.0")" ]; then
+    ok python-package-library
+else
+    not_ok python-package-library "$pkg/prof/libprof.so -> $(readlink "$pkg/prof/libprof.so")"
+fi
+if PROF_LIBRARY= PROF_PYTHONPATH= "$root/usr/bin/prof" record -o "$tmp/py.prof" -- sh -c 'echo "$PYTHONPATH"' \
+    >"$tmp/out" 2>"$tmp/err" && [ "$(cat "$tmp/out")" = "$pkg/prof/_boot:$pkg" ]; then
+    ok installed-record-pythonpath
+else
+    not_ok installed-record-pythonpath "$(cat "$tmp/out" "$tmp/err")"
+fi
+if command -v python3 >/dev/null 2>&1; then
+    if PROF_LIBRARY= PROF_PYTHONPATH= "$root/usr/bin/prof" record -o "$tmp/py.prof" -- python3 -c \
+        'import prof; print(prof.__file__)' >"$tmp/out" 2>"$tmp/err" &&
+        [ "$(cat "$tmp/out")" = "$pkg/prof/__init__.py" ] && "$PROF" info "$tmp/py.prof" >/dev/null 2>&1; then
+        ok installed-record-python
+    else
+        not_ok installed-record-python "$(cat "$tmp/out" "$tmp/err")"
+    fi
+fi
 
 make -s --no-print-directory B="$B" uninstall DESTDIR="$root" PREFIX=/usr >"$tmp/log" 2>&1
 left=$(find "$root" -type f | sed "s|$root||")
