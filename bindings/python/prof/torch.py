@@ -594,6 +594,14 @@ def _user_step(native):
     return step
 
 
+def _stop_ends_step(native):
+    @functools.wraps(native)
+    def stop():
+        _step_if_due()  # the last iteration is a whole step
+        return native()
+    return stop
+
+
 class _AutoStep:
     """The wrapper of one optimizer class's step."""
 
@@ -780,6 +788,7 @@ class _Auto:
         self._undo.append(self._forget_steps)
         self._set(_prof, "step", _user_step(native))
         self._set(_prof.Profiler, "step", staticmethod(_user_step(native)))
+        self._set(_prof, "stop", _stop_ends_step(_prof.stop))  # prof.stop(), and at exit
         wrapped = {}
 
         def wrap(cls):

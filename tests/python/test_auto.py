@@ -1,0 +1,339 @@
+"""test_auto.py - prof.torch.auto() on real PyTorch, in a fresh interpreter
+each: steps from optimizer steps (one, several, accumulation, GradScaler's
+skipped steps), top-level module regions, DataLoader fetches, remove(); then
+an unmodified script (plain_train.py) recorded as `prof record` runs it
+(through prof record where it injects the binding, else with the same
+environment set by hand): steps, operations, leaks, sitecustomize chaining,
+exit paths, spawn workers, a program without torch, and two torchrun ranks."""
+import glob
+import os
+import subprocess
+import sys
+import unittest
+
+from support import (B, HERE, PACKAGE, PROF, Profile, TempDirTest, analyze, run_python,
+                     script_env)
+
+PLAIN = os.path.join(HERE, "plain_train.py")
+BOOT = os.path.join(PACKAGE, "prof", "_boot")
+
+
+def complete(p):
+    """The steps a program ended (the last one, closed by stop, is not)."""
+    return len(p.steps) - 1
+
+
+def ops(report):
+    return {op["name"]: op for op in report["operations"]}
+
+
+def leaks(report):
+    return [b["subject"] for b in report["bottlenecks"] if b["rule"] == "memory_leak"]
+
+
+_injects = None
+
+
+def record_injects():
+    """Whether prof record puts the binding on PYTHONPATH itself."""
+    global _injects
+    if _injects is None:
+        r = subprocess.run([PROF, "record", "--help"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+        _injects = r.returncode == 0 and "--no-python" in r.stdout
+    return _injects
+
+
+def recorded(out, argv, extra_env=None, pythonpath="", cwd=None, timeout=120):
+    """Runs argv as `prof record -o out -- argv` would, the program unchanged."""
+    env = script_env(extra_env, pythonpath)
+    if not pythonpath:
+        del env["PYTHONPATH"]
+    if record_injects():
+        cmd = [PROF, "record", "-o", out, "--"] + argv
+        env["PROF_LIBRARY"] = os.path.join(B, "libprof.so")
+    else:  # the environment prof record sets up, by hand
+        cmd = argv
+        env["PYTHONPATH"] = os.pathsep.join([BOOT, PACKAGE] + ([pythonpath] if pythonpath
+                                                               else []))
+        env.update(LD_PRELOAD=os.path.join(B, "libprof.so"), PROF_OUTPUT=out)
+    return subprocess.run(cmd, env=env, cwd=cwd or os.path.dirname(out),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          timeout=timeout)
+
+
+LOOP = r"""
+import sys, torch, prof, prof.torch
+from torch import nn
+torch.manual_seed(0); torch.set_num_threads(1)
+saved = dict(step=torch.optim.SGD.step, item=torch.Tensor.item,
+             next=torch.utils.data.dataloader._BaseDataLoaderIter.__next__)
+handle = prof.torch.auto()
+assert prof.torch.auto() is handle
+assert torch.optim.SGD.step is not saved["step"] and torch.Tensor.item is not saved["item"]
+prof.start(sys.argv[1])
+model = nn.Sequential(nn.Sequential(nn.Linear(8, 16), nn.ReLU()), nn.Linear(16, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+data = torch.utils.data.TensorDataset(torch.randn(24, 8), torch.randn(24, 1))
+def train(loader):
+    for x, y in loader:
+        loss = nn.functional.mse_loss(model(x), y)
+        opt.zero_grad(); loss.backward(); opt.step()
+        loss.item()
+train(torch.utils.data.DataLoader(data, batch_size=4))      # 6 steps
+handle.remove()
+train(torch.utils.data.DataLoader(data, batch_size=12))     # 2, unrecorded
+import prof.torch as pt
+assert pt._steps is None and prof.step is pt._prof.step
+assert "__init_subclass__" not in vars(torch.optim.Optimizer)
+assert not torch.nn.modules.module._global_forward_hooks
+assert not torch.nn.modules.module._global_forward_pre_hooks
+assert torch.utils.data.dataloader._BaseDataLoaderIter.__next__ is saved["next"]
+assert torch.Tensor.item is saved["item"] and torch.optim.SGD.step is saved["step"]
+assert prof.torch.auto() is not handle  # installs again after remove
+prof.torch.auto().remove()
+prof.stop()
+"""
+
+TWO_OPTIMIZERS = r"""
+import sys, torch, prof, prof.torch
+from torch import nn
+torch.manual_seed(0); torch.set_num_threads(1)
+prof.torch.auto()
+class Mine(torch.optim.SGD):  # defined after auto(); its step calls SGD's: one step
+    def step(self, closure=None):
+        return super().step(closure)
+prof.start(sys.argv[1])
+d, g = nn.Linear(4, 1), nn.Linear(2, 4)
+opt_d = torch.optim.Adam(d.parameters(), lr=1e-3)
+opt_g = Mine(g.parameters(), lr=1e-2)
+for i in range(8):
+    fake = g(torch.randn(8, 2))
+    loss_d = d(torch.randn(8, 4)).mean() - d(fake.detach()).mean()
+    opt_d.zero_grad(); loss_d.backward(); opt_d.step()
+    loss_g = -d(g(torch.randn(8, 2))).mean()
+    opt_g.zero_grad(); loss_g.backward(); opt_g.step()
+prof.stop()
+"""
+
+ACCUMULATION = r"""
+import sys, torch, prof, prof.torch
+from torch import nn
+torch.manual_seed(0); torch.set_num_threads(1)
+prof.torch.auto("steps,modules")
+prof.start(sys.argv[1])
+m = nn.Linear(4, 1)
+opt = torch.optim.SGD(m.parameters(), lr=0.01)
+for i in range(12):  # an optimizer step every 3 micro-batches
+    (m(torch.randn(8, 4)).pow(2).mean() / 3).backward()
+    if i % 3 == 2:
+        opt.step(); opt.zero_grad()
+prof.stop()
+"""
+
+# No CUDA here, and this torch (1.13) has no torch.amp.GradScaler("cpu"):
+# GradScaler is disabled on the CPU and always steps. A stand-in for its
+# step, installed before auto() hooks it, skips the optimizer's step the
+# way an inf/nan gradient makes the real one skip it.
+GRADSCALER = r"""
+import sys, torch, prof, prof.torch
+from torch import nn
+torch.manual_seed(0); torch.set_num_threads(1)
+Scaler = getattr(torch.amp, "GradScaler", None) or torch.cuda.amp.GradScaler
+skip = {2, 4}
+def step(self, optimizer, *args, **kwargs):  # stand-in: inf/nan on the steps in skip
+    if it in skip:
+        return None
+    return optimizer.step(*args, **kwargs)
+Scaler.step = step
+prof.torch.auto()
+prof.start(sys.argv[1])
+m = nn.Linear(4, 1)
+opt = torch.optim.Adam(m.parameters(), lr=0.01)
+scaler = Scaler(enabled=False)
+for it in range(6):
+    loss = m(torch.randn(8, 4)).pow(2).mean()
+    opt.zero_grad(); scaler.scale(loss).backward(); scaler.step(opt); scaler.update()
+prof.stop()
+"""
+
+EXPLICIT = r"""
+import sys, torch, prof, prof.torch
+from torch import nn
+torch.manual_seed(0); torch.set_num_threads(1)
+prof.torch.auto()
+prof.start(sys.argv[1])
+m = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 1))
+opt = torch.optim.SGD(m.parameters(), lr=0.01)
+prof.torch.instrument(m); prof.torch.instrument(opt)
+loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(20, 4)),
+                                     batch_size=4)
+for (x,) in prof.data(loader):
+    loss = m(x).pow(2).mean()
+    opt.zero_grad(); loss.backward(); opt.step()
+    prof.torch.step()
+prof.stop()
+"""
+
+
+class Auto(TempDirTest):
+    def run_code(self, code):
+        out = self.path("a.prof")
+        self.assertRan(run_python(["-c", code, out]))
+        return Profile(out)
+
+    def test_steps_regions_data_and_remove(self):
+        p = self.run_code(LOOP)
+        self.assertEqual(complete(p), 6)
+        names = p.names()
+        self.assertEqual(names.count("Sequential.forward"), 6)
+        self.assertEqual(names.count("Sequential.backward"), 6)
+        self.assertEqual(names.count("SGD.step"), 6)
+        self.assertEqual(p.names("data").count("data_loading"), 7)  # and the one that ends it
+        # submodules run inside the top-level forward: not top-level themselves
+        self.assertFalse([n for n in names if n.startswith(("Linear.", "ReLU."))], names)
+        self.assertEqual({r["depth"] for r in p.regions}, {0})
+        self.assertEqual([r for r in p.regions if r["kind"] == "sync"], [])  # CPU: no syncs
+        self.assertEqual(p.classes.get("Sequential.forward"), "torch.nn.Sequential")
+        self.assertEqual(p.classes.get("SGD.step"), "torch.optim.SGD")
+        self.assertEqual(p.classes.get("data_loading"), "torch.utils.data.DataLoader")
+        self.assertNotIn("Adam.step", p.classes)  # only the optimizers the program uses
+
+    def test_two_optimizers_give_one_step_an_iteration(self):
+        p = self.run_code(TWO_OPTIMIZERS)
+        self.assertEqual(complete(p), 8)
+        self.assertEqual(p.names().count("Adam.step"), 8)
+        self.assertEqual(p.names().count("Mine.step"), 8)
+        self.assertNotIn("SGD.step", p.names())  # Mine's super().step() is the same step
+        # the cycle is learnt in the first two iterations (step 1 holds the
+        # first Mine.step too); from then on each step holds one iteration
+        for s in p.steps[2:-1]:
+            inside = [r["name"] for r in p.regions if r["name"].endswith(".step")
+                      and s["start"] <= r["start"] < s["start"] + s["dur"]]
+            self.assertEqual(sorted(inside), ["Adam.step", "Mine.step"], s)
+
+    def test_gradient_accumulation_steps_per_cycle(self):
+        p = self.run_code(ACCUMULATION)
+        self.assertEqual(complete(p), 4)
+        self.assertEqual(p.names().count("Linear.forward"), 12)
+        self.assertEqual(p.names("data"), [])
+
+    def test_gradscaler_skipped_step_still_ends_a_step(self):
+        p = self.run_code(GRADSCALER)
+        self.assertEqual(complete(p), 6)
+        self.assertEqual(p.names().count("Adam.step"), 4)
+        self.assertEqual(p.marks, ["GradScaler.skipped_step"] * 2)
+
+    def test_explicit_instrumentation_wins(self):
+        p = self.run_code(EXPLICIT)
+        names = p.names()
+        self.assertEqual(complete(p), 5)  # the program's own prof.torch.step(), not twice
+        self.assertEqual(names.count("forward"), 5)
+        self.assertEqual(names.count("optimizer.step"), 5)
+        self.assertNotIn("Sequential.forward", names)
+        self.assertNotIn("SGD.step", names)
+        self.assertEqual(p.names("data"), ["data_loading"] * 6)  # prof.data's, not twice
+
+    def test_hooks_are_parsed(self):
+        code = r"""
+import prof.torch as pt
+assert pt._parse_hooks(None) == set(pt.HOOKS) == pt._parse_hooks("all")
+assert pt._parse_hooks("steps, data") == {"steps", "data"}
+assert pt._parse_hooks("none") == set()
+assert pt._parse_hooks(["modules", "bogus"]) == {"modules"}
+"""
+        r = run_python(code)
+        self.assertRan(r)
+        self.assertIn("unknown hook 'bogus'", r.stderr)
+
+
+class Unmodified(TempDirTest):
+    """plain_train.py, which never imports prof, recorded as prof record runs it."""
+
+    def plain(self, name, *args, status=0, **kw):
+        out = self.path(name + ".prof")
+        r = recorded(out, [sys.executable, PLAIN] + [str(a) for a in args], **kw)
+        self.assertRan(r, status)
+        return out, r
+
+    def test_leak_and_clean_variants(self):
+        for mode in ("leak", "clean"):
+            out, _ = self.plain(mode, mode, 40)
+            rep = analyze(out)
+            self.assertEqual(rep["summary"]["steps"], 40, mode)
+            o = ops(rep)
+            for name in ("Net.forward", "Net.backward", "Adam.step", "data_loading",
+                         "CrossEntropyLoss.forward"):
+                self.assertIn(name, o, mode)
+            self.assertEqual(o["Net.forward"]["calls"], 40)
+            self.assertEqual(o["Net.forward"]["module_class"], "__main__.Net")
+            self.assertEqual(leaks(rep), ["host.rss"] if mode == "leak" else [], mode)
+
+    def test_exit_status_and_exceptions_keep_the_profile(self):
+        out, _ = self.plain("exit", "clean", 10, "--exit", 3, status=3)
+        self.assertEqual(analyze(out)["summary"]["steps"], 10)
+        out, r = self.plain("raise", "clean", 10, "--raise", status=1)
+        self.assertIn("raised in the middle", r.stderr)
+        p = Profile(out)
+        self.assertTrue(p.clean)
+        self.assertEqual(complete(p), 5)
+
+    def test_spawned_workers_neither_record_nor_break(self):
+        out, _ = self.plain("spawn", "clean", 6, "--spawn")
+        p = Profile(out)
+        self.assertEqual(complete(p), 6)
+        self.assertEqual(len(p.threads), 1)
+        self.assertEqual(sorted(os.listdir(self.tmp)), ["spawn.prof"])
+
+    def test_program_sitecustomize_still_runs_and_torch_is_not_imported(self):
+        site = self.path("site")
+        os.mkdir(site)
+        with open(os.path.join(site, "sitecustomize.py"), "w") as f:
+            f.write("import os\nMARK = 'users ' + os.path.basename(__file__)\n")
+        code = ("import sys, sitecustomize; print(sitecustomize.MARK); "
+                "print('torch' in sys.modules, 'prof' in sys.modules); "
+                "print(any(p.endswith('_boot') for p in sys.path))")
+        r = recorded(self.path("nt.prof"), [sys.executable, "-c", code], pythonpath=site)
+        self.assertRan(r)
+        self.assertEqual(r.stdout.split("\n")[:3], ["users sitecustomize.py", "False False",
+                                                    "False"])
+        self.assertEqual(r.stderr.count("prof: python"), 0, r.stderr)
+
+    def test_torchrun_two_ranks_one_profile_each(self):
+        torchrun = [sys.executable, "-m", "torch.distributed.run"]
+        code = self.path("ddp.py")
+        with open(code, "w") as f:
+            f.write(DDP)
+        out = self.path("run.%r.prof")
+        # Debian's torch 1.13 on Python 3.11 cannot parse --redirects/--tee 0
+        # (the default): redirect stderr, the one the test reads anyway
+        r = recorded(out, torchrun + ["--nproc_per_node", "2", "--redirects", "2", "--tee", "2",
+                                      code],
+                     timeout=120)
+        self.assertRan(r)
+        files = sorted(os.path.basename(f) for f in glob.glob(self.path("run.*.prof")))
+        self.assertEqual(files, ["run.0.prof", "run.1.prof"], r.stderr)
+        for rank in (0, 1):
+            p = Profile(self.path("run.%d.prof" % rank))
+            self.assertEqual(complete(p), 5, rank)
+            self.assertEqual(p.names().count("DistributedDataParallel.forward"), 5)
+        rep = analyze(self.path("run.0.prof"), self.path("run.1.prof"))
+        self.assertIn("DistributedDataParallel.forward", ops(rep))  # both read together
+
+
+DDP = r"""
+import torch, torch.distributed as dist
+from torch import nn
+dist.init_process_group("gloo")
+torch.manual_seed(0); torch.set_num_threads(1)
+model = nn.parallel.DistributedDataParallel(nn.Linear(8, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+for _ in range(5):
+    loss = model(torch.randn(4, 8)).pow(2).mean()
+    opt.zero_grad(); loss.backward(); opt.step()
+dist.destroy_process_group()
+"""
+
+
+if __name__ == "__main__":
+    unittest.main()
