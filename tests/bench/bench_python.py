@@ -5,7 +5,9 @@ torch.profiler.record_function in the same loop with the profiler active
 and recording; and the slowdown of a real training loop with
 prof.torch.instrument(model) against the same loop without it (and, for
 scale, under torch.profiler), the variants taking turns. Each figure is
-the best of several rounds.
+the best of several rounds. Last, the cost of prof.torch.auto() (what
+`prof record -- python3 train.py` installs) on a CNN with a DataLoader of 2
+workers and Adam, against the same loop without it (target: at most 2%).
 Run by tests/bench/run.sh with $B/python on PYTHONPATH."""
 import ctypes
 import os
@@ -148,6 +150,56 @@ def training_slowdown(torch, width, batch, steps):
     print("  %-32s %9.1f  %+.1f%%" % ("under torch.profiler", tp, (tp / plain - 1) * 100))
 
 
+def auto_slowdown(torch, steps=60, rounds=7):
+    """prof.torch.auto() on the loop users profile (tests/python/plain_train.py:
+    a CNN on 28x28 images, a DataLoader with 2 workers, Adam, .item() every
+    step) against the same loop without it: rounds alternate, each the
+    median step time of a fresh loader's epoch (its first step, which
+    waits for the workers to start, left out); the figure is the ratio of
+    the medians over rounds."""
+    import statistics
+    import prof.torch as ptorch
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+    import plain_train
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    model = plain_train.Net()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    images = plain_train.Images(plain_train.BATCH * (steps + 1))
+
+    def epoch():
+        loader = torch.utils.data.DataLoader(images, batch_size=plain_train.BATCH,
+                                             num_workers=2)
+        times, t0 = [], None
+        for x, y in loader:
+            loss = loss_fn(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            loss.item()
+            t = time.perf_counter()
+            if t0 is not None:
+                times.append(t - t0)
+            t0 = t
+        return statistics.median(times[1:])
+
+    epoch()  # warm up
+    plain, hooked = [], []
+    for _ in range(rounds):
+        plain.append(epoch())
+        handle = ptorch.auto()
+        hooked.append(epoch())
+        handle.remove()
+    p, h = statistics.median(plain), statistics.median(hooked)
+    print("prof.torch.auto: ms per step, CNN 28x28, DataLoader 2 workers, Adam "
+          "(median of %d alternating rounds x %d steps)" % (rounds, steps))
+    print("  %-32s %9.3f" % ("without auto()", p * 1e3))
+    print("  %-32s %9.3f  %+.1f%%  target <= +2%%  %s"
+          % ("with auto() (all hooks)", h * 1e3, (h / p - 1) * 100,
+             "ok" if h / p <= 1.02 else "MISSED"))
+
+
 def main():
     try:
         import torch
@@ -161,6 +213,7 @@ def main():
         if torch is not None:
             training_slowdown(torch, 64, 32, 200)   # small steps: the worst case for hooks
             training_slowdown(torch, 256, 64, 20)
+            auto_slowdown(torch)
         prof.stop()
 
 

@@ -11,6 +11,10 @@
         optimizer.step()
         prof.torch.step()               # + gpu.allocated / gpu.reserved
 
+Or with no change to the program: prof.torch.auto() (which `prof record --
+python3 train.py` runs when the program imports torch) hooks every
+optimizer, top-level module, DataLoader and device sync; see auto().
+
 Works on CPU-only PyTorch and on CUDA (device memory is sampled only once
 CUDA is initialized, so a CPU run never initializes it). Regions opened by
 hooks are kept on a per-thread stack and closed by name, so a forward that
