@@ -2,6 +2,7 @@
  * prof_error with a precise message. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "util/error.h"
 
@@ -33,4 +34,29 @@ prof_err prof_error_set(prof_error *err, prof_err code, const char *fmt, ...)
         va_end(ap);
     }
     return code;
+}
+
+/* A continuation byte of a UTF-8 sequence: never the place to cut. */
+static int utf8_cont(char c)
+{
+    return ((unsigned char)c & 0xC0) == 0x80;
+}
+
+const char *prof_error_subject(char buf[PROF_SUBJECT_MAX], const char *s)
+{
+    size_t n = strlen(s);
+    if (n < PROF_SUBJECT_MAX)
+        return s;
+    /* head + "..." + tail + NUL fill buf; both ends are kept because the
+     * start says where and the end says which file. */
+    size_t head = (PROF_SUBJECT_MAX - 4) / 2, tail = PROF_SUBJECT_MAX - 4 - head;
+    while (head > 0 && utf8_cont(s[head]))
+        head--;
+    while (tail > 0 && utf8_cont(s[n - tail]))
+        tail--;
+    memcpy(buf, s, head);
+    memcpy(buf + head, "...", 3);
+    memcpy(buf + head + 3, s + n - tail, tail);
+    buf[head + 3 + tail] = '\0';
+    return buf;
 }

@@ -1,5 +1,7 @@
 /* outfile.c - whole-or-nothing output files; see outfile.h. */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +11,84 @@
 #include "util/error.h"
 #include "util/outfile.h"
 
+#define TMP_SUFFIX ".tmp.XXXXXX"
+
+_Static_assert(OUTFILE_NAME_MAX <= NAME_MAX, "a temporary name must fit the file system");
+
+/* Sets err to "WHAT 'PATH': REASON" with PATH shortened so that the reason
+ * always fits, discards o, and returns PROF_ERR_IO. */
+static prof_err fail(outfile *o, prof_error *err, const char *what, const char *path,
+                     const char *reason)
+{
+    char shown[PROF_SUBJECT_MAX];
+    prof_error_set(err, PROF_ERR_IO, "%s '%s': %s", what, prof_error_subject(shown, path),
+                   reason);
+    outfile_abort(o);
+    return PROF_ERR_IO;
+}
+
+/* ".NAME.tmp.XXXXXX" in the target's directory (so that rename() stays
+ * within one file system), NAME cut so that the whole file name fits
+ * OUTFILE_NAME_MAX however long the target's name is. NULL: no memory. */
+static char *temp_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    size_t dir = slash ? (size_t)(slash - path) + 1 : 0;
+    size_t base = strlen(path + dir);
+    size_t room = OUTFILE_NAME_MAX - 1 - (sizeof TMP_SUFFIX - 1);
+    if (base > room)
+        base = room;
+    char *t = malloc(dir + 1 + base + sizeof TMP_SUFFIX);
+    if (!t)
+        return NULL;
+    memcpy(t, path, dir);
+    t[dir] = '.';
+    memcpy(t + dir + 1, path + dir, base);
+    memcpy(t + dir + 1 + base, TMP_SUFFIX, sizeof TMP_SUFFIX);
+    return t;
+}
+
+/* A target that is not a regular file (a device, a FIFO): opened and
+ * written in place, as '>' does; there is nothing to replace atomically. */
+static prof_err open_through(outfile *o, const char *path, prof_error *err)
+{
+    o->path = strdup(path);
+    if (!o->path)
+        return prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
+    int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
+        return fail(o, err, "cannot write", path, strerror(errno));
+    o->fp = fdopen(fd, "w");
+    if (!o->fp) {
+        int e = errno;
+        close(fd);
+        return fail(o, err, "cannot write", path, strerror(e));
+    }
+    return PROF_OK;
+}
+
+/* Gives the temporary fd the owner, group and permission bits of the file
+ * it replaces (old, or NULL for a new file: the umask's mode). The owner
+ * and group only where the process may (root, or a group it is in); the
+ * bits never include set-id ones, so the replacement is never wider. */
+static void take_mode(int fd, const struct stat *old)
+{
+    if (!old) {
+        /* mkstemp makes 0600; a new output file gets the usual umask mode. */
+        mode_t mask = umask(0);
+        umask(mask);
+        (void)fchmod(fd, 0666u & ~mask);
+        return;
+    }
+    if (old->st_uid != geteuid() || old->st_gid != getegid()) {
+        if (fchown(fd, old->st_uid, old->st_gid) != 0 &&
+            fchown(fd, (uid_t)-1, old->st_gid) != 0) {
+            /* best effort: the bits below still apply */
+        }
+    }
+    (void)fchmod(fd, old->st_mode & 0777u);
+}
+
 prof_err outfile_open(outfile *o, const char *path, prof_error *err)
 {
     memset(o, 0, sizeof *o);
@@ -16,40 +96,49 @@ prof_err outfile_open(outfile *o, const char *path, prof_error *err)
         o->fp = stdout;
         return PROF_OK;
     }
-    size_t n = strlen(path);
-    o->path = strdup(path);
-    o->tmp = malloc(n + 16);
-    if (!o->path || !o->tmp) {
+    struct stat st;
+    int exists = stat(path, &st) == 0;
+    if (!exists && errno != ENOENT)
+        return fail(o, err, "cannot create", path, strerror(errno));
+    if (exists && S_ISDIR(st.st_mode))
+        return fail(o, err, "cannot write", path, strerror(EISDIR));
+    if (exists && !S_ISREG(st.st_mode))
+        return open_through(o, path, err);
+    if (exists && ((st.st_mode & 0222u) == 0 || access(path, W_OK) != 0))
+        return fail(o, err, "cannot write", path,
+                    "file is read-only; remove it or choose another name");
+    /* A link to a regular file: replace the file, keep the link. */
+    o->path = exists ? realpath(path, NULL) : strdup(path);
+    if (!o->path) {
+        if (exists && errno != ENOMEM)
+            return fail(o, err, "cannot write", path, strerror(errno));
+        return prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
+    }
+    o->tmp = temp_name(o->path);
+    if (!o->tmp) {
         outfile_abort(o);
         return prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
     }
-    /* Beside the target, so that rename() stays within one file system. */
-    snprintf(o->tmp, n + 16, "%s.tmp.XXXXXX", path);
     int fd = mkstemp(o->tmp);
     if (fd < 0) {
         int e = errno;
         free(o->tmp);
         o->tmp = NULL;
-        outfile_abort(o);
-        return prof_error_set(err, PROF_ERR_IO, "cannot create '%s': %s", path, strerror(e));
+        return fail(o, err, "cannot create", path, strerror(e));
     }
-    /* mkstemp makes 0600; an output file should get the usual umask mode. */
-    mode_t mask = umask(0);
-    umask(mask);
-    (void)fchmod(fd, 0666u & ~mask);
+    take_mode(fd, exists ? &st : NULL);
     o->fp = fdopen(fd, "w");
     if (!o->fp) {
         int e = errno;
         close(fd);
-        outfile_abort(o);
-        return prof_error_set(err, PROF_ERR_IO, "cannot write '%s': %s", path, strerror(e));
+        return fail(o, err, "cannot write", path, strerror(e));
     }
     return PROF_OK;
 }
 
 prof_err outfile_commit(outfile *o, prof_error *err)
 {
-    if (!o->tmp) {
+    if (!o->path) {
         errno = 0;
         if (fflush(stdout) != 0 || ferror(stdout))
             return prof_error_set(err, PROF_ERR_IO, "cannot write to standard output: %s",
@@ -57,22 +146,24 @@ prof_err outfile_commit(outfile *o, prof_error *err)
         return PROF_OK;
     }
     errno = 0;
-    int failed = fflush(o->fp) != 0 || ferror(o->fp) || fsync(fileno(o->fp)) != 0;
+    /* fsync only what is renamed into place: a device or FIFO written
+     * through may not support it, and '>' does not sync either. */
+    int failed = fflush(o->fp) != 0 || ferror(o->fp) ||
+                 (o->tmp && fsync(fileno(o->fp)) != 0);
     int e = errno ? errno : EIO;
     if (fclose(o->fp) != 0 && !failed) {
         failed = 1;
         e = errno ? errno : EIO;
     }
     o->fp = NULL;
-    if (!failed && rename(o->tmp, o->path) != 0) {
+    if (!failed && o->tmp && rename(o->tmp, o->path) != 0) {
         failed = 1;
         e = errno;
     }
-    prof_err rc = PROF_OK;
     if (failed)
-        rc = prof_error_set(err, PROF_ERR_IO, "cannot write '%s': %s", o->path, strerror(e));
+        return fail(o, err, "cannot write", o->path, strerror(e));
     outfile_abort(o);
-    return rc;
+    return PROF_OK;
 }
 
 void outfile_abort(outfile *o)

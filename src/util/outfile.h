@@ -1,7 +1,21 @@
-/* outfile.h - output files that appear whole or not at all: written to a
- * temporary name beside the target and renamed over it on success, so a
- * failed command never leaves a half-written report or export. "-" or NULL
- * means standard output, which is flushed and checked instead. */
+/* outfile.h - output files that appear whole or not at all: a regular file
+ * (or a new one) is written to a temporary name beside the target and
+ * renamed over it on success, so a failed command never leaves a
+ * half-written report or export. "-" or NULL means standard output, which
+ * is flushed and checked instead.
+ *
+ * What an existing target decides:
+ *   - a regular file keeps its permission bits and, where the process may,
+ *     its owner and group: the replacement is never readable by more people
+ *     than the file it replaces. A read-only file (no write bit, or not
+ *     writable by this process) is refused rather than replaced.
+ *   - a symbolic link to a regular file is followed: the file it points to
+ *     is replaced, the link stays.
+ *   - anything else that is not a directory (a character or block device
+ *     such as /dev/null, a FIFO) is opened and written through, as the
+ *     shell's '>' does: no temporary, no rename. Opening a FIFO waits until
+ *     a reader opens it.
+ *   - a directory is an error. */
 #ifndef PROF_UTIL_OUTFILE_H
 #define PROF_UTIL_OUTFILE_H
 
@@ -10,12 +24,18 @@
 #include "prof_reader.h"
 
 typedef struct outfile {
-    FILE *fp;          /* write here                                  */
-    char *path;        /* target, NULL for standard output            */
-    char *tmp;         /* temporary name, NULL for standard output    */
+    FILE *fp;          /* write here                                          */
+    char *path;        /* target, NULL for standard output                    */
+    char *tmp;         /* temporary name (absolute or relative as path is);
+                          NULL for standard output and targets written through */
 } outfile;
 
-/* Opens the temporary file (or takes stdout). PROF_ERR_IO with err set. */
+/* The longest file name (not path) a temporary gets: NAME_MAX on Linux
+ * file systems. The name is ".NAME.tmp.XXXXXX" with NAME cut to fit. */
+#define OUTFILE_NAME_MAX 255
+
+/* Opens the temporary file, the target itself when it is written through,
+ * or takes stdout. PROF_ERR_IO with err set ("cannot create 'x': ..."). */
 prof_err outfile_open(outfile *o, const char *path, prof_error *err);
 /* Flushes, checks every write, syncs and renames into place. On failure the
  * temporary file is removed and err says what failed. Closes in every case. */
