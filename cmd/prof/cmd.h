@@ -13,6 +13,7 @@
 #include "model/profile.h"
 #include "output/textout.h"
 #include "prof_reader.h"
+#include "util/outfile.h"
 
 enum {
     EXIT_OK = 0,
@@ -108,6 +109,14 @@ int cmd_analysis_option(const char *cmd, int c, const char *arg, analysis_option
  * on a terminal, no colour with no_color, NO_COLOR or TERM=dumb, the
  * terminal's width (DESIGN §5). */
 report_style cmd_text_style(const char *output, int no_color);
+
+/* outfile_open/commit/abort (util/outfile.h) for a command: while the
+ * temporary file exists, SIGINT, SIGTERM and SIGHUP remove it before the
+ * process dies by that signal (one not ignored when the output was opened),
+ * so an interrupted export leaves nothing behind. One output at a time. */
+prof_err cmd_output_open(outfile *o, const char *path, prof_error *err);
+prof_err cmd_output_commit(outfile *o, prof_error *err);
+void cmd_output_abort(outfile *o);
 
 /* Renders doc into path (NULL or "-": stdout) whole or not at all; `what`
  * names it in the out-of-memory message. EXIT_OK or EXIT_OUTPUT, reported. */

@@ -3,14 +3,15 @@
  * loading a profile with a progress bar, choosing the text style for the
  * terminal, and writing an output whole or not at all. */
 #include <ctype.h>
+#include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "cmd.h"
-#include "util/outfile.h"
 #include "util/progress.h"
 
 /* The first value getopt_long returns for a long option without a short
@@ -112,22 +113,105 @@ report_style cmd_text_style(const char *output, int no_color)
     return st;
 }
 
+/* The temporary file of the output being written, for the signal handler
+ * to remove. A handler can reach nothing but globals, so this is the one
+ * piece of mutable global state of the commands; they are single-threaded
+ * and write one output at a time. pending says whether the name is set. */
+static char pending_tmp[PATH_MAX];
+static volatile sig_atomic_t pending;
+static const int cleanup_signals[] = { SIGINT, SIGTERM, SIGHUP };
+#define N_CLEANUP_SIGNALS (sizeof cleanup_signals / sizeof cleanup_signals[0])
+static struct sigaction saved_actions[N_CLEANUP_SIGNALS];
+static int installed[N_CLEANUP_SIGNALS];
+
+/* Async-signal-safe: unlink, then die by the same signal with its default
+ * action (it stays blocked in here, so raise() takes effect on return). */
+static void remove_pending(int sig)
+{
+    if (pending)
+        unlink(pending_tmp);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void block_cleanup_signals(int how, sigset_t *old)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    for (size_t i = 0; i < N_CLEANUP_SIGNALS; i++)
+        sigaddset(&set, cleanup_signals[i]);
+    sigprocmask(how, &set, old);
+}
+
+prof_err cmd_output_open(outfile *o, const char *path, prof_error *err)
+{
+    /* Blocked from before the temporary exists until the handler knows it. */
+    sigset_t old;
+    block_cleanup_signals(SIG_BLOCK, &old);
+    prof_err e = outfile_open(o, path, err);
+    if (e == PROF_OK && o->tmp && strlen(o->tmp) < sizeof pending_tmp) {
+        memcpy(pending_tmp, o->tmp, strlen(o->tmp) + 1);
+        pending = 1;
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = remove_pending;
+        sigemptyset(&sa.sa_mask);
+        for (size_t i = 0; i < N_CLEANUP_SIGNALS; i++)
+            sigaddset(&sa.sa_mask, cleanup_signals[i]);
+        for (size_t i = 0; i < N_CLEANUP_SIGNALS; i++) {
+            installed[i] = 0;
+            /* A signal ignored (nohup) stays ignored. */
+            if (sigaction(cleanup_signals[i], NULL, &saved_actions[i]) != 0 ||
+                saved_actions[i].sa_handler == SIG_IGN)
+                continue;
+            installed[i] = sigaction(cleanup_signals[i], &sa, NULL) == 0;
+        }
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return e;
+}
+
+/* The temporary is gone (renamed or removed): back to the old handlers. */
+static void release_pending(void)
+{
+    for (size_t i = 0; i < N_CLEANUP_SIGNALS; i++) {
+        if (installed[i])
+            sigaction(cleanup_signals[i], &saved_actions[i], NULL);
+        installed[i] = 0;
+    }
+    pending = 0;
+}
+
+prof_err cmd_output_commit(outfile *o, prof_error *err)
+{
+    /* A signal after the rename finds no temporary to unlink: harmless. */
+    prof_err e = outfile_commit(o, err);
+    release_pending();
+    return e;
+}
+
+void cmd_output_abort(outfile *o)
+{
+    outfile_abort(o);
+    release_pending();
+}
+
 int cmd_write_output(const char *cmd, const char *path, const char *what, cmd_render_fn render,
                      const cJSON *doc, const void *args)
 {
     outfile of;
     prof_error err = { PROF_OK, "" };
-    if (outfile_open(&of, path, &err) != PROF_OK) {
+    if (cmd_output_open(&of, path, &err) != PROF_OK) {
         cmd_error(cmd, "%s", err.message);
         return EXIT_OUTPUT;
     }
     if (render(of.fp, doc, args) == PROF_ERR_NOMEM) {
-        outfile_abort(&of);
+        cmd_output_abort(&of);
         cmd_error(cmd, "cannot write %s: out of memory", what);
         return EXIT_OUTPUT;
     }
     /* A failed write is caught again here, with its message. */
-    if (outfile_commit(&of, &err) != PROF_OK) {
+    if (cmd_output_commit(&of, &err) != PROF_OK) {
         cmd_error(cmd, "%s", err.message);
         return EXIT_OUTPUT;
     }

@@ -96,7 +96,7 @@ static int run_export(const export_args *a, prof_reader *r)
 {
     outfile out;
     prof_error err = { PROF_OK, "" };
-    if (outfile_open(&out, a->output, &err) != PROF_OK) {
+    if (cmd_output_open(&out, a->output, &err) != PROF_OK) {
         cmd_error(CMD, "%s", err.message);
         return EXIT_OUTPUT;
     }
@@ -104,7 +104,7 @@ static int run_export(const export_args *a, prof_reader *r)
     int to_stdout = out.fp == stdout;
     prof_err e = export_profile(r, a->format, a->options, out.fp, &res, &err);
     if (e != PROF_OK) {
-        outfile_abort(&out);
+        cmd_output_abort(&out);
         if (!res.output_failed) {
             cmd_error(CMD, "cannot read '%s': %s", a->input, err.message);
             return cmd_input_status(e);
@@ -115,7 +115,7 @@ static int run_export(const export_args *a, prof_reader *r)
             cmd_error(CMD, "cannot write '%s': %s", a->output, err.message);
         return EXIT_OUTPUT;
     }
-    if (outfile_commit(&out, &err) != PROF_OK) {
+    if (cmd_output_commit(&out, &err) != PROF_OK) {
         cmd_error(CMD, "%s", err.message);
         return EXIT_OUTPUT;
     }

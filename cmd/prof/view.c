@@ -148,18 +148,18 @@ static int write_html(const char *path, cJSON *const *reports, size_t n, const c
 {
     outfile o;
     prof_error err = { PROF_OK, "" };
-    if (outfile_open(&o, path, &err) != PROF_OK) {
-        cmd_error(CMD, "cannot write '%s': %s", path, err.message);
+    if (cmd_output_open(&o, path, &err) != PROF_OK) {
+        cmd_error(CMD, "%s", err.message);
         return EXIT_OUTPUT;
     }
     const cJSON *r[VIEW_MAX_PROFILES] = { reports[0], n > 1 ? reports[1] : NULL };
     if (view_render_html(o.fp, r, n, compare, &err) != PROF_OK) {
-        outfile_abort(&o);
+        cmd_output_abort(&o);
         cmd_error(CMD, "cannot write '%s': %s", path, err.message);
         return EXIT_OUTPUT;
     }
-    if (outfile_commit(&o, &err) != PROF_OK) {
-        cmd_error(CMD, "cannot write '%s': %s", path, err.message);
+    if (cmd_output_commit(&o, &err) != PROF_OK) {
+        cmd_error(CMD, "%s", err.message);
         return EXIT_OUTPUT;
     }
     return EXIT_OK;

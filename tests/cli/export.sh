@@ -6,8 +6,11 @@
 # invalid UTF-8 surviving the Chrome trace, JSON lines and CSV (read back by
 # Python's json and csv modules), folded stacks equal to self times that
 # Python computes from the JSON export, a cut-short profile (one warning,
-# status 0), and every failure with its status: 2 usage, 3 input, 4 output
-# with no file left behind.
+# status 0), every failure with its status: 2 usage, 3 input, 4 output
+# with no file left behind, and the surroundings of -o: a FIFO and a device
+# written through and left as they are, a 0600 target kept 0600, a
+# read-only one refused, a 250-byte name, and SIGTERM, SIGINT and SIGHUP
+# mid-write removing the temporary before prof dies by the signal.
 # Run from the repository root with PROF=path/to/prof, TEST_BIN=dir of the
 # helper binaries (make_export_names), as tests/run.sh does.
 . "$(dirname "$0")/../support/cli_lib.sh"
@@ -35,7 +38,7 @@ py() {
 
 # no_leftovers NAME DIR: no temporary output file remains in DIR
 no_leftovers() {
-    if ls "$2" | grep -q '\.tmp\.'; then not_ok "$1" "temporary file left: $(ls "$2")"; else
+    if ls -A "$2" | grep -q '\.tmp\.'; then not_ok "$1" "temporary file left: $(ls -A "$2")"; else
         ok "$1"
     fi
 }
@@ -262,5 +265,95 @@ else
     echo "ok export-stdout-full # skip no /dev/full"
 fi
 no_leftovers export-no-temp-left "$tmp/o"
+
+# ---- what -o finds there: FIFOs, devices, modes, long names -------------------------------------
+mkdir "$tmp/s"
+"$PROF" export "$DEMO" --format csv -o "$tmp/demo.csv" 2>"$err" || not_ok export-csv-reference "$(cat "$err")"
+mkfifo "$tmp/s/fifo"
+cat "$tmp/s/fifo" >"$tmp/fifo.out" &
+reader=$!
+run export "$DEMO" --format csv -o "$tmp/s/fifo"
+wait $reader
+if quiet_ok output-fifo; then
+    if [ ! -p "$tmp/s/fifo" ]; then not_ok output-fifo "the FIFO was replaced"
+    elif ! cmp -s "$tmp/fifo.out" "$tmp/demo.csv"; then not_ok output-fifo "the reader got other bytes"
+    else ok output-fifo; fi
+fi
+# A character device of our own first (as root), so that a wrong build
+# replaces that one, and /dev/null only once it stayed a device.
+dev_ok=yes
+if [ "$(id -u)" = 0 ] && mknod "$tmp/s/null" c 1 3 2>/dev/null; then
+    run export "$DEMO" --format csv -o "$tmp/s/null"
+    if quiet_ok output-char-device; then
+        [ -c "$tmp/s/null" ] && ok output-char-device || {
+            not_ok output-char-device "the device was replaced by a file"
+            dev_ok=no
+        }
+    else dev_ok=no; fi
+else
+    echo "ok output-char-device # skip not root or no mknod"
+fi
+if [ $dev_ok = yes ] && [ -c /dev/null ]; then
+    run export "$DEMO" --format json -o /dev/null
+    if quiet_ok output-dev-null; then
+        [ -c /dev/null ] && ok output-dev-null || not_ok output-dev-null "/dev/null is no device any more"
+    fi
+fi
+no_leftovers output-devices-no-temp /dev
+echo old >"$tmp/s/private.csv"
+chmod 600 "$tmp/s/private.csv"
+run export "$DEMO" --format csv -o "$tmp/s/private.csv"
+if quiet_ok output-keeps-0600; then
+    mode=$(stat -c %a "$tmp/s/private.csv")
+    if [ "$mode" != 600 ]; then not_ok output-keeps-0600 "mode $mode"
+    elif ! cmp -s "$tmp/s/private.csv" "$tmp/demo.csv"; then not_ok output-keeps-0600 "not replaced"
+    else ok output-keeps-0600; fi
+fi
+echo old >"$tmp/s/ro.csv"
+chmod 444 "$tmp/s/ro.csv"
+run export "$DEMO" --format csv -o "$tmp/s/ro.csv"
+error_is output-read-only 4 "prof: export: cannot write '$tmp/s/ro.csv': file is read-only; remove it or choose another name"
+[ "$(cat "$tmp/s/ro.csv")" = old ] || not_ok output-read-only-kept "the read-only file changed"
+long=$(printf '%0250d' 0)
+run export "$DEMO" --format csv -o "$tmp/s/$long"
+if quiet_ok output-250-byte-name; then
+    cmp -s "$tmp/s/$long" "$tmp/demo.csv" && ok output-250-byte-name ||
+        not_ok output-250-byte-name "file differs"
+fi
+no_leftovers output-surroundings-no-temp "$tmp/s"
+run export "$DEMO" --format csv -o "$tmp/no/such/$long/out.csv"
+error_like output-long-path-keeps-reason 4 "/out.csv': No such file or directory"
+
+# ---- SIGTERM, SIGINT, SIGHUP mid-write: no temporary, death by the signal ----------------------
+# Python starts prof with the three signals at their defaults (a shell
+# would start a background job with SIGINT ignored), waits until the
+# temporary file exists, and sends the signal.
+if "$TEST_BIN/make_big" 3000000 "$tmp/big.prof" >/dev/null 2>"$err"; then
+    mkdir "$tmp/sig"
+    py output-signals-remove-temp '
+import os, signal, subprocess, sys, time
+prof, big, d = sys.argv[1:4]
+for name in ("SIGTERM", "SIGINT", "SIGHUP"):
+    sig = getattr(signal, name)
+    def defaults():
+        for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(s, signal.SIG_DFL)
+    p = subprocess.Popen([prof, "export", big, "--format", "chrome-trace", "-o",
+                          os.path.join(d, "big.json")], preexec_fn=defaults,
+                         stderr=subprocess.DEVNULL)
+    deadline = time.time() + 30
+    while not any(".tmp." in f for f in os.listdir(d)):
+        assert p.poll() is None, "%s: prof ended (%s) before a temporary appeared" % (name, p.returncode)
+        assert time.time() < deadline, "no temporary file appeared"
+        time.sleep(0.002)
+    p.send_signal(sig)
+    rc = p.wait()
+    assert rc == -sig, "%s: exit %s, want death by the signal" % (name, rc)
+    left = os.listdir(d)
+    assert not left, "%s: left %s" % (name, left)
+' "$PROF" "$tmp/big.prof" "$tmp/sig"
+else
+    not_ok output-signals-remove-temp "make_big: $(cat "$err")"
+fi
 
 [ $fails -eq 0 ]
