@@ -1,24 +1,67 @@
-/* csvout.c - RFC 4180 fields for the CSV tables (see csvout.h). */
+/* csvout.c - RFC 4180 fields in valid UTF-8 for every CSV (see csvout.h). */
 #include <string.h>
 
 #include "output/csvout.h"
 #include "output/report_json.h"
+#include "util/jsonesc.h"
+
+int csvout_needs_quotes(const char *s)
+{
+    return strpbrk(s, ",\"\r\n") != NULL;
+}
+
+size_t csvout_escape(char *dst, size_t cap, const char *src, size_t n, size_t *used)
+{
+    const unsigned char *p = (const unsigned char *)src;
+    size_t in = 0, out = 0;
+    while (in < n) {
+        size_t run = 0; /* plain ASCII is copied as one run */
+        while (in + run < n && out + run < cap && p[in + run] < 0x80 && p[in + run] != '"')
+            run++;
+        if (run) {
+            memcpy(dst + out, p + in, run);
+            in += run;
+            out += run;
+            continue;
+        }
+        size_t len = jsonesc_utf8_len(p + in, n - in);
+        const char *put = (const char *)p + in;
+        size_t put_len = len;
+        if (len == 0) {
+            put = "\xEF\xBF\xBD"; /* U+FFFD */
+            put_len = 3;
+            len = 1;
+        } else if (p[in] == '"') {
+            put = "\"\"";
+            put_len = 2;
+        }
+        if (cap - out < put_len)
+            break;
+        memcpy(dst + out, put, put_len);
+        in += len;
+        out += put_len;
+    }
+    *used = in;
+    return out;
+}
 
 void csvout_text(FILE *out, const char *s)
 {
     if (!s)
         return;
-    if (strpbrk(s, ",\"\r\n") == NULL) {
-        fputs(s, out);
-        return;
+    int quote = csvout_needs_quotes(s);
+    if (quote)
+        fputc('"', out);
+    char buf[256];
+    size_t n = strlen(s), used;
+    while (n) {
+        size_t w = csvout_escape(buf, sizeof buf, s, n, &used);
+        fwrite(buf, 1, w, out);
+        s += used;
+        n -= used;
     }
-    fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', out);
-        fputc(*s, out);
-    }
-    fputc('"', out);
+    if (quote)
+        fputc('"', out);
 }
 
 void csvout_value(FILE *out, const cJSON *v)

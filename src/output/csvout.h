@@ -1,12 +1,29 @@
-/* csvout.h - the RFC 4180 cells of the report and comparison tables
- * (report_csv.c, compare_csv.c): a field is quoted when it holds a comma,
- * a quote, CR or LF, with quotes doubled. */
+/* csvout.h - RFC 4180 fields for every CSV prof writes (the report and
+ * comparison tables, report_csv.c and compare_csv.c, and the CSV export,
+ * export_csv.c): a field is quoted when it holds a comma, a quote, CR or
+ * LF, with quotes doubled, and every byte that does not begin a valid UTF-8
+ * character becomes U+FFFD, so that the file is always valid UTF-8. */
 #ifndef PROF_OUTPUT_CSVOUT_H
 #define PROF_OUTPUT_CSVOUT_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 #include <cjson/cJSON.h>
+
+/* The room that always lets csvout_escape() make progress: one UTF-8
+ * character. */
+#define CSVOUT_MIN_ROOM 4
+
+/* Whether s must be quoted (it holds a comma, a quote, CR or LF). */
+int csvout_needs_quotes(const char *s);
+
+/* A field's contents without the surrounding quotes: as many whole
+ * characters of src[0..n) as fit into dst[0..cap), quotes doubled, invalid
+ * UTF-8 bytes replaced by U+FFFD. Sets *used to the source bytes consumed
+ * and returns the bytes written; cap >= CSVOUT_MIN_ROOM always consumes
+ * something. */
+size_t csvout_escape(char *dst, size_t cap, const char *src, size_t n, size_t *used);
 
 /* s as one field, quoted when it must be; NULL: an empty field. */
 void csvout_text(FILE *out, const char *s);

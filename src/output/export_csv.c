@@ -2,12 +2,13 @@
  * file order, with the column set documented in formats/export-csv.md.
  * Fields are quoted as RFC 4180 says (when they hold a comma, a quote, CR
  * or LF; quotes doubled); bytes of names that are not UTF-8 become U+FFFD
- * so that the file is always valid UTF-8. */
+ * so that the file is always valid UTF-8, by csvout_escape(), the one
+ * escaper of every CSV prof writes. */
 #include <math.h>
 
+#include "output/csvout.h"
 #include "output/export_out.h"
 #include "util/error.h"
-#include "util/jsonesc.h"
 
 #define HEADER                                                                         \
     "type,thread,thread_name,start_ns,dur_ns,name,kind,depth,device,stream,correlation,value," \
@@ -19,37 +20,20 @@ static prof_err csv_begin(export_ctx *x)
     return PROF_OK;
 }
 
-/* A text field, quoted when it must be. */
+/* A text field, quoted when it must be, in valid UTF-8 (csvout.h), escaped
+ * straight into the output buffer. */
 static void field(export_out *o, const char *s)
 {
-    const unsigned char *p = (const unsigned char *)s;
-    int quote = 0;
-    for (const unsigned char *q = p; *q; q++)
-        if (*q == ',' || *q == '"' || *q == '\r' || *q == '\n')
-            quote = 1;
+    int quote = csvout_needs_quotes(s);
     if (quote)
         eo_char(o, '"');
-    size_t n = strlen(s);
+    size_t n = strlen(s), used;
     while (n) {
-        size_t run = 0; /* plain ASCII is copied as one run */
-        while (run < n && p[run] < 0x80 && p[run] != '"')
-            run++;
-        if (run) {
-            eo_put(o, (const char *)p, run);
-            p += run;
-            n -= run;
-            continue;
-        }
-        size_t len = jsonesc_utf8_len(p, n);
-        if (len == 0) {
-            eo_lit(o, "\xEF\xBF\xBD"); /* U+FFFD */
-            len = 1;
-        } else if (*p == '"')
-            eo_lit(o, "\"\"");
-        else
-            eo_put(o, (const char *)p, len);
-        p += len;
-        n -= len;
+        size_t room = n < 256 ? n * 3 + CSVOUT_MIN_ROOM : 256 * 3; /* U+FFFD: 3 per byte */
+        size_t w = csvout_escape(eo_room(o, room), room, s, n, &used);
+        o->len += w;
+        s += used;
+        n -= used;
     }
     if (quote)
         eo_char(o, '"');

@@ -140,6 +140,28 @@ print(sorted(r[0] for r in rows[1:]))' "$out" 2>&1)
     has "$out" '"say ""hi"""' || not_ok csv-quoting-raw "quote not doubled: $(cat "$out")"
 fi
 
+# Names that are not UTF-8 (make_export_names' fixture): every table valid
+# UTF-8, the bad bytes as U+FFFD, as the export does.
+if "$TEST_BIN/make_export_names" "$tmp/badnames.prof" 2>"$err"; then
+    for table in ops steps memory bottlenecks; do
+        run analyze --format csv --table $table "$tmp/badnames.prof"
+        status_is csv-utf8-$table 0 || continue
+        if msg=$("$PYTHON" -c '
+import csv, io, sys
+text = open(sys.argv[1], "rb").read().decode("utf-8")
+rows = list(csv.reader(io.StringIO(text, newline="")))
+assert len({len(r) for r in rows}) == 1, "ragged rows"
+if sys.argv[2] == "ops":
+    assert "\ufffd" in text, "no U+FFFD for the invalid bytes"' "$out" $table 2>&1); then
+            ok csv-utf8-$table
+        else
+            not_ok csv-utf8-$table "$msg"
+        fi
+    done
+else
+    not_ok csv-utf8 "make_export_names: $(cat "$err")"
+fi
+
 # ---- terminal styling --------------------------------------------------------------------------
 esc=$(printf '\033')
 run analyze "$DEMO"
@@ -205,6 +227,24 @@ left=$(find "$tmp" -maxdepth 1 -name '*.tmp.*')
 if [ -n "$left" ]; then not_ok output-no-temp "temporary left: $left"; else
     ok output-no-temp
 fi
+# -o into a FIFO is written through, as '>' does; a 0600 report stays 0600.
+mkfifo "$tmp/report.fifo"
+timeout 20 cat "$tmp/report.fifo" >"$tmp/fifo.txt" &
+reader=$!
+run analyze -o "$tmp/report.fifo" "$DEMO"
+wait $reader
+if status_is output-fifo 0 && [ -p "$tmp/report.fifo" ] && cmp -s "$tmp/fifo.txt" "$GOLDEN/analyze-demo.txt"; then
+    ok output-fifo
+else
+    not_ok output-fifo "the FIFO was replaced or its reader got other bytes"
+fi
+run analyze -o /dev/null "$DEMO"
+status_is output-dev-null 0 && { [ -c /dev/null ] && ok output-dev-null || not_ok output-dev-null "no device"; }
+: >"$tmp/private.txt"
+chmod 600 "$tmp/private.txt"
+run analyze -o "$tmp/private.txt" "$DEMO"
+if status_is output-keeps-mode 0 && [ "$(stat -c %a "$tmp/private.txt")" = 600 ]; then ok output-keeps-mode
+else not_ok output-keeps-mode "mode $(stat -c %a "$tmp/private.txt")"; fi
 run analyze -o - --format json "$DEMO"
 same_as output-dash-stdout "$GOLDEN/analyze-demo.json"
 run analyze --format html -o "$tmp/report.html" "$DEMO"

@@ -227,6 +227,26 @@ status_is output-over-directory 4 && {
     elif [ "$(ls -A "$tmp/outdir")" ]; then not_ok output-over-directory "something written into the directory"
     else ok output-over-directory; fi
 }
+# Names that are not UTF-8: the CSV is valid UTF-8, bad bytes as U+FFFD.
+if "$TEST_BIN/make_export_names" "$tmp/badnames.prof" 2>"$err"; then
+    run compare --format csv "$tmp/badnames.prof" "$tmp/badnames.prof"
+    if status_is csv-utf8 0; then
+        if msg=$("$PYTHON" -c '
+import sys
+text = open(sys.argv[1], "rb").read().decode("utf-8")
+assert "\ufffd" in text, "no U+FFFD for the invalid bytes"' "$out" 2>&1); then ok csv-utf8
+        else not_ok csv-utf8 "$msg"; fi
+    fi
+else
+    not_ok csv-utf8 "make_export_names: $(cat "$err")"
+fi
+mkfifo "$tmp/cmp.fifo"
+timeout 20 cat "$tmp/cmp.fifo" >"$tmp/fifo.txt" &
+reader=$!
+run compare -o "$tmp/cmp.fifo" "$fx/base.prof" "$fx/base.prof"
+wait $reader
+if status_is output-fifo 0 && [ -p "$tmp/cmp.fifo" ] && [ -s "$tmp/fifo.txt" ]; then ok output-fifo
+else not_ok output-fifo "the FIFO was replaced or got nothing"; fi
 if [ -w /dev/full ]; then
     "$PROF" compare "$fx/base.prof" "$fx/base.prof" >/dev/full 2>"$err"
     rc=$?

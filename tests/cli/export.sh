@@ -270,7 +270,7 @@ no_leftovers export-no-temp-left "$tmp/o"
 mkdir "$tmp/s"
 "$PROF" export "$DEMO" --format csv -o "$tmp/demo.csv" 2>"$err" || not_ok export-csv-reference "$(cat "$err")"
 mkfifo "$tmp/s/fifo"
-cat "$tmp/s/fifo" >"$tmp/fifo.out" &
+timeout 20 cat "$tmp/s/fifo" >"$tmp/fifo.out" &
 reader=$!
 run export "$DEMO" --format csv -o "$tmp/s/fifo"
 wait $reader

@@ -97,6 +97,17 @@ if "$PROF" view "$DEMO" --html "$tmp/demo.html" 2>"$tmp/err"; then
 else
     not_ok "html: self-contained" "$(cat "$tmp/err")"
 fi
+mkfifo "$tmp/page.fifo"
+timeout 20 cat "$tmp/page.fifo" >"$tmp/fifo.html" &
+reader=$!
+"$PROF" view "$DEMO" --html "$tmp/page.fifo" 2>"$tmp/err"
+rc=$?
+wait $reader
+if [ $rc -eq 0 ] && [ -p "$tmp/page.fifo" ] && grep -q 'id="prof-data"' "$tmp/fifo.html"; then
+    ok "html: into a FIFO"
+else
+    not_ok "html: into a FIFO" "exit $rc, FIFO replaced or page missing: $(cat "$tmp/err")"
+fi
 "$PROF" view "$tmp/xss.prof" --html "$tmp/xss.html" 2>"$tmp/err" || not_ok "html: xss" "$(cat "$tmp/err")"
 # the data block holds no markup: every < > & of a name is a \u escape
 if sed -n 's/.*<script type="application\/json" id="prof-data">\(.*\)/\1/p' "$tmp/xss.html" \
