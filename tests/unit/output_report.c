@@ -11,6 +11,7 @@
 #include "analysis/report.h"
 #include "format_util.h"
 #include "model/profile.h"
+#include "output/csvout.h"
 #include "output/report_csv.h"
 #include "output/report_json.h"
 #include "output/report_text.h"
@@ -161,6 +162,30 @@ Test(output_report, csv_quotes_comma_quote_newline)
     cr_assert(strlen(csv) >= 2 && strcmp(csv + strlen(csv) - 2, "\r\n") == 0);
     free(csv);
     cJSON_Delete(r);
+}
+
+/* The one CSV escaper: quotes doubled, invalid UTF-8 as U+FFFD, valid
+ * characters whole, and progress with the smallest room. */
+Test(output_report, csv_escape_makes_valid_utf8)
+{
+    const char src[] = "a\"\xff\xc3\xa9\xe2\x82"; /* a " <bad> é <cut short> */
+    size_t n = sizeof src - 1, used;
+    char out[64];
+    size_t w = csvout_escape(out, sizeof out, src, n, &used);
+    cr_assert_eq(used, n);
+    const char want[] = "a\"\"\xef\xbf\xbd\xc3\xa9\xef\xbf\xbd\xef\xbf\xbd";
+    cr_assert_eq(w, sizeof want - 1);
+    cr_assert_eq(memcmp(out, want, w), 0);
+    /* Room for one character at a time: the same bytes, never a split one. */
+    size_t total = 0;
+    for (size_t in = 0; in < n; in += used) {
+        w = csvout_escape(out + total, CSVOUT_MIN_ROOM, src + in, n - in, &used);
+        cr_assert_gt(used, 0);
+        total += w;
+    }
+    cr_assert_eq(total, sizeof want - 1);
+    cr_assert_eq(memcmp(out, want, total), 0);
+    cr_assert(csvout_needs_quotes("a,b") && !csvout_needs_quotes("a\xffb"));
 }
 
 Test(output_report, csv_tables)
