@@ -43,23 +43,28 @@ static prof_err check_ranks(const profile_model *const *models, size_t n, prof_e
 {
     for (size_t i = 0; i < n; i++) {
         const profile_model *m = models[i];
-        const char *path = m->path ? m->path : "?";
+        /* Paths shortened, two at most: the reason always fits the message. */
+        char shown[PROF_SUBJECT_MAX], other[PROF_SUBJECT_MAX];
+        const char *path = prof_error_subject(shown, m->path ? m->path : "?");
         if (m->rank < 0 || m->world_size <= 0)
             return prof_error_set(err, PROF_ERR_INVALID, "not ranks of one job: '%s' has no "
                                   "rank in its metadata", path);
         if (m->world_size != models[0]->world_size)
-            return prof_error_set(err, PROF_ERR_INVALID, "not ranks of one job: '%s' has "
-                                  "world size %d, '%s' %d", path, m->world_size,
-                                  models[0]->path ? models[0]->path : "?",
-                                  models[0]->world_size);
+            return prof_error_set(err, PROF_ERR_INVALID, "not ranks of one job: world size %d "
+                                  "in '%s', %d in '%s'", m->world_size, path,
+                                  models[0]->world_size,
+                                  prof_error_subject(other, models[0]->path ? models[0]->path
+                                                                            : "?"));
         if (m->rank >= m->world_size)
             return prof_error_set(err, PROF_ERR_INVALID, "not ranks of one job: '%s' has rank "
                                   "%d of world size %d", path, m->rank, m->world_size);
         for (size_t j = 0; j < i; j++)
             if (models[j]->rank == m->rank)
-                return prof_error_set(err, PROF_ERR_INVALID, "not ranks of one job: '%s' and "
-                                      "'%s' are both rank %d",
-                                      models[j]->path ? models[j]->path : "?", path, m->rank);
+                return prof_error_set(err, PROF_ERR_INVALID, "not ranks of one job: both rank "
+                                      "%d, '%s' and '%s'", m->rank,
+                                      prof_error_subject(other, models[j]->path
+                                                                    ? models[j]->path : "?"),
+                                      path);
     }
     return PROF_OK;
 }

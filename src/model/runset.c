@@ -46,11 +46,13 @@ static prof_err probe(const char *path, member *m, int *is_profile, prof_error *
     prof_reader *r = NULL;
     prof_error e = { PROF_OK, "" };
     prof_err rc = prof_reader_open(path, &r, &e);
+    char shown[PROF_SUBJECT_MAX];
     *is_profile = 0;
     if (rc == PROF_ERR_NOT_PROF || rc == PROF_ERR_EMPTY)
         return PROF_OK;
     if (rc != PROF_OK)
-        return prof_error_set(err, rc, "cannot read '%s': %s", path, e.message);
+        return prof_error_set(err, rc, "cannot read '%s': %s", prof_error_subject(shown, path),
+                              e.message);
     cJSON *meta = cJSON_Parse(prof_reader_metadata(r));
     m->rank = meta_int(meta, "rank", -1);
     m->world = meta_int(meta, "world_size", 0);
@@ -75,9 +77,10 @@ static int by_path(const void *a, const void *b)
 static prof_err scan(const char *dir, member **out, size_t *n, size_t *skipped, prof_error *err)
 {
     DIR *d = opendir(dir);
+    char shown[PROF_SUBJECT_MAX];
     if (!d)
-        return prof_error_set(err, PROF_ERR_IO, "cannot read directory '%s': %s", dir,
-                              strerror(errno));
+        return prof_error_set(err, PROF_ERR_IO, "cannot read directory '%s': %s",
+                              prof_error_subject(shown, dir), strerror(errno));
     member *v = NULL;
     size_t cap = 0;
     prof_err rc = PROF_OK;
@@ -170,9 +173,11 @@ static prof_err find_dir(const char *path, runset *out, prof_error *err)
 {
     member *v = NULL;
     size_t n = 0, nruns = 0;
+    char shown[PROF_SUBJECT_MAX];
     prof_err rc = scan(path, &v, &n, &out->skipped, err);
     if (rc == PROF_OK && n == 0)
-        rc = prof_error_set(err, PROF_ERR_EMPTY, "no profiles in directory '%s'", path);
+        rc = prof_error_set(err, PROF_ERR_EMPTY, "no profiles in directory '%s'",
+                            prof_error_subject(shown, path));
     for (size_t i = 0; rc == PROF_OK && i < n; i++) {
         size_t run = job_of(v, i);
         v[i].run = run != SIZE_MAX ? run : nruns++;
