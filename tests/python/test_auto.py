@@ -7,6 +7,7 @@ environment set by hand): steps, operations, leaks, sitecustomize chaining,
 exit paths, spawn workers, a program without torch, and two torchrun ranks."""
 import glob
 import os
+import signal
 import subprocess
 import sys
 import unittest
@@ -46,6 +47,14 @@ def record_injects():
 
 def recorded(out, argv, extra_env=None, pythonpath="", cwd=None, timeout=120):
     """Runs argv as `prof record -o out -- argv` would, the program unchanged."""
+    cmd, env = record_setup(out, argv, extra_env, pythonpath)
+    return subprocess.run(cmd, env=env, cwd=cwd or os.path.dirname(out),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          timeout=timeout)
+
+
+def record_setup(out, argv, extra_env=None, pythonpath=""):
+    """The command and environment of `prof record -o out -- argv`."""
     env = script_env(extra_env, pythonpath)
     if not pythonpath:
         del env["PYTHONPATH"]
@@ -57,9 +66,7 @@ def recorded(out, argv, extra_env=None, pythonpath="", cwd=None, timeout=120):
         env["PYTHONPATH"] = os.pathsep.join([BOOT, PACKAGE] + ([pythonpath] if pythonpath
                                                                else []))
         env.update(LD_PRELOAD=os.path.join(B, "libprof.so"), PROF_OUTPUT=out)
-    return subprocess.run(cmd, env=env, cwd=cwd or os.path.dirname(out),
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                          timeout=timeout)
+    return cmd, env
 
 
 LOOP = r"""
@@ -277,6 +284,32 @@ class Unmodified(TempDirTest):
         p = Profile(out)
         self.assertTrue(p.clean)
         self.assertEqual(complete(p), 5)
+
+    def test_ctrl_c_raises_keyboard_interrupt_and_closes_the_profile(self):
+        """Ctrl-C reaches the program as KeyboardInterrupt (its finally blocks
+        run), and the profile is closed cleanly, not cut by the signal."""
+        code = ("import sys, time\n"
+                "try:\n"
+                "    print('ready', flush=True)\n"
+                "    time.sleep(60)\n"
+                "except KeyboardInterrupt:\n"
+                "    print('interrupted', flush=True)\n"
+                "    sys.exit(130)\n")
+        out = self.path("int.prof")
+        cmd, env = record_setup(out, [sys.executable, "-c", code])
+        proc = subprocess.Popen(cmd, env=env, cwd=self.tmp, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            self.assertEqual(proc.stdout.readline().strip(), "ready")
+            proc.send_signal(signal.SIGINT)
+            rest, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        self.assertEqual(rest.strip(), "interrupted", err)
+        self.assertEqual(proc.returncode, 130, err)
+        self.assertTrue(Profile(out).clean, err)
 
     def test_spawned_workers_neither_record_nor_break(self):
         out, _ = self.plain("spawn", "clean", 6, "--spawn")

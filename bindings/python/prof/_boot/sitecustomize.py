@@ -6,6 +6,9 @@ in front of PYTHONPATH. At interpreter start this module:
   - runs the program's own sitecustomize, if one is further along sys.path
     (or the system's), as if this one were not there, and takes this
     directory off sys.path;
+  - gives Ctrl-C back to Python: the preloaded libprof set its SIGINT
+    handler before the interpreter started, and Python installs its own
+    (KeyboardInterrupt, so that finally blocks run) only over the default;
   - with PROF_PYTHON=0, does nothing more;
   - else waits for torch to be imported (an import hook: a program that
     never imports torch never pays for it, nor for prof), and then, in the
@@ -166,8 +169,21 @@ class _TorchFinder:
         return spec
 
 
+def _keyboard_interrupt():
+    """Python's SIGINT handler, where libprof's (set by the preload
+    constructor in this very process) kept Python from installing it. The
+    program then ends through KeyboardInterrupt and exit, which closes the
+    profile cleanly; libprof's crash flush is for deaths Python cannot see."""
+    if os.environ.get("PROF_AUTOSTART_PID") != str(os.getpid()):
+        return
+    import signal
+    if signal.getsignal(signal.SIGINT) is None:  # a handler not Python's: libprof's
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def _boot():
     _chain()
+    _keyboard_interrupt()
     if os.environ.get("PROF_PYTHON", "1") == "0":
         return
     if "torch" in sys.modules:  # the program's sitecustomize imported it
