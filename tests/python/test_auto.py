@@ -8,6 +8,7 @@ exit paths, spawn workers, a program without torch, and two torchrun ranks."""
 import glob
 import os
 import signal
+import socket
 import subprocess
 import sys
 import unittest
@@ -340,7 +341,12 @@ class Unmodified(TempDirTest):
         out = self.path("run.%r.prof")
         # Debian's torch 1.13 on Python 3.11 cannot parse --redirects/--tee 0
         # (the default): redirect stderr, the one the test reads anyway
+        # a free port of this machine, not the default 29500 another job may hold
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
         r = recorded(out, torchrun + ["--nproc_per_node", "2", "--redirects", "2", "--tee", "2",
+                                      "--master_addr", "127.0.0.1", "--master_port", str(port),
                                       code],
                      timeout=120)
         self.assertRan(r)
