@@ -48,6 +48,18 @@ static char *temp_name(const char *path)
     return t;
 }
 
+/* The stream over fd, which is closed when there is none. */
+static prof_err open_stream(outfile *o, int fd, const char *path, prof_error *err)
+{
+    o->fp = fdopen(fd, "w");
+    if (!o->fp) {
+        int e = errno;
+        close(fd);
+        return fail(o, err, "cannot write", path, strerror(e));
+    }
+    return PROF_OK;
+}
+
 /* A target that is not a regular file (a device, a FIFO): opened and
  * written in place, as '>' does; there is nothing to replace atomically. */
 static prof_err open_through(outfile *o, const char *path, prof_error *err)
@@ -58,13 +70,7 @@ static prof_err open_through(outfile *o, const char *path, prof_error *err)
     int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
     if (fd < 0)
         return fail(o, err, "cannot write", path, strerror(errno));
-    o->fp = fdopen(fd, "w");
-    if (!o->fp) {
-        int e = errno;
-        close(fd);
-        return fail(o, err, "cannot write", path, strerror(e));
-    }
-    return PROF_OK;
+    return open_stream(o, fd, path, err);
 }
 
 /* Gives the temporary fd the owner, group and permission bits of the file
@@ -127,13 +133,7 @@ prof_err outfile_open(outfile *o, const char *path, prof_error *err)
         return fail(o, err, "cannot create", path, strerror(e));
     }
     take_mode(fd, exists ? &st : NULL);
-    o->fp = fdopen(fd, "w");
-    if (!o->fp) {
-        int e = errno;
-        close(fd);
-        return fail(o, err, "cannot write", path, strerror(e));
-    }
-    return PROF_OK;
+    return open_stream(o, fd, path, err);
 }
 
 prof_err outfile_commit(outfile *o, prof_error *err)
