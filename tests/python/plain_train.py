@@ -15,35 +15,9 @@ import sys
 import torch
 from torch import nn
 
+from digits import Images, Net
+
 BATCH = 32
-
-
-class Images(torch.utils.data.Dataset):
-    def __init__(self, n):
-        self.n = n
-
-    def __len__(self):
-        return self.n
-
-    def __getitem__(self, i):
-        g = torch.Generator().manual_seed(i)
-        label = i % 10
-        x = 0.3 * torch.randn(1, 28, 28, generator=g)
-        x[0, 2 * label:2 * label + 8, 4:24] += 1.0
-        return x, label
-
-
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.features = nn.Sequential(
-            nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2))
-        self.head = nn.Sequential(nn.Flatten(), nn.Linear(16 * 7 * 7, 64), nn.ReLU(),
-                                  nn.Linear(64, 10))
-
-    def forward(self, x):
-        return self.head(self.features(x))
 
 
 def main(argv):

@@ -274,7 +274,7 @@ class Unmodified(TempDirTest):
                          "CrossEntropyLoss.forward"):
                 self.assertIn(name, o, mode)
             self.assertEqual(o["Net.forward"]["calls"], 40)
-            self.assertEqual(o["Net.forward"]["module_class"], "__main__.Net")
+            self.assertEqual(o["Net.forward"]["module_class"], "digits.Net")
             self.assertEqual(leaks(rep), ["host.rss"] if mode == "leak" else [], mode)
 
     def test_exit_status_and_exceptions_keep_the_profile(self):

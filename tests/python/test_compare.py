@@ -1,8 +1,9 @@
 """test_compare.py - `prof compare` on real PyTorch runs: repeated runs of a
 small CNN (tests/python/cnn.py: DataLoader, Adam, .item() every step), three
 a side in directories. The same loop against itself is quiet and passes
---fail-on-regression 10; a forward pass made about 30% slower is flagged and
-fails it; one run a side says that run-to-run variation is unknown.
+--fail-on-regression 10; a forward pass that does about 60% more work is
+flagged and fails it; one run a side says that run-to-run variation is
+unknown.
 
 The runs of the sides are interleaved (A, A', B, then again), so that a
 change in the machine's load over the test reaches every side alike. When
