@@ -73,16 +73,20 @@ static enum MHD_Result respond_json(struct MHD_Connection *c, const char *json)
     return respond(c, MHD_HTTP_OK, "application/json", json, strlen(json), MHD_RESPMEM_PERSISTENT);
 }
 
-/* A whole unsigned decimal number, or -1. */
+/* A whole unsigned decimal number up to UINT64_MAX, or -1. Every value
+ * the server hands out (t1_ns defaults to UINT64_MAX) must read back. */
 static int parse_u64(const char *s, uint64_t *v)
 {
-    if (!s || !*s || strlen(s) > 19)
+    if (!s || !*s)
         return -1;
     uint64_t n = 0;
     for (; *s; s++) {
         if (*s < '0' || *s > '9')
             return -1;
-        n = n * 10 + (uint64_t)(*s - '0');
+        uint64_t d = (uint64_t)(*s - '0');
+        if (n > (UINT64_MAX - d) / 10)
+            return -1;
+        n = n * 10 + d;
     }
     *v = n;
     return 0;

@@ -150,6 +150,9 @@ if serve demo "$DEMO"; then
     code "http: absolute path 404" 404 --path-as-is "${url}/etc/passwd"
     code "http: bad window 400" 400 "${url}api/events?t0=abc"
     code "http: reversed window 400" 400 "${url}api/events?t0=9&t1=1"
+    code "http: the largest t1, as the server gives it" 200 \
+        "${url}api/events?t0=0&t1=18446744073709551615"
+    code "http: past the largest t1 400" 400 "${url}api/events?t1=18446744073709551616"
     code "http: no second profile 404" 404 "${url}api/report?profile=1"
     code "http: other Host refused" 403 -H 'Host: attacker.example' "$url"
     headers=$(curl -s -D - -o /dev/null "$url")

@@ -300,3 +300,26 @@ Test(output_view, server_wants_a_numeric_address)
         view_server_stop(s);
     }
 }
+
+/* Every window the server hands out reads back, UINT64_MAX included
+ * (issue: t1=18446744073709551615 was refused); one past it is not. */
+Test(output_view, window_bounds_read_back_up_to_the_largest)
+{
+    long profile = -1;
+    timeline_query q;
+    cr_assert_eq(view_parse_events(NULL, "0", "18446744073709551615", NULL, 1, &profile, &q), 0);
+    cr_assert_eq(q.t1_ns, UINT64_MAX);
+    cr_assert_eq(view_parse_events(NULL, "18446744073709551615", "18446744073709551615", NULL, 1,
+                                   &profile, &q), 0);
+    cr_assert_eq(q.t0_ns, UINT64_MAX);
+    cr_assert_eq(view_parse_events(NULL, "0", "18446744073709551616", NULL, 1, &profile, &q),
+                 VIEW_BAD_WINDOW);
+    cr_assert_eq(view_parse_events(NULL, "0", "99999999999999999999", NULL, 1, &profile, &q),
+                 VIEW_BAD_WINDOW);
+    cr_assert_eq(view_parse_events(NULL, "00000000000000000000001", NULL, NULL, 1, &profile, &q),
+                 0, "leading zeros are the same number");
+    cr_assert_eq(q.t0_ns, 1);
+    cr_assert_eq(view_parse_events(NULL, "", NULL, NULL, 1, &profile, &q), VIEW_BAD_WINDOW);
+    cr_assert_eq(view_parse_events(NULL, "4294967296", NULL, "4294967296", 1, &profile, &q),
+                 VIEW_BAD_THREAD);
+}
