@@ -111,6 +111,9 @@ typedef struct model_builder {
     size_t fidx_cap, fidx_used;
     uint64_t next_gen;
     mb_gpu *gpu;           /* parallel to m->gpus                             */
+    uint32_t *gpu_index;   /* open addressing over m->gpus by device: position + 1,
+                              0 empty (a profile may name any number of devices) */
+    size_t gpu_index_cap;
     size_t *series_cap;    /* parallel to m->series: allocated samples        */
     size_t cap_series_cap, cap_bgpus;
     mb_class *classes;     /* class attributes in file order, applied to the ops

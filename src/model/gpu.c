@@ -19,12 +19,44 @@
 
 #include "model/build.h"
 
+static size_t device_slot(uint32_t device, size_t cap)
+{
+    return (size_t)(device * 2654435761u) & (cap - 1);
+}
+
+/* The index slot of device: where it is, or the empty slot it would take. */
+static size_t index_find(const model_builder *b, uint32_t device)
+{
+    size_t k = device_slot(device, b->gpu_index_cap);
+    while (b->gpu_index[k] && b->m->gpus[b->gpu_index[k] - 1].device != device)
+        k = (k + 1) & (b->gpu_index_cap - 1);
+    return k;
+}
+
+/* Keeps the index at most half full, so that a lookup is a probe or two
+ * however many devices a profile names (an untrusted one may name 100,000). */
+static int index_grow(model_builder *b)
+{
+    if ((b->m->ngpus + 1) * 2 <= b->gpu_index_cap)
+        return 0;
+    size_t cap = b->gpu_index_cap ? 2 * b->gpu_index_cap : 16;
+    uint32_t *v = calloc(cap, sizeof *v);
+    if (!v)
+        return -1;
+    free(b->gpu_index);
+    b->gpu_index = v;
+    b->gpu_index_cap = cap;
+    for (size_t i = 0; i < b->m->ngpus; i++)
+        v[index_find(b, b->m->gpus[i].device)] = (uint32_t)i + 1;
+    return 0;
+}
+
 static int device_of(model_builder *b, uint32_t device, size_t *pos)
 {
     profile_model *m = b->m;
-    size_t i = 0;
-    while (i < m->ngpus && m->gpus[i].device != device)
-        i++;
+    if (m->ngpus >= UINT32_MAX - 1 || index_grow(b) < 0)
+        return -1;
+    size_t k = index_find(b, device), i = b->gpu_index[k] ? b->gpu_index[k] - 1u : m->ngpus;
     if (i == m->ngpus) {
         if (mb_grow(&m->gpus, &b->cap_gpus, i, sizeof *m->gpus) < 0 ||
             mb_grow(&b->gpu, &b->cap_bgpus, i, sizeof *b->gpu) < 0)
@@ -33,6 +65,7 @@ static int device_of(model_builder *b, uint32_t device, size_t *pos)
         memset(&b->gpu[i], 0, sizeof b->gpu[i]);
         m->gpus[i].device = device;
         m->gpus[i].first_ns = UINT64_MAX;
+        b->gpu_index[k] = (uint32_t)i + 1;
         m->ngpus++;
     }
     *pos = i;
@@ -165,4 +198,7 @@ void mb_gpu_free(model_builder *b)
     }
     free(b->gpu);
     b->gpu = NULL;
+    free(b->gpu_index);
+    b->gpu_index = NULL;
+    b->gpu_index_cap = 0;
 }

@@ -979,3 +979,29 @@ Test(model_profile, memory_follows_paths_not_events, .timeout = 120)
     cr_assert_leq(op(&m, "run")->dur.nbins, 64u);
     profile_model_free(&m);
 }
+
+/* A profile may name any number of devices (an untrusted one, 100,000):
+ * each is found through an index, not a search over the others, and every
+ * one keeps its own activity. */
+Test(model_profile, many_devices_are_each_counted)
+{
+    const char *path = fu_path("devices.prof");
+    synth *s = synth_open(path, NULL);
+    cr_assert_not_null(s);
+    enum { NDEV = 20000 };
+    for (uint32_t i = 0; i < NDEV; i++) /* device ids spread out, some sharing low bits */
+        synth_gpu_kernel(s, "k", i * 65536u + (i & 7u), 0, i, 1000 + i, 10);
+    synth_gpu_kernel(s, "k", 3u * 65536u + 3u, 0, NDEV, 5 * MS, 10); /* device 3 again */
+    close_ok(s);
+
+    profile_model m;
+    load(path, &m);
+    cr_assert_eq(m.ngpus, (size_t)NDEV);
+    for (size_t i = 0; i < m.ngpus; i++) {
+        cr_assert_eq(m.gpus[i].kernels, m.gpus[i].device == 3u * 65536u + 3u ? 2u : 1u,
+                     "device %u", m.gpus[i].device);
+        if (i)
+            cr_assert_gt(m.gpus[i].device, m.gpus[i - 1].device, "sorted by device");
+    }
+    profile_model_free(&m);
+}
