@@ -442,16 +442,21 @@ static int thread_cmp(const void *pa, const void *pb)
     return (a->index > b->index) - (a->index < b->index);
 }
 
+void model_metadata_rank(const cJSON *meta, int *rank, int *world_size)
+{
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(meta, "rank");
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(meta, "world_size");
+    /* Absent, not a number or out of range: unknown (format §4: never fatal). */
+    *rank = cJSON_IsNumber(r) && r->valuedouble >= 0 && r->valuedouble <= INT_MAX
+                ? (int)r->valuedouble : -1;
+    *world_size = cJSON_IsNumber(w) && w->valuedouble >= 1 && w->valuedouble <= INT_MAX
+                      ? (int)w->valuedouble : -1;
+}
+
 static void metadata_parse(profile_model *m)
 {
     cJSON *root = cJSON_Parse(m->metadata);
-    const cJSON *rank = cJSON_GetObjectItemCaseSensitive(root, "rank");
-    const cJSON *world = cJSON_GetObjectItemCaseSensitive(root, "world_size");
-    /* Absent, not a number or out of range: unknown (format §4: never fatal). */
-    if (cJSON_IsNumber(rank) && rank->valuedouble >= 0 && rank->valuedouble <= INT_MAX)
-        m->rank = (int)rank->valuedouble;
-    if (cJSON_IsNumber(world) && world->valuedouble >= 1 && world->valuedouble <= INT_MAX)
-        m->world_size = (int)world->valuedouble;
+    model_metadata_rank(root, &m->rank, &m->world_size);
     cJSON_Delete(root);
 }
 

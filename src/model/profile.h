@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 #include "model/sketch.h"
 #include "model/timebatch.h"
 #include "prof_reader.h"
@@ -142,6 +144,10 @@ prof_err profile_model_load(const char *path, profile_model *m, model_progress_f
 prof_err profile_model_load_reader(prof_reader *r, profile_model *m, prof_error *err);
 
 void profile_model_free(profile_model *m);
+
+/* Rank and world size from parsed metadata (NULL allowed); -1 for each
+ * that is absent, not a number or out of range. */
+void model_metadata_rank(const cJSON *meta, int *rank, int *world_size);
 
 /* Lookups. */
 const model_op *model_find_op(const profile_model *m, const char *name);

@@ -11,12 +11,13 @@
 
 #include <cjson/cJSON.h>
 
+#include "model/profile.h"
 #include "model/runset.h"
 #include "util/error.h"
 
 typedef struct member {
     char *path;
-    int rank, world;       /* -1 / 0 when the profile has none                 */
+    int rank, world;       /* -1 when the profile has none or they are invalid */
     double start;          /* start_epoch_ns                                   */
     size_t run;            /* index of its run                                 */
 } member;
@@ -29,14 +30,6 @@ static double meta_num(const cJSON *meta, const char *key, double fallback)
     if (cJSON_IsString(v) && v->valuestring) /* exact decimal text for big epochs */
         return strtod(v->valuestring, NULL);
     return fallback;
-}
-
-/* An integer field, or fallback when it is missing or out of int's range
- * (metadata is untrusted: a cast of 1e300 would be undefined). */
-static int meta_int(const cJSON *meta, const char *key, int fallback)
-{
-    double v = meta_num(meta, key, fallback);
-    return v >= -2147483648.0 && v <= 2147483647.0 ? (int)v : fallback;
 }
 
 /* 1 with *m filled when path is a profile, 0 when it is not one, or the
@@ -54,8 +47,7 @@ static prof_err probe(const char *path, member *m, int *is_profile, prof_error *
         return prof_error_set(err, rc, "cannot read '%s': %s", prof_error_subject(shown, path),
                               e.message);
     cJSON *meta = cJSON_Parse(prof_reader_metadata(r));
-    m->rank = meta_int(meta, "rank", -1);
-    m->world = meta_int(meta, "world_size", 0);
+    model_metadata_rank(meta, &m->rank, &m->world);
     m->start = meta_num(meta, "start_epoch_ns", 0);
     cJSON_Delete(meta);
     prof_reader_close(r);
@@ -95,7 +87,7 @@ static prof_err scan(const char *dir, member **out, size_t *n, size_t *skipped, 
             break;
         }
         int is_profile = 0;
-        member m = { path, -1, 0, 0, 0 };
+        member m = { path, -1, -1, 0, 0 };
         if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
             rc = probe(path, &m, &is_profile, err);
         if (rc == PROF_OK && is_profile && *n == cap) {
