@@ -35,7 +35,8 @@ CUPTI_CFLAGS := -DPROF_HAVE_CUPTI -isystem $(CUDA_HOME)/include \
 endif
 CFLAGS_ALL := -std=c11 -D_GNU_SOURCE $(WARN) -Iinclude -Isrc -Itests/support -MMD -MP -pthread $(CUPTI_CFLAGS) $(CFLAGS)
 LIBS    := -lzstd -lcjson -lpthread -lm
-TOOL_LIBS := -lgsl -lgslcblas -lmicrohttpd
+# the importers: YAJL streams JSON, zlib inflates .gz, SQLite reads Nsight exports
+TOOL_LIBS := -lgsl -lgslcblas -lmicrohttpd -lyajl -lz -lsqlite3
 ASAN    := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN    := -O1 -g -fsanitize=thread
 
@@ -48,7 +49,7 @@ endif
 # The recording library: codec + runtime. The tool code (model, analysis,
 # output) is linked into prof only, never into training programs.
 LIB_SRC  := $(sort $(wildcard src/util/*.c src/format/*.c src/record/*.c))
-TOOL_SRC := $(sort $(wildcard src/model/*.c src/analysis/*.c src/output/*.c))
+TOOL_SRC := $(sort $(wildcard src/model/*.c src/analysis/*.c src/output/*.c src/import/*.c))
 # The dashboard's page (viewer/) is compiled into prof by tools/embed.sh.
 VIEWER_FILES := viewer/index.html viewer/app.css viewer/app.js
 TOOL_SRC += $(B)/gen/viewer_assets.c
@@ -224,7 +225,7 @@ fuzz: deps $(FUZZ_BIN)
 # ---- dependencies -------------------------------------------------------------
 # pkg-config module, Debian package
 DEP_PC   := libzstd:libzstd-dev libcjson:libcjson-dev gsl:libgsl-dev criterion:libcriterion-dev \
-	libmicrohttpd:libmicrohttpd-dev
+	libmicrohttpd:libmicrohttpd-dev yajl:libyajl-dev zlib:zlib1g-dev sqlite3:libsqlite3-dev
 # command, Debian package
 DEP_CMD  := pkg-config:pkg-config clang:clang zstd:zstd
 # the dashboard's browser tests: Debian's chromium driven by playwright-core from npm

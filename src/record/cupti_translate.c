@@ -81,17 +81,19 @@ int rt_cu_api_blocks_copy(const char *api_name)
     return 0;
 }
 
-static uint32_t intern_n(const char *s, size_t n)
+static uint32_t intern_n(const rt_cu_state *st, const char *s, size_t n)
 {
+    if (st->intern)
+        return st->intern(st->intern_ctx, s, n);
     uint64_t h = 0xcbf29ce484222325u; /* FNV-1a, as rt_hash_bytes */
     for (size_t i = 0; i < n; i++)
         h = (h ^ (unsigned char)s[i]) * 0x100000001b3u;
     return rt_intern(s, n, h);
 }
 
-static uint32_t intern(const char *s)
+static uint32_t intern(const rt_cu_state *st, const char *s)
 {
-    return s ? intern_n(s, strlen(s)) : 0;
+    return s ? intern_n(st, s, strlen(s)) : 0;
 }
 
 /* ---- what earlier records told ----------------------------------------------- */
@@ -146,7 +148,7 @@ static void range_start(rt_cu_state *s, const rt_cu_rec *r)
     o->id = 0;
     o->depth = open_depth(s, r->tid);
     o->id = r->id ? r->id : 1;
-    o->name = intern(r->name);
+    o->name = intern(s, r->name);
     o->tid = r->tid;
     o->start = r->start;
 }
@@ -180,7 +182,7 @@ static int marker(rt_cu_state *s, const rt_cu_rec *r, rt_cu_event *out)
         return range_end(s, r, out);
     if (r->flags & RT_CU_MARKER_INSTANT) {
         out->ev.type = PROF_EV_MARK;
-        out->ev.name_id = intern(r->name);
+        out->ev.name_id = intern(s, r->name);
         out->ev.start_ns = rt_cu_time(s, r->start);
         out->tid = r->tid;
         return 1;
@@ -200,7 +202,7 @@ static void span(const rt_cu_state *s, const rt_cu_rec *r, prof_event *e)
 static int api(rt_cu_state *s, const rt_cu_rec *r, rt_cu_event *out)
 {
     out[0].ev.type = PROF_EV_API;
-    out[0].ev.name_id = r->name ? intern_n(r->name, api_name_len(r->name)) : 0;
+    out[0].ev.name_id = r->name ? intern_n(s, r->name, api_name_len(r->name)) : 0;
     out[0].ev.correlation = r->correlation;
     span(s, r, &out[0].ev);
     out[0].tid = r->tid;
@@ -223,7 +225,7 @@ int rt_cu_translate(rt_cu_state *s, const rt_cu_rec *r, rt_cu_event out[RT_CU_MA
     switch (r->kind) {
     case RT_CU_KERNEL:
         e->type = PROF_EV_GPU_KERNEL;
-        e->name_id = intern(r->name);
+        e->name_id = intern(s, r->name);
         break;
     case RT_CU_MEMCPY:
         e->type = PROF_EV_GPU_MEMCPY;

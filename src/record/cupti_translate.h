@@ -8,6 +8,7 @@
 #ifndef PROF_RECORD_CUPTI_TRANSLATE_H
 #define PROF_RECORD_CUPTI_TRANSLATE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "format/format.h"
@@ -89,6 +90,10 @@ typedef struct rt_cu_state {
     uint32_t ctx_id[RT_CU_CONTEXTS], ctx_device[RT_CU_CONTEXTS];
     uint32_t nctx;
     uint64_t lost;           /* records that could not be translated         */
+    /* Gives a name its id. NULL: the recorder's string table (rt_intern);
+     * an importer (src/import/sink.c) sets its own. */
+    uint32_t (*intern)(void *ctx, const char *s, size_t n);
+    void *intern_ctx;
 } rt_cu_state;
 
 /* Sets the offset from a CUPTI timestamp read before and one read after
