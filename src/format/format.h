@@ -166,6 +166,12 @@ prof_err pf_writer_write_block_raw(pf_writer *w, pf_block *b);
  * pf_writer_define_* collected, uncompressed, without allocating. */
 prof_err pf_writer_write_pending_raw(pf_writer *w);
 
+/* Replaces the metadata written at open by metadata, padded with blanks to
+ * the same length (it must not be longer): for writers that learn the facts
+ * of a run only at its end (the importers reserve room at open). The
+ * descriptor must be seekable (pwrite). */
+prof_err pf_writer_replace_metadata(pf_writer *w, const char *metadata, prof_error *err);
+
 /* Writes pending definitions, the footer and the trailer, closes and frees.
  * Frees w even on failure. */
 prof_err pf_writer_close(pf_writer *w, prof_error *err);

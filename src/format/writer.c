@@ -30,6 +30,7 @@ struct pf_writer {
     size_t nindex, cap_index;
     uint64_t events, dropped, first_ns, last_ns;
     int unindexed;     /* the crash path wrote blocks the index lacks */
+    uint32_t meta_len; /* bytes of metadata in the header              */
 };
 
 /* write(2) until done; async-signal-safe. */
@@ -158,13 +159,8 @@ static prof_err flush_defs(pf_writer *w, prof_error *err)
     return e;
 }
 
-static prof_err write_file_header(pf_writer *w, const char *metadata, prof_error *err)
+static void file_header(uint8_t h[PF_FILE_HEADER_LEN], const char *metadata, size_t mlen)
 {
-    size_t mlen = strlen(metadata);
-    uint8_t h[PF_FILE_HEADER_LEN];
-    if (mlen > PF_METADATA_MAX)
-        return prof_error_set(err, PROF_ERR_LIMIT, "metadata of %zu bytes is over the limit",
-                              mlen);
     memcpy(h, PF_MAGIC, PF_MAGIC_LEN);
     pf_store_u16(h + 8, PF_VERSION_MAJOR);
     pf_store_u16(h + 10, PF_VERSION_MINOR);
@@ -172,8 +168,42 @@ static prof_err write_file_header(pf_writer *w, const char *metadata, prof_error
     pf_store_u32(h + 16, (uint32_t)mlen);
     uint32_t crc = crc32c_update(0, h, 20);
     pf_store_u32(h + 20, crc32c_update(crc, metadata, mlen));
+}
+
+static prof_err write_file_header(pf_writer *w, const char *metadata, prof_error *err)
+{
+    size_t mlen = strlen(metadata);
+    uint8_t h[PF_FILE_HEADER_LEN];
+    if (mlen > PF_METADATA_MAX)
+        return prof_error_set(err, PROF_ERR_LIMIT, "metadata of %zu bytes is over the limit",
+                              mlen);
+    file_header(h, metadata, mlen);
+    w->meta_len = (uint32_t)mlen;
     prof_err e = writer_emit(w, h, sizeof h, err);
     return e ? e : writer_emit(w, metadata, mlen, err);
+}
+
+prof_err pf_writer_replace_metadata(pf_writer *w, const char *metadata, prof_error *err)
+{
+    size_t mlen = strlen(metadata);
+    if (mlen > w->meta_len)
+        return prof_error_set(err, PROF_ERR_LIMIT,
+                              "metadata of %zu bytes does not fit the %u bytes reserved", mlen,
+                              (unsigned)w->meta_len);
+    char *text = malloc(w->meta_len);
+    if (!text)
+        return prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
+    memcpy(text, metadata, mlen);
+    memset(text + mlen, ' ', w->meta_len - mlen); /* JSON allows trailing blanks */
+    uint8_t h[PF_FILE_HEADER_LEN];
+    file_header(h, text, w->meta_len);
+    int bad = pwrite(w->fd, h, sizeof h, 0) != (ssize_t)sizeof h ||
+              pwrite(w->fd, text, w->meta_len, PF_FILE_HEADER_LEN) != (ssize_t)w->meta_len;
+    free(text);
+    if (bad)
+        return prof_error_set(err, PROF_ERR_IO, "cannot rewrite the metadata: %s",
+                              strerror(errno ? errno : EIO));
+    return PROF_OK;
 }
 
 prof_err pf_writer_open_fd(pf_writer **out, int fd, const char *metadata, int level,

@@ -1,0 +1,899 @@
+/* sink.c - activity of an imported trace written as a .prof file (sink.h).
+ *
+ * The reader's model takes a thread's regions in END order with their
+ * depth, as the recorder writes them (calltree.c). A trace lists regions
+ * by start, mostly in order, sometimes not (Kineto writes some runtime
+ * calls and annotations late). Each thread therefore keeps a window of
+ * pending items ordered by start in a binary heap: once the window is full
+ * the earliest item leaves it and meets the thread's stack of open
+ * regions: regions that ended before it began are closed (written, the
+ * innermost first: end order), and it opens at the stack's depth. A
+ * region that outlives its parent is cut at the parent's end. Points (API
+ * calls, syncs, marks) are written when they leave the window, inside the
+ * regions still open, which is before their parents end. Memory per thread
+ * is the window and the stack, whatever the trace's length.
+ *
+ * Everything else goes straight to its block: GPU activity to the GPU
+ * block (the model orders it), steps and memory samples to a thread's
+ * block (the model sorts them). Blocks are written when they pass
+ * SINK_BLOCK_BYTES. The metadata is written at open as blanks and
+ * replaced at close, when the trace has said what it knows of the run. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "format/format.h"
+#include "import/sink.h"
+#include "prof.h"
+#include "util/error.h"
+
+#define SINK_WINDOW 4096             /* pending items a thread holds        */
+#define SINK_BLOCK_BYTES (256u << 10) /* a block is written past this size  */
+#define SINK_META_RESERVED (64u << 10) /* room kept for the final metadata   */
+#define SINK_STACK_MAX 256            /* nesting kept; deeper is flattened   */
+#define SINK_PENDING_SYNCS 65536      /* syncs waiting for their API call    */
+#define SINK_CATEGORIES 64            /* distinct categories noted by name   */
+#define SINK_ORIGIN_LEAD_NS 1000000000 /* time 0 this long before the first */
+
+typedef struct item {
+    int64_t start, end;  /* trace ns                                       */
+    prof_event ev;       /* what is written; times set when written        */
+    uint8_t region;
+} item;
+
+typedef struct open_region {
+    int64_t start, end;
+    prof_event ev;
+} open_region;
+
+typedef struct sink_thread {
+    uint64_t key;
+    uint32_t index;
+    item *heap;
+    size_t nheap, cap_heap;
+    open_region stack[SINK_STACK_MAX];
+    uint32_t depth;
+    int64_t last_start;  /* of the last item out of the window             */
+    pf_block block;
+} sink_thread;
+
+typedef struct counted {
+    char *name;
+    uint64_t n;
+} counted;
+
+typedef struct pending_sync {
+    uint64_t correlation; /* 0: empty slot */
+    prof_event ev;
+    int64_t start, end;
+} pending_sync;
+
+typedef struct device {
+    uint32_t index;
+    char *name;
+    uint64_t memory_bytes;
+} device;
+
+struct import_sink {
+    pf_writer *w;
+    char *source, *input, *host, *process_name;
+    uint64_t pid;
+    int rank, world;
+    int64_t epoch;        /* wall clock of trace time 0                    */
+    int64_t origin;       /* trace time of profile time 0                  */
+    int has_origin;
+    /* names: open addressing on FNV-1a, ids from 1 */
+    char **names;
+    size_t *name_len;
+    uint32_t nnames, cap_names;
+    uint32_t *name_slots;  /* id or 0 */
+    size_t cap_slots;
+    /* threads: open addressing on the key */
+    sink_thread **threads;
+    size_t nthreads, cap_threads;
+    uint32_t *thread_slots; /* position + 1, or 0 */
+    size_t cap_thread_slots;
+    pf_block gpu, memory;   /* memory goes to the first thread's block      */
+    rt_cu_state cu;
+    pending_sync *syncs;    /* SINK_PENDING_SYNCS slots, by correlation    */
+    size_t nsyncs;
+    device *devices;
+    size_t ndevices;
+    counted unknown[SINK_CATEGORIES], skipped[SINK_CATEGORIES];
+    cJSON *facts;
+    char *damage;
+    import_counts counts;
+    prof_err failed;        /* sticky: the first error                      */
+    prof_error error;
+};
+
+/* ---- errors ---------------------------------------------------------------------- */
+
+static prof_err fail(import_sink *s, prof_err code, const char *what)
+{
+    if (!s->failed) {
+        s->failed = code;
+        prof_error_set(&s->error, code, "%s", what);
+    }
+    return s->failed;
+}
+
+static prof_err fail_nomem(import_sink *s)
+{
+    return fail(s, PROF_ERR_NOMEM, "out of memory");
+}
+
+static int grow(void *pv, size_t *cap, size_t n, size_t size)
+{
+    void **p = pv;
+    if (n < *cap)
+        return 0;
+    size_t c = *cap ? *cap * 2 : 16;
+    void *q = realloc(*p, c * size);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
+/* ---- time ------------------------------------------------------------------------ */
+
+static void origin_from(import_sink *s, int64_t t)
+{
+    if (s->has_origin)
+        return;
+    s->origin = t > SINK_ORIGIN_LEAD_NS ? t - SINK_ORIGIN_LEAD_NS : 0;
+    s->cu.offset = s->origin;
+    s->has_origin = 1;
+}
+
+static uint64_t prof_time(import_sink *s, int64_t t)
+{
+    origin_from(s, t);
+    if (t < s->origin) {
+        s->counts.clamped++;
+        return 0;
+    }
+    return (uint64_t)(t - s->origin);
+}
+
+/* ---- names ---------------------------------------------------------------------- */
+
+static uint64_t fnv1a(const char *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)p[i]) * 0x100000001b3u;
+    return h;
+}
+
+static size_t name_slot(const import_sink *s, const char *p, size_t n)
+{
+    size_t k = (size_t)fnv1a(p, n) & (s->cap_slots - 1);
+    for (;;) {
+        uint32_t id = s->name_slots[k];
+        if (!id || (s->name_len[id - 1] == n && memcmp(s->names[id - 1], p, n) == 0))
+            return k;
+        k = (k + 1) & (s->cap_slots - 1);
+    }
+}
+
+static int names_rehash(import_sink *s)
+{
+    size_t cap = s->cap_slots ? 2 * s->cap_slots : 1024;
+    uint32_t *v = calloc(cap, sizeof *v);
+    if (!v)
+        return -1;
+    free(s->name_slots);
+    s->name_slots = v;
+    s->cap_slots = cap;
+    for (uint32_t id = 1; id <= s->nnames; id++)
+        v[name_slot(s, s->names[id - 1], s->name_len[id - 1])] = id;
+    return 0;
+}
+
+/* The id of a name, defining it on first use; 0 on failure (sticky). */
+static uint32_t intern(import_sink *s, const char *p, size_t n)
+{
+    if (n > PF_STRING_MAX)
+        n = PF_STRING_MAX;
+    if ((size_t)(s->nnames + 1) * 2 > s->cap_slots && names_rehash(s) < 0)
+        return fail_nomem(s), 0;
+    size_t k = name_slot(s, p, n);
+    if (s->name_slots[k])
+        return s->name_slots[k];
+    size_t cap = s->cap_names;
+    if (s->nnames >= UINT32_MAX - 2 || grow(&s->names, &cap, s->nnames, sizeof *s->names) < 0)
+        return fail_nomem(s), 0;
+    cap = s->cap_names;
+    if (grow(&s->name_len, &cap, s->nnames, sizeof *s->name_len) < 0)
+        return fail_nomem(s), 0;
+    s->cap_names = (uint32_t)cap;
+    char *copy = malloc(n + 1);
+    if (!copy)
+        return fail_nomem(s), 0;
+    memcpy(copy, p, n);
+    copy[n] = '\0';
+    uint32_t id = ++s->nnames;
+    s->names[id - 1] = copy;
+    s->name_len[id - 1] = n;
+    s->name_slots[k] = id;
+    prof_err e = pf_writer_define_string(s->w, id, copy, n);
+    if (e)
+        return fail(s, e, "cannot define a name"), 0;
+    return id;
+}
+
+static uint32_t intern_cb(void *ctx, const char *p, size_t n)
+{
+    return intern(ctx, p, n);
+}
+
+/* ---- threads ---------------------------------------------------------------------- */
+
+static size_t thread_slot(const import_sink *s, uint64_t key)
+{
+    size_t k = (size_t)((key * 0x9E3779B97F4A7C15u) >> 20) & (s->cap_thread_slots - 1);
+    while (s->thread_slots[k] && s->threads[s->thread_slots[k] - 1]->key != key)
+        k = (k + 1) & (s->cap_thread_slots - 1);
+    return k;
+}
+
+static int threads_rehash(import_sink *s)
+{
+    size_t cap = s->cap_thread_slots ? 2 * s->cap_thread_slots : 64;
+    uint32_t *v = calloc(cap, sizeof *v);
+    if (!v)
+        return -1;
+    free(s->thread_slots);
+    s->thread_slots = v;
+    s->cap_thread_slots = cap;
+    for (size_t i = 0; i < s->nthreads; i++)
+        v[thread_slot(s, s->threads[i]->key)] = (uint32_t)i + 1;
+    return 0;
+}
+
+static sink_thread *thread_new(import_sink *s, uint64_t key, size_t slot)
+{
+    sink_thread *t = calloc(1, sizeof *t);
+    if (!t || s->nthreads >= PF_THREAD_GPU - 1 ||
+        grow(&s->threads, &s->cap_threads, s->nthreads, sizeof *s->threads) < 0) {
+        free(t);
+        return fail_nomem(s), NULL;
+    }
+    t->key = key;
+    t->index = (uint32_t)s->nthreads;
+    t->last_start = INT64_MIN;
+    pf_block_init(&t->block, PF_BLOCK_EVENTS, t->index);
+    s->threads[s->nthreads++] = t;
+    s->thread_slots[slot] = (uint32_t)s->nthreads;
+    prof_err e = pf_writer_define_thread(s->w, t->index, key, NULL);
+    if (e)
+        return fail(s, e, "cannot define a thread"), NULL;
+    return t;
+}
+
+static sink_thread *thread_of(import_sink *s, uint64_t key)
+{
+    if ((s->nthreads + 1) * 2 > s->cap_thread_slots && threads_rehash(s) < 0)
+        return fail_nomem(s), NULL;
+    size_t k = thread_slot(s, key);
+    if (s->thread_slots[k])
+        return s->threads[s->thread_slots[k] - 1];
+    return thread_new(s, key, k);
+}
+
+/* Writes b when it is big enough, or always when force. */
+static prof_err block_out(import_sink *s, pf_block *b, int force)
+{
+    if (s->failed)
+        return s->failed;
+    if (b->count == 0 || (!force && b->len < SINK_BLOCK_BYTES))
+        return PROF_OK;
+    prof_error e = { PROF_OK, "" };
+    prof_err rc = pf_writer_write_block(s->w, b, &e);
+    return rc ? fail(s, rc, e.message) : PROF_OK;
+}
+
+static prof_err put(import_sink *s, pf_block *b, const prof_event *ev)
+{
+    prof_err e = ev->type == PROF_EV_STEP
+                     ? pf_put_step(b, ev->value, ev->flags, ev->start_ns, ev->dur_ns)
+                 : ev->type == PROF_EV_MEMORY
+                     ? pf_put_memory(b, ev->name_id, ev->start_ns, ev->value)
+                     : rt_cu_put(b, ev);
+    if (e)
+        return fail(s, e, e == PROF_ERR_NOMEM ? "out of memory" : "cannot encode a record");
+    return block_out(s, b, 0);
+}
+
+/* ---- nesting ------------------------------------------------------------------------- */
+
+static int item_before(const item *a, const item *b)
+{
+    if (a->start != b->start)
+        return a->start < b->start;
+    if (a->region != b->region) /* a region opens before a point at its start */
+        return a->region;
+    return a->end > b->end;     /* the outer of two regions first             */
+}
+
+static void heap_up(item *h, size_t i)
+{
+    while (i > 0 && item_before(&h[i], &h[(i - 1) / 2])) {
+        item t = h[i];
+        h[i] = h[(i - 1) / 2];
+        h[(i - 1) / 2] = t;
+        i = (i - 1) / 2;
+    }
+}
+
+static void heap_down(item *h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < n && item_before(&h[l], &h[m]))
+            m = l;
+        if (l + 1 < n && item_before(&h[l + 1], &h[m]))
+            m = l + 1;
+        if (m == i)
+            return;
+        item t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+static prof_err write_timed(import_sink *s, sink_thread *t, prof_event ev, int64_t start,
+                            int64_t end)
+{
+    ev.thread = t->index;
+    ev.start_ns = prof_time(s, start);
+    uint64_t e = prof_time(s, end > start ? end : start);
+    ev.dur_ns = e > ev.start_ns ? e - ev.start_ns : 0;
+    return put(s, &t->block, &ev);
+}
+
+static prof_err close_region(import_sink *s, sink_thread *t)
+{
+    open_region *o = &t->stack[--t->depth];
+    o->ev.depth = t->depth;
+    return write_timed(s, t, o->ev, o->start, o->end);
+}
+
+/* The earliest pending item of t leaves the window. */
+static prof_err item_out(import_sink *s, sink_thread *t)
+{
+    item it = t->heap[0];
+    t->heap[0] = t->heap[--t->nheap];
+    heap_down(t->heap, t->nheap, 0);
+    if (it.start < t->last_start)
+        s->counts.reordered++;
+    else
+        t->last_start = it.start;
+    prof_err e = PROF_OK;
+    while (!e && t->depth && t->stack[t->depth - 1].end <= it.start)
+        e = close_region(s, t);
+    if (e || !it.region)
+        return e ? e : write_timed(s, t, it.ev, it.start, it.end);
+    if (t->depth && it.end > t->stack[t->depth - 1].end)
+        it.end = t->stack[t->depth - 1].end; /* cut at its parent's end */
+    if (t->depth == SINK_STACK_MAX) /* deeper than kept: a sibling of the deepest */
+        e = close_region(s, t);
+    t->stack[t->depth++] = (open_region){ it.start, it.end, it.ev };
+    return e;
+}
+
+static prof_err item_in(import_sink *s, sink_thread *t, const item *it)
+{
+    if (s->failed)
+        return s->failed;
+    origin_from(s, it->start);
+    if (t->nheap == SINK_WINDOW) {
+        prof_err e = item_out(s, t);
+        if (e)
+            return e;
+    }
+    if (grow(&t->heap, &t->cap_heap, t->nheap, sizeof *t->heap) < 0)
+        return fail_nomem(s);
+    t->heap[t->nheap] = *it;
+    heap_up(t->heap, t->nheap++);
+    return PROF_OK;
+}
+
+static prof_err thread_drain(import_sink *s, sink_thread *t)
+{
+    prof_err e = PROF_OK;
+    while (!e && t->nheap)
+        e = item_out(s, t);
+    while (!e && t->depth)
+        e = close_region(s, t);
+    return e ? e : block_out(s, &t->block, 1);
+}
+
+/* ---- opening ------------------------------------------------------------------------ */
+
+prof_err sink_open(import_sink **out, int fd, const char *source, const char *input,
+                   prof_error *err)
+{
+    import_sink *s = calloc(1, sizeof *s);
+    char *blank = malloc(SINK_META_RESERVED + 1);
+    *out = NULL;
+    if (!s || !blank || !(s->source = strdup(source)) || !(s->input = strdup(input)) ||
+        !(s->facts = cJSON_CreateObject()) ||
+        !(s->syncs = calloc(SINK_PENDING_SYNCS, sizeof *s->syncs))) {
+        free(blank);
+        if (s)
+            sink_abandon(s);
+        close(fd);
+        return prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
+    }
+    /* a JSON object followed by blanks: replaced by the real one at close */
+    memset(blank, ' ', SINK_META_RESERVED);
+    memcpy(blank, "{}", 2);
+    blank[SINK_META_RESERVED] = '\0';
+    prof_err e = pf_writer_open_fd(&s->w, fd, blank, 3, err);
+    free(blank);
+    if (e) {
+        sink_abandon(s);
+        return e;
+    }
+    s->rank = 0;
+    s->world = 1;
+    s->cu.intern = intern_cb;
+    s->cu.intern_ctx = s;
+    pf_block_init(&s->gpu, PF_BLOCK_EVENTS, PF_THREAD_GPU);
+    pf_block_init(&s->memory, PF_BLOCK_EVENTS, 0);
+    *out = s;
+    return PROF_OK;
+}
+
+/* ---- facts -------------------------------------------------------------------------- */
+
+void sink_set_epoch(import_sink *s, int64_t epoch_ns_of_trace_zero)
+{
+    s->epoch = epoch_ns_of_trace_zero;
+}
+
+void sink_set_rank(import_sink *s, int rank, int world_size)
+{
+    s->rank = rank >= 0 ? rank : 0;
+    s->world = world_size >= 1 ? world_size : 1;
+}
+
+static void replace_str(import_sink *s, char **dst, const char *src)
+{
+    char *c = src ? strdup(src) : NULL;
+    if (src && !c) {
+        fail_nomem(s);
+        return;
+    }
+    free(*dst);
+    *dst = c;
+}
+
+void sink_set_process(import_sink *s, uint64_t pid, const char *name)
+{
+    s->pid = pid;
+    if (name)
+        replace_str(s, &s->process_name, name);
+}
+
+void sink_set_host(import_sink *s, const char *host)
+{
+    replace_str(s, &s->host, host);
+}
+
+prof_err sink_add_device(import_sink *s, uint32_t index, const char *name, uint64_t memory_bytes)
+{
+    size_t i = 0;
+    while (i < s->ndevices && s->devices[i].index != index)
+        i++;
+    if (i == s->ndevices) {
+        if (s->ndevices >= 4096) /* more than any machine has: not worth the metadata */
+            return PROF_OK;
+        device *v = realloc(s->devices, (s->ndevices + 1) * sizeof *v);
+        if (!v)
+            return fail_nomem(s);
+        s->devices = v;
+        s->devices[s->ndevices++] = (device){ index, NULL, 0 };
+    }
+    replace_str(s, &s->devices[i].name, name ? name : "");
+    s->devices[i].memory_bytes = memory_bytes;
+    return s->failed;
+}
+
+prof_err sink_set_fact(import_sink *s, const char *key, const char *json_value)
+{
+    cJSON *v = cJSON_Parse(json_value);
+    if (!v)
+        return PROF_OK; /* not JSON: left out */
+    cJSON_DeleteItemFromObjectCaseSensitive(s->facts, key);
+    if (cJSON_GetArraySize(s->facts) >= 32 || !cJSON_AddItemToObject(s->facts, key, v))
+        cJSON_Delete(v);
+    return PROF_OK;
+}
+
+/* ---- activity ----------------------------------------------------------------------- */
+
+prof_err sink_thread_name(import_sink *s, uint64_t thread, const char *name)
+{
+    sink_thread *t = thread_of(s, thread);
+    if (!t)
+        return s->failed;
+    prof_err e = pf_writer_define_thread(s->w, t->index, thread, name);
+    return e ? fail(s, e, "cannot name a thread") : PROF_OK;
+}
+
+prof_err sink_region(import_sink *s, uint64_t thread, const char *name, size_t len,
+                     uint32_t kind, int64_t ts, int64_t dur)
+{
+    sink_thread *t = thread_of(s, thread);
+    if (!t)
+        return s->failed;
+    item it = { ts, dur > 0 ? ts + dur : ts, { 0 }, 1 };
+    it.ev.type = PROF_EV_REGION;
+    it.ev.kind = kind == SINK_KIND_INFER ? sink_kind_of(name, len) : kind;
+    if (!(it.ev.name_id = intern(s, name, len)))
+        return s->failed;
+    s->counts.regions++;
+    return item_in(s, t, &it);
+}
+
+prof_err sink_step(import_sink *s, uint64_t thread, uint64_t number, int64_t ts, int64_t dur)
+{
+    sink_thread *t = thread_of(s, thread);
+    if (!t)
+        return s->failed;
+    prof_event ev = { 0 };
+    ev.type = PROF_EV_STEP;
+    ev.value = number;
+    s->counts.steps++;
+    return write_timed(s, t, ev, ts, dur > 0 ? ts + dur : ts);
+}
+
+prof_err sink_memory(import_sink *s, const char *series, int64_t ts, uint64_t bytes)
+{
+    prof_event ev = { 0 };
+    ev.type = PROF_EV_MEMORY;
+    ev.value = bytes;
+    ev.start_ns = prof_time(s, ts);
+    if (!(ev.name_id = intern(s, series, strlen(series))))
+        return s->failed;
+    s->counts.memory_samples++;
+    prof_err e = pf_put_memory(&s->memory, ev.name_id, ev.start_ns, ev.value);
+    if (e)
+        return fail(s, e, "cannot encode a record");
+    /* the memory block belongs to the first thread: written once there is one */
+    return s->nthreads ? block_out(s, &s->memory, 0) : PROF_OK;
+}
+
+prof_err sink_mark(import_sink *s, uint64_t thread, const char *name, int64_t ts)
+{
+    sink_thread *t = thread_of(s, thread);
+    if (!t)
+        return s->failed;
+    item it = { ts, ts, { 0 }, 0 };
+    it.ev.type = PROF_EV_MARK;
+    if (!(it.ev.name_id = intern(s, name, strlen(name))))
+        return s->failed;
+    s->counts.marks++;
+    return item_in(s, t, &it);
+}
+
+static void count_event(import_sink *s, const prof_event *ev)
+{
+    switch (ev->type) {
+    case PROF_EV_GPU_KERNEL: s->counts.kernels++; break;
+    case PROF_EV_GPU_MEMCPY: s->counts.copies++; break;
+    case PROF_EV_GPU_MEMSET: s->counts.memsets++; break;
+    case PROF_EV_SYNC: s->counts.syncs++; break;
+    case PROF_EV_API: s->counts.api_calls++; break;
+    case PROF_EV_MARK: s->counts.marks++; break;
+    case PROF_EV_REGION: s->counts.regions++; break;
+    default: break;
+    }
+}
+
+static size_t sync_slot(uint64_t correlation)
+{
+    return (size_t)((correlation * 0x9E3779B97F4A7C15u) >> 32) & (SINK_PENDING_SYNCS - 1);
+}
+
+/* A sync whose API call has not come: kept by correlation until it does. */
+static void sync_wait(import_sink *s, const prof_event *ev, int64_t start, int64_t end)
+{
+    size_t k = sync_slot(ev->correlation);
+    if (!ev->correlation || s->nsyncs * 2 >= SINK_PENDING_SYNCS || s->syncs[k].correlation) {
+        s->counts.unplaced++;
+        s->counts.syncs--;
+        return;
+    }
+    s->syncs[k] = (pending_sync){ ev->correlation, *ev, start, end };
+    s->nsyncs++;
+}
+
+/* An API call came: the sync waiting for it goes to its thread. */
+static prof_err sync_release(import_sink *s, uint64_t correlation, sink_thread *t)
+{
+    size_t k = sync_slot(correlation);
+    pending_sync *p = &s->syncs[k];
+    if (!s->nsyncs || !correlation || p->correlation != correlation)
+        return PROF_OK;
+    item it = { p->start, p->end, p->ev, 0 };
+    p->correlation = 0;
+    s->nsyncs--;
+    return item_in(s, t, &it);
+}
+
+prof_err sink_cuda(import_sink *s, const rt_cu_rec *r)
+{
+    if (s->failed)
+        return s->failed;
+    rt_cu_event out[RT_CU_MAX_EVENTS];
+    origin_from(s, (int64_t)r->start);
+    rt_cu_note(&s->cu, r);
+    int n = rt_cu_translate(&s->cu, r, out);
+    prof_err e = PROF_OK;
+    if (s->failed)
+        return s->failed;
+    for (int i = 0; i < n && !e; i++) {
+        prof_event *ev = &out[i].ev;
+        count_event(s, ev);
+        if ((int64_t)r->start < s->origin)
+            s->counts.clamped++;
+        if (out[i].gpu) {
+            e = put(s, &s->gpu, ev);
+            continue;
+        }
+        /* back to trace times: the thread's window orders by them */
+        int64_t start = (int64_t)ev->start_ns + s->origin, end = start + (int64_t)ev->dur_ns;
+        if (ev->type == PROF_EV_SYNC && !out[i].tid) {
+            sync_wait(s, ev, start, end);
+            continue;
+        }
+        sink_thread *t = thread_of(s, out[i].tid);
+        if (!t)
+            return s->failed;
+        item it = { start, end, *ev, ev->type == PROF_EV_REGION };
+        e = item_in(s, t, &it);
+        if (!e && ev->type == PROF_EV_API)
+            e = sync_release(s, ev->correlation, t);
+    }
+    return e ? e : s->failed;
+}
+
+/* ---- notes --------------------------------------------------------------------------- */
+
+static void note(import_sink *s, counted *v, const char *category)
+{
+    const char *name = category && *category ? category : "(none)";
+    size_t i = 0;
+    while (i < SINK_CATEGORIES && v[i].name && strcmp(v[i].name, name) != 0)
+        i++;
+    if (i == SINK_CATEGORIES) /* many distinct: the last slot counts the rest */
+        i = SINK_CATEGORIES - 1;
+    else if (!v[i].name && !(v[i].name = strndup(name, 64)))
+        return (void)fail_nomem(s);
+    v[i].n++;
+}
+
+void sink_note_unknown(import_sink *s, const char *category)
+{
+    s->counts.unknown++;
+    note(s, s->unknown, category);
+}
+
+void sink_note_skipped(import_sink *s, const char *category)
+{
+    s->counts.skipped++;
+    note(s, s->skipped, category);
+}
+
+void sink_note_damage(import_sink *s, const char *what)
+{
+    s->counts.damaged = 1;
+    if (!s->damage && !(s->damage = strndup(what, 200)))
+        fail_nomem(s);
+}
+
+const import_counts *sink_counts(const import_sink *s)
+{
+    return &s->counts;
+}
+
+/* ---- closing ------------------------------------------------------------------------- */
+
+static cJSON *add_u64(cJSON *o, const char *key, uint64_t v)
+{
+    char buf[24];
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+    return cJSON_AddRawToObject(o, key, buf);
+}
+
+static int add_counted(cJSON *o, const char *key, const counted *v)
+{
+    cJSON *c = cJSON_AddObjectToObject(o, key);
+    for (size_t i = 0; c && i < SINK_CATEGORIES && v[i].name; i++)
+        if (!add_u64(c, v[i].name, v[i].n))
+            return 0;
+    return c != NULL;
+}
+
+static int add_counts(cJSON *imp, const import_sink *s)
+{
+    const import_counts *c = &s->counts;
+    cJSON *o = cJSON_AddObjectToObject(imp, "counts");
+    return o && add_u64(o, "regions", c->regions) && add_u64(o, "steps", c->steps) &&
+           add_u64(o, "kernels", c->kernels) && add_u64(o, "copies", c->copies) &&
+           add_u64(o, "memsets", c->memsets) && add_u64(o, "syncs", c->syncs) &&
+           add_u64(o, "api_calls", c->api_calls) &&
+           add_u64(o, "memory_samples", c->memory_samples) && add_u64(o, "marks", c->marks) &&
+           add_u64(o, "unknown", c->unknown) && add_u64(o, "skipped", c->skipped) &&
+           add_u64(o, "unplaced", c->unplaced) && add_u64(o, "clamped", c->clamped) &&
+           add_u64(o, "reordered", c->reordered);
+}
+
+static int add_import(cJSON *meta, const import_sink *s)
+{
+    cJSON *imp = cJSON_AddObjectToObject(meta, "import");
+    if (!imp || !cJSON_AddStringToObject(imp, "source", s->source) ||
+        !cJSON_AddStringToObject(imp, "file", s->input) || !add_counts(imp, s) ||
+        !add_counted(imp, "unknown_categories", s->unknown) ||
+        !add_counted(imp, "skipped_categories", s->skipped))
+        return 0;
+    if (s->damage && !cJSON_AddStringToObject(imp, "damaged", s->damage))
+        return 0;
+    cJSON *facts = cJSON_Duplicate(s->facts, 1);
+    return facts && cJSON_AddItemToObject(imp, "facts", facts);
+}
+
+static int add_devices(cJSON *meta, const import_sink *s)
+{
+    cJSON *a = cJSON_AddArrayToObject(meta, "devices");
+    for (size_t i = 0; a && i < s->ndevices; i++) {
+        cJSON *d = cJSON_CreateObject();
+        if (!d || !cJSON_AddItemToArray(a, d) ||
+            !cJSON_AddNumberToObject(d, "index", s->devices[i].index) ||
+            !cJSON_AddStringToObject(d, "name", s->devices[i].name) ||
+            !add_u64(d, "memory_bytes", s->devices[i].memory_bytes))
+            return 0;
+    }
+    return a != NULL;
+}
+
+static char *metadata_text(const import_sink *s)
+{
+    cJSON *m = cJSON_CreateObject(), *clock, *argv, *arg;
+    char source[64];
+    snprintf(source, sizeof source, "import:%s", s->source);
+    int64_t origin_epoch = s->epoch + s->origin;
+    int ok = m && cJSON_AddStringToObject(m, "format", "prof") &&
+             cJSON_AddStringToObject(m, "libprof_version", PROF_VERSION_STRING) &&
+             (clock = cJSON_AddObjectToObject(m, "clock")) &&
+             cJSON_AddStringToObject(clock, "source", source) &&
+             add_u64(clock, "origin_epoch_ns", origin_epoch > 0 ? (uint64_t)origin_epoch : 0) &&
+             add_u64(m, "start_epoch_ns", origin_epoch > 0 ? (uint64_t)origin_epoch : 0) &&
+             cJSON_AddStringToObject(m, "host", s->host ? s->host : "") &&
+             add_u64(m, "pid", s->pid) && (argv = cJSON_AddArrayToObject(m, "argv")) &&
+             (arg = cJSON_CreateString(s->process_name ? s->process_name : s->input)) &&
+             cJSON_AddItemToArray(argv, arg) && cJSON_AddNumberToObject(m, "rank", s->rank) &&
+             cJSON_AddNumberToObject(m, "world_size", s->world) &&
+             cJSON_AddNumberToObject(m, "local_rank", 0) && add_devices(m, s) &&
+             cJSON_AddObjectToObject(m, "tags") && add_import(m, s);
+    char *text = ok ? cJSON_PrintUnformatted(m) : NULL;
+    cJSON_Delete(m);
+    return text;
+}
+
+static prof_err drain_all(import_sink *s)
+{
+    /* syncs whose API call never came have no thread */
+    s->counts.unplaced += s->nsyncs;
+    s->counts.syncs -= s->nsyncs;
+    s->nsyncs = 0;
+    prof_err e = PROF_OK;
+    for (size_t i = 0; i < s->nthreads && !e; i++)
+        e = thread_drain(s, s->threads[i]);
+    if (!e && s->memory.count && !s->nthreads && !thread_of(s, 0))
+        return s->failed;
+    if (!e)
+        e = block_out(s, &s->memory, 1);
+    return e ? e : block_out(s, &s->gpu, 1);
+}
+
+prof_err sink_close(import_sink *s, prof_error *err)
+{
+    prof_err e = drain_all(s);
+    char *text = e ? NULL : metadata_text(s);
+    if (!e && !text)
+        e = fail_nomem(s);
+    prof_error werr = { PROF_OK, "" };
+    if (!e && (e = pf_writer_replace_metadata(s->w, text, &werr)) != PROF_OK)
+        fail(s, e, werr.message);
+    free(text);
+    if (!e) {
+        pf_writer *w = s->w;
+        s->w = NULL;
+        if ((e = pf_writer_close(w, &werr)) != PROF_OK)
+            fail(s, e, werr.message);
+    }
+    if (e && err)
+        *err = s->error;
+    sink_abandon(s);
+    return e;
+}
+
+void sink_abandon(import_sink *s)
+{
+    if (s->w)
+        pf_writer_abandon(s->w);
+    for (uint32_t i = 0; i < s->nnames; i++)
+        free(s->names[i]);
+    free(s->names);
+    free(s->name_len);
+    free(s->name_slots);
+    for (size_t i = 0; i < s->nthreads; i++) {
+        free(s->threads[i]->heap);
+        pf_block_free(&s->threads[i]->block);
+        free(s->threads[i]);
+    }
+    free(s->threads);
+    free(s->thread_slots);
+    pf_block_free(&s->gpu);
+    pf_block_free(&s->memory);
+    for (size_t i = 0; i < s->ndevices; i++)
+        free(s->devices[i].name);
+    free(s->devices);
+    for (size_t i = 0; i < SINK_CATEGORIES; i++) {
+        free(s->unknown[i].name);
+        free(s->skipped[i].name);
+    }
+    cJSON_Delete(s->facts);
+    free(s->syncs);
+    free(s->damage);
+    free(s->source);
+    free(s->input);
+    free(s->host);
+    free(s->process_name);
+    free(s);
+}
+
+/* ---- kinds ------------------------------------------------------------------------------ */
+
+static int has(const char *name, size_t len, const char *part)
+{
+    size_t n = strlen(part);
+    for (size_t i = 0; i + n <= len; i++)
+        if (memcmp(name + i, part, n) == 0)
+            return 1;
+    return 0;
+}
+
+static int starts(const char *name, size_t len, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    return len >= n && memcmp(name, prefix, n) == 0;
+}
+
+uint32_t sink_kind_of(const char *name, size_t len)
+{
+    if (has(name, len, "DataLoader") || has(name, len, "dataloader"))
+        return PROF_KIND_DATA;
+    if (((starts(name, len, "cuda") || starts(name, len, "hip")) &&
+         has(name, len, "Synchronize")) ||
+        (len == 10 && memcmp(name, "aten::item", 10) == 0) ||
+        starts(name, len, "aten::_local_scalar_dense"))
+        return PROF_KIND_SYNC;
+    if (starts(name, len, "nccl:") || starts(name, len, "nccl") || starts(name, len, "c10d::") ||
+        starts(name, len, "gloo:") || has(name, len, "ProcessGroup") ||
+        starts(name, len, "record_param_comms") || starts(name, len, "rccl"))
+        return PROF_KIND_COMM;
+    return PROF_KIND_COMPUTE;
+}
