@@ -16,6 +16,7 @@
 #define MB_SYNC_PENDING_MAX 1024u /* unresolved sync records kept per thread       */
 #define MB_GPU_BATCH 4096u        /* GPU intervals sorted together                 */
 #define MB_IDLE_GAP_NS 1000000ull /* a GPU gap this long counts as idle             */
+#define MB_GPU_SPANS 8192u        /* stretches of activity kept per GPU for steps  */
 #define MB_THREAD_DIRECT (1u << 20) /* thread indexes a profile may use (format §6.4) */
 
 /* A call-tree node whose place is not known yet: calls of one operation
@@ -65,15 +66,39 @@ typedef struct mb_interval {
     uint64_t start, end;
 } mb_interval;
 
+/* What a GPU interval is, for the busy-time sweep (gpu.c). */
+enum { MB_GPU_COMPUTE, MB_GPU_COMM, MB_GPU_COPY, MB_GPU_CLASSES };
+
+typedef struct mb_tagged {
+    uint64_t start, end;
+    uint32_t cls;          /* MB_GPU_* */
+} mb_tagged;
+
+typedef struct mb_intervals { /* disjoint, sorted */
+    mb_interval *v;
+    size_t n, cap;
+} mb_intervals;
+
+/* A stretch of counted time on a device and what filled it, kept to
+ * attribute activity to steps at the end (steps may come after it). */
+typedef struct mb_span {
+    uint64_t start, end;
+    uint64_t busy, comm, overlap; /* ns of it: any activity, communication
+                                     kernels, those overlapped by others */
+} mb_span;
+
 typedef struct mb_gpu {    /* busy-time union of one device, see gpu.c */
-    mb_interval *batch;    /* grows up to MB_GPU_BATCH      */
+    mb_tagged *batch;      /* grows up to MB_GPU_BATCH      */
     size_t nbatch, cap_batch;
-    mb_interval *merged;   /* disjoint, sorted, not yet counted */
-    size_t nmerged, cap_merged;
+    mb_intervals merged[MB_GPU_CLASSES]; /* per class, not yet counted */
     mb_interval *scratch;  /* where a batch and merged are merged */
     size_t cap_scratch;
-    uint64_t frontier;     /* end of the last counted interval  */
+    uint64_t busy_end;     /* end of the time counted as busy: later
+                              records are clipped to start there */
     int counted_any;
+    mb_span *spans;        /* at most MB_GPU_SPANS           */
+    size_t nspans, cap_spans;
+    int spans_merged;      /* spans were merged to stay within the bound */
 } mb_gpu;
 
 typedef struct mb_name_slot {              /* name id -> index, checked by name pointer */
@@ -115,6 +140,7 @@ typedef struct model_builder {
                               0 empty (a profile may name any number of devices) */
     size_t gpu_index_cap;
     size_t *series_cap;    /* parallel to m->series: allocated samples        */
+    size_t cap_comm_kernels, cap_comm_regions;
     size_t cap_series_cap, cap_bgpus;
     mb_class *classes;     /* class attributes in file order, applied to the ops
                               once loaded (an attribute precedes its regions)  */
@@ -145,9 +171,15 @@ int mb_sync_record(model_builder *b, uint32_t tpos, const prof_event *ev);
 int mb_tree_finish(model_builder *b);
 void mb_tree_free(model_builder *b);
 
-/* gpu.c */
-int mb_gpu_event(model_builder *b, const prof_event *ev);
+/* gpu.c (comm: a communication kernel) */
+int mb_gpu_event(model_builder *b, const prof_event *ev, int comm);
 int mb_gpu_finish(model_builder *b);
 void mb_gpu_free(model_builder *b);
+
+/* collective.c: communication kernels and COMM regions, kept for the
+ * straggler rule (rules.md §4.9) */
+int mb_collective_kernel(model_builder *b, const prof_event *ev);
+int mb_collective_region(model_builder *b, const prof_event *ev);
+int mb_collective_finish(model_builder *b);
 
 #endif

@@ -1,23 +1,41 @@
 /* gpu.c - per-device GPU activity: kernel, copy and memset counts and
- * times, and busy time as the union of their intervals over all streams,
- * with the idle gaps between them.
+ * times; busy time as the union of their intervals over all streams, with
+ * the idle gaps between them; communication kernels' time and how much of
+ * it other kernels overlap; and all of that inside the steps.
  *
  * GPU records arrive roughly, not exactly, in time order (activity buffers
- * are flushed per stream as they fill). The union is built with bounded
+ * are flushed per stream as they fill). The unions are built with bounded
  * memory: intervals are collected in batches of MB_GPU_BATCH, each batch is
- * sorted and merged into a short list of disjoint intervals not counted yet,
- * and the part of that list ending before the earliest start in the newest
- * batch is counted (busy time, gaps) and dropped, since records that come
- * later are expected to start later still. A record that does come later
- * and reaches back into time already counted is clipped to begin where
- * counting stopped: busy time is then never counted twice, but it can
- * miss the clipped part if that fell in an idle gap, and such a gap keeps
- * its counted length. With records in order, or out of order by less than
- * a batch, the result is exact. */
+ * sorted and merged into short lists of disjoint intervals not counted yet
+ * (one per class: computation kernels, communication kernels, copies and
+ * memsets), and the time before the earliest start in the newest batch is
+ * counted and dropped, since records that come later are expected to start
+ * later still. Counting sweeps the three lists together, so each stretch
+ * of time is known to be busy, to run communication, and to run it with
+ * computation at once. A record that does come later and reaches back into
+ * time already counted busy is clipped to begin where that time ends: busy
+ * time is then never counted twice, but it can miss the clipped part if
+ * that fell in an idle gap, and such a gap keeps its counted length. With
+ * records in order, or out of order by less than a batch, the result is
+ * exact.
+ *
+ * Steps may come before or after the GPU records of their time, so the
+ * counted stretches are kept (at most MB_GPU_SPANS per device, merged
+ * across their smallest gaps when there are more) and shared out to the
+ * steps once everything is read. */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "model/build.h"
+
+int model_kernel_is_comm(const char *name)
+{
+    for (const char *p = name; *p; p++)
+        if ((*p == 'n' || *p == 'N') && strncasecmp(p, "nccl", 4) == 0)
+            return 1;
+    return 0;
+}
 
 static size_t device_slot(uint32_t device, size_t cap)
 {
@@ -72,9 +90,9 @@ static int device_of(model_builder *b, uint32_t device, size_t *pos)
     return 0;
 }
 
-static int interval_cmp(const void *pa, const void *pb)
+static int tagged_cmp(const void *pa, const void *pb)
 {
-    const mb_interval *a = pa, *b = pb;
+    const mb_tagged *a = pa, *b = pb;
     if (a->start != b->start)
         return a->start < b->start ? -1 : 1;
     return (a->end > b->end) - (a->end < b->end);
@@ -92,56 +110,206 @@ static void union_push(mb_interval *out, size_t *n, mb_interval iv)
     out[(*n)++] = iv;
 }
 
-static void count_interval(model_gpu_device *d, mb_gpu *g, mb_interval iv)
+/* Merges the batch's intervals of class cls (sorted) into that class's
+ * uncounted list. */
+static int merge_class(mb_gpu *g, uint32_t cls, size_t nb)
 {
-    if (g->counted_any) {
-        uint64_t gap = iv.start - g->frontier;
-        if (gap >= MB_IDLE_GAP_NS) {
-            d->idle_gaps++;
-            d->idle_gap_ns += gap;
+    mb_intervals *l = &g->merged[cls];
+    size_t n = 0, i = 0, j = 0;
+    if (mb_grow(&g->scratch, &g->cap_scratch, l->n + nb, sizeof *g->scratch) < 0)
+        return -1;
+    for (;;) {
+        while (j < nb && g->batch[j].cls != cls)
+            j++;
+        if (i == l->n && j == nb)
+            break;
+        if (j == nb || (i < l->n && l->v[i].start <= g->batch[j].start)) {
+            union_push(g->scratch, &n, l->v[i++]);
+        } else {
+            union_push(g->scratch, &n, (mb_interval){ g->batch[j].start, g->batch[j].end });
+            j++;
         }
     }
-    d->busy_ns += iv.end - iv.start;
-    g->frontier = iv.end;
-    g->counted_any = 1;
+    if (mb_grow(&l->v, &l->cap, n, sizeof *l->v) < 0)
+        return -1;
+    if (n)
+        memcpy(l->v, g->scratch, n * sizeof *l->v);
+    l->n = n;
+    return 0;
 }
 
-/* Merges the batch into the uncounted list and counts what no later record
- * should reach (everything when final). */
+/* ---- stretches kept for the steps ------------------------------------------ */
+
+static int gap_index_cmp(const void *pa, const void *pb, void *arg)
+{
+    const mb_span *s = arg;
+    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+    uint64_t ga = s[a + 1].start - s[a].end, gb = s[b + 1].start - s[b].end;
+    if (ga != gb)
+        return ga < gb ? -1 : 1;
+    return (a > b) - (a < b);
+}
+
+/* Halves the stretches by joining each of the half with the smallest gaps
+ * after it to its successor: the long gaps, where steps usually change,
+ * stay exact. */
+static int spans_compact(mb_gpu *g)
+{
+    size_t n = g->nspans, *order = malloc((n - 1) * sizeof *order);
+    unsigned char *join = calloc(n, 1);
+    if (!order || !join) {
+        free(order);
+        free(join);
+        return -1;
+    }
+    for (size_t i = 0; i + 1 < n; i++)
+        order[i] = i;
+    qsort_r(order, n - 1, sizeof *order, gap_index_cmp, g->spans);
+    for (size_t k = 0; k < n / 2; k++)
+        join[order[k]] = 1;
+    size_t out = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i && join[i - 1]) {
+            mb_span *d = &g->spans[out - 1], *s = &g->spans[i];
+            d->end = s->end;
+            d->busy += s->busy;
+            d->comm += s->comm;
+            d->overlap += s->overlap;
+        } else {
+            g->spans[out++] = g->spans[i];
+        }
+    }
+    g->nspans = out;
+    g->spans_merged = 1;
+    free(order);
+    free(join);
+    return 0;
+}
+
+/* A counted piece [a, b) whose content is the same throughout: joined to
+ * the last stretch when it continues it with the same content, so that a
+ * stretch stays uniform (split between steps exactly) until merged. */
+static int span_add(mb_gpu *g, uint64_t a, uint64_t b, int comm, int overlap)
+{
+    uint64_t len = b - a;
+    mb_span *last = g->nspans ? &g->spans[g->nspans - 1] : NULL;
+    if (last && last->end == a && last->busy == last->end - last->start &&
+        last->comm == (comm ? last->busy : 0) && last->overlap == (overlap ? last->busy : 0)) {
+        last->end = b;
+        last->busy += len;
+        last->comm += comm ? len : 0;
+        last->overlap += overlap ? len : 0;
+        return 0;
+    }
+    if (g->nspans == MB_GPU_SPANS && spans_compact(g) < 0)
+        return -1;
+    if (mb_grow(&g->spans, &g->cap_spans, g->nspans, sizeof *g->spans) < 0)
+        return -1;
+    g->spans[g->nspans++] = (mb_span){ a, b, len, comm ? len : 0, overlap ? len : 0 };
+    return 0;
+}
+
+/* ---- counting ------------------------------------------------------------------ */
+
+static void gap_add(model_gpu_device *d, uint64_t start, uint64_t dur)
+{
+    d->idle_gaps++;
+    d->idle_gap_ns += dur;
+    int i = MODEL_GPU_GAPS;
+    while (i > 0 && d->longest[i - 1].dur_ns < dur)
+        i--;
+    if (i == MODEL_GPU_GAPS)
+        return;
+    memmove(&d->longest[i + 1], &d->longest[i], (MODEL_GPU_GAPS - 1 - (size_t)i) * sizeof *d->longest);
+    d->longest[i] = (model_gap){ start, dur };
+}
+
+/* [a, b) on the device, with mask the classes active throughout. */
+static int count_piece(model_gpu_device *d, mb_gpu *g, uint64_t a, uint64_t b, unsigned mask)
+{
+    int comm = (mask >> MB_GPU_COMM) & 1u, overlap = comm && ((mask >> MB_GPU_COMPUTE) & 1u);
+    if (g->counted_any && a > g->busy_end && a - g->busy_end >= MB_IDLE_GAP_NS)
+        gap_add(d, g->busy_end, a - g->busy_end);
+    d->busy_ns += b - a;
+    if (comm)
+        d->comm_ns += b - a;
+    if (overlap)
+        d->comm_overlap_ns += b - a;
+    g->busy_end = b;
+    g->counted_any = 1;
+    return span_add(g, a, b, comm, overlap);
+}
+
+/* Counts the uncounted lists up to upto: each piece between two interval
+ * bounds of any class, with the classes active in it; what reaches past
+ * upto stays, cut to start there. */
+static int sweep(model_gpu_device *d, mb_gpu *g, uint64_t upto)
+{
+    size_t at[MB_GPU_CLASSES] = { 0 };
+    uint64_t t = UINT64_MAX;
+    for (int c = 0; c < MB_GPU_CLASSES; c++)
+        if (g->merged[c].n && g->merged[c].v[0].start < t)
+            t = g->merged[c].v[0].start;
+    while (t < upto) {
+        unsigned mask = 0;
+        uint64_t next = upto;
+        for (int c = 0; c < MB_GPU_CLASSES; c++) {
+            if (at[c] == g->merged[c].n)
+                continue;
+            mb_interval iv = g->merged[c].v[at[c]];
+            if (iv.start <= t)
+                mask |= 1u << c;
+            uint64_t bound = iv.start > t ? iv.start : iv.end;
+            if (bound < next)
+                next = bound;
+        }
+        if (mask && count_piece(d, g, t, next, mask) < 0)
+            return -1;
+        if (next == UINT64_MAX)
+            break;
+        t = next;
+        for (int c = 0; c < MB_GPU_CLASSES; c++)
+            while (at[c] < g->merged[c].n && g->merged[c].v[at[c]].end <= t)
+                at[c]++;
+    }
+    for (int c = 0; c < MB_GPU_CLASSES; c++) {
+        mb_intervals *l = &g->merged[c];
+        memmove(l->v, l->v + at[c], (l->n - at[c]) * sizeof *l->v);
+        l->n -= at[c];
+        if (l->n && l->v[0].start < upto)
+            l->v[0].start = upto;
+    }
+    return 0;
+}
+
+/* Merges the batch into the uncounted lists and counts what no later
+ * record should reach (everything when final). */
 static int gpu_flush(model_gpu_device *d, mb_gpu *g, int final)
 {
-    size_t nb = 0, n = 0, i = 0, j = 0;
+    size_t nb = 0;
     for (size_t k = 0; k < g->nbatch; k++) { /* clip what reaches into counted time */
-        mb_interval iv = g->batch[k];
-        if (g->counted_any && iv.start < g->frontier)
-            iv.start = g->frontier;
+        mb_tagged iv = g->batch[k];
+        if (g->counted_any && iv.start < g->busy_end)
+            iv.start = g->busy_end;
         if (iv.end > iv.start)
             g->batch[nb++] = iv;
     }
-    mb_sort(g->batch, nb, sizeof *g->batch, interval_cmp);
-    if (mb_grow(&g->scratch, &g->cap_scratch, g->nmerged + nb, sizeof *g->scratch) < 0)
-        return -1;
-    while (i < g->nmerged || j < nb) {
-        int from_merged = j == nb || (i < g->nmerged && g->merged[i].start <= g->batch[j].start);
-        union_push(g->scratch, &n, from_merged ? g->merged[i++] : g->batch[j++]);
-    }
+    mb_sort(g->batch, nb, sizeof *g->batch, tagged_cmp);
+    for (uint32_t c = 0; c < MB_GPU_CLASSES; c++)
+        if (merge_class(g, c, nb) < 0)
+            return -1;
     uint64_t watermark = final || !nb ? UINT64_MAX : g->batch[0].start;
-    size_t c = 0;
-    while (c < n && g->scratch[c].end <= watermark)
-        count_interval(d, g, g->scratch[c++]);
-    if (mb_grow(&g->merged, &g->cap_merged, n - c, sizeof *g->merged) < 0)
+    if (sweep(d, g, watermark) < 0)
         return -1;
-    if (n > c)
-        memcpy(g->merged, g->scratch + c, (n - c) * sizeof *g->merged);
-    g->nmerged = n - c;
     g->nbatch = 0;
     return 0;
 }
 
-int mb_gpu_event(model_builder *b, const prof_event *ev)
+int mb_gpu_event(model_builder *b, const prof_event *ev, int comm)
 {
     size_t pos;
     uint64_t start = ev->start_ns, end = start + ev->dur_ns;
+    uint32_t cls = MB_GPU_COPY;
     if (end < start)
         end = UINT64_MAX;
     if (device_of(b, ev->device, &pos) < 0)
@@ -152,6 +320,8 @@ int mb_gpu_event(model_builder *b, const prof_event *ev)
     if (ev->type == PROF_EV_GPU_KERNEL) {
         d->kernels++;
         d->kernel_ns += ev->dur_ns;
+        d->comm_kernels += comm != 0;
+        cls = comm ? MB_GPU_COMM : MB_GPU_COMPUTE;
     } else if (ev->type == PROF_EV_GPU_MEMCPY) {
         d->memcpy_count++;
         d->memcpy_bytes += ev->value;
@@ -168,8 +338,73 @@ int mb_gpu_event(model_builder *b, const prof_event *ev)
         return 0; /* covers no time */
     if (mb_grow(&g->batch, &g->cap_batch, g->nbatch, sizeof *g->batch) < 0)
         return -1;
-    g->batch[g->nbatch++] = (mb_interval){ start, end };
+    g->batch[g->nbatch++] = (mb_tagged){ start, end, cls };
     return g->nbatch == MB_GPU_BATCH ? gpu_flush(d, g, 0) : 0;
+}
+
+/* ---- steps ------------------------------------------------------------------------ */
+
+static int interval_cmp(const void *pa, const void *pb)
+{
+    const mb_interval *a = pa, *b = pb;
+    if (a->start != b->start)
+        return a->start < b->start ? -1 : 1;
+    return (a->end > b->end) - (a->end < b->end);
+}
+
+/* The steps whose activity was kept (rules.md §1: complete and sampled), by
+ * start; *n 0 when none. */
+static mb_interval *kept_steps(const profile_model *m, size_t *n, uint64_t *total)
+{
+    mb_interval *v = malloc((m->nsteps ? m->nsteps : 1) * sizeof *v);
+    *n = 0;
+    *total = 0;
+    if (!v)
+        return NULL;
+    for (size_t i = 0; i < m->nsteps; i++) {
+        const model_step *st = &m->steps[i];
+        if ((st->flags & PROF_STEP_INCOMPLETE) || !(st->flags & PROF_STEP_SAMPLED) || !st->dur_ns)
+            continue;
+        uint64_t end = st->start_ns + st->dur_ns;
+        v[(*n)++] = (mb_interval){ st->start_ns, end < st->start_ns ? UINT64_MAX : end };
+        *total += st->dur_ns;
+    }
+    mb_sort(v, *n, sizeof *v, interval_cmp);
+    return v;
+}
+
+/* Shares each kept stretch out to the steps it overlaps, in proportion to
+ * the overlap (exact for a uniform stretch). */
+static void device_steps(model_gpu_device *d, const mb_gpu *g, const mb_interval *steps,
+                         size_t nsteps, uint64_t total)
+{
+    double busy = 0, comm = 0, overlap = 0;
+    size_t first = 0;
+    for (size_t k = 0; k < nsteps; k++) {
+        uint64_t a = steps[k].start, b = steps[k].end;
+        size_t lo = first, hi = g->nspans; /* first stretch ending after a */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (g->spans[mid].end <= a)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (size_t i = lo; i < g->nspans && g->spans[i].start < b; i++) {
+            const mb_span *s = &g->spans[i];
+            uint64_t from = s->start > a ? s->start : a, to = s->end < b ? s->end : b;
+            double f = (double)(to - from) / (double)(s->end - s->start);
+            busy += f * (double)s->busy;
+            comm += f * (double)s->comm;
+            overlap += f * (double)s->overlap;
+        }
+        first = lo; /* steps by start: later ones begin no earlier */
+    }
+    d->step_ns = total;
+    d->step_busy_ns = (uint64_t)(busy + 0.5);
+    d->step_comm_ns = (uint64_t)(comm + 0.5);
+    d->step_overlap_ns = (uint64_t)(overlap + 0.5);
+    d->step_interpolated = g->spans_merged;
 }
 
 static int device_cmp(const void *pa, const void *pb)
@@ -181,9 +416,19 @@ static int device_cmp(const void *pa, const void *pb)
 int mb_gpu_finish(model_builder *b)
 {
     profile_model *m = b->m;
-    for (size_t i = 0; i < m->ngpus; i++)
-        if (gpu_flush(&m->gpus[i], &b->gpu[i], 1) < 0)
+    size_t nsteps;
+    uint64_t total;
+    mb_interval *steps = kept_steps(m, &nsteps, &total);
+    if (!steps)
+        return -1;
+    for (size_t i = 0; i < m->ngpus; i++) {
+        if (gpu_flush(&m->gpus[i], &b->gpu[i], 1) < 0) {
+            free(steps);
             return -1;
+        }
+        device_steps(&m->gpus[i], &b->gpu[i], steps, nsteps, total);
+    }
+    free(steps);
     mb_gpu_free(b);
     mb_sort(m->gpus, m->ngpus, sizeof *m->gpus, device_cmp);
     return 0;
@@ -193,8 +438,10 @@ void mb_gpu_free(model_builder *b)
 {
     for (size_t i = 0; b->gpu && i < b->m->ngpus; i++) {
         free(b->gpu[i].batch);
-        free(b->gpu[i].merged);
+        for (int c = 0; c < MB_GPU_CLASSES; c++)
+            free(b->gpu[i].merged[c].v);
         free(b->gpu[i].scratch);
+        free(b->gpu[i].spans);
     }
     free(b->gpu);
     b->gpu = NULL;

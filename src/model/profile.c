@@ -1,13 +1,15 @@
 /* profile.c - profile_model_load: one pass over the reader's events into
  * operations and threads, handing regions to calltree.c (self time, the
- * call tree, sync sites), GPU records to gpu.c and steps and samples to
- * series.c, then the finishing passes each of them needs. */
+ * call tree, sync sites), GPU records to gpu.c, collectives (communication
+ * kernels, COMM regions) to collective.c and steps and samples to series.c,
+ * then the finishing passes each of them needs. */
 #include <cjson/cJSON.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model/build.h"
+#include "prof.h"
 #include "util/error.h"
 
 #define PROGRESS_BLOCKS 64    /* report progress about this often              */
@@ -125,6 +127,7 @@ static int op_find_or_add(model_builder *b, const char *name, uint32_t kind, int
     if (!(op->name = strdup(name)))
         return -1;
     op->kind = gpu ? MODEL_KIND_GPU : kind;
+    op->comm = gpu && model_kernel_is_comm(name);
     op->min_ns = UINT64_MAX;
     sketch_init(&op->dur);
     b->op_hash[k] = (uint32_t)m->nops;
@@ -376,6 +379,8 @@ static int region_add(model_builder *b, uint32_t pos, const prof_event *ev)
     if (op_of_event(b, ev, 0, &op) < 0 || op_call(&b->m->ops[op], ev->start_ns, ev->dur_ns) < 0)
         return -1;
     b->m->region_events++;
+    if (ev->kind == PROF_KIND_COMM && mb_collective_region(b, ev) < 0)
+        return -1;
     return mb_region(b, pos, ev, op);
 }
 
@@ -384,8 +389,11 @@ static int kernel_add(model_builder *b, const prof_event *ev)
     uint32_t op;
     if (op_of_event(b, ev, 1, &op) < 0 || op_call(&b->m->ops[op], ev->start_ns, ev->dur_ns) < 0)
         return -1;
-    b->m->ops[op].self_ns += ev->dur_ns; /* a kernel has no children */
-    return mb_gpu_event(b, ev);
+    model_op *o = &b->m->ops[op];
+    o->self_ns += ev->dur_ns; /* a kernel has no children */
+    if (o->comm && mb_collective_kernel(b, ev) < 0)
+        return -1;
+    return mb_gpu_event(b, ev, o->comm);
 }
 
 static void span_add(profile_model *m, const prof_event *ev)
@@ -426,7 +434,7 @@ static int event_add(model_builder *b, const prof_event *ev)
         return kernel_add(b, ev);
     case PROF_EV_GPU_MEMCPY:
     case PROF_EV_GPU_MEMSET:
-        return mb_gpu_event(b, ev);
+        return mb_gpu_event(b, ev, 0);
     case PROF_EV_SYNC:
         return mb_sync_record(b, pos, ev);
     default: /* marks, runtime API calls, dropped counts (taken from the status) */
@@ -483,7 +491,8 @@ static void builder_free(model_builder *b)
 static int model_finish(model_builder *b)
 {
     profile_model *m = b->m;
-    if (mb_tree_finish(b) < 0 || mb_gpu_finish(b) < 0 || mb_steps_series_finish(m) < 0)
+    if (mb_tree_finish(b) < 0 || mb_gpu_finish(b) < 0 || mb_collective_finish(b) < 0 ||
+        mb_steps_series_finish(m) < 0)
         return -1;
     for (size_t i = 0; i < m->nops; i++)
         op_finish(&m->ops[i]);
@@ -602,6 +611,8 @@ void profile_model_free(profile_model *m)
     free(m->series);
     free(m->sync_sites);
     free(m->gpus);
+    free(m->comm_kernels);
+    free(m->comm_regions);
     free(m->path);
     free(m->metadata);
     memset(m, 0, sizeof *m);

@@ -33,6 +33,7 @@ typedef struct model_op {
     char *cls;             /* what the op is (its name's class attribute, format §6.5,
                               e.g. "torch.nn.Linear"), or NULL when the profile does not say */
     time_batches batches;  /* calls and time by when they started, for compare's tests  */
+    int comm;              /* a kernel that communicates (model_kernel_is_comm)          */
 } model_op;
 
 #define MODEL_KIND_GPU 100u /* model_op.kind of a GPU kernel operation */
@@ -90,6 +91,13 @@ typedef struct model_sync_site {
     uint64_t count, blocked_ns;
 } model_sync_site;
 
+/* An idle gap on a device: no kernel, copy or memset on any stream. */
+typedef struct model_gap {
+    uint64_t start_ns, dur_ns;
+} model_gap;
+
+#define MODEL_GPU_GAPS 3   /* longest gaps kept per device */
+
 typedef struct model_gpu_device {
     uint32_t device;
     uint64_t kernels, kernel_ns;
@@ -99,7 +107,29 @@ typedef struct model_gpu_device {
     uint64_t first_ns, last_ns;
     uint64_t idle_gaps;    /* gaps ≥ 1 ms between busy intervals inside [first, last]    */
     uint64_t idle_gap_ns;
+    model_gap longest[MODEL_GPU_GAPS]; /* the longest of those gaps, longest first;
+                              dur_ns 0 past the last                                    */
+    uint64_t comm_kernels; /* communication kernels (model_kernel_is_comm)              */
+    uint64_t comm_ns;      /* union of their intervals                                  */
+    uint64_t comm_overlap_ns; /* of comm_ns, time other kernels ran on the device too   */
+    /* Inside the steps that kept their events (complete and sampled; rules.md §4.5):
+     * their total time, and of it the time the device was busy, ran communication
+     * kernels, and ran them overlapped by other kernels. Exact unless
+     * step_interpolated: the device had more stretches of activity than the
+     * model keeps, so some were merged and split between steps in proportion. */
+    uint64_t step_ns, step_busy_ns, step_comm_ns, step_overlap_ns;
+    int step_interpolated;
 } model_gpu_device;
+
+/* A collective as one rank saw it: a communication kernel on a device's
+ * stream, or an outermost region of kind COMM on a thread (device
+ * MODEL_NONE, stream the thread index). */
+typedef struct model_collective {
+    uint64_t start_ns, dur_ns;
+    uint32_t device, stream;
+} model_collective;
+
+#define MODEL_COLLECTIVES_MAX (1u << 18) /* kept of each kind; later ones are counted */
 
 typedef struct profile_model {
     char *path;
@@ -115,6 +145,9 @@ typedef struct profile_model {
     model_series *series;  size_t nseries;
     model_sync_site *sync_sites; size_t nsync_sites;
     model_gpu_device *gpus; size_t ngpus;
+    model_collective *comm_kernels; size_t ncomm_kernels; /* by device, stream, start */
+    model_collective *comm_regions; size_t ncomm_regions; /* by start                 */
+    uint64_t collectives_dropped; /* past MODEL_COLLECTIVES_MAX                          */
 
     uint64_t first_ns, last_ns;   /* span of all timed events                           */
     uint64_t profiled_ns;         /* time covered by outermost regions, summed over threads */
@@ -153,5 +186,10 @@ void model_metadata_rank(const cJSON *meta, int *rank, int *world_size);
 const model_op *model_find_op(const profile_model *m, const char *name);
 const model_series *model_find_series(const profile_model *m, const char *name);
 double model_op_variance(const model_op *op); /* sample variance, 0 when calls < 2 */
+
+/* Whether a kernel of this name communicates: NCCL's (and RCCL's, which
+ * keeps the names) contain "nccl" in some case (ncclKernel_AllReduce_...,
+ * ncclDevKernel_...). rules.md §4.10. */
+int model_kernel_is_comm(const char *name);
 
 #endif
