@@ -27,6 +27,7 @@ int cmd_analyze(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_import(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_view(int argc, char **argv);
 int cmd_help(int argc, char **argv);
@@ -67,7 +68,20 @@ int cmd_name_index(const char *const *names, const char *arg);
  * not one. */
 int cmd_parse_amount(const char *arg, double max, double *out);
 
-/* Loads path into *m with a progress bar on a terminal's stderr. EXIT_OK,
+/* A trace another tool wrote (torch.profiler JSON, Nsight SQLite),
+ * recognised by its content, is read through a temporary profile imported
+ * from it (import.h): *readable is then its path, valid until
+ * cmd_trace_release; for anything else *readable is input itself. EXIT_OK
+ * or the input status, reported. */
+typedef struct cmd_trace {
+    int fd;        /* the temporary profile's, or -1 */
+    char path[32]; /* "/proc/self/fd/N"              */
+} cmd_trace;
+int cmd_trace_open(const char *cmd, const char *input, cmd_trace *t, const char **readable);
+void cmd_trace_release(cmd_trace *t);
+
+/* Loads path (a profile or a trace) into *m with a progress bar on a
+ * terminal's stderr. EXIT_OK,
  * or the input status with the error reported; *m is the caller's to free
  * either way. */
 int cmd_load_profile(const char *cmd, const char *path, profile_model *m);

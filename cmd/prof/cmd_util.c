@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "import/import.h"
+#include "util/error.h"
 #include "util/progress.h"
 
 /* The first value getopt_long returns for a long option without a short
@@ -72,16 +74,56 @@ int cmd_parse_amount(const char *arg, double max, double *out)
     return 0;
 }
 
+int cmd_trace_open(const char *cmd, const char *input, cmd_trace *t, const char **readable)
+{
+    t->fd = -1;
+    *readable = input;
+    if (import_detect(input) == IMPORT_NONE)
+        return EXIT_OK; /* a profile, or something the reader will name */
+    prof_error err = { PROF_OK, "" };
+    prof_err e = import_to_temp(input, NULL, &t->fd, t->path, sizeof t->path, &err);
+    if (e != PROF_OK) {
+        char shown[PROF_SUBJECT_MAX];
+        cmd_error(cmd, "cannot import '%s': %s", prof_error_subject(shown, input), err.message);
+        t->fd = -1;
+        return cmd_input_status(e);
+    }
+    *readable = t->path;
+    return EXIT_OK;
+}
+
+void cmd_trace_release(cmd_trace *t)
+{
+    if (t->fd >= 0)
+        close(t->fd);
+    t->fd = -1;
+}
+
 int cmd_load_profile(const char *cmd, const char *path, profile_model *m)
 {
     progress bar;
     prof_error err = { PROF_OK, "" };
+    cmd_trace t;
+    const char *readable;
+    int status = cmd_trace_open(cmd, path, &t, &readable);
+    if (status != EXIT_OK)
+        return status;
     progress_init(&bar, stderr, isatty(STDERR_FILENO), path);
-    prof_err e = profile_model_load(path, m, progress_update, &bar, &err);
+    prof_err e = profile_model_load(readable, m, progress_update, &bar, &err);
     progress_done(&bar);
+    cmd_trace_release(&t);
     if (e != PROF_OK) {
         cmd_error(cmd, "cannot read '%s': %s", path, err.message);
         return cmd_input_status(e);
+    }
+    if (readable != path) { /* reports name the trace, not its temporary profile */
+        char *name = strdup(path);
+        if (!name) {
+            cmd_error(cmd, "out of memory");
+            return cmd_input_status(PROF_ERR_NOMEM);
+        }
+        free(m->path);
+        m->path = name;
     }
     return EXIT_OK;
 }

@@ -133,12 +133,18 @@ int cmd_export(int argc, char **argv)
         return rc < 0 ? status : rc;
     prof_reader *r = NULL;
     prof_error err = { PROF_OK, "" };
-    prof_err e = prof_reader_open(a.input, &r, &err);
+    cmd_trace t;
+    const char *readable;
+    if ((status = cmd_trace_open(CMD, a.input, &t, &readable)) != EXIT_OK)
+        return status;
+    prof_err e = prof_reader_open(readable, &r, &err);
     if (e != PROF_OK) {
         cmd_error(CMD, "cannot read '%s': %s", a.input, err.message);
+        cmd_trace_release(&t);
         return cmd_input_status(e);
     }
     status = run_export(&a, r);
     prof_reader_close(r);
+    cmd_trace_release(&t);
     return status;
 }

@@ -37,10 +37,15 @@ int cmd_info(int argc, char **argv)
     if (argc - optind != 1)
         return cmd_usage_error("info", argc == optind ? "no profile given"
                                                       : "takes exactly one profile");
-    const char *path = argv[optind];
+    const char *path = argv[optind], *readable;
     profile_summary s;
     prof_error err = { PROF_OK, "" };
-    prof_err e = profile_summary_read(path, &s, &err);
+    cmd_trace t;
+    int status = cmd_trace_open("info", path, &t, &readable);
+    if (status != EXIT_OK)
+        return status;
+    prof_err e = profile_summary_read(readable, &s, &err);
+    cmd_trace_release(&t);
     if (e != PROF_OK) {
         cmd_error("info", "cannot read '%s': %s", path, err.message);
         profile_summary_free(&s);

@@ -19,6 +19,7 @@ static const struct command commands[] = {
     { "analyze", cmd_analyze, "find where the time goes, what leaks and what stalls" },
     { "compare", cmd_compare, "compare two runs: what got faster, slower, fixed or new" },
     { "export", cmd_export, "export events as a Chrome trace, CSV, JSON or folded stacks" },
+    { "import", cmd_import, "convert torch.profiler and Nsight Systems traces into profiles" },
     { "info", cmd_info, "show a profile's origin, completeness and event counts" },
     { "record", cmd_record, "run a command with libprof preloaded and write its profile" },
     { "view", cmd_view, "show the analysis as a dashboard in the browser" },

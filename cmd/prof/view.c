@@ -111,7 +111,8 @@ static int parse_args(int argc, char **argv, view_args *a, int *first)
 
 /* The report of each profile (every operation kept) and, for two, their
  * comparison. EXIT_OK, or the status with the error reported. */
-static int build_reports(char **paths, size_t n, cJSON **reports, cJSON **compare)
+static int build_reports(char **paths, const char *const *readable, size_t n, cJSON **reports,
+                         cJSON **compare)
 {
     analysis_options opts;
     analysis_options_default(&opts);
@@ -119,7 +120,12 @@ static int build_reports(char **paths, size_t n, cJSON **reports, cJSON **compar
     for (size_t i = 0; i < n; i++) {
         profile_model m;
         memset(&m, 0, sizeof m);
-        int status = cmd_load_profile(CMD, paths[i], &m);
+        int status = cmd_load_profile(CMD, readable[i], &m);
+        char *name = status == EXIT_OK && readable[i] != paths[i] ? strdup(paths[i]) : NULL;
+        if (name) { /* the report names the trace, not its temporary profile */
+            free(m.path);
+            m.path = name;
+        }
         if (status != EXIT_OK) {
             profile_model_free(&m);
             return status;
@@ -200,8 +206,8 @@ static char *json_text(const cJSON *report)
 
 /* Serves until SIGINT or SIGTERM. The signals are blocked before the server
  * threads start (they inherit the mask), so only sigwait here sees them. */
-static int serve(char **paths, size_t n, cJSON *const *reports, const cJSON *compare,
-                 const view_args *a)
+static int serve(char **paths, const char *const *readable, size_t n, cJSON *const *reports,
+                 const cJSON *compare, const view_args *a)
 {
     view_server_config cfg = { a->bind, a->port, n, { NULL }, { NULL }, NULL, NULL };
     char *texts[VIEW_MAX_PROFILES] = { NULL, NULL };
@@ -210,7 +216,7 @@ static int serve(char **paths, size_t n, cJSON *const *reports, const cJSON *com
     prof_error err = { PROF_OK, "" };
     const cJSON *r[VIEW_MAX_PROFILES] = { reports[0], n > 1 ? reports[1] : NULL };
     for (size_t i = 0; i < n; i++) {
-        cfg.paths[i] = paths[i];
+        cfg.paths[i] = readable[i];
         cfg.reports[i] = texts[i] = json_text(reports[i]);
         if (!texts[i])
             goto nomem;
@@ -267,12 +273,22 @@ int cmd_view(int argc, char **argv)
         return rc < 0 ? cmd_finish_stdout(CMD) : rc;
     size_t n = (size_t)(argc - first);
     cJSON *reports[VIEW_MAX_PROFILES] = { NULL, NULL }, *compare = NULL;
-    int status = build_reports(argv + first, n, reports, &compare);
+    /* traces are imported once, and their profiles kept while the server
+     * reads windows of them */
+    cmd_trace traces[VIEW_MAX_PROFILES] = { { -1, "" }, { -1, "" } };
+    const char *readable[VIEW_MAX_PROFILES] = { NULL, NULL };
+    int status = EXIT_OK;
+    for (size_t i = 0; status == EXIT_OK && i < n; i++)
+        status = cmd_trace_open(CMD, argv[first + (int)i], &traces[i], &readable[i]);
+    if (status == EXIT_OK)
+        status = build_reports(argv + first, readable, n, reports, &compare);
     if (status == EXIT_OK)
         status = a.html ? write_html(a.html, reports, n, compare)
-                        : serve(argv + first, n, reports, compare, &a);
-    for (size_t i = 0; i < n; i++)
+                        : serve(argv + first, readable, n, reports, compare, &a);
+    for (size_t i = 0; i < n; i++) {
         cJSON_Delete(reports[i]);
     cJSON_Delete(compare);
+        cmd_trace_release(&traces[i]);
+    }
     return status;
 }

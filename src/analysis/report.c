@@ -361,6 +361,31 @@ static void add_note(analysis_ctx *c, cJSON *notes, const char *text)
     }
 }
 
+/* What an import of another tool's trace says of itself (the metadata's
+ * "import" object, formats/kineto-import.md): damage, and what was left out. */
+static void import_notes(analysis_ctx *c, cJSON *notes)
+{
+    cJSON *meta = cJSON_Parse(c->m->metadata ? c->m->metadata : "");
+    const cJSON *imp = cJSON_GetObjectItemCaseSensitive(meta, "import");
+    const cJSON *counts = cJSON_GetObjectItemCaseSensitive(imp, "counts");
+    const cJSON *damaged = cJSON_GetObjectItemCaseSensitive(imp, "damaged");
+    const cJSON *unknown = cJSON_GetObjectItemCaseSensitive(counts, "unknown");
+    const cJSON *unplaced = cJSON_GetObjectItemCaseSensitive(counts, "unplaced");
+    char buf[400];
+    if (cJSON_IsString(damaged))
+        add_note(c, notes, fmt_text(buf, sizeof buf, "the imported trace is cut short or "
+                 "damaged (%s): analysed what came before", damaged->valuestring));
+    if (cJSON_IsNumber(unknown) && unknown->valuedouble > 0)
+        add_note(c, notes, fmt_text(buf, sizeof buf, "%.0f events of the imported trace are "
+                 "of kinds prof does not know and were left out ('prof info' lists them)",
+                 unknown->valuedouble));
+    if (cJSON_IsNumber(unplaced) && unplaced->valuedouble > 0)
+        add_note(c, notes, fmt_text(buf, sizeof buf, "%.0f synchronizations of the imported "
+                 "trace have no CPU thread (their API call is not in it) and were left out",
+                 unplaced->valuedouble));
+    cJSON_Delete(meta);
+}
+
 static void section_notes(analysis_ctx *c, cJSON *report)
 {
     const profile_model *m = c->m;
@@ -393,6 +418,7 @@ static void section_notes(analysis_ctx *c, cJSON *report)
         add_note(c, notes, "no regions recorded, so no operation times: prof record "
                  "instruments PyTorch's top-level modules, optimizer steps and DataLoader; "
                  "for other code, add prof_region_begin/end or prof.region");
+    import_notes(c, notes);
     if (c->nmodels > 1)
         add_note(c, notes, fmt_text(buf, sizeof buf, "%zu ranks: every section but ranks "
                  "describes rank %d (%s)", c->nmodels, m->rank, m->path ? m->path : ""));

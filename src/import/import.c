@@ -90,8 +90,7 @@ prof_err import_trace(const char *path, int out_fd, const import_options *o,
     return sink_close(s, err);
 }
 
-/* An unlinked file for the import, and a path that reaches it. */
-static prof_err temp_file(int *fd, prof_error *err)
+prof_err import_temp_file(int *fd, prof_error *err)
 {
     const char *dir = getenv("TMPDIR");
     if (!dir || !*dir)
@@ -119,7 +118,7 @@ prof_err import_to_temp(const char *path, const import_options *o, int *fd,
                         char *profile_path, size_t cap, prof_error *err)
 {
     int t;
-    prof_err e = temp_file(&t, err);
+    prof_err e = import_temp_file(&t, err);
     if (e)
         return e;
     /* the import closes the descriptor it writes; this one stays open */

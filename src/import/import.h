@@ -38,6 +38,10 @@ const char *import_format_name(import_format f); /* "kineto", "nsys", "prof" */
 prof_err import_trace(const char *path, int out_fd, const import_options *o,
                       import_counts *counts, prof_error *err);
 
+/* An unlinked temporary file under $TMPDIR (or /tmp), open for reading
+ * and writing: gone from disk when its last descriptor closes. */
+prof_err import_temp_file(int *fd, prof_error *err);
+
 /* For reading a trace in place: imports it into an unlinked temporary file
  * under $TMPDIR (or /tmp) and sets *fd to it and profile_path to a path
  * that opens it ("/proc/self/fd/N") for as long as *fd stays open; the

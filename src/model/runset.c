@@ -1,5 +1,6 @@
 /* runset.c - a side of a comparison as runs (runset.h). A directory is
- * scanned in name order; its profiles' metadata says which are ranks of
+ * scanned in name order, traces of other tools read through their import;
+ * its profiles' metadata says which are ranks of
  * one job. Repeated runs of one job are told apart by their start times:
  * the ranks of a job start together, its repetitions a run's length apart. */
 #include <dirent.h>
@@ -8,9 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
+#include "import/import.h"
 #include "model/profile.h"
 #include "model/runset.h"
 #include "util/error.h"
@@ -32,15 +35,24 @@ static double meta_num(const cJSON *meta, const char *key, double fallback)
     return fallback;
 }
 
-/* 1 with *m filled when path is a profile, 0 when it is not one, or the
- * reader's error. */
+/* *is_profile set with *m filled when path is a profile or a trace that
+ * imports into one (its rank is in the imported metadata), cleared when it
+ * is neither; or the reader's or the import's error. */
 static prof_err probe(const char *path, member *m, int *is_profile, prof_error *err)
 {
     prof_reader *r = NULL;
     prof_error e = { PROF_OK, "" };
-    prof_err rc = prof_reader_open(path, &r, &e);
-    char shown[PROF_SUBJECT_MAX];
+    char shown[PROF_SUBJECT_MAX], readable[32];
+    int fd = -1;
     *is_profile = 0;
+    prof_err rc = PROF_OK;
+    if (import_detect(path) != IMPORT_NONE &&
+        (rc = import_to_temp(path, NULL, &fd, readable, sizeof readable, &e)) != PROF_OK)
+        return prof_error_set(err, rc, "cannot import '%s': %s", prof_error_subject(shown, path),
+                              e.message);
+    rc = prof_reader_open(fd >= 0 ? readable : path, &r, &e);
+    if (fd >= 0)
+        close(fd); /* the reader holds the file open */
     if (rc == PROF_ERR_NOT_PROF || rc == PROF_ERR_EMPTY)
         return PROF_OK;
     if (rc != PROF_OK)

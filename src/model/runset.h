@@ -27,7 +27,8 @@ typedef struct runset {
 } runset;
 
 /* Finds the runs at path: for a directory, its regular files whose
- * content is a profile (names starting with '.' are skipped), grouped into
+ * content is a profile or a trace prof imports (import.h; names starting
+ * with '.' are skipped), grouped into
  * runs; anything else is one run of one profile, left for the caller to
  * open (and report). Errors: PROF_ERR_IO (an unreadable directory),
  * PROF_ERR_EMPTY (a directory without profiles), the reader's error for a

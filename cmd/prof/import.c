@@ -1,0 +1,221 @@
+/* import.c - `prof import TRACE... [-o OUT]`: traces that torch.profiler
+ * (Kineto JSON, plain or gzip) or Nsight Systems (SQLite export) wrote,
+ * converted into profiles that every other command reads. The conversion
+ * is src/import/; this file names the outputs and says what was read. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "import/import.h"
+#include "util/error.h"
+
+static const char usage[] =
+    "usage: prof import [--python-stacks] [-o OUT] TRACE...\n"
+    "\n"
+    "Converts traces other tools wrote into profiles: torch.profiler (Kineto)\n"
+    "JSON, plain or gzip, and Nsight Systems SQLite exports ('nsys export\n"
+    "--type sqlite'), recognised by their content. analyze, compare, export,\n"
+    "info and view also read such traces directly; importing once saves\n"
+    "converting at every command. A cut or damaged trace is imported up to the\n"
+    "damage, with a warning. The traces of the ranks of one job become profiles\n"
+    "that the other commands take as ranks (from the trace's distributedInfo).\n"
+    "\n"
+    "  -o, --output OUT     the profile to write (one TRACE; '-' is standard\n"
+    "                       output), or the directory to write into (several);\n"
+    "                       default: each TRACE's name with its .json, .json.gz\n"
+    "                       or .sqlite ending replaced by .prof, in the current\n"
+    "                       directory\n"
+    "      --python-stacks  keep torch.profiler's python_function events as\n"
+    "                       regions (left out by default: most of a trace's\n"
+    "                       bytes, little of its value for the rules)\n"
+    "  -h, --help           show this help\n"
+    "\n"
+    "Exit status: 0 success (also for a trace read up to its damage), 2 usage\n"
+    "error, 3 unreadable input or not a trace prof imports, 4 output error (no\n"
+    "partial profile is left behind).\n";
+
+#define CMD "import"
+
+typedef struct import_args {
+    const char *output;
+    import_options opts;
+} import_args;
+
+enum { OPT_PYTHON_STACKS = 256 };
+
+static int parse_option(int c, const char *arg, void *args)
+{
+    import_args *a = args;
+    switch (c) {
+    case 'o': a->output = arg; return EXIT_OK;
+    case OPT_PYTHON_STACKS: a->opts.python_stacks = 1; return EXIT_OK;
+    }
+    return EXIT_USAGE;
+}
+
+/* The default name of TRACE's profile: its base name, its trace ending
+ * replaced by ".prof". */
+static char *default_name(const char *trace)
+{
+    static const char *const endings[] = { ".pt.trace.json.gz", ".pt.trace.json", ".json.gz",
+                                           ".json", ".sqlite", ".gz" };
+    const char *base = strrchr(trace, '/');
+    base = base ? base + 1 : trace;
+    size_t n = strlen(base);
+    for (size_t i = 0; i < sizeof endings / sizeof endings[0]; i++) {
+        size_t e = strlen(endings[i]);
+        if (n > e && strcmp(base + n - e, endings[i]) == 0) {
+            n -= e;
+            break;
+        }
+    }
+    char *out = NULL;
+    return asprintf(&out, "%.*s.prof", (int)n, base) < 0 ? NULL : out;
+}
+
+/* Copies the profile in fd (from its start) to out. */
+static prof_err copy_profile(int fd, FILE *out, prof_error *err)
+{
+    char buf[1 << 16];
+    off_t at = 0;
+    for (;;) {
+        ssize_t n = pread(fd, buf, sizeof buf, at);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return prof_error_set(err, PROF_ERR_IO, "cannot read the imported profile: %s",
+                                  strerror(errno));
+        if (n == 0)
+            return PROF_OK;
+        if (fwrite(buf, 1, (size_t)n, out) != (size_t)n)
+            return prof_error_set(err, PROF_ERR_IO, "write failed: %s",
+                                  strerror(errno ? errno : EIO));
+        at += n;
+    }
+}
+
+static void say_counts(const char *trace, const char *out, import_format f,
+                       const import_counts *c)
+{
+    fprintf(stderr,
+            "prof: import: %s (%s): %llu regions, %llu steps, %llu kernels, %llu copies, "
+            "%llu memsets, %llu syncs, %llu API calls, %llu memory samples -> %s\n",
+            trace, import_format_name(f), (unsigned long long)c->regions,
+            (unsigned long long)c->steps, (unsigned long long)c->kernels,
+            (unsigned long long)c->copies, (unsigned long long)c->memsets,
+            (unsigned long long)c->syncs, (unsigned long long)c->api_calls,
+            (unsigned long long)c->memory_samples, out ? out : "standard output");
+    if (c->skipped)
+        fprintf(stderr, "prof: import: note: %llu events left out on purpose "
+                        "(python_function: --python-stacks keeps them)\n",
+                (unsigned long long)c->skipped);
+    if (c->unknown)
+        fprintf(stderr, "prof: import: note: %llu events of kinds prof does not know were "
+                        "left out ('prof info' on the profile lists them)\n",
+                (unsigned long long)c->unknown);
+    if (c->unplaced)
+        fprintf(stderr, "prof: import: note: %llu synchronizations had no CPU thread (their "
+                        "API call is not in the trace) and were left out\n",
+                (unsigned long long)c->unplaced);
+}
+
+/* Imports one trace into out (a file, or "-"). */
+static int import_one(const char *trace, const char *out, const import_options *o)
+{
+    char shown[PROF_SUBJECT_MAX];
+    prof_error err = { PROF_OK, "" };
+    import_format f = import_detect(trace);
+    int fd, w;
+    if (import_temp_file(&fd, &err) != PROF_OK) {
+        cmd_error(CMD, "%s", err.message);
+        return EXIT_OUTPUT;
+    }
+    if ((w = dup(fd)) < 0) {
+        cmd_error(CMD, "cannot duplicate a descriptor: %s", strerror(errno));
+        close(fd);
+        return EXIT_OUTPUT;
+    }
+    import_counts c;
+    prof_err e = import_trace(trace, w, o, &c, &err);
+    if (e != PROF_OK) {
+        close(fd);
+        cmd_error(CMD, "cannot import '%s': %s", prof_error_subject(shown, trace), err.message);
+        return e == PROF_ERR_NOMEM || e == PROF_ERR_IO ? cmd_input_status(e) : EXIT_INPUT;
+    }
+    outfile of;
+    if (cmd_output_open(&of, strcmp(out, "-") == 0 ? NULL : out, &err) != PROF_OK) {
+        close(fd);
+        cmd_error(CMD, "%s", err.message);
+        return EXIT_OUTPUT;
+    }
+    if ((e = copy_profile(fd, of.fp, &err)) != PROF_OK)
+        cmd_output_abort(&of); /* commit closes the output whether it succeeds or not */
+    else
+        e = cmd_output_commit(&of, &err);
+    if (e != PROF_OK) {
+        close(fd);
+        cmd_error(CMD, "cannot write '%s': %s", prof_error_subject(shown, out), err.message);
+        return EXIT_OUTPUT;
+    }
+    close(fd);
+    say_counts(trace, strcmp(out, "-") == 0 ? NULL : out, f, &c);
+    if (c.damaged)
+        fprintf(stderr, "prof: import: warning: '%s' is cut short or damaged; imported what "
+                        "came before the damage\n", prof_error_subject(shown, trace));
+    return EXIT_OK;
+}
+
+/* Where TRACE's profile goes: OUT itself for one trace, else a file in the
+ * directory OUT (or the current one). */
+static char *output_of(const char *trace, const char *out, size_t ntraces)
+{
+    if (out && ntraces == 1)
+        return strdup(out);
+    char *name = default_name(trace), *path = NULL;
+    if (!name || !out)
+        return name;
+    if (asprintf(&path, "%s/%s", out, name) < 0)
+        path = NULL;
+    free(name);
+    return path;
+}
+
+int cmd_import(int argc, char **argv)
+{
+    static const struct option opts[] = { { "output", required_argument, NULL, 'o' },
+                                          { "python-stacks", no_argument, NULL,
+                                            OPT_PYTHON_STACKS },
+                                          { "help", no_argument, NULL, 'h' },
+                                          { 0, 0, 0, 0 } };
+    static const cmd_options o = { CMD, usage, ":o:h", opts, parse_option };
+    import_args a;
+    int status = EXIT_OK;
+    memset(&a, 0, sizeof a);
+    int rc = cmd_parse_options(&o, argc, argv, &a, &status);
+    if (rc != EXIT_OK)
+        return rc < 0 ? status : rc;
+    size_t n = (size_t)(argc - optind);
+    if (n == 0)
+        return cmd_usage_error(CMD, "no trace given");
+    struct stat st;
+    if (n > 1 && a.output && (stat(a.output, &st) != 0 || !S_ISDIR(st.st_mode)))
+        return cmd_usage_error(CMD, "several traces need -o to name a directory, not '%s'",
+                               a.output);
+    if (n > 1 && a.output && strcmp(a.output, "-") == 0)
+        return cmd_usage_error(CMD, "several traces cannot go to standard output");
+    for (size_t i = 0; i < n && status == EXIT_OK; i++) {
+        char *out = output_of(argv[optind + (int)i], a.output, n);
+        if (!out) {
+            cmd_error(CMD, "out of memory");
+            return cmd_input_status(PROF_ERR_NOMEM);
+        }
+        status = import_one(argv[optind + (int)i], out, &a.opts);
+        free(out);
+    }
+    return status;
+}
