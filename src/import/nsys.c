@@ -1,0 +1,919 @@
+/* nsys.c - Nsight Systems SQLite exports (`nsys export --type sqlite`) read
+ * into a profile through a sink (sink.h). The mapping, table by table and
+ * column by column, is specified in formats/nsys-import.md.
+ *
+ * CUDA rows carry CUPTI's own fields (copyKind, syncType, correlationId),
+ * so they are handed over as the rt_cu_rec records the recorder makes and
+ * mapped by the recorder's translation. Every table is streamed through a
+ * prepared statement ordered by start, and the tables are merged by start
+ * on the fly, so the sink gets the trace in time order (a runtime call
+ * before the synchronization it waits in, a thread's ranges in the order
+ * they began) while memory stays bounded by the trace's distinct threads,
+ * processes and names, whatever its number of rows. Exports differ across
+ * Nsight versions: which tables and columns exist is asked, never assumed. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "import/import.h"
+#include "prof.h"
+#include "util/error.h"
+#include "util/jsonesc.h"
+
+/* The tables read, as bits of nsys_db.tables. */
+enum {
+    T_STRINGS, T_THREAD_NAMES, T_PROCESSES, T_SESSION, T_GPU, T_CUDA_DEVICE, T_SYSTEM_ENV,
+    T_META, T_EVENT_CLASS, T_KERNEL, T_MEMCPY, T_MEMSET, T_RUNTIME, T_SYNC, T_NVTX, T_COUNT
+};
+
+static const char *const table_names[T_COUNT] = {
+    [T_STRINGS] = "StringIds",
+    [T_THREAD_NAMES] = "ThreadNames",
+    [T_PROCESSES] = "PROCESSES",
+    [T_SESSION] = "TARGET_INFO_SESSION_START_TIME",
+    [T_GPU] = "TARGET_INFO_GPU",
+    [T_CUDA_DEVICE] = "TARGET_INFO_CUDA_DEVICE",
+    [T_SYSTEM_ENV] = "TARGET_INFO_SYSTEM_ENV",
+    [T_META] = "EXPORT_META_DATA",
+    [T_EVENT_CLASS] = "ENUM_NSYS_EVENT_CLASS",
+    [T_KERNEL] = "CUPTI_ACTIVITY_KIND_KERNEL",
+    [T_MEMCPY] = "CUPTI_ACTIVITY_KIND_MEMCPY",
+    [T_MEMSET] = "CUPTI_ACTIVITY_KIND_MEMSET",
+    [T_RUNTIME] = "CUPTI_ACTIVITY_KIND_RUNTIME",
+    [T_SYNC] = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+    [T_NVTX] = "NVTX_EVENTS",
+};
+
+/* NVTX_EVENTS.eventType values (Nsight's ENUM_NSYS_EVENT_TYPE). */
+enum {
+    NVTX_CATEGORY = 33, NVTX_MARK = 34, NVTX_THREAD_NAME = 39, NVTX_PUSH_POP = 59,
+    NVTX_START_END = 60, NVTX_DOMAIN_CREATE = 75, NVTX_DOMAIN_DESTROY = 76
+};
+
+/* CUPTI_ACTIVITY_KIND_RUNTIME.eventClass of the rows that repeat a call to
+ * carry its CUDA backtrace (TRACE_PROCESS_EVENT_CUDABACKTRACE), when the
+ * export has no ENUM_NSYS_EVENT_CLASS table to say so. */
+#define NSYS_BACKTRACE_CLASS 67
+
+/* A GlobalId's low 24 bits are the thread id: clearing them gives the
+ * process's globalPid, bits 24..47 hold the pid. */
+#define NSYS_TID_BITS 24
+#define NSYS_PID_MASK 0xFFFFFFu
+
+#define NSYS_SQL_MAX 2048
+#define NSYS_UNNAMED "(unnamed)"
+
+typedef struct thread_name {
+    uint64_t key;       /* globalTid             */
+    char *name;
+    int given;          /* handed to the sink    */
+} thread_name;
+
+/* An NVTX domain that a communication library's ranges live in (Nsight's
+ * MPI, UCX and OpenSHMEM tracing, NCCL's own annotations): its ranges are
+ * of kind COMM whatever their names. Domain ids are a process's own. */
+typedef struct comm_domain {
+    uint64_t global_pid;
+    int64_t id;
+} comm_domain;
+
+typedef struct nsys_db {
+    sqlite3 *db;
+    import_sink *s;
+    prof_error *err;
+    unsigned tables;      /* 1 << T_*                                      */
+    int nsight;           /* a table only Nsight writes was found          */
+    int64_t backtrace;    /* eventClass of backtrace rows                  */
+    thread_name *names;   /* by key, one per thread                        */
+    size_t nnames;
+    uint64_t *procs;      /* globalPids seen, first seen first             */
+    size_t nprocs, cap_procs;
+    uint64_t last_thread; /* the thread of the previous row, already seen  */
+    int has_last;
+    comm_domain *comm;    /* NVTX domains of communication libraries       */
+    size_t ncomm, cap_comm;
+} nsys_db;
+
+/* One table's rows in start order. Column 0 of every statement is start. */
+typedef struct source {
+    int table;
+    sqlite3_stmt *st;
+    prof_err (*emit)(nsys_db *d, sqlite3_stmt *st);
+    int64_t start;
+    uint64_t rows;
+    int live;
+} source;
+
+/* ---- errors -------------------------------------------------------------------------- */
+
+static prof_err nomem(nsys_db *d)
+{
+    return prof_error_set(d->err, PROF_ERR_NOMEM, "out of memory");
+}
+
+/* A sink call failed: writing the profile, not reading the trace. */
+static prof_err sink_failed(nsys_db *d, prof_err e)
+{
+    return prof_error_set(d->err, e, "cannot write the profile: %s", prof_strerror(e));
+}
+
+/* SQLite said rc while reading what: out of memory stops the import, any
+ * other failure (a damaged page, a cut file, an I/O error) is damage: what
+ * was read is kept and the profile says where reading stopped. */
+static prof_err db_damage(nsys_db *d, const char *what, int rc)
+{
+    if ((rc & 0xff) == SQLITE_NOMEM)
+        return nomem(d);
+    char msg[256];
+    snprintf(msg, sizeof msg, "%s: %s", what, sqlite3_errmsg(d->db));
+    sink_note_damage(d->s, msg);
+    return PROF_OK;
+}
+
+/* ---- small queries ------------------------------------------------------------------- */
+
+static int has_table(const nsys_db *d, int t)
+{
+    return (d->tables >> t) & 1u;
+}
+
+/* Prepares sql; NULL when it cannot be (damage noted, or *e set). */
+static sqlite3_stmt *prepare(nsys_db *d, const char *what, const char *sql, prof_err *e)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(d->db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK) {
+        sqlite3_finalize(st);
+        *e = db_damage(d, what, rc);
+        return NULL;
+    }
+    return st;
+}
+
+typedef prof_err (*row_fn)(nsys_db *d, sqlite3_stmt *st, void *arg);
+
+/* Runs sql (one optional integer parameter) and hands each row to fn. */
+static prof_err each_row(nsys_db *d, const char *what, const char *sql, const int64_t *param,
+                         row_fn fn, void *arg)
+{
+    prof_err e = PROF_OK;
+    sqlite3_stmt *st = prepare(d, what, sql, &e);
+    if (!st)
+        return e;
+    if (param)
+        sqlite3_bind_int64(st, 1, *param);
+    int rc;
+    while (!e && (rc = sqlite3_step(st)) == SQLITE_ROW)
+        e = fn(d, st, arg);
+    if (!e && rc != SQLITE_DONE)
+        e = db_damage(d, what, rc);
+    sqlite3_finalize(st);
+    return e;
+}
+
+static int has_col(nsys_db *d, int table, const char *col)
+{
+    sqlite3_stmt *st = NULL;
+    int found = 0;
+    if (sqlite3_prepare_v2(d->db,
+                           "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2 COLLATE NOCASE",
+                           -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, table_names[table], -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, col, -1, SQLITE_STATIC);
+        found = sqlite3_step(st) == SQLITE_ROW;
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
+static int64_t col_i64(sqlite3_stmt *st, int i)
+{
+    return sqlite3_column_int64(st, i);
+}
+
+/* A non-negative time, as rt_cu_rec takes it. */
+static uint64_t col_time(sqlite3_stmt *st, int i)
+{
+    int64_t v = sqlite3_column_int64(st, i);
+    return v > 0 ? (uint64_t)v : 0;
+}
+
+/* An id of CUPTI's 32 bits; out of range reads as 0 (none). */
+static uint32_t col_u32(sqlite3_stmt *st, int i)
+{
+    int64_t v = sqlite3_column_int64(st, i);
+    return v >= 0 && v <= (int64_t)UINT32_MAX ? (uint32_t)v : 0;
+}
+
+static const char *col_text(sqlite3_stmt *st, int i)
+{
+    return (const char *)sqlite3_column_text(st, i);
+}
+
+/* ---- composing statements -------------------------------------------------------- */
+
+typedef struct sqlbuf {
+    char s[NSYS_SQL_MAX];
+    size_t n;
+} sqlbuf;
+
+static void sql_add(sqlbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sql_add(sqlbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(b->s + b->n, sizeof b->s - b->n, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        b->n += (size_t)n < sizeof b->s - b->n ? (size_t)n : sizeof b->s - b->n - 1;
+}
+
+/* ", x.col", or ", NULL" when the table has no such column. */
+static void sql_col(nsys_db *d, sqlbuf *b, int table, const char *col)
+{
+    if (has_col(d, table, col))
+        sql_add(b, ", x.\"%s\"", col);
+    else
+        sql_add(b, ", NULL");
+}
+
+/* The first string that one of cols (StringIds references) resolves to,
+ * joined as n0, n1...: ", <expression>" to the select list and the joins to
+ * joins. Without StringIds or any of cols, ", NULL". */
+static void sql_names(nsys_db *d, sqlbuf *b, sqlbuf *joins, int table,
+                      const char *const *cols, size_t ncols, const char *text_col)
+{
+    sqlbuf expr = { .n = 0 };
+    int parts = 0;
+    if (text_col && has_col(d, table, text_col))
+        sql_add(&expr, "%sx.\"%s\"", parts++ ? ", " : "", text_col);
+    for (size_t i = 0; has_table(d, T_STRINGS) && i < ncols; i++) {
+        if (!has_col(d, table, cols[i]))
+            continue;
+        sql_add(joins, " LEFT JOIN StringIds AS n%zu ON n%zu.id = x.\"%s\"", i, i, cols[i]);
+        sql_add(&expr, "%sn%zu.value", parts++ ? ", " : "", i);
+    }
+    if (!parts)
+        sql_add(b, ", NULL");
+    else
+        sql_add(b, ", COALESCE(%s, NULL)", expr.s); /* COALESCE takes two or more */
+}
+
+/* ---- threads and processes ------------------------------------------------------- */
+
+static uint64_t global_pid(uint64_t global_tid)
+{
+    return global_tid >> NSYS_TID_BITS << NSYS_TID_BITS;
+}
+
+static prof_err note_process(nsys_db *d, uint64_t global_pid)
+{
+    if (!global_pid)
+        return PROF_OK;
+    for (size_t i = d->nprocs; i-- > 0;)
+        if (d->procs[i] == global_pid)
+            return PROF_OK;
+    if (d->nprocs == d->cap_procs) {
+        size_t cap = d->cap_procs ? 2 * d->cap_procs : 8;
+        uint64_t *p = realloc(d->procs, cap * sizeof *p);
+        if (!p)
+            return nomem(d);
+        d->procs = p;
+        d->cap_procs = cap;
+    }
+    d->procs[d->nprocs++] = global_pid;
+    return PROF_OK;
+}
+
+static thread_name *name_of(const nsys_db *d, uint64_t key)
+{
+    size_t lo = 0, hi = d->nnames;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (d->names[mid].key < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < d->nnames && d->names[lo].key == key ? &d->names[lo] : NULL;
+}
+
+/* A row on thread key is about to be handed over: its process is noted
+ * and its name given first, so that only threads with activity are made
+ * and each is named before its first event. */
+static prof_err thread_seen(nsys_db *d, uint64_t key)
+{
+    if (d->has_last && key == d->last_thread)
+        return PROF_OK;
+    prof_err e = note_process(d, global_pid(key));
+    thread_name *n = e ? NULL : name_of(d, key);
+    if (n && !n->given) {
+        n->given = 1;
+        if ((e = sink_thread_name(d->s, key, n->name)) != PROF_OK)
+            return sink_failed(d, e);
+    }
+    d->last_thread = key;
+    d->has_last = !e;
+    return e;
+}
+
+static prof_err add_thread_name(nsys_db *d, sqlite3_stmt *st, void *arg)
+{
+    size_t *cap = arg;
+    uint64_t key = (uint64_t)col_i64(st, 0);
+    const char *text = col_text(st, 1);
+    if (!text)
+        return PROF_OK;
+    char *copy = strdup(text);
+    if (!copy)
+        return nomem(d);
+    if (d->nnames && d->names[d->nnames - 1].key == key) { /* renamed: the last name wins */
+        free(d->names[d->nnames - 1].name);
+        d->names[d->nnames - 1].name = copy;
+        return PROF_OK;
+    }
+    if (d->nnames == *cap) {
+        size_t c = *cap ? 2 * *cap : 16;
+        thread_name *v = realloc(d->names, c * sizeof *v);
+        if (!v) {
+            free(copy);
+            return nomem(d);
+        }
+        d->names = v;
+        *cap = c;
+    }
+    d->names[d->nnames++] = (thread_name){ key, copy, 0 };
+    return PROF_OK;
+}
+
+/* ThreadNames, by thread: the names handed to the sink at first use. */
+static prof_err read_thread_names(nsys_db *d)
+{
+    size_t cap = 0;
+    if (!has_table(d, T_THREAD_NAMES) || !has_table(d, T_STRINGS) ||
+        !has_col(d, T_THREAD_NAMES, "nameId") || !has_col(d, T_THREAD_NAMES, "globalTid"))
+        return PROF_OK;
+    return each_row(d, "ThreadNames",
+                    "SELECT t.globalTid, s.value FROM ThreadNames AS t JOIN StringIds AS s "
+                    "ON s.id = t.nameId WHERE t.globalTid IS NOT NULL "
+                    "ORDER BY t.globalTid, t.rowid",
+                    NULL, add_thread_name, &cap);
+}
+
+/* ---- what the export says of the run ---------------------------------------------- */
+
+static prof_err set_epoch(nsys_db *d, sqlite3_stmt *st, void *arg)
+{
+    (void)arg;
+    if (sqlite3_column_type(st, 0) != SQLITE_NULL)
+        sink_set_epoch(d->s, col_i64(st, 0));
+    return PROF_OK;
+}
+
+static prof_err set_version(nsys_db *d, sqlite3_stmt *st, void *arg)
+{
+    (void)arg;
+    const char *v = col_text(st, 0);
+    char *json = v ? jsonesc_quote(v) : NULL;
+    if (v && !json)
+        return nomem(d);
+    prof_err e = json ? sink_set_fact(d->s, "nsys_version", json) : PROF_OK;
+    free(json);
+    return e ? sink_failed(d, e) : PROF_OK;
+}
+
+static prof_err set_host(nsys_db *d, sqlite3_stmt *st, void *arg)
+{
+    (void)arg;
+    const char *host = col_text(st, 0);
+    if (host && *host)
+        sink_set_host(d->s, host);
+    return PROF_OK;
+}
+
+static prof_err set_backtrace(nsys_db *d, sqlite3_stmt *st, void *arg)
+{
+    (void)arg;
+    d->backtrace = col_i64(st, 0);
+    return PROF_OK;
+}
+
+/* Session start (the epoch of trace time 0), the exporter's version, the
+ * target's host name, and which runtime rows are backtraces. */
+static prof_err read_run(nsys_db *d)
+{
+    prof_err e = PROF_OK;
+    if (has_table(d, T_SESSION) && has_col(d, T_SESSION, "utcEpochNs"))
+        e = each_row(d, table_names[T_SESSION],
+                     "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME LIMIT 1", NULL,
+                     set_epoch, NULL);
+    if (!e && has_table(d, T_META) && has_col(d, T_META, "name") && has_col(d, T_META, "value"))
+        e = each_row(d, table_names[T_META],
+                     "SELECT value FROM EXPORT_META_DATA "
+                     "WHERE name = 'EXPORT_PRODUCT_VERSION' LIMIT 1",
+                     NULL, set_version, NULL);
+    if (!e && has_table(d, T_SYSTEM_ENV) && has_col(d, T_SYSTEM_ENV, "name") &&
+        has_col(d, T_SYSTEM_ENV, "value"))
+        e = each_row(d, table_names[T_SYSTEM_ENV],
+                     "SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname' LIMIT 1",
+                     NULL, set_host, NULL);
+    if (!e && has_table(d, T_EVENT_CLASS) && has_col(d, T_EVENT_CLASS, "id") &&
+        has_col(d, T_EVENT_CLASS, "name"))
+        e = each_row(d, table_names[T_EVENT_CLASS],
+                     "SELECT id FROM ENUM_NSYS_EVENT_CLASS "
+                     "WHERE name = 'TRACE_PROCESS_EVENT_CUDABACKTRACE' LIMIT 1",
+                     NULL, set_backtrace, NULL);
+    return e;
+}
+
+static prof_err add_device(nsys_db *d, sqlite3_stmt *st, void *arg)
+{
+    int *added = arg;
+    int64_t index = col_i64(st, 0);
+    if (index < 0 || index > (int64_t)UINT32_MAX)
+        return PROF_OK;
+    int64_t mem = col_i64(st, 2);
+    prof_err e = sink_add_device(d->s, (uint32_t)index, col_text(st, 1),
+                                 mem > 0 ? (uint64_t)mem : 0);
+    *added = 1;
+    return e ? sink_failed(d, e) : PROF_OK;
+}
+
+/* The GPUs, indexed as the activity's deviceId: newer exports map each
+ * process's CUDA device (cudaId) to a GPU of TARGET_INFO_GPU (gpuId);
+ * without that map, TARGET_INFO_GPU's id is the index. */
+static prof_err read_devices(nsys_db *d, uint64_t pid)
+{
+    if (!has_table(d, T_GPU) || !has_col(d, T_GPU, "id"))
+        return PROF_OK;
+    sqlbuf sql = { .n = 0 };
+    int added = 0;
+    int64_t p = (int64_t)pid;
+    const char *mem = has_col(d, T_GPU, "totalMemory") ? "g.totalMemory" : "0";
+    const char *name = has_col(d, T_GPU, "name") ? "g.name" : "NULL";
+    prof_err e = PROF_OK;
+    if (has_table(d, T_CUDA_DEVICE) && has_col(d, T_CUDA_DEVICE, "cudaId") &&
+        has_col(d, T_CUDA_DEVICE, "gpuId") && has_col(d, T_CUDA_DEVICE, "pid")) {
+        sql_add(&sql, "SELECT c.cudaId, %s, %s FROM TARGET_INFO_CUDA_DEVICE AS c "
+                      "JOIN TARGET_INFO_GPU AS g ON g.id = c.gpuId WHERE c.pid = ?1 "
+                      "ORDER BY c.cudaId", name, mem);
+        e = each_row(d, table_names[T_CUDA_DEVICE], sql.s, &p, add_device, &added);
+    }
+    if (e || added)
+        return e;
+    sql.n = 0;
+    sql_add(&sql, "SELECT g.id, %s, %s FROM TARGET_INFO_GPU AS g ORDER BY g.id", name, mem);
+    return each_row(d, table_names[T_GPU], sql.s, NULL, add_device, &added);
+}
+
+static prof_err set_process(nsys_db *d, sqlite3_stmt *st, void *arg)
+{
+    int *found = arg;
+    if (*found)
+        return PROF_OK;
+    *found = 1;
+    int64_t pid = col_i64(st, 0);
+    sink_set_process(d->s, pid > 0 ? (uint64_t)pid : 0, col_text(st, 1));
+    return PROF_OK;
+}
+
+/* The process of the first activity (PROCESSES lists every process of
+ * the machine), how many had activity, and the GPUs it saw. */
+static prof_err read_process(nsys_db *d)
+{
+    if (!d->nprocs)
+        return read_devices(d, 0);
+    int64_t gp = (int64_t)d->procs[0];
+    uint64_t pid = (d->procs[0] >> NSYS_TID_BITS) & NSYS_PID_MASK;
+    int found = 0;
+    prof_err e = PROF_OK;
+    if (has_table(d, T_PROCESSES) && has_col(d, T_PROCESSES, "globalPid") &&
+        has_col(d, T_PROCESSES, "pid") && has_col(d, T_PROCESSES, "name"))
+        e = each_row(d, table_names[T_PROCESSES],
+                     "SELECT pid, name FROM PROCESSES WHERE globalPid = ?1", &gp, set_process,
+                     &found);
+    if (!e && !found)
+        sink_set_process(d->s, pid, NULL);
+    if (!e && d->nprocs > 1) {
+        char n[24];
+        snprintf(n, sizeof n, "%zu", d->nprocs);
+        if ((e = sink_set_fact(d->s, "processes", n)) != PROF_OK)
+            return sink_failed(d, e);
+    }
+    return e ? e : read_devices(d, pid);
+}
+
+/* ---- CUDA activity ----------------------------------------------------------------- */
+
+static prof_err cuda(nsys_db *d, const rt_cu_rec *r)
+{
+    prof_err e = sink_cuda(d->s, r);
+    return e ? sink_failed(d, e) : PROF_OK;
+}
+
+static prof_err send_context(nsys_db *d, sqlite3_stmt *st, void *arg)
+{
+    (void)arg;
+    rt_cu_rec r = { .kind = RT_CU_CONTEXT, .context = col_u32(st, 0),
+                    .device = col_u32(st, 1) };
+    return cuda(d, &r);
+}
+
+/* Each context and its device, before any activity: a synchronization
+ * record names its context only. */
+static prof_err send_contexts(nsys_db *d)
+{
+    static const int tables[] = { T_KERNEL, T_MEMCPY, T_MEMSET, T_SYNC };
+    sqlbuf sql = { .n = 0 };
+    int parts = 0;
+    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+        int t = tables[i];
+        if (!has_table(d, t) || !has_col(d, t, "contextId") || !has_col(d, t, "deviceId"))
+            continue;
+        sql_add(&sql, "%sSELECT contextId, deviceId FROM %s", parts++ ? " UNION " : "",
+                table_names[t]);
+    }
+    if (!parts)
+        return PROF_OK;
+    return each_row(d, "contexts", sql.s, NULL, send_context, NULL);
+}
+
+/* The columns every GPU activity statement starts with. */
+static void sql_gpu_head(nsys_db *d, sqlbuf *b, int t)
+{
+    sql_add(b, "SELECT x.start");
+    sql_col(d, b, t, "end");
+    sql_col(d, b, t, "deviceId");
+    sql_col(d, b, t, "contextId");
+    sql_col(d, b, t, "streamId");
+    sql_col(d, b, t, "correlationId");
+    sql_col(d, b, t, "globalPid");
+}
+
+static rt_cu_rec gpu_rec(rt_cu_kind kind, sqlite3_stmt *st)
+{
+    return (rt_cu_rec){ .kind = kind, .start = col_time(st, 0), .end = col_time(st, 1),
+                        .device = col_u32(st, 2), .context = col_u32(st, 3),
+                        .stream = col_u32(st, 4), .correlation = col_u32(st, 5) };
+}
+
+static prof_err emit_kernel(nsys_db *d, sqlite3_stmt *st)
+{
+    rt_cu_rec r = gpu_rec(RT_CU_KERNEL, st);
+    r.name = col_text(st, 7);
+    prof_err e = note_process(d, (uint64_t)col_i64(st, 6));
+    return e ? e : cuda(d, &r);
+}
+
+static prof_err emit_memcpy(nsys_db *d, sqlite3_stmt *st)
+{
+    rt_cu_rec r = gpu_rec(RT_CU_MEMCPY, st);
+    r.bytes = col_time(st, 7);
+    r.copy_kind = col_u32(st, 8);
+    prof_err e = note_process(d, (uint64_t)col_i64(st, 6));
+    return e ? e : cuda(d, &r);
+}
+
+static prof_err emit_memset(nsys_db *d, sqlite3_stmt *st)
+{
+    rt_cu_rec r = gpu_rec(RT_CU_MEMSET, st);
+    r.bytes = col_time(st, 7);
+    prof_err e = note_process(d, (uint64_t)col_i64(st, 6));
+    return e ? e : cuda(d, &r);
+}
+
+static prof_err emit_sync(nsys_db *d, sqlite3_stmt *st)
+{
+    rt_cu_rec r = gpu_rec(RT_CU_SYNC, st);
+    r.sync_type = col_u32(st, 7);
+    prof_err e = note_process(d, (uint64_t)col_i64(st, 6));
+    return e ? e : cuda(d, &r);
+}
+
+static prof_err emit_runtime(nsys_db *d, sqlite3_stmt *st)
+{
+    if (sqlite3_column_type(st, 5) != SQLITE_NULL && col_i64(st, 5) == d->backtrace) {
+        sink_note_skipped(d->s, "cuda_backtrace"); /* a repeat of a call, with its stack */
+        return PROF_OK;
+    }
+    uint64_t key = (uint64_t)col_i64(st, 2);
+    rt_cu_rec r = { .kind = RT_CU_API, .start = col_time(st, 0), .end = col_time(st, 1),
+                    .tid = key, .correlation = col_u32(st, 3), .name = col_text(st, 4) };
+    prof_err e = thread_seen(d, key);
+    return e ? e : cuda(d, &r);
+}
+
+/* ---- NVTX ----------------------------------------------------------------------------- */
+
+static int is_comm_domain(const nsys_db *d, uint64_t key, sqlite3_stmt *st)
+{
+    if (!d->ncomm || sqlite3_column_type(st, 5) == SQLITE_NULL)
+        return 0;
+    int64_t id = col_i64(st, 5);
+    for (size_t i = 0; i < d->ncomm; i++)
+        if (d->comm[i].id == id && d->comm[i].global_pid == global_pid(key))
+            return 1;
+    return 0;
+}
+
+/* A domain is created: remembered when it is a communication library's. */
+static prof_err nvtx_domain(nsys_db *d, sqlite3_stmt *st, uint64_t key)
+{
+    static const char *const comm[] = { "MPI", "NCCL", "UCX", "OpenSHMEM", "NVSHMEM" };
+    const char *text = col_text(st, 4);
+    int known = 0;
+    for (size_t i = 0; text && i < sizeof comm / sizeof comm[0]; i++)
+        known |= strcmp(text, comm[i]) == 0;
+    if (!known || sqlite3_column_type(st, 5) == SQLITE_NULL || is_comm_domain(d, key, st))
+        return PROF_OK;
+    if (d->ncomm == d->cap_comm) {
+        size_t cap = d->cap_comm ? 2 * d->cap_comm : 4;
+        comm_domain *v = realloc(d->comm, cap * sizeof *v);
+        if (!v)
+            return nomem(d);
+        d->comm = v;
+        d->cap_comm = cap;
+    }
+    d->comm[d->ncomm++] = (comm_domain){ global_pid(key), col_i64(st, 5) };
+    return PROF_OK;
+}
+
+static prof_err nvtx_range(nsys_db *d, sqlite3_stmt *st, uint64_t key)
+{
+    if (sqlite3_column_type(st, 1) == SQLITE_NULL) {
+        sink_note_skipped(d->s, "nvtx_unended"); /* still open when the capture ended */
+        return PROF_OK;
+    }
+    const char *text = col_text(st, 4);
+    size_t len = text ? (size_t)sqlite3_column_bytes(st, 4) : strlen(NSYS_UNNAMED);
+    int64_t start = col_i64(st, 0), end = col_i64(st, 1);
+    prof_err e = thread_seen(d, key);
+    uint32_t kind = is_comm_domain(d, key, st) ? PROF_KIND_COMM : SINK_KIND_INFER;
+    if (!e && (e = sink_region(d->s, key, text ? text : NSYS_UNNAMED, len, kind, start,
+                               end > start ? end - start : 0)) != PROF_OK)
+        return sink_failed(d, e);
+    return e;
+}
+
+static prof_err emit_nvtx(nsys_db *d, sqlite3_stmt *st)
+{
+    int64_t type = col_i64(st, 2);
+    uint64_t key = (uint64_t)col_i64(st, 3);
+    switch (type) {
+    case NVTX_PUSH_POP:
+    case NVTX_START_END: return nvtx_range(d, st, key);
+    case NVTX_MARK: {
+        const char *text = col_text(st, 4);
+        prof_err e = thread_seen(d, key);
+        if (!e && (e = sink_mark(d->s, key, text ? text : NSYS_UNNAMED, col_i64(st, 0))))
+            return sink_failed(d, e);
+        return e;
+    }
+    case NVTX_DOMAIN_CREATE: return nvtx_domain(d, st, key);
+    case NVTX_CATEGORY:       /* names: of a category, a thread (ThreadNames has  */
+    case NVTX_THREAD_NAME:    /* it); nothing happens at their time               */
+    case NVTX_DOMAIN_DESTROY: return PROF_OK;
+    default: {
+        char cat[48];
+        snprintf(cat, sizeof cat, "nvtx_event_type_%lld", (long long)type);
+        sink_note_unknown(d->s, cat);
+        return PROF_OK;
+    }
+    }
+}
+
+/* ---- the merged stream ------------------------------------------------------------- */
+
+/* The statement of table t for its emitter: the columns it reads, NULL
+ * for those this export lacks. */
+static void source_sql(nsys_db *d, int t, sqlbuf *b)
+{
+    static const char *const kernel_names[] = { "demangledName", "shortName", "mangledName" };
+    static const char *const name_id[] = { "nameId" };
+    static const char *const text_id[] = { "textId" };
+    sqlbuf joins = { .n = 0 };
+    switch (t) {
+    case T_KERNEL:
+        sql_gpu_head(d, b, t);
+        sql_names(d, b, &joins, t, kernel_names, 3, NULL);
+        break;
+    case T_MEMCPY:
+        sql_gpu_head(d, b, t);
+        sql_col(d, b, t, "bytes");
+        sql_col(d, b, t, "copyKind");
+        break;
+    case T_MEMSET:
+        sql_gpu_head(d, b, t);
+        sql_col(d, b, t, "bytes");
+        break;
+    case T_SYNC:
+        sql_gpu_head(d, b, t);
+        sql_col(d, b, t, "syncType");
+        break;
+    case T_RUNTIME:
+        sql_add(b, "SELECT x.start");
+        sql_col(d, b, t, "end");
+        sql_col(d, b, t, "globalTid");
+        sql_col(d, b, t, "correlationId");
+        sql_names(d, b, &joins, t, name_id, 1, NULL);
+        sql_col(d, b, t, "eventClass");
+        break;
+    case T_NVTX:
+        sql_add(b, "SELECT x.start");
+        sql_col(d, b, t, "end");
+        sql_col(d, b, t, "eventType");
+        sql_col(d, b, t, "globalTid");
+        sql_names(d, b, &joins, t, text_id, 1, "text");
+        sql_col(d, b, t, "domainId");
+        break;
+    }
+    sql_add(b, " FROM %s AS x%s ORDER BY x.start", table_names[t], joins.s);
+}
+
+/* Reads src's next row; at its end, or at damage, src is done. */
+static prof_err source_next(nsys_db *d, source *src)
+{
+    int rc = sqlite3_step(src->st);
+    if (rc == SQLITE_ROW) {
+        src->start = col_i64(src->st, 0);
+        src->rows++;
+        return PROF_OK;
+    }
+    src->live = 0;
+    if (rc == SQLITE_DONE)
+        return PROF_OK;
+    char what[96];
+    snprintf(what, sizeof what, "%s, after %llu rows", table_names[src->table],
+             (unsigned long long)(src->rows));
+    return db_damage(d, what, rc);
+}
+
+static prof_err source_open(nsys_db *d, source *src, int t,
+                            prof_err (*emit)(nsys_db *, sqlite3_stmt *))
+{
+    *src = (source){ .table = t, .emit = emit };
+    if (!has_table(d, t) || !has_col(d, t, "start"))
+        return PROF_OK;
+    if (t == T_NVTX && !has_col(d, t, "eventType"))
+        return PROF_OK;
+    sqlbuf sql = { .n = 0 };
+    prof_err e = PROF_OK;
+    source_sql(d, t, &sql);
+    if ((src->st = prepare(d, table_names[t], sql.s, &e)) != NULL) {
+        src->live = 1;
+        e = source_next(d, src);
+    }
+    return e;
+}
+
+/* Every table's rows, merged by start: at equal starts the table listed
+ * first goes first (a runtime call before what it launched or waits on). */
+static prof_err stream(nsys_db *d)
+{
+    enum { NSRC = 6 };
+    static const int order[NSRC] = { T_RUNTIME, T_NVTX, T_KERNEL, T_MEMCPY, T_MEMSET, T_SYNC };
+    prof_err (*const emit[NSRC])(nsys_db *, sqlite3_stmt *) = {
+        emit_runtime, emit_nvtx, emit_kernel, emit_memcpy, emit_memset, emit_sync
+    };
+    source src[NSRC];
+    prof_err e = PROF_OK;
+    size_t n = 0;
+    for (; n < NSRC && !e; n++)
+        e = source_open(d, &src[n], order[n], emit[n]);
+    while (!e) {
+        source *best = NULL;
+        for (size_t i = 0; i < n; i++)
+            if (src[i].live && (!best || src[i].start < best->start))
+                best = &src[i];
+        if (!best)
+            break;
+        e = best->emit(d, best->st);
+        if (!e)
+            e = source_next(d, best);
+    }
+    for (size_t i = 0; i < n; i++)
+        sqlite3_finalize(src[i].st);
+    return e;
+}
+
+/* ---- the database ---------------------------------------------------------------------- */
+
+/* "file:" URI of path, every byte but unreserved ones and '/' escaped, so
+ * that '?', '#' and '%' in a name stay part of it; immutable: an export is
+ * never written again, so SQLite takes no lock and reads no journal. */
+static char *uri_of(const char *path)
+{
+    size_t n = strlen(path);
+    char *u = malloc(n * 3 + 32);
+    if (!u)
+        return NULL;
+    char *p = u + sprintf(u, path[0] == '/' ? "file://" : "file:");
+    for (const unsigned char *c = (const unsigned char *)path; *c; c++) {
+        if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+            strchr("/._-~", *c))
+            *p++ = (char)*c;
+        else
+            p += sprintf(p, "%%%02X", *c);
+    }
+    strcpy(p, "?immutable=1");
+    return u;
+}
+
+static prof_err db_open(nsys_db *d, const char *path)
+{
+    char *uri = uri_of(path);
+    if (!uri)
+        return nomem(d);
+    int rc = sqlite3_open_v2(uri, &d->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+    free(uri);
+    if (rc != SQLITE_OK) {
+        prof_err e = (rc & 0xff) == SQLITE_NOMEM ? PROF_ERR_NOMEM : PROF_ERR_IO;
+        int sys = d->db ? sqlite3_system_errno(d->db) : 0;
+        return prof_error_set(d->err, e, "cannot open: %s",
+                              sys ? strerror(sys) : sqlite3_errstr(rc));
+    }
+    /* a trace is untrusted input: no schema-defined code runs, nothing is
+     * written, damaged cells are caught on read */
+    sqlite3_db_config(d->db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
+    sqlite3_db_config(d->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)NULL);
+    sqlite3_exec(d->db, "PRAGMA query_only = 1; PRAGMA cell_size_check = 1", NULL, NULL, NULL);
+    return PROF_OK;
+}
+
+static prof_err note_table(nsys_db *d, sqlite3_stmt *st, void *arg)
+{
+    (void)arg;
+    const char *name = col_text(st, 0);
+    if (!name)
+        return PROF_OK;
+    for (int t = 0; t < T_COUNT; t++)
+        if (strcmp(name, table_names[t]) == 0)
+            d->tables |= 1u << t;
+    if (strcmp(name, "StringIds") == 0 || strcmp(name, "NVTX_EVENTS") == 0 ||
+        strncmp(name, "CUPTI_ACTIVITY_KIND_", 20) == 0)
+        d->nsight = 1;
+    return PROF_OK;
+}
+
+/* Which tables the export has. The schema is the first thing read: a file
+ * SQLite does not recognise is not an export at all. */
+static prof_err read_tables(nsys_db *d)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(d->db, "SELECT name FROM sqlite_master WHERE type = 'table'",
+                                -1, &st, NULL);
+    if (rc == SQLITE_OK)
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+            note_table(d, st, NULL);
+    char msg[160];
+    snprintf(msg, sizeof msg, "%s", sqlite3_errmsg(d->db));
+    sqlite3_finalize(st);
+    switch (rc & 0xff) {
+    case SQLITE_DONE: break;
+    case SQLITE_NOMEM: return nomem(d);
+    case SQLITE_NOTADB:
+        return prof_error_set(d->err, PROF_ERR_NOT_PROF, "not an SQLite database: %s", msg);
+    case SQLITE_CORRUPT:
+        return prof_error_set(d->err, PROF_ERR_CORRUPT, "damaged SQLite database: %s", msg);
+    default: return prof_error_set(d->err, PROF_ERR_IO, "cannot read: %s", msg);
+    }
+    if (!d->nsight)
+        return prof_error_set(d->err, PROF_ERR_NOT_PROF,
+                              "an SQLite database, but not an Nsight Systems export "
+                              "(no StringIds, CUPTI_ACTIVITY_KIND_* or NVTX_EVENTS table)");
+    return PROF_OK;
+}
+
+static void db_close(nsys_db *d)
+{
+    sqlite3_close(d->db);
+    for (size_t i = 0; i < d->nnames; i++)
+        free(d->names[i].name);
+    free(d->names);
+    free(d->procs);
+    free(d->comm);
+}
+
+prof_err nsys_read(const char *path, import_sink *s, const import_options *o, prof_error *err)
+{
+    (void)o; /* no option concerns Nsight exports */
+    nsys_db d = { .s = s, .err = err, .backtrace = NSYS_BACKTRACE_CLASS };
+    prof_err e = db_open(&d, path);
+    if (!e)
+        e = read_tables(&d);
+    if (!e)
+        e = read_run(&d);
+    if (!e)
+        e = read_thread_names(&d);
+    if (!e)
+        e = send_contexts(&d);
+    if (!e)
+        e = stream(&d);
+    if (!e)
+        e = read_process(&d);
+    db_close(&d);
+    return e;
+}
