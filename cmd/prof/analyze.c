@@ -41,8 +41,8 @@ static const char usage[] =
     "      --top N              operations to list, by self time (default 20;\n"
     "                           0 lists all)\n"
     CMD_ANALYSIS_HELP
-    "      --table TABLE        the CSV table: ops (default), steps, memory or\n"
-    "                           bottlenecks\n"
+    "      --table TABLE        the CSV table: ops (default), steps, memory,\n"
+    "                           bottlenecks or kernels\n"
     "      --points N           points kept of each step, memory and counter\n"
     "                           series: a longer series keeps its first and last\n"
     "                           point and the lowest and highest of each run of\n"
@@ -59,7 +59,7 @@ static const char usage[] =
     "\n"
     "Exit status: 0 success (also for a cut-short profile), 1 a bottleneck at or\n"
     "above --fail-on, 2 usage error (also profiles that are not ranks of one\n"
-    "job), 3 unreadable or corrupt input, 4 output error.\n";
+    "job), 3 unreadable or corrupt input, 4 output error, 5 out of memory.\n";
 
 typedef enum { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV, FORMAT_HTML } out_format;
 
@@ -105,8 +105,8 @@ static int parse_option(int c, const char *arg, void *args)
         return EXIT_OK;
     case OPT_TABLE:
         if (report_table_parse(arg, &a->table) != 0)
-            return cmd_usage_error(CMD, "unknown table '%s': use ops, steps, memory or bottlenecks",
-                                   arg);
+            return cmd_usage_error(CMD, "unknown table '%s': use ops, steps, memory, "
+                                   "bottlenecks or kernels", arg);
         a->table_given = 1;
         return EXIT_OK;
     case OPT_POINTS:
@@ -242,7 +242,7 @@ int cmd_analyze(int argc, char **argv)
     const profile_model **views = calloc(n, sizeof *views);
     if (!models || !views) {
         cmd_error(CMD, "out of memory");
-        status = EXIT_INPUT;
+        status = EXIT_NOMEM;
         goto out;
     }
     for (size_t i = 0; i < n; i++)

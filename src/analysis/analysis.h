@@ -58,6 +58,24 @@ typedef struct leak_series {
     double oom_step, oom_t_ns;
 } leak_series;
 
+/* One rank in the collectives matched across ranks (rules.md §4.9). */
+typedef struct rank_waits {
+    size_t collectives;    /* matched collectives it took part in            */
+    size_t last;           /* of which it arrived last                        */
+    double wait_ns;        /* its own waiting for the last to arrive          */
+    double caused_ns;      /* the others' mean wait in those it arrived last  */
+    double basis_ns;       /* its complete steps' time, or without steps the
+                              span of its matched collectives                 */
+    uint64_t first_ns, last_ns; /* span of its matched collectives            */
+} rank_waits;
+
+typedef struct collective_match {
+    const char *source;    /* "kernels", "regions", or NULL: too few matched  */
+    const char *align;     /* "start" (one host) or "end"                     */
+    size_t matched;
+    rank_waits *ranks;     /* per model                                       */
+} collective_match;
+
 typedef struct analysis_ctx {
     const profile_model *m;             /* the profile the sections describe */
     const profile_model *const *models; /* every rank                        */
@@ -68,6 +86,7 @@ typedef struct analysis_ctx {
     leak_series *leaks;                 /* one per memory series             */
     size_t nleaks;
     double gpu_busy_ns;                 /* over every device                 */
+    collective_match coll;              /* several ranks: their collectives  */
     cJSON *bottlenecks;
     int ok;                             /* 0 once any allocation failed      */
 } analysis_ctx;
@@ -111,7 +130,7 @@ int steps_analyze(const profile_model *m, step_stats *out); /* 0 or -1 out of me
 void step_stats_free(step_stats *s);
 void rule_step_slowdown(analysis_ctx *c);
 void rule_step_outliers(analysis_ctx *c);
-void rule_straggler(analysis_ctx *c, const step_stats *per_rank);
+void rule_straggler_work(analysis_ctx *c, const step_stats *per_rank);
 double rank_comm_per_step(const profile_model *m, const step_stats *s);
 
 /* leak.c */
@@ -131,9 +150,19 @@ void rule_memory_leak(analysis_ctx *c);
 void rule_hot_operation(analysis_ctx *c);
 void rule_cpu_gpu_sync(analysis_ctx *c);
 void rule_data_loading(analysis_ctx *c);
-void rule_gpu_idle(analysis_ctx *c);
 void rule_dropped_events(analysis_ctx *c);
 double sync_share(const analysis_ctx *c, const char **basis);
+/* straggler.c: collectives matched across ranks (0, or -1 out of memory),
+ * the straggler rule, and each rank's figures for the ranks section */
+int straggler_match(analysis_ctx *c, const step_stats *per_rank);
+void rule_straggler(analysis_ctx *c, const step_stats *per_rank);
+void straggler_rank_fields(analysis_ctx *c, cJSON *o, size_t rank_index);
+
+/* gpurules.c */
+void summary_gpu(analysis_ctx *c, cJSON *summary);
+void rule_gpu_idle(analysis_ctx *c);
+void rule_exposed_comm(analysis_ctx *c);
+
 /* opclass.c: the fix for what op is, by its class (rules.md §4.1), written
  * into buf; NULL when its class does not decide (none, one prof does not
  * know, or a kind the class does not change). */

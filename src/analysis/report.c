@@ -135,23 +135,7 @@ static void summary_time(analysis_ctx *c, cJSON *s)
     jnum(c, y, "per_step", steps > 0 ? (double)m->sync_count / steps : 0.0);
     jnum(c, y, "share", share);
     jstr(c, y, "basis", basis);
-    cJSON *g = jarr(c, s, "gpu");
-    for (size_t i = 0; i < m->ngpus; i++) {
-        const model_gpu_device *d = &m->gpus[i];
-        double span = d->last_ns > d->first_ns ? (double)(d->last_ns - d->first_ns) : 0.0;
-        cJSON *o = jpush_obj(c, g);
-        jnum(c, o, "device", d->device);
-        jnum(c, o, "kernels", (double)d->kernels);
-        jnum(c, o, "kernel_ns", (double)d->kernel_ns);
-        jnum(c, o, "busy_ns", (double)d->busy_ns);
-        jnum(c, o, "busy_share", span > 0 ? (double)d->busy_ns / span : 0.0);
-        jnum(c, o, "memcpy_bytes", (double)d->memcpy_bytes);
-        jnum(c, o, "memcpy_count", (double)d->memcpy_count);
-        jnum(c, o, "memcpy_ns", (double)d->memcpy_ns);
-        jnum(c, o, "memset_count", (double)d->memset_count);
-        jnum(c, o, "idle_gaps", (double)d->idle_gaps);
-        jnum(c, o, "idle_gap_ns", (double)d->idle_gap_ns);
-    }
+    summary_gpu(c, s);
 }
 
 static void section_summary(analysis_ctx *c, cJSON *report)
@@ -438,6 +422,7 @@ static void section_ranks(analysis_ctx *c, cJSON *report, const step_stats *per_
         jnum(c, o, "p50_step_ns", per_rank[i].p50);
         jnum(c, o, "comm_ns_per_step", comm);
         jnum(c, o, "work_ns_per_step", per_rank[i].mean - comm);
+        straggler_rank_fields(c, o, i);
     }
 }
 
@@ -497,6 +482,7 @@ static void run_rules(analysis_ctx *c, const step_stats *per_rank)
     rule_cpu_gpu_sync(c);
     rule_data_loading(c);
     rule_gpu_idle(c);
+    rule_exposed_comm(c);
     rule_step_slowdown(c);
     rule_step_outliers(c);
     rule_dropped_events(c);
@@ -512,6 +498,8 @@ static int prepare(analysis_ctx *c, step_stats *per_rank)
         if (steps_analyze(c->models[i], &per_rank[i]) != 0)
             return -1;
     if (steps_analyze(m, &c->steps) != 0)
+        return -1;
+    if (c->nmodels > 1 && straggler_match(c, per_rank) != 0)
         return -1;
     for (size_t i = 0; i < m->ngpus; i++)
         c->gpu_busy_ns += (double)m->gpus[i].busy_ns;
@@ -534,6 +522,7 @@ static void release(analysis_ctx *c, step_stats *per_rank)
     for (size_t i = 0; i < c->nleaks; i++)
         leak_series_free(&c->leaks[i]);
     free(c->leaks);
+    free(c->coll.ranks);
     cJSON_Delete(c->meta);
 }
 
@@ -558,6 +547,7 @@ cJSON *report_build(const profile_model *const *models, size_t n, const analysis
     section_profiles(&c, r);
     section_summary(&c, r);
     section_operations(&c, r);
+    section_kernels(&c, r);
     section_steps(&c, r);
     section_memory(&c, r);
     section_counters(&c, r);

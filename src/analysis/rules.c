@@ -1,6 +1,7 @@
-/* rules.c - the rules that read per-operation, per-thread, sync, GPU and
- * completeness totals (formats/rules.md §4.1, §4.3-4.5, §4.8). Each appends
- * zero or more findings to the report; none changes the model. */
+/* rules.c - the rules that read per-operation, per-thread, sync and
+ * completeness totals (formats/rules.md §4.1, §4.3, §4.4, §4.8; the GPU
+ * rules are in gpurules.c). Each appends zero or more findings to the
+ * report; none changes the model. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +105,8 @@ void rule_hot_operation(analysis_ctx *c)
         const model_op *op = &m->ops[i];
         int gpu = op->kind == MODEL_KIND_GPU;
         double base = gpu ? c->gpu_busy_ns : (double)m->profiled_ns;
+        if (op->comm) /* its time is judged by exposed_comm (rules.md §4.10) */
+            continue;
         if (base > 0 && (double)op->self_ns / base >= threshold && op->self_ns > 0)
             hot_finding(c, op, base);
     }
@@ -293,37 +296,6 @@ void rule_data_loading(analysis_ctx *c)
         if (share >= 0.10 && share < 0.90)
             data_finding(c, t, &k, data, share);
         free(k.op_ns);
-    }
-}
-
-/* ---- gpu_idle ------------------------------------------------------------------------ */
-
-void rule_gpu_idle(analysis_ctx *c)
-{
-    for (size_t i = 0; i < c->m->ngpus; i++) {
-        const model_gpu_device *g = &c->m->gpus[i];
-        double span = g->last_ns > g->first_ns ? (double)(g->last_ns - g->first_ns) : 0.0;
-        double idle = span > 0 ? (double)g->idle_gap_ns / span : 0.0;
-        if (idle < 0.20)
-            continue;
-        char subject[32], title[160], rec[700], a[32];
-        fmt_text(subject, sizeof subject, "gpu %u", g->device);
-        fmt_text(title, sizeof title, "GPU %u is idle %s of the time", g->device,
-                 fmt_pct(a, sizeof a, idle));
-        fmt_text(rec, sizeof rec,
-                 "GPU %u is idle %s of the time between its first and last kernel (%llu gaps "
-                 "of 1 ms or more): the host does not feed it fast enough. Remove host "
-                 "synchronisations, overlap data loading and copies with compute, batch small "
-                 "kernels (CUDA graphs, torch.compile) or raise the batch size.",
-                 g->device, fmt_pct(a, sizeof a, idle), (unsigned long long)g->idle_gaps);
-        cJSON *e = finding_add(c, "gpu_idle", severity_by(idle, 0.50, 0.20), subject, idle,
-                               title, rec);
-        jnum(c, e, "device", g->device);
-        jnum(c, e, "idle_share", idle);
-        jnum(c, e, "idle_gaps", (double)g->idle_gaps);
-        jnum(c, e, "idle_gap_ns", (double)g->idle_gap_ns);
-        jnum(c, e, "busy_ns", (double)g->busy_ns);
-        jnum(c, e, "span_ns", span);
     }
 }
 

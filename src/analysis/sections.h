@@ -7,5 +7,6 @@
 
 void section_call_tree(analysis_ctx *c, cJSON *report);
 void section_counters(analysis_ctx *c, cJSON *report);
+void section_kernels(analysis_ctx *c, cJSON *report); /* gpurules.c */
 
 #endif

@@ -1,6 +1,7 @@
 /* steps.c - step-time statistics and the rules on them (formats/rules.md
  * §2.4, §4.6, §4.7, §4.9): the summary distribution, slowdown over the run,
- * outlier steps, and a straggler among several ranks. */
+ * outlier steps, and work per step across ranks (the straggler rule when
+ * collectives cannot be matched, straggler.c). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -192,7 +193,8 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-void rule_straggler(analysis_ctx *c, const step_stats *per_rank)
+/* The straggler rule without collectives to match (rules.md §4.9). */
+void rule_straggler_work(analysis_ctx *c, const step_stats *per_rank)
 {
     size_t n = c->nmodels;
     if (n < 2)
@@ -230,6 +232,7 @@ void rule_straggler(analysis_ctx *c, const step_stats *per_rank)
                                (ratio - 1.0) / ratio, title, rec);
         jnum(c, e, "rank", rank);
         jstr(c, e, "path", c->models[r]->path ? c->models[r]->path : "");
+        jstr(c, e, "method", "work");
         jnum(c, e, "work_ns_per_step", mine);
         jnum(c, e, "others_median_ns_per_step", med);
         jnum(c, e, "ratio", ratio);

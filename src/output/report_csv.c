@@ -6,7 +6,7 @@
 #include "output/csvout.h"
 #include "output/report_csv.h"
 
-static const char *const table_names[] = { "ops", "steps", "memory", "bottlenecks" };
+static const char *const table_names[] = { "ops", "steps", "memory", "bottlenecks", "kernels" };
 
 static const char *const ops_columns[] = { "name", "kind", "calls", "self_ns", "self_share",
                                            "incl_ns", "incl_share", "mean_ns", "stddev_ns",
@@ -15,6 +15,9 @@ static const char *const ops_columns[] = { "name", "kind", "calls", "self_ns", "
 static const char *const steps_columns[] = { "number", "start_ns", "dur_ns", "sampled",
                                              "outlier", "incomplete", NULL };
 static const char *const memory_columns[] = { "step", "t_ns", "bytes", NULL };
+static const char *const kernel_columns[] = { "name", "calls", "gpu_ns", "share", "mean_ns",
+                                              "min_ns", "max_ns", "p50_ns", "p95_ns", "comm",
+                                              NULL };
 static const char *const bottleneck_columns[] = { "severity", "rule", "subject",
                                                   "impact_share", "title",
                                                   "recommendation", NULL };
@@ -84,6 +87,7 @@ prof_err report_render_csv(FILE *out, const cJSON *report, report_table t)
     case REPORT_TABLE_STEPS: put_rows(out, report, "steps", steps_columns); break;
     case REPORT_TABLE_MEMORY: put_memory(out, report); break;
     case REPORT_TABLE_BOTTLENECKS: put_rows(out, report, "bottlenecks", bottleneck_columns); break;
+    case REPORT_TABLE_KERNELS: put_rows(out, report, "kernels", kernel_columns); break;
     }
     return ferror(out) ? PROF_ERR_IO : PROF_OK;
 }

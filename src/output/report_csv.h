@@ -14,10 +14,12 @@ typedef enum report_table {
     REPORT_TABLE_OPS = 0,     /* the "operations" rows kept by --top               */
     REPORT_TABLE_STEPS,       /* one row per step                                   */
     REPORT_TABLE_MEMORY,      /* one row per point of every memory series           */
-    REPORT_TABLE_BOTTLENECKS  /* one row per finding, most severe first             */
+    REPORT_TABLE_BOTTLENECKS, /* one row per finding, most severe first             */
+    REPORT_TABLE_KERNELS      /* the "kernels" rows kept by --top                   */
 } report_table;
 
-/* "ops", "steps", "memory", "bottlenecks" to *t; -1 for anything else. */
+/* "ops", "steps", "memory", "bottlenecks", "kernels" to *t; -1 for anything
+ * else. */
 int report_table_parse(const char *name, report_table *t);
 
 /* Writes table t of report. Numbers as report_number(); a missing or null

@@ -231,6 +231,24 @@ static void render_memory_peaks(textout *t, const cJSON *s)
     }
 }
 
+/* What a device's idle and exposed shares are of (rules.md §4.5). */
+static const char *basis_words(const cJSON *g)
+{
+    return strcmp(str(g, "basis"), "steps") == 0 ? "of step time" : "of its active span";
+}
+
+/* Communication kernels of a device: their time, how much computation
+ * overlaps, and what is left exposed (rules.md §4.10). */
+static void render_gpu_comm(textout *t, const cJSON *g)
+{
+    char b1[FMT_BUF], b2[FMT_BUF], b3[FMT_BUF];
+    label(t, "");
+    fprintf(t->out, "  communication: %s kernels, %s, %.1f%% overlapped; exposed %s = %.1f%% %s\n",
+            count(b1, num(g, "comm_kernels")), dur(b2, num(g, "comm_ns")),
+            100.0 * num(g, "comm_overlap_share"), dur(b3, num(g, "comm_exposed_ns")),
+            100.0 * num(g, "comm_exposed_share"), basis_words(g));
+}
+
 static void render_gpu(textout *t, const cJSON *s)
 {
     char b1[FMT_BUF], b2[FMT_BUF], b3[FMT_BUF], b4[FMT_BUF];
@@ -245,11 +263,17 @@ static void render_gpu(textout *t, const cJSON *s)
         if (!first)
             label(t, "");
         first = 0;
-        fprintf(t->out, "device %.0f: %s kernels (%s), busy %.1f%%, %s idle gaps (%s)", num(g, "device"),
-                count(b1, num(g, "kernels")), dur(b2, num(g, "kernel_ns")),
-                100.0 * num(g, "busy_share"), count(b3, num(g, "idle_gaps")),
-                dur(b4, num(g, "idle_gap_ns")));
+        fprintf(t->out, "device %.0f: %s kernels (%s), busy %s = %.1f%% of its active span",
+                num(g, "device"), count(b1, num(g, "kernels")), dur(b2, num(g, "kernel_ns")),
+                dur(b3, num(g, "busy_ns")), 100.0 * num(g, "busy_share"));
         fprintf(t->out, ", copies %s\n", bytes(b1, num(g, "memcpy_bytes")));
+        label(t, "");
+        fprintf(t->out, "  idle %.1f%% %s%s; %s gaps of 1 ms or more (%s)\n",
+                100.0 * num(g, "idle_share"), basis_words(g),
+                cJSON_IsTrue(get(g, "interpolated")) ? " (interpolated)" : "",
+                count(b3, num(g, "idle_gaps")), dur(b4, num(g, "idle_gap_ns")));
+        if (num(g, "comm_kernels") > 0)
+            render_gpu_comm(t, g);
     }
 }
 
@@ -301,11 +325,18 @@ static void render_op(textout *t, const cJSON *op, int nw)
             count(b3, num(op, "calls")), dur(b4, num(op, "mean_ns")), dur(b5, num(op, "p95_ns")));
 }
 
+static int is_kernel(const cJSON *op)
+{
+    return strcmp(str(op, "kind"), "gpu") == 0;
+}
+
+/* The CPU operations: kernels have their own table (render_kernels). */
 static void render_operations(textout *t, const cJSON *r)
 {
     const cJSON *ops = get(r, "operations"), *op;
-    int n = cJSON_GetArraySize(ops);
-    double total = num(r, "operations_total");
+    int n = 0;
+    cJSON_ArrayForEach(op, ops) n += !is_kernel(op);
+    double total = num(r, "operations_total") - num(r, "kernels_total");
     textout_heading(t, "Top operations by self time");
     if (n == 0) {
         fputs("\n  no regions recorded\n", t->out);
@@ -321,7 +352,41 @@ static void render_operations(textout *t, const cJSON *r)
     textout_sgr(t, "0");
     fputc('\n', t->out);
     cJSON_ArrayForEach(op, ops)
-        render_op(t, op, nw);
+        if (!is_kernel(op))
+            render_op(t, op, nw);
+}
+
+static void render_kernel(textout *t, const cJSON *k, int nw)
+{
+    char b1[FMT_BUF], b2[FMT_BUF], b3[FMT_BUF], b4[FMT_BUF];
+    fputs("  ", t->out);
+    textout_put_cell(t, str(k, "name"), nw);
+    fprintf(t->out, "  %10s  %5.1f%% ", dur(b1, num(k, "gpu_ns")), 100.0 * num(k, "share"));
+    put_bar(t, num(k, "share"));
+    fprintf(t->out, " %9s %9s %9s  %s\n", count(b2, num(k, "calls")), dur(b3, num(k, "mean_ns")),
+            dur(b4, num(k, "p95_ns")), cJSON_IsTrue(get(k, "comm")) ? "comm" : "");
+}
+
+/* GPU time by kernel, share of the devices' busy time (rules.md §3). */
+static void render_kernels(textout *t, const cJSON *r)
+{
+    const cJSON *ks = get(r, "kernels"), *k;
+    int n = cJSON_GetArraySize(ks);
+    double total = num(r, "kernels_total");
+    if (n == 0)
+        return;
+    textout_heading(t, "Top kernels by GPU time");
+    if (total > n)
+        fprintf(t->out, " (%d of %.0f)", n, total);
+    fputc('\n', t->out);
+    int nw = textout_name_width(t, ks, "name", (int)strlen("kernel"), NAME_MAX_COLS);
+    textout_sgr(t, "2");
+    fprintf(t->out, "  %-*s  %10s  %-*s %9s %9s %9s", nw, "kernel", "GPU time",
+            7 + BAR_CELLS, "share", "calls", "mean", "p95");
+    textout_sgr(t, "0");
+    fputc('\n', t->out);
+    cJSON_ArrayForEach(k, ks)
+        render_kernel(t, k, nw);
 }
 
 /* ---- bottlenecks, ranks, notes ---------------------------------------------------------- */
@@ -366,20 +431,32 @@ static void render_bottlenecks(textout *t, const cJSON *r)
     }
 }
 
+/* With collectives matched across ranks (rules.md §4.9): in how many each
+ * rank arrived last, and how long the others waited for it there. */
 static void render_ranks(textout *t, const cJSON *r)
 {
-    char b1[FMT_BUF], b2[FMT_BUF], b3[FMT_BUF];
+    char b1[FMT_BUF], b2[FMT_BUF], b3[FMT_BUF], b4[FMT_BUF];
     const cJSON *ranks = get(r, "ranks"), *k;
     if (!cJSON_IsArray(ranks) || !ranks->child)
         return;
+    int coll = get(ranks->child, "last_arrivals") != NULL;
     textout_heading(t, "Ranks\n");
     textout_sgr(t, "2");
-    fprintf(t->out, "  %-6s %9s %10s %10s  %s", "rank", "steps", "mean step", "p50 step", "file");
+    fprintf(t->out, "  %-6s %9s %10s %10s  ", "rank", "steps", "mean step", "p50 step");
+    if (coll)
+        fprintf(t->out, "%9s %11s  ", "last in", "others wait");
+    fputs("file", t->out);
     textout_sgr(t, "0");
     fputc('\n', t->out);
     cJSON_ArrayForEach(k, ranks) {
         fprintf(t->out, "  %-6.0f %9s %10s %10s  ", num(k, "rank"), count(b1, num(k, "steps")),
                 dur(b2, num(k, "mean_step_ns")), dur(b3, num(k, "p50_step_ns")));
+        if (coll) {
+            char last[48];
+            snprintf(last, sizeof last, "%.0f/%.0f", num(k, "last_arrivals"),
+                     num(k, "collectives"));
+            fprintf(t->out, "%9s %11s  ", last, dur(b4, num(k, "caused_wait_ns")));
+        }
         textout_put_safe(t, str(k, "path"));
         fputc('\n', t->out);
     }
@@ -392,6 +469,7 @@ prof_err report_render_text(FILE *out, const cJSON *report, const report_style *
     render_profiles(&t, report);
     render_summary(&t, report);
     render_operations(&t, report);
+    render_kernels(&t, report);
     render_bottlenecks(&t, report);
     render_ranks(&t, report);
     textout_notes(&t, get(report, "notes"));

@@ -201,10 +201,18 @@ Test(analysis_report, straggler_among_two_ranks)
     cr_assert_eq(au_num(r1, "rank"), 1);
     au_near(au_num(r1, "mean_step_ns"), 130e6, 1e-9, "mean step");
     au_near(au_num(r1, "work_ns_per_step"), 128e6, 1e-6, "work per step");
+    /* rank 1 enters every allreduce 28 ms after rank 0 (rules.md §4.9) */
     const cJSON *f = au_finding(r, "straggler", "rank 1");
     cr_assert_not_null(f);
-    au_near(au_num(au_get(f, "evidence"), "ratio"), 1.28, 1e-6, "ratio");
+    const cJSON *ev = au_get(f, "evidence");
+    cr_assert_str_eq(au_str(ev, "method"), "collectives");
+    cr_assert_str_eq(au_str(ev, "source"), "regions");
+    cr_assert_str_eq(au_str(ev, "alignment"), "start", "one host");
+    cr_assert_eq(au_num(ev, "last_arrivals"), 60);
+    au_near(au_num(ev, "caused_wait_share"), 28.0 / 130.0, 1e-6, "others' wait per step time");
     cr_assert_str_eq(au_str(f, "severity"), "medium");
+    cr_assert_eq(au_num(r1, "last_arrivals"), 60);
+    au_near(au_num(cJSON_GetArrayItem(ranks, 0), "wait_ns"), 60 * 28e6, 1e-9, "rank 0 waits");
     cr_assert_null(au_finding(r, "straggler", "rank 0"));
     cJSON_Delete(r);
 

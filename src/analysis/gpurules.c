@@ -1,0 +1,239 @@
+/* gpurules.c - what the report says of GPU activity: the per-device
+ * summary, the kernels by GPU time, and the rules that read them, gpu_idle
+ * and exposed_comm (formats/rules.md §3, §4.5, §4.10). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "analysis/sections.h"
+
+/* ---- per device ------------------------------------------------------------- */
+
+/* What a device's shares are of (rules.md §4.5): the steps that kept their
+ * events when there are such steps, else the time between the device's
+ * first and last activity. */
+typedef struct device_time {
+    const char *basis;     /* "steps" or "span"                               */
+    double base_ns;        /* the time the shares divide                      */
+    double busy_ns, idle_ns, comm_ns, overlap_ns, exposed_ns;
+} device_time;
+
+static device_time device_time_of(const model_gpu_device *g)
+{
+    device_time t;
+    if (g->step_ns > 0) {
+        t.basis = "steps";
+        t.base_ns = (double)g->step_ns;
+        t.busy_ns = (double)g->step_busy_ns;
+        t.comm_ns = (double)g->step_comm_ns;
+        t.overlap_ns = (double)g->step_overlap_ns;
+    } else {
+        t.basis = "span";
+        t.base_ns = g->last_ns > g->first_ns ? (double)(g->last_ns - g->first_ns) : 0.0;
+        t.busy_ns = (double)g->busy_ns;
+        t.comm_ns = (double)g->comm_ns;
+        t.overlap_ns = (double)g->comm_overlap_ns;
+    }
+    if (t.busy_ns > t.base_ns) /* rounding of interpolated stretches */
+        t.busy_ns = t.base_ns;
+    t.idle_ns = t.base_ns - t.busy_ns;
+    t.exposed_ns = t.comm_ns > t.overlap_ns ? t.comm_ns - t.overlap_ns : 0.0;
+    return t;
+}
+
+static double share_of(double part, double whole)
+{
+    return whole > 0 ? part / whole : 0.0;
+}
+
+static void gaps_list(analysis_ctx *c, cJSON *o, const model_gpu_device *g)
+{
+    cJSON *arr = jarr(c, o, "longest_gaps");
+    for (int i = 0; i < MODEL_GPU_GAPS && g->longest[i].dur_ns; i++) {
+        cJSON *q = jpush_obj(c, arr);
+        jnum(c, q, "start_ns", (double)g->longest[i].start_ns);
+        jnum(c, q, "dur_ns", (double)g->longest[i].dur_ns);
+    }
+}
+
+static void summary_device(analysis_ctx *c, cJSON *o, const model_gpu_device *d)
+{
+    double span = d->last_ns > d->first_ns ? (double)(d->last_ns - d->first_ns) : 0.0;
+    device_time t = device_time_of(d);
+    jnum(c, o, "device", d->device);
+    jnum(c, o, "kernels", (double)d->kernels);
+    jnum(c, o, "kernel_ns", (double)d->kernel_ns);
+    jnum(c, o, "busy_ns", (double)d->busy_ns);
+    jnum(c, o, "busy_share", span > 0 ? (double)d->busy_ns / span : 0.0);
+    jnum(c, o, "memcpy_bytes", (double)d->memcpy_bytes);
+    jnum(c, o, "memcpy_count", (double)d->memcpy_count);
+    jnum(c, o, "memcpy_ns", (double)d->memcpy_ns);
+    jnum(c, o, "memset_count", (double)d->memset_count);
+    jnum(c, o, "idle_gaps", (double)d->idle_gaps);
+    jnum(c, o, "idle_gap_ns", (double)d->idle_gap_ns);
+    gaps_list(c, o, d);
+    jnum(c, o, "first_ns", d->first_ns <= d->last_ns ? (double)d->first_ns : 0.0);
+    jnum(c, o, "last_ns", (double)d->last_ns);
+    jstr(c, o, "basis", t.basis);
+    jnum(c, o, "basis_ns", t.base_ns);
+    jnum(c, o, "step_ns", (double)d->step_ns);
+    jnum(c, o, "idle_ns", t.idle_ns);
+    jnum(c, o, "idle_share", share_of(t.idle_ns, t.base_ns));
+    jbool(c, o, "interpolated", d->step_interpolated && d->step_ns > 0);
+    jnum(c, o, "comm_kernels", (double)d->comm_kernels);
+    jnum(c, o, "comm_ns", (double)d->comm_ns);
+    jnum(c, o, "comm_overlap_ns", (double)d->comm_overlap_ns);
+    jnum(c, o, "comm_overlap_share", share_of((double)d->comm_overlap_ns, (double)d->comm_ns));
+    jnum(c, o, "comm_exposed_ns", t.exposed_ns);
+    jnum(c, o, "comm_exposed_share", share_of(t.exposed_ns, t.base_ns));
+}
+
+void summary_gpu(analysis_ctx *c, cJSON *s)
+{
+    cJSON *g = jarr(c, s, "gpu");
+    for (size_t i = 0; i < c->m->ngpus; i++)
+        summary_device(c, jpush_obj(c, g), &c->m->gpus[i]);
+}
+
+/* ---- kernels ----------------------------------------------------------------------- */
+
+static int by_gpu_time(const void *a, const void *b, void *arg)
+{
+    const model_op *ops = arg;
+    const model_op *x = &ops[*(const uint32_t *)a], *y = &ops[*(const uint32_t *)b];
+    if (x->self_ns != y->self_ns)
+        return x->self_ns < y->self_ns ? 1 : -1;
+    return strcmp(x->name, y->name);
+}
+
+static void add_kernel(analysis_ctx *c, cJSON *arr, const model_op *op)
+{
+    cJSON *o = jpush_obj(c, arr);
+    jstr(c, o, "name", op->name);
+    jnum(c, o, "calls", (double)op->calls);
+    jnum(c, o, "gpu_ns", (double)op->self_ns);
+    jnum(c, o, "share", share_of((double)op->self_ns, c->gpu_busy_ns));
+    jnum(c, o, "mean_ns", op->mean_ns);
+    jnum(c, o, "min_ns", op->calls ? (double)op->min_ns : 0.0);
+    jnum(c, o, "max_ns", (double)op->max_ns);
+    jnum(c, o, "p50_ns", sketch_quantile(&op->dur, 0.50));
+    jnum(c, o, "p95_ns", sketch_quantile(&op->dur, 0.95));
+    jbool(c, o, "comm", op->comm);
+}
+
+/* GPU time by kernel (rules.md §3), apart from the CPU operations: the
+ * kernels, largest GPU time first, cut to --top. */
+void section_kernels(analysis_ctx *c, cJSON *report)
+{
+    const profile_model *m = c->m;
+    cJSON *arr = jarr(c, report, "kernels");
+    uint32_t *order = xcalloc(c, m->nops, sizeof *order);
+    size_t n = 0;
+    if (order) {
+        for (uint32_t i = 0; i < m->nops; i++)
+            if (m->ops[i].kind == MODEL_KIND_GPU)
+                order[n++] = i;
+        qsort_r(order, n, sizeof *order, by_gpu_time, m->ops);
+        size_t keep = c->o.top > 0 && (size_t)c->o.top < n ? (size_t)c->o.top : n;
+        for (size_t i = 0; i < keep; i++)
+            add_kernel(c, arr, &m->ops[order[i]]);
+        free(order);
+    }
+    jnum(c, report, "kernels_total", (double)n);
+}
+
+/* ---- gpu_idle --------------------------------------------------------------------- */
+
+static const char *basis_words(const device_time *t)
+{
+    return strcmp(t->basis, "steps") == 0 ? "of step time"
+                                          : "of the time between its first and last activity";
+}
+
+static void idle_finding(analysis_ctx *c, const model_gpu_device *g, const device_time *t,
+                         double idle)
+{
+    char subject[32], title[200], rec[900], a[32], b[32], gaps[160] = "";
+    fmt_text(subject, sizeof subject, "gpu %u", g->device);
+    fmt_text(title, sizeof title, "GPU %u is idle %s %s", g->device, fmt_pct(a, sizeof a, idle),
+             basis_words(t));
+    if (g->idle_gaps)
+        fmt_text(gaps, sizeof gaps, "; %llu gaps of 1 ms or more take %s, the longest %s",
+                 (unsigned long long)g->idle_gaps, fmt_ns(a, sizeof a, (double)g->idle_gap_ns),
+                 fmt_ns(b, sizeof b, (double)g->longest[0].dur_ns));
+    fmt_text(rec, sizeof rec,
+             "GPU %u is idle %s %s%s: the host does not feed it fast enough. Long gaps are "
+             "the CPU doing something else (data loading, host synchronisations, Python "
+             "between steps): overlap loading and copies with compute and remove syncs; "
+             "many short gaps between small kernels are launch overhead: batch them (CUDA "
+             "graphs, torch.compile) or raise the batch size.",
+             g->device, fmt_pct(a, sizeof a, idle), basis_words(t), gaps);
+    cJSON *e = finding_add(c, "gpu_idle", severity_by(idle, 0.50, 0.20), subject, idle, title,
+                           rec);
+    jnum(c, e, "device", g->device);
+    jnum(c, e, "idle_share", idle);
+    jstr(c, e, "basis", t->basis);
+    jnum(c, e, "basis_ns", t->base_ns);
+    jnum(c, e, "idle_ns", t->idle_ns);
+    jnum(c, e, "busy_ns", t->busy_ns);
+    jnum(c, e, "idle_gaps", (double)g->idle_gaps);
+    jnum(c, e, "idle_gap_ns", (double)g->idle_gap_ns);
+    gaps_list(c, e, g);
+    jnum(c, e, "span_ns", g->last_ns > g->first_ns ? (double)(g->last_ns - g->first_ns) : 0.0);
+}
+
+void rule_gpu_idle(analysis_ctx *c)
+{
+    for (size_t i = 0; i < c->m->ngpus; i++) {
+        const model_gpu_device *g = &c->m->gpus[i];
+        device_time t = device_time_of(g);
+        double idle = share_of(t.idle_ns, t.base_ns);
+        if (t.base_ns > 0 && idle >= 0.20)
+            idle_finding(c, g, &t, idle);
+    }
+}
+
+/* ---- exposed_comm ------------------------------------------------------------------ */
+
+static void comm_finding(analysis_ctx *c, const model_gpu_device *g, const device_time *t,
+                         double share)
+{
+    char subject[32], title[200], rec[1200], a[32], b[32], d[32], e2[32];
+    double overlapped = share_of(t->overlap_ns, t->comm_ns);
+    fmt_text(subject, sizeof subject, "gpu %u", g->device);
+    fmt_text(title, sizeof title, "communication on GPU %u is exposed %s %s", g->device,
+             fmt_pct(a, sizeof a, share), basis_words(t));
+    fmt_text(rec, sizeof rec,
+             "Communication kernels on GPU %u run %s, of which %s overlaps computation; the "
+             "%s left exposed is %s %s, time the GPU computes nothing. Overlap communication "
+             "with computation: with DDP let gradient buckets all-reduce during backward "
+             "(bucket_cap_mb, gradient_as_bucket_view, no find_unused_parameters) and skip "
+             "the all-reduce on accumulation steps (no_sync); with FSDP prefetch "
+             "(backward_prefetch, forward_prefetch); launch your own collectives with "
+             "async_op=True and wait as late as possible; or communicate less (bf16 "
+             "gradients, compression hooks, larger per-GPU batches).",
+             g->device, fmt_ns(a, sizeof a, t->comm_ns), fmt_pct(b, sizeof b, overlapped),
+             fmt_ns(d, sizeof d, t->exposed_ns), fmt_pct(e2, sizeof e2, share), basis_words(t));
+    cJSON *e = finding_add(c, "exposed_comm", severity_by(share, 0.30, 0.10), subject,
+                           share > 1 ? 1.0 : share, title, rec);
+    jnum(c, e, "device", g->device);
+    jnum(c, e, "exposed_share", share);
+    jstr(c, e, "basis", t->basis);
+    jnum(c, e, "basis_ns", t->base_ns);
+    jnum(c, e, "comm_ns", t->comm_ns);
+    jnum(c, e, "overlap_ns", t->overlap_ns);
+    jnum(c, e, "overlap_share", overlapped);
+    jnum(c, e, "exposed_ns", t->exposed_ns);
+    jnum(c, e, "comm_kernels", (double)g->comm_kernels);
+}
+
+void rule_exposed_comm(analysis_ctx *c)
+{
+    for (size_t i = 0; i < c->m->ngpus; i++) {
+        const model_gpu_device *g = &c->m->gpus[i];
+        device_time t = device_time_of(g);
+        double share = share_of(t.exposed_ns, t.base_ns);
+        if (g->comm_kernels && share >= 0.10)
+            comm_finding(c, g, &t, share);
+    }
+}

@@ -1,0 +1,245 @@
+/* straggler.c - which rank the others wait for (formats/rules.md §4.9).
+ * The collectives of every rank are matched by order - the n-th
+ * communication kernel of each rank's k-th communication stream, or else
+ * the n-th outermost COMM region - and in each the rank that arrives last
+ * is the one the others wait for. Ranks on one host share a clock, so
+ * arrivals are their starts; ranks on different hosts do not, and a
+ * collective ends on every rank at about the same moment, so there a
+ * rank's wait is how much longer its part lasted than the shortest part.
+ * Without enough matched collectives, the rule compares work per step
+ * instead (steps.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+
+#define MIN_COLLECTIVES 3   /* fewer matched: "most" means nothing       */
+#define STRAGGLER_SHARE 0.05 /* the others' wait, as a share of step time */
+
+/* The host a profile names in its metadata, or "" (copied into buf). */
+static const char *host_of(const profile_model *m, char *buf, size_t size)
+{
+    cJSON *meta = m->metadata ? cJSON_Parse(m->metadata) : NULL;
+    const char *h = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "host"));
+    fmt_text(buf, size, "%s", h ? h : "");
+    cJSON_Delete(meta);
+    return buf;
+}
+
+/* One clock when every rank names the same, non-empty host. */
+static int one_host(const analysis_ctx *c)
+{
+    char first[256], other[256];
+    if (!*host_of(c->models[0], first, sizeof first))
+        return 0;
+    for (size_t i = 1; i < c->nmodels; i++)
+        if (strcmp(host_of(c->models[i], other, sizeof other), first) != 0)
+            return 0;
+    return 1;
+}
+
+/* A rank's communication streams: runs of its comm_kernels (sorted by
+ * device, stream, start), ordered by their first kernel's start. */
+typedef struct stream_run {
+    size_t at, n;
+    uint64_t first;
+} stream_run;
+
+static int run_cmp(const void *pa, const void *pb)
+{
+    const stream_run *a = pa, *b = pb;
+    if (a->first != b->first)
+        return a->first < b->first ? -1 : 1;
+    return (a->at > b->at) - (a->at < b->at);
+}
+
+static stream_run *stream_runs(analysis_ctx *c, const profile_model *m, size_t *n)
+{
+    stream_run *v = xcalloc(c, m->ncomm_kernels ? m->ncomm_kernels : 1, sizeof *v);
+    *n = 0;
+    if (!v)
+        return NULL;
+    for (size_t i = 0; i < m->ncomm_kernels; i++) {
+        const model_collective *k = &m->comm_kernels[i];
+        if (i && k->device == m->comm_kernels[i - 1].device &&
+            k->stream == m->comm_kernels[i - 1].stream) {
+            v[*n - 1].n++;
+            continue;
+        }
+        v[(*n)++] = (stream_run){ i, 1, k->start_ns };
+    }
+    qsort(v, *n, sizeof *v, run_cmp);
+    return v;
+}
+
+/* One matched collective: each rank's part in parts[r]. */
+static void match_one(analysis_ctx *c, const model_collective *const *parts, int by_start)
+{
+    collective_match *x = &c->coll;
+    size_t n = c->nmodels, last = 0;
+    for (size_t r = 1; r < n; r++)
+        if (by_start ? parts[r]->start_ns > parts[last]->start_ns
+                     : parts[r]->dur_ns < parts[last]->dur_ns)
+            last = r;
+    double others = 0;
+    for (size_t r = 0; r < n; r++) {
+        double w = by_start ? (double)(parts[last]->start_ns - parts[r]->start_ns)
+                            : (double)(parts[r]->dur_ns - parts[last]->dur_ns);
+        rank_waits *k = &x->ranks[r];
+        k->wait_ns += w;
+        others += r == last ? 0.0 : w;
+        uint64_t end = parts[r]->start_ns + parts[r]->dur_ns;
+        if (!k->collectives || parts[r]->start_ns < k->first_ns)
+            k->first_ns = parts[r]->start_ns;
+        if (end > k->last_ns)
+            k->last_ns = end;
+        k->collectives++;
+    }
+    x->ranks[last].last++;
+    x->ranks[last].caused_ns += others / (double)(n - 1);
+    x->matched++;
+}
+
+/* Matches the n-th kernel of each rank's k-th communication stream. */
+static void match_kernels(analysis_ctx *c, const model_collective **parts, int by_start)
+{
+    size_t n = c->nmodels, streams = SIZE_MAX;
+    stream_run **runs = xcalloc(c, n, sizeof *runs);
+    size_t *nruns = xcalloc(c, n, sizeof *nruns);
+    for (size_t r = 0; runs && nruns && r < n; r++) {
+        runs[r] = stream_runs(c, c->models[r], &nruns[r]);
+        if (nruns[r] < streams)
+            streams = nruns[r];
+    }
+    for (size_t k = 0; c->ok && k < streams; k++) {
+        size_t count = SIZE_MAX;
+        for (size_t r = 0; r < n; r++)
+            if (runs[r][k].n < count)
+                count = runs[r][k].n;
+        for (size_t i = 0; i < count; i++) {
+            for (size_t r = 0; r < n; r++)
+                parts[r] = &c->models[r]->comm_kernels[runs[r][k].at + i];
+            match_one(c, parts, by_start);
+        }
+    }
+    for (size_t r = 0; runs && r < n; r++)
+        free(runs[r]);
+    free(runs);
+    free(nruns);
+}
+
+static void match_regions(analysis_ctx *c, const model_collective **parts, int by_start)
+{
+    size_t count = SIZE_MAX;
+    for (size_t r = 0; r < c->nmodels; r++)
+        if (c->models[r]->ncomm_regions < count)
+            count = c->models[r]->ncomm_regions;
+    for (size_t i = 0; i < count; i++) {
+        for (size_t r = 0; r < c->nmodels; r++)
+            parts[r] = &c->models[r]->comm_regions[i];
+        match_one(c, parts, by_start);
+    }
+}
+
+static void match_reset(analysis_ctx *c)
+{
+    memset(c->coll.ranks, 0, c->nmodels * sizeof *c->coll.ranks);
+    c->coll.matched = 0;
+}
+
+int straggler_match(analysis_ctx *c, const step_stats *per_rank)
+{
+    collective_match *x = &c->coll;
+    const model_collective **parts = xcalloc(c, c->nmodels, sizeof *parts);
+    if (!parts || !(x->ranks = xcalloc(c, c->nmodels, sizeof *x->ranks))) {
+        free(parts);
+        return -1;
+    }
+    int by_start = one_host(c);
+    x->align = by_start ? "start" : "end";
+    match_kernels(c, parts, by_start);
+    x->source = "kernels";
+    if (x->matched < MIN_COLLECTIVES) {
+        match_reset(c);
+        match_regions(c, parts, by_start);
+        x->source = "regions";
+    }
+    if (x->matched < MIN_COLLECTIVES) {
+        match_reset(c);
+        x->source = NULL;
+    }
+    for (size_t r = 0; r < c->nmodels; r++) {
+        rank_waits *k = &x->ranks[r];
+        double steps = (double)per_rank[r].n * per_rank[r].mean;
+        k->basis_ns = steps > 0 ? steps : (double)(k->last_ns - k->first_ns);
+    }
+    free(parts);
+    return c->ok ? 0 : -1;
+}
+
+static void collective_finding(analysis_ctx *c, size_t r, const step_stats *st)
+{
+    const collective_match *x = &c->coll;
+    const rank_waits *k = &x->ranks[r];
+    double share = k->basis_ns > 0 ? k->caused_ns / k->basis_ns : 0.0;
+    double per_step = st->n ? k->caused_ns / (double)st->n : 0.0;
+    int rank = c->models[r]->rank;
+    char title[200], rec[900], subject[32], a[32], b[32], d[32];
+    fmt_text(subject, sizeof subject, "rank %d", rank);
+    fmt_text(title, sizeof title, "rank %d is a straggler: the other ranks wait for it in %zu "
+             "of %zu collectives", rank, k->last, x->matched);
+    fmt_text(rec, sizeof rec,
+             "Rank %d arrives last at %zu of %zu collectives; the other ranks wait for it %s "
+             "in all (%s%s), %s of its %s (%s). Check its data shard (longer sequences, heavier "
+             "samples), its host (CPU contention, thermal throttling, a slower GPU or link) "
+             "and its input pipeline; compare its profile with a fast rank's (prof compare).",
+             rank, k->last, x->matched, fmt_ns(a, sizeof a, k->caused_ns),
+             st->n ? fmt_ns(b, sizeof b, per_step) : "",
+             st->n ? " per step" : "no steps", fmt_pct(d, sizeof d, share),
+             st->n ? "step time" : "time between its first and last collective",
+             strcmp(x->align, "start") == 0 ? "arrivals compared on one host's clock"
+                                            : "ranks on different hosts: waits from how much "
+                                              "longer each rank's part of a collective lasts");
+    cJSON *e = finding_add(c, "straggler", severity_by(share, 0.30, 0.15), subject,
+                           share > 1 ? 1.0 : share, title, rec);
+    jnum(c, e, "rank", rank);
+    jstr(c, e, "path", c->models[r]->path ? c->models[r]->path : "");
+    jstr(c, e, "method", "collectives");
+    jstr(c, e, "source", x->source);
+    jstr(c, e, "alignment", x->align);
+    jnum(c, e, "collectives", (double)x->matched);
+    jnum(c, e, "last_arrivals", (double)k->last);
+    jnum(c, e, "caused_wait_ns", k->caused_ns);
+    jnum(c, e, "caused_wait_share", share);
+    jnum(c, e, "basis_ns", k->basis_ns);
+    jnum(c, e, "mean_step_ns", st->mean);
+}
+
+void rule_straggler(analysis_ctx *c, const step_stats *per_rank)
+{
+    if (c->nmodels < 2)
+        return;
+    if (!c->coll.source) {
+        rule_straggler_work(c, per_rank);
+        return;
+    }
+    for (size_t r = 0; r < c->nmodels; r++) {
+        const rank_waits *k = &c->coll.ranks[r];
+        double share = k->basis_ns > 0 ? k->caused_ns / k->basis_ns : 0.0;
+        if (2 * k->last > c->coll.matched && share >= STRAGGLER_SHARE)
+            collective_finding(c, r, &per_rank[r]);
+    }
+}
+
+void straggler_rank_fields(analysis_ctx *c, cJSON *o, size_t r)
+{
+    const collective_match *x = &c->coll;
+    if (!x->source || !x->ranks)
+        return;
+    const rank_waits *k = &x->ranks[r];
+    jnum(c, o, "collectives", (double)k->collectives);
+    jnum(c, o, "last_arrivals", (double)k->last);
+    jnum(c, o, "wait_ns", k->wait_ns);
+    jnum(c, o, "caused_wait_ns", k->caused_ns);
+    jnum(c, o, "caused_wait_share", k->basis_ns > 0 ? k->caused_ns / k->basis_ns : 0.0);
+}
