@@ -35,6 +35,8 @@ CUPTI_CFLAGS := -DPROF_HAVE_CUPTI -isystem $(CUDA_HOME)/include \
 endif
 CFLAGS_ALL := -std=c11 -D_GNU_SOURCE $(WARN) -Iinclude -Isrc -Itests/support -MMD -MP -pthread $(CUPTI_CFLAGS) $(CFLAGS)
 LIBS    := -lzstd -lcjson -lpthread -lm
+# tests/support writes Nsight exports for the importer's tests (nsys_fixture.c)
+SUP_LIBS := -lsqlite3
 # the importers: YAJL streams JSON, zlib inflates .gz, SQLite reads Nsight exports
 TOOL_LIBS := -lgsl -lgslcblas -lmicrohttpd -lyajl -lz -lsqlite3
 ASAN    := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -126,16 +128,16 @@ $(B)/asan/tests/unit/%: $(B)/asan/tests/unit/%.o $(call obj,asan,$(SUP_SRC) $(TO
 	$(Q)$(CC) -pthread $(ASAN) -o $@ $^ -lcriterion $(TOOL_LIBS) $(LIBS)
 $(B)/tsan/tests/unit/%: $(B)/tsan/tests/unit/%.o $(call obj,tsan,$(SUP_SRC)) $(B)/tsan/libprof.a
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) -pthread $(TSAN) -o $@ $^ -lcriterion $(LIBS)
+	$(Q)$(CC) -pthread $(TSAN) -o $@ $^ -lcriterion $(SUP_LIBS) $(LIBS)
 $(B)/rel/tests/bench/%: $(B)/rel/tests/bench/%.o $(SUP_OBJ) $(TOOL_OBJ) $(B)/libprof.a
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -pthread -o $@ $^ $(TOOL_LIBS) $(LIBS)
 $(B)/rel/tests/bin/%: $(B)/rel/tests/support/bin/%.o $(SUP_OBJ) $(B)/libprof.a
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) -pthread -o $@ $^ $(LIBS)
+	$(Q)$(CC) -pthread -o $@ $^ $(SUP_LIBS) $(LIBS)
 $(B)/asan/tests/bin/%: $(B)/asan/tests/support/bin/%.o $(call obj,asan,$(SUP_SRC)) $(B)/asan/libprof.a
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) -pthread $(ASAN) -o $@ $^ $(LIBS)
+	$(Q)$(CC) -pthread $(ASAN) -o $@ $^ $(SUP_LIBS) $(LIBS)
 
 # Fuzz targets: clang's libFuzzer, with ASan and UBSan, over everything that
 # reads untrusted bytes (tests/fuzz/fuzz_*.c). Each replays and explores the
