@@ -836,9 +836,11 @@ static prof_err db_open(nsys_db *d, const char *path)
                               sys ? strerror(sys) : sqlite3_errstr(rc));
     }
     /* a trace is untrusted input: no schema-defined code runs, nothing is
-     * written, damaged cells are caught on read */
-    sqlite3_db_config(d->db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
+     * written (the connection is read-only), damaged cells are caught on
+     * read. A writable schema is how SQLite reads a file shorter than its
+     * header says (a cut export) up to its end instead of refusing it. */
     sqlite3_db_config(d->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)NULL);
+    sqlite3_db_config(d->db, SQLITE_DBCONFIG_WRITABLE_SCHEMA, 1, (int *)NULL);
     sqlite3_exec(d->db, "PRAGMA query_only = 1; PRAGMA cell_size_check = 1", NULL, NULL, NULL);
     return PROF_OK;
 }
