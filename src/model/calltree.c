@@ -369,6 +369,10 @@ static int syncs_on_region(model_builder *b, mb_thread *t, uint64_t s, uint64_t 
 
 int mb_sync_record(model_builder *b, uint32_t tpos, const prof_event *ev)
 {
+    /* cudaStreamWaitEvent makes a stream wait on the GPU and returns at
+     * once: the CPU is not blocked (rules.md §4.3) */
+    if (ev->subkind == PROF_SYNC_STREAM_WAIT)
+        return 0;
     mb_thread *t = &b->threads[tpos];
     uint64_t e = ev->start_ns + ev->dur_ns;
     mb_sync g = { ev->start_ns, e < ev->start_ns ? UINT64_MAX : e, 1, ev->dur_ns };
