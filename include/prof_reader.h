@@ -3,8 +3,11 @@
  *
  * A reader walks the file's blocks in file order and hands out one event at
  * a time; memory use is bounded by one block, a few thousand decoded events
- * and the string table, never by the number of events. Definitions (strings, thread names) are consumed by
- * the reader itself: events carry resolved names. A file without its footer
+ * and the string table, never by the number of events, and the string
+ * table by the limits of the format (names of at most 65,536 bytes, each id
+ * defined once, 256 MiB of definition text in all). Definitions (strings,
+ * thread names) are consumed by the reader itself: events carry resolved
+ * names. A file without its footer
  * (a run that crashed or was killed) is read up to its last intact block;
  * prof_reader_status() then says what was cut. Readers share nothing: use
  * one per thread.
@@ -123,7 +126,10 @@ typedef struct prof_read_status {
 
 typedef struct prof_reader prof_reader;
 
-/* Opens a file, checks its header and parses its metadata. From the first
+/* Opens a file, checks its header and parses its metadata. Anything but a
+ * regular file (a directory, a FIFO, a device) is refused at once, without
+ * waiting for a FIFO's writer (PROF_ERR_IO, "cannot read: not a regular
+ * file (a FIFO)"). From the first
  * prof_reader_next() on, a thread of the reader's own reads, checks and
  * decodes blocks ahead of the caller (the events, status and errors are
  * those of reading in order); prof_reader_close() ends it. Without a
@@ -145,9 +151,12 @@ void prof_reader_version(const prof_reader *r, unsigned *major, unsigned *minor)
 
 /* The next event in file order.
  * @return 1 and *ev; 0 at the end of the data (also the end of the intact
- * part of a cut file: see prof_reader_status); -1 on an error in a file
- * that was closed cleanly (its footer promised more), described by
- * prof_reader_error(). */
+ * part of a cut file: see prof_reader_status); -1 on an error, described by
+ * prof_reader_error(): damage in a file that was closed cleanly (its footer
+ * promised more), malformed records or a limit passed in any file
+ * (PROF_ERR_CORRUPT, PROF_ERR_LIMIT), and in any file memory that ran out
+ * (PROF_ERR_NOMEM) or a read that failed (PROF_ERR_IO), which say nothing
+ * of the file. */
 int prof_reader_next(prof_reader *r, prof_event *ev);
 
 /* The next events in file order, as many as are decoded already (one or

@@ -20,7 +20,8 @@ enum {
     EXIT_FINDINGS = 1, /* findings at --fail-on, or a regression         */
     EXIT_USAGE = 2,
     EXIT_INPUT = 3,    /* unreadable or corrupt input                    */
-    EXIT_OUTPUT = 4    /* an output could not be written                 */
+    EXIT_OUTPUT = 4,   /* an output could not be written                 */
+    EXIT_NOMEM = 5     /* out of memory, whatever was being done         */
 };
 
 int cmd_analyze(int argc, char **argv);
@@ -42,7 +43,7 @@ int cmd_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 /* Flushes stdout and reports a failed write; returns EXIT_OK or EXIT_OUTPUT. */
 int cmd_finish_stdout(const char *cmd);
 
-/* The exit status for a reader error. */
+/* The exit status for a reader error (EXIT_NOMEM for PROF_ERR_NOMEM). */
 int cmd_input_status(prof_err e);
 
 /* ---- shared by the commands (cmd_util.c) ---- */

@@ -250,7 +250,7 @@ int cmd_write_output(const char *cmd, const char *path, const char *what, cmd_re
     if (render(of.fp, doc, args) == PROF_ERR_NOMEM) {
         cmd_output_abort(&of);
         cmd_error(cmd, "cannot write %s: out of memory", what);
-        return EXIT_OUTPUT;
+        return EXIT_NOMEM;
     }
     /* A failed write is caught again here, with its message. */
     if (cmd_output_commit(&of, &err) != PROF_OK) {

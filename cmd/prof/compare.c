@@ -65,7 +65,8 @@ static const char usage[] =
     "\n"
     "Exit status: 0 success, 1 a regression past --fail-on-regression, 2 usage\n"
     "error (also profiles in a run that are not ranks of one job), 3 unreadable\n"
-    "or corrupt input (also a directory without profiles), 4 output error.\n";
+    "or corrupt input (also a directory without profiles), 4 output error,\n"
+    "5 out of memory.\n";
 
 typedef enum { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV } out_format;
 
@@ -157,7 +158,7 @@ static int analyze_run(const runset_run *run, const analysis_options *o, cJSON *
     profile_model *m = calloc(run->npaths, sizeof *m);
     const profile_model **mp = calloc(run->npaths, sizeof *mp);
     prof_error err = { PROF_OK, "" };
-    int status = m && mp ? EXIT_OK : EXIT_INPUT;
+    int status = m && mp ? EXIT_OK : EXIT_NOMEM;
     if (status != EXIT_OK)
         cmd_error(CMD, "out of memory");
     for (size_t i = 0; status == EXIT_OK && i < run->npaths; i++) {
@@ -166,7 +167,7 @@ static int analyze_run(const runset_run *run, const analysis_options *o, cJSON *
     }
     if (status == EXIT_OK && !(*out = report_build(mp, run->npaths, o, &err))) {
         cmd_error(CMD, "cannot analyze '%s': %s", run->paths[0], err.message);
-        status = err.code == PROF_ERR_NOMEM ? EXIT_INPUT : EXIT_USAGE;
+        status = err.code == PROF_ERR_NOMEM ? EXIT_NOMEM : EXIT_USAGE;
     }
     for (size_t i = 0; m && i < run->npaths; i++)
         profile_model_free(&m[i]);
@@ -189,7 +190,7 @@ static int load_side(const char *path, const analysis_options *o, side *s)
     int status = EXIT_OK;
     if (!(s->reports = calloc(rs.nruns, sizeof *s->reports))) {
         cmd_error(CMD, "out of memory");
-        status = EXIT_INPUT;
+        status = EXIT_NOMEM;
     }
     for (size_t i = 0; status == EXIT_OK && i < rs.nruns; i++) {
         status = analyze_run(&rs.runs[i], o, &s->reports[i]);
@@ -236,7 +237,7 @@ static int compare(char **paths, const compare_args *a)
     cmp = compare_build_sides(&cb, &ca, &a->opts, &err);
     if (!cmp) {
         cmd_error(CMD, "cannot compare: %s", err.message);
-        status = EXIT_INPUT;
+        status = err.code == PROF_ERR_NOMEM ? EXIT_NOMEM : EXIT_INPUT;
         goto out;
     }
     status = cmd_write_output(CMD, a->output, "the comparison", render, cmp, a);

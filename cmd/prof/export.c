@@ -30,7 +30,7 @@ static const char usage[] =
     "warning line on stderr.\n"
     "\n"
     "Exit status: 0 success, 2 usage error, 3 unreadable or corrupt input,\n"
-    "4 output error (no output file is left behind).\n";
+    "4 output error (no output file is left behind), 5 out of memory.\n";
 
 #define CMD "export"
 

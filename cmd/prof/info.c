@@ -19,7 +19,7 @@ static const char usage[] =
     "\n"
     "Exit status: 0 success (also for a cut-short profile, which is read up to\n"
     "its last intact block), 2 usage error, 3 unreadable or corrupt input,\n"
-    "4 output error.\n";
+    "4 output error, 5 out of memory.\n";
 
 int cmd_info(int argc, char **argv)
 {

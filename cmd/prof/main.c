@@ -63,7 +63,7 @@ int cmd_input_status(prof_err e)
 {
     switch (e) {
     case PROF_OK: return EXIT_OK;
-    case PROF_ERR_NOMEM: return EXIT_INPUT;
+    case PROF_ERR_NOMEM: return EXIT_NOMEM;
     case PROF_ERR_INVALID: return EXIT_USAGE;
     default: return EXIT_INPUT;
     }

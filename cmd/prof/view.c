@@ -50,7 +50,8 @@ static const char usage[] =
     "\n"
     "Exit status: 0 success (also after Ctrl+C), 2 usage error (also an address\n"
     "that is not numeric), 3 unreadable or corrupt input, 4 output error (also\n"
-    "a port that is already in use: choose another with --port).\n";
+    "a port that is already in use: choose another with --port), 5 out of\n"
+    "memory.\n";
 
 typedef struct view_args {
     unsigned port;
@@ -255,7 +256,7 @@ static int serve(char **paths, const char *const *readable, size_t n, cJSON *con
     goto out;
 nomem:
     cmd_error(CMD, "out of memory");
-    status = EXIT_OUTPUT;
+    status = EXIT_NOMEM;
 out:
     for (size_t i = 0; i < n; i++)
         free(texts[i]);

@@ -73,7 +73,15 @@ enum pf_attr_key {
 
 /* The largest encoding of any one record, strings excluded. */
 #define PF_RECORD_MAX 96
-#define PF_STRING_MAX (1u << 16) /* longer names are cut at this length    */
+#define PF_STRING_MAX (1u << 16) /* longer names are cut at this length;
+                                    readers refuse longer ones            */
+
+/* ---- limits a reader enforces (format §9) -------------------------------
+ * They bound what a reader keeps for definitions, whatever the file: a
+ * hostile file can compress 64 MiB of text into a few kilobytes. */
+#define PF_STRING_IDS (1u << 22)  /* string ids are 1 .. PF_STRING_IDS - 1   */
+#define PF_THREADS (1u << 20)     /* thread indices are below this           */
+#define PF_TEXT_MAX (256u << 20)  /* bytes of definition text in one file    */
 
 /* ---- footer ---------------------------------------------------------- */
 

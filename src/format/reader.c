@@ -33,8 +33,6 @@
 #include "util/crc32c.h"
 #include "util/error.h"
 
-#define STRING_ID_MAX (1u << 22) /* ids beyond this are refused as corrupt */
-#define THREAD_MAX (1u << 20)
 #define ARENA_CHUNK (64u << 10)
 #define BATCH_EVENTS 2048u /* events decoded per batch */
 #define BATCH_RING 4       /* batches in flight, the caller's included */
@@ -86,10 +84,12 @@ typedef struct decoder {
     uint32_t thread;
     uint64_t cursor;
     const char **strings;   /* by id; NULL when undefined                 */
+    uint32_t *lens;         /* by id: the length of each defined string   */
     uint32_t nstrings;
+    uint64_t text;          /* definition text kept, against PF_TEXT_MAX  */
     arena_chunk *arena;     /* strings and thread names, until closing    */
-    const char *bad_what;   /* damage found: reader_corrupt's arguments   */
-    unsigned long long bad_v;
+    prof_err bad_code;      /* damage found (or memory that ran out) and  */
+    char bad_msg[128];      /* what the error will say                    */
 } decoder;
 
 /* The producer's state: where it is in the file and in the block. */
@@ -112,9 +112,8 @@ typedef struct batch {
     uint64_t skipped, skipped_bytes; /* blocks the window skipped first   */
     prof_event *events;     /* FETCH_BLOCK, BATCH_EVENTS allocated        */
     uint32_t nevents;
-    const char *bad_what;   /* damage after the events, or NULL           */
-    unsigned long long bad_v;
-    prof_err code;          /* FETCH_CUT                                  */
+    int bad;                /* FETCH_BLOCK: an error after the events     */
+    prof_err code;          /* FETCH_CUT, or bad                          */
     char msg[128];
     uint8_t footer[PF_FOOTER_FIXED]; /* FETCH_FOOTER: its fixed part      */
     size_t footer_len;
@@ -205,8 +204,10 @@ static const uint8_t *source_read(const prof_reader *r, uint64_t off, size_t len
         return r->mem + off;
     if (len > *cap) {
         uint8_t *b = realloc(*buf, len);
-        if (!b)
+        if (!b) {
+            errno = ENOMEM;
             return NULL;
+        }
         *buf = b;
         *cap = len;
     }
@@ -225,6 +226,14 @@ static const uint8_t *source_read(const prof_reader *r, uint64_t off, size_t len
     return *buf;
 }
 
+/* A failed source_read as an error: memory that ran out is not I/O. */
+static prof_err read_failed(prof_error *err)
+{
+    if (errno == ENOMEM)
+        return prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
+    return prof_error_set(err, PROF_ERR_IO, "read failed: %s", strerror(errno));
+}
+
 static prof_err parse_header(prof_reader *r, prof_error *err)
 {
     uint8_t hb[PF_FILE_HEADER_LEN];
@@ -235,7 +244,7 @@ static prof_err parse_header(prof_reader *r, prof_error *err)
     size_t first = r->size < PF_FILE_HEADER_LEN ? (size_t)r->size : PF_FILE_HEADER_LEN;
     const uint8_t *h = source_read(r, 0, first, &tmp, &tmpcap);
     if (!h)
-        return prof_error_set(err, PROF_ERR_IO, "read failed: %s", strerror(errno));
+        return read_failed(err);
     memcpy(hb, h, first);
     free(tmp);
     if (memcmp(hb, PF_MAGIC, first < PF_MAGIC_LEN ? first : PF_MAGIC_LEN) != 0)
@@ -261,7 +270,7 @@ static prof_err parse_metadata(prof_reader *r, prof_error *err)
     size_t tmpcap = 0;
     const uint8_t *h = source_read(r, 0, PF_FILE_HEADER_LEN, &tmp, &tmpcap);
     if (!h)
-        return prof_error_set(err, PROF_ERR_IO, "read failed: %s", strerror(errno));
+        return read_failed(err);
     memcpy(hb, h, sizeof hb);
     uint32_t hlen = pf_load_u32(hb + 12), mlen = pf_load_u32(hb + 16);
     if (mlen > PF_METADATA_MAX || hlen != PF_FILE_HEADER_LEN + mlen) {
@@ -277,7 +286,7 @@ static prof_err parse_metadata(prof_reader *r, prof_error *err)
     const uint8_t *m = source_read(r, PF_FILE_HEADER_LEN, mlen, &tmp, &tmpcap);
     prof_err e = PROF_OK;
     if (!m)
-        e = prof_error_set(err, PROF_ERR_IO, "read failed: %s", strerror(errno));
+        e = read_failed(err);
     else if (crc32c_update(crc32c_update(0, hb, 20), m, mlen) != pf_load_u32(hb + 20))
         e = prof_error_set(err, PROF_ERR_CORRUPT, "header checksum mismatch");
     else if (!(r->meta = malloc((size_t)mlen + 1)))
@@ -331,24 +340,57 @@ static prof_err reader_init(prof_reader *r, prof_error *err)
     return PROF_OK;
 }
 
+/* What a file that is not a regular one is, for the error message. */
+static const char *file_type_name(mode_t mode)
+{
+    if (S_ISDIR(mode))
+        return "is a directory";
+    if (S_ISFIFO(mode))
+        return "not a regular file (a FIFO)";
+    if (S_ISCHR(mode))
+        return "not a regular file (a character device)";
+    if (S_ISBLK(mode))
+        return "not a regular file (a block device)";
+    if (S_ISSOCK(mode))
+        return "not a regular file (a socket)";
+    return "not a regular file";
+}
+
+/* Opens path for reading, refusing at once anything but a regular file: a
+ * FIFO is opened without waiting for a writer (O_NONBLOCK), a terminal
+ * never becomes the controlling one. The descriptor is blocking again on
+ * return. A descriptor, or -1 with the error in err. */
+static int open_regular(const char *path, struct stat *sb, prof_error *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) {
+        prof_error_set(err, PROF_ERR_IO, "cannot open: %s", strerror(errno));
+        return -1;
+    }
+    const char *why = NULL;
+    int flags;
+    if (fstat(fd, sb) < 0)
+        why = strerror(errno);
+    else if (!S_ISREG(sb->st_mode))
+        why = file_type_name(sb->st_mode);
+    else if ((flags = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
+        why = strerror(errno);
+    if (why) {
+        prof_error_set(err, PROF_ERR_IO, "cannot read: %s", why);
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 prof_err prof_reader_open(const char *path, prof_reader **out, prof_error *err)
 {
     struct stat sb;
     prof_reader *r;
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open_regular(path, &sb, err);
     if (fd < 0)
-        return prof_error_set(err, PROF_ERR_IO, "cannot open: %s", strerror(errno));
-    if (fstat(fd, &sb) < 0) {
-        int e = errno;
-        close(fd);
-        return prof_error_set(err, PROF_ERR_IO, "cannot read: %s", strerror(e));
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        close(fd);
-        return prof_error_set(err, PROF_ERR_IO, "cannot read: %s",
-                              S_ISDIR(sb.st_mode) ? "is a directory" : "not a regular file");
-    }
+        return PROF_ERR_IO;
     if (!(r = calloc(1, sizeof *r))) {
         close(fd);
         return prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
@@ -385,7 +427,9 @@ prof_err prof_reader_open_memory(const void *data, size_t size, prof_reader **ou
 }
 
 /* Damage at r->offset. In a file that promised a footer it is an error;
- * otherwise the intact part ends here. Returns next()'s result. */
+ * otherwise the intact part ends here. Memory that ran out and a read that
+ * failed are errors either way: the file itself may be whole. Returns
+ * next()'s result. */
 static int reader_cut(prof_reader *r, prof_err code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static int reader_cut(prof_reader *r, prof_err code, const char *fmt, ...)
@@ -396,7 +440,7 @@ static int reader_cut(prof_reader *r, prof_err code, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     r->done = 1;
-    if (r->has_trailer) {
+    if (r->has_trailer || code == PROF_ERR_NOMEM || code == PROF_ERR_IO) {
         prof_error_set(&r->err, code, "block %llu at offset %llu: %s",
                        (unsigned long long)r->st.blocks, (unsigned long long)r->offset, msg);
         return -1;
@@ -408,12 +452,14 @@ static int reader_cut(prof_reader *r, prof_err code, const char *fmt, ...)
     return 0;
 }
 
-static int reader_corrupt(prof_reader *r, const char *what, unsigned long long v)
+/* An error in the block being decoded (damage, a limit, memory that ran
+ * out): reading ends. Returns -1, next()'s result. */
+static int reader_fail(prof_reader *r, prof_err code, const char *msg)
 {
     r->done = 1;
-    prof_error_set(&r->err, PROF_ERR_CORRUPT, "block %llu at offset %llu: %s%llx",
+    prof_error_set(&r->err, code, "block %llu at offset %llu: %s",
                    (unsigned long long)r->st.blocks - 1,
-                   (unsigned long long)r->block_offset, what, v);
+                   (unsigned long long)r->block_offset, msg);
     return -1;
 }
 
@@ -469,6 +515,14 @@ static fetch_outcome fetch_cut(block_buf *b, prof_err code, const char *fmt, ...
     return FETCH_CUT;
 }
 
+/* A failed source_read while fetching. */
+static fetch_outcome fetch_read_failed(block_buf *b)
+{
+    if (errno == ENOMEM)
+        return fetch_cut(b, PROF_ERR_NOMEM, "out of memory for a block");
+    return fetch_cut(b, PROF_ERR_IO, "read failed: %s", strerror(errno));
+}
+
 /* Reads, checks and unpacks the block at offset into b. Uses only what
  * never changes after opening (the source, its size, the trailer) and
  * dctx, so it may run on another thread than the caller's. */
@@ -486,7 +540,7 @@ static fetch_outcome block_fetch(const prof_reader *r, ZSTD_DCtx *dctx, const fe
                          (unsigned long long)avail, PF_BLOCK_HEADER_LEN);
     const uint8_t *hp = source_read(r, offset, sizeof h, &b->stored, &b->stored_cap);
     if (!hp)
-        return fetch_cut(b, PROF_ERR_IO, "read failed: %s", strerror(errno));
+        return fetch_read_failed(b);
     memcpy(h, hp, sizeof h);
     if (pf_load_u32(h) != PF_BLOCK_MAGIC)
         return fetch_cut(b, PROF_ERR_CORRUPT, "bad block magic");
@@ -510,7 +564,7 @@ static fetch_outcome block_fetch(const prof_reader *r, ZSTD_DCtx *dctx, const fe
     const uint8_t *sp = source_read(r, offset + PF_BLOCK_HEADER_LEN, stored, &b->stored,
                                     &b->stored_cap);
     if (!sp)
-        return fetch_cut(b, PROF_ERR_IO, "read failed: %s", strerror(errno));
+        return fetch_read_failed(b);
     if (crc32c_update(0, sp, stored) != pf_load_u32(h + 40))
         return fetch_cut(b, PROF_ERR_CORRUPT, "payload checksum mismatch");
     const uint8_t *payload = sp;
@@ -518,7 +572,8 @@ static fetch_outcome block_fetch(const prof_reader *r, ZSTD_DCtx *dctx, const fe
         if (rawlen > b->raw_cap || !b->raw) { /* never NULL: payload + 0 below */
             uint8_t *nb = realloc(b->raw, rawlen ? rawlen : 1);
             if (!nb)
-                return fetch_cut(b, PROF_ERR_NOMEM, "out of memory");
+                return fetch_cut(b, PROF_ERR_NOMEM, "out of memory for a block of %u bytes",
+                                 rawlen);
             b->raw = nb;
             b->raw_cap = rawlen ? rawlen : 1;
         }
@@ -562,10 +617,17 @@ static fetch_outcome block_fetch_window(const prof_reader *r, ZSTD_DCtx *dctx,
 
 static int decode_record(decoder *d, prof_event *ev);
 
-static void batch_bad(batch *it, const char *what, unsigned long long v)
+/* The batch ends with an error, said by fmt. */
+static void batch_bad(batch *it, prof_err code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void batch_bad(batch *it, prof_err code, const char *fmt, ...)
 {
-    it->bad_what = what;
-    it->bad_v = v;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(it->msg, sizeof it->msg, fmt, ap);
+    va_end(ap);
+    it->code = code;
+    it->bad = 1;
 }
 
 /* Decodes records of the current block into it until the batch is full or
@@ -576,7 +638,7 @@ static void decode_batch(producer *pr, batch *it)
     for (;;) {
         if (d->left == 0) {
             if (d->p != d->end)
-                return batch_bad(it, "bytes after the last record: 0x",
+                return batch_bad(it, PROF_ERR_CORRUPT, "%llu bytes after the last record",
                                  (unsigned long long)(d->end - d->p));
             pr->in_block = 0;
             return;
@@ -584,13 +646,14 @@ static void decode_batch(producer *pr, batch *it)
         if (it->nevents == BATCH_EVENTS)
             return;
         if (d->p >= d->end)
-            return batch_bad(it, "records missing: 0x", d->left);
+            return batch_bad(it, PROF_ERR_CORRUPT, "payload ends %lu records short of its count",
+                             (unsigned long)d->left);
         d->left--;
         int rc = decode_record(d, &it->events[it->nevents]);
         if (rc == 1)
             it->nevents++;
         else if (rc < 0)
-            return batch_bad(it, d->bad_what, d->bad_v);
+            return batch_bad(it, d->bad_code, "%s", d->bad_msg);
     }
 }
 
@@ -601,7 +664,7 @@ static int produce(const prof_reader *r, producer *pr, batch *it)
 {
     it->begins = 0;
     it->nevents = 0;
-    it->bad_what = NULL;
+    it->bad = 0;
     it->skipped = it->skipped_bytes = 0;
     if (!pr->in_block) {
         fetch_outcome o = block_fetch_window(r, pr->dctx, &pr->win, pr->offset, &pr->blk);
@@ -640,11 +703,11 @@ static int produce(const prof_reader *r, producer *pr, batch *it)
     }
     it->what = FETCH_BLOCK;
     if (!it->events && !(it->events = malloc(BATCH_EVENTS * sizeof *it->events))) {
-        batch_bad(it, "out of memory for records: 0x", pr->dec.left);
+        batch_bad(it, PROF_ERR_NOMEM, "out of memory for decoded events");
         return 1;
     }
     decode_batch(pr, it);
-    return it->bad_what != NULL;
+    return it->bad;
 }
 
 /* ---- the producing thread ---------------------------------------------------- */
@@ -785,45 +848,106 @@ static int reader_load_batch(prof_reader *r)
     return 1;
 }
 
-/* Damage in a record: what reader_corrupt will say. Returns -1. */
-static int dec_bad(decoder *d, const char *what, unsigned long long v)
+/* Damage in a record (or a limit, or memory that ran out): what the
+ * error will say. Returns -1. */
+static int dec_bad(decoder *d, prof_err code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int dec_bad(decoder *d, prof_err code, const char *fmt, ...)
 {
-    d->bad_what = what;
-    d->bad_v = v;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d->bad_msg, sizeof d->bad_msg, fmt, ap);
+    va_end(ap);
+    d->bad_code = code;
     return -1;
 }
 
+/* Counts len bytes of definition text against the file's budget (format
+ * §9), which bounds what the string table and thread names can hold
+ * however well the file compresses. */
+static int text_take(decoder *d, uint64_t len, const char *what, uint64_t which)
+{
+    if (len > PF_TEXT_MAX - d->text)
+        return dec_bad(d, PROF_ERR_LIMIT,
+                       "%s %llu takes the file's definitions past the %u-byte limit", what,
+                       (unsigned long long)which, PF_TEXT_MAX);
+    d->text += len;
+    return 0;
+}
+
+/* Makes the table hold id. */
+static int strings_reserve(decoder *d, uint64_t id)
+{
+    if (id < d->nstrings)
+        return 0;
+    uint32_t n = d->nstrings ? d->nstrings : 256;
+    while (n <= id)
+        n *= 2;
+    const char **a = realloc(d->strings, n * sizeof *a);
+    if (!a)
+        return dec_bad(d, PROF_ERR_NOMEM, "out of memory for string %llu",
+                       (unsigned long long)id);
+    d->strings = a;
+    uint32_t *l = realloc(d->lens, n * sizeof *l);
+    if (!l)
+        return dec_bad(d, PROF_ERR_NOMEM, "out of memory for string %llu",
+                       (unsigned long long)id);
+    d->lens = l;
+    memset(a + d->nstrings, 0, (n - d->nstrings) * sizeof *a);
+    memset(l + d->nstrings, 0, (n - d->nstrings) * sizeof *l);
+    d->nstrings = n;
+    return 0;
+}
+
+/* An id is defined once (format §6.3): names handed out stay valid until
+ * closing, so a second text could only pile up beside the first. The same
+ * text again changes nothing and costs nothing. */
 static int define_string(decoder *d, uint64_t id, const uint8_t *s, uint64_t len)
 {
-    if (id == 0 || id >= STRING_ID_MAX)
-        return dec_bad(d, "string id out of range: 0x", id);
-    if (id >= d->nstrings) {
-        uint32_t n = d->nstrings ? d->nstrings : 256;
-        while (n <= id)
-            n *= 2;
-        const char **a = realloc(d->strings, n * sizeof *a);
-        if (!a)
-            return dec_bad(d, "out of memory for strings at id 0x", id);
-        memset(a + d->nstrings, 0, (n - d->nstrings) * sizeof *a);
-        d->strings = a;
-        d->nstrings = n;
+    if (id == 0 || id >= PF_STRING_IDS)
+        return dec_bad(d, PROF_ERR_CORRUPT, "string id %llu out of range (1 to %u)",
+                       (unsigned long long)id, PF_STRING_IDS - 1);
+    if (len > PF_STRING_MAX)
+        return dec_bad(d, PROF_ERR_CORRUPT, "string %llu of %llu bytes, over the %u-byte limit",
+                       (unsigned long long)id, (unsigned long long)len, PF_STRING_MAX);
+    if (strings_reserve(d, id) < 0)
+        return -1;
+    if (d->strings[id]) {
+        if (d->lens[id] == len && memcmp(d->strings[id], s, (size_t)len) == 0)
+            return 0;
+        return dec_bad(d, PROF_ERR_CORRUPT, "string %llu defined again with other text",
+                       (unsigned long long)id);
     }
+    if (text_take(d, len, "string", id) < 0)
+        return -1;
     if (!(d->strings[id] = arena_strdup(d, s, (size_t)len)))
-        return dec_bad(d, "out of memory for string 0x", id);
+        return dec_bad(d, PROF_ERR_NOMEM, "out of memory for string %llu",
+                       (unsigned long long)id);
+    d->lens[id] = (uint32_t)len;
     return 0;
 }
 
 /* A thread definition is checked here; the table prof_reader_thread_name
- * reads is kept by the caller's side as it hands the definitions out. */
+ * reads is kept by the caller's side as it hands the definitions out. A
+ * thread may be renamed: every name given counts against the budget. */
 static const char *define_thread(decoder *d, uint64_t t, const uint8_t *s, uint64_t len)
 {
     const char *name;
-    if (t >= THREAD_MAX) {
-        dec_bad(d, "thread index out of range: 0x", t);
+    if (t >= PF_THREADS) {
+        dec_bad(d, PROF_ERR_CORRUPT, "thread index %llu out of range (below %u)",
+                (unsigned long long)t, PF_THREADS);
         return NULL;
     }
+    if (len > PF_STRING_MAX) {
+        dec_bad(d, PROF_ERR_CORRUPT, "name of thread %llu of %llu bytes, over the %u-byte limit",
+                (unsigned long long)t, (unsigned long long)len, PF_STRING_MAX);
+        return NULL;
+    }
+    if (text_take(d, len, "name of thread", t) < 0)
+        return NULL;
     if (!(name = arena_strdup(d, s, (size_t)len)))
-        dec_bad(d, "out of memory for thread 0x", t);
+        dec_bad(d, PROF_ERR_NOMEM, "out of memory for the name of thread %llu",
+                (unsigned long long)t);
     return name;
 }
 
@@ -890,15 +1014,18 @@ static int decode_attr(decoder *d, cur *c, prof_event *ev)
     cur f = { body, body ? body + len : NULL, c->bad };
     uint32_t key = cur_u32(&f), name = cur_u32(&f), value = cur_u32(&f);
     if (f.bad || name == 0 || value == 0)
-        return dec_bad(d, "malformed name attribute, tag 0x", PF_TAG_ATTR);
+        return dec_bad(d, PROF_ERR_CORRUPT, "malformed name attribute (tag 0x%02x)", PF_TAG_ATTR);
     const char *a = name_of(d, name, &f), *v = name_of(d, value, &f);
     if (f.bad)
-        return dec_bad(d, "string used before its definition: id 0x",
-                       name >= d->nstrings || !d->strings[name] ? name : value);
+        return dec_bad(d, PROF_ERR_CORRUPT, "string %lu used before its definition",
+                       (unsigned long)(name >= d->nstrings || !d->strings[name] ? name : value));
     size_t na = strlen(a), nv = strlen(v);
+    if (text_take(d, na + nv, "attribute of string", name) < 0)
+        return -1;
     char *both = arena_alloc(d, na + nv + 2);
     if (!both)
-        return dec_bad(d, "out of memory for attribute of 0x", name);
+        return dec_bad(d, PROF_ERR_NOMEM, "out of memory for the attribute of string %lu",
+                       (unsigned long)name);
     memcpy(both, a, na + 1);
     memcpy(both + na + 1, v, nv + 1);
     d->p = c->p; /* fields past the three known ones are skipped */
@@ -923,7 +1050,7 @@ static int decode_record(decoder *d, prof_event *ev)
         uint64_t id = cur_u(&c), len = cur_u(&c);
         const uint8_t *s = cur_bytes(&c, len);
         if (c.bad)
-            return dec_bad(d, "malformed string record, tag 0x", tag);
+            return dec_bad(d, PROF_ERR_CORRUPT, "malformed string record (tag 0x%02x)", tag);
         d->p = c.p;
         return define_string(d, id, s, len) < 0 ? -1 : 2;
     }
@@ -931,7 +1058,7 @@ static int decode_record(decoder *d, prof_event *ev)
         uint64_t t = cur_u(&c), tid = cur_u(&c), len = cur_u(&c);
         const uint8_t *s = cur_bytes(&c, len);
         if (c.bad)
-            return dec_bad(d, "malformed thread record, tag 0x", tag);
+            return dec_bad(d, PROF_ERR_CORRUPT, "malformed thread record (tag 0x%02x)", tag);
         d->p = c.p;
         if (!(ev->name = define_thread(d, t, s, len)))
             return -1;
@@ -1033,18 +1160,20 @@ static int decode_record(decoder *d, prof_event *ev)
         if (tag >= PF_TAG_EXTENSION) { /* a newer minor version's record */
             cur_bytes(&c, cur_u(&c));
             if (c.bad)
-                return dec_bad(d, "malformed extension record, tag 0x", tag);
+                return dec_bad(d, PROF_ERR_CORRUPT, "malformed extension record (tag 0x%02x)",
+                               tag);
             d->p = c.p;
             return 2;
         }
-        return dec_bad(d, "unknown record tag 0x", tag);
+        return dec_bad(d, PROF_ERR_CORRUPT, "unknown record tag 0x%02x", tag);
     }
     d->cursor = ev->start_ns + ev->dur_ns; /* the next time is coded from this end */
     ev->name = name_of(d, ev->name_id, &c);
     if (c.bad == 2)
-        return dec_bad(d, "string used before its definition: id 0x", ev->name_id);
+        return dec_bad(d, PROF_ERR_CORRUPT, "string %lu used before its definition",
+                       (unsigned long)ev->name_id);
     if (c.bad)
-        return dec_bad(d, "malformed record, tag 0x", tag);
+        return dec_bad(d, PROF_ERR_CORRUPT, "malformed record (tag 0x%02x)", tag);
     d->p = c.p;
     return 1;
 }
@@ -1092,8 +1221,8 @@ static int events_ready(prof_reader *r)
         batch *it = r->cur;
         if (it && r->next_event < it->nevents)
             return 1;
-        if (it && it->bad_what)
-            return reader_corrupt(r, it->bad_what, it->bad_v);
+        if (it && it->bad)
+            return reader_fail(r, it->code, it->msg);
         int rc = reader_load_batch(r);
         if (rc <= 0)
             return rc;
@@ -1107,7 +1236,7 @@ int prof_reader_next(prof_reader *r, prof_event *ev)
         return rc;
     *ev = r->cur->events[r->next_event];
     if (event_taken(r, ev) < 0)
-        return reader_corrupt(r, "out of memory for thread 0x", ev->thread);
+        return reader_fail(r, PROF_ERR_NOMEM, "out of memory for thread names");
     r->next_event++;
     return 1;
 }
@@ -1122,7 +1251,7 @@ int prof_reader_next_batch(prof_reader *r, const prof_event **events, size_t *co
     for (; i < it->nevents; i++)
         if (event_taken(r, &it->events[i]) < 0) {
             if (i == first)
-                return reader_corrupt(r, "out of memory for thread 0x", it->events[i].thread);
+                return reader_fail(r, PROF_ERR_NOMEM, "out of memory for thread names");
             break; /* those before it now; the next call meets it again */
         }
     r->next_event = (uint32_t)i;
@@ -1195,6 +1324,7 @@ void prof_reader_close(prof_reader *r)
     free(r->prod.blk.stored);
     free(r->prod.blk.raw);
     free(r->prod.dec.strings);
+    free(r->prod.dec.lens);
     free(r->threads);
     while (r->prod.dec.arena) {
         arena_chunk *next = r->prod.dec.arena->next;
