@@ -1,0 +1,1358 @@
+/* kineto.c - torch.profiler (Kineto) Chrome-trace JSON, plain or gzip, read
+ * as a stream and handed to a sink (sink.h). The document is never held:
+ * zlib inflates it in chunks, YAJL calls back per token, and each event is
+ * gathered into one fixed struct (the fields and args prof uses; the rest,
+ * Input Dims and the like, is skipped unread) and dispatched when its
+ * object closes. Top-level keys (deviceProperties, distributedInfo,
+ * baseTimeNanoseconds) are taken wherever they are, before or after
+ * traceEvents. The mapping, era by era, is formats/kineto-import.md. A cut
+ * or damaged document keeps what came before the damage. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <yajl/yajl_parse.h>
+#include <zlib.h>
+
+#include "format/format.h"
+#include "import/import.h"
+#include "import/sink.h"
+
+#define KIN_CHUNK (256u * 1024u)   /* bytes inflated and parsed at a time            */
+#define KIN_NAME_MAX PF_STRING_MAX  /* the format's string limit: longer names are cut */
+#define KIN_SHORT 256u             /* category, thread and process names, kinds      */
+#define KIN_ID_MAX 128u            /* a pid or tid written as a string               */
+#define KIN_DEPTH_MAX 256          /* deeper nesting is damage, not a trace          */
+/* YAJL keeps a token that spans chunks in a buffer of its own, as long as
+ * the token: past this length a token is treated as damage, so that a
+ * hostile file cannot make it grow without bound (kin_malloc). */
+#define KIN_TOKEN_MAX (8u << 20)
+#define KIN_CONTEXTS 64u           /* (context, device) pairs announced to the sink */
+#define KIN_MEM_DEVICES 32u        /* devices with a running sum of [memory] Bytes   */
+#define KIN_STR_THREADS 32u        /* string tids named after themselves             */
+#define KIN_PROCS 16u              /* process_name / process_labels remembered       */
+/* Synchronize calls held back until the trace shows whether it has CUPTI
+ * sync activity of its own (cuda_sync), and for how many API calls. */
+#define KIN_PENDING 256u
+
+/* What the container being parsed is. */
+typedef enum {
+    C_SKIP = 0, /* a value prof does not use: everything inside is ignored */
+    C_TOP,      /* the document object                                     */
+    C_EVENTS,   /* traceEvents                                             */
+    C_EVENT,    /* one event                                               */
+    C_ARGS,     /* its args                                                */
+    C_DEVICES,  /* deviceProperties                                        */
+    C_DEVICE,   /* one of them                                             */
+    C_DIST      /* distributedInfo                                         */
+} kin_ctx;
+
+/* What the value after the last key is. */
+typedef enum {
+    F_NONE = 0,
+    T_EVENTS, T_DEVICES, T_DIST, T_BASE,                        /* top level     */
+    F_NAME, F_CAT, F_PH, F_PID, F_TID, F_TS, F_DUR, F_ARGS,      /* an event      */
+    A_DEVICE, A_IN_DEVICE, A_STREAM, A_CONTEXT, A_CORRELATION,   /* its args      */
+    A_BYTES, A_SYNC_KIND, A_DEV_TYPE, A_DEV_ID, A_TOTAL_ALLOC, A_TOTAL_RESERVED,
+    A_MEM_BYTES, A_META_NAME, A_LABELS,
+    D_ID, D_NAME, D_MEM,                                         /* a device      */
+    R_RANK, R_WORLD                                              /* distributed   */
+} kin_field;
+
+/* Integer args of an event, by bit in kin_event.has. */
+enum { N_DEVICE, N_IN_DEVICE, N_STREAM, N_CONTEXT, N_CORRELATION, N_BYTES, N_DEV_TYPE,
+       N_DEV_ID, N_TOTAL_ALLOC, N_TOTAL_RESERVED, N_MEM_BYTES, N_COUNT };
+
+/* A pid or tid: Kineto writes integers, but also strings ("stream 7" for
+ * 2021 GPU rows, "Spans", "" for its own rows). */
+typedef struct kin_id {
+    int kind; /* 0 absent, 1 integer (v), 2 string (s) */
+    int64_t v;
+    size_t len;
+    char s[KIN_ID_MAX];
+} kin_id;
+
+typedef struct kin_event {
+    size_t name_len, cat_len;
+    int has_name, has_cat, has_ts, has_dur, bad_time;
+    char ph;
+    kin_id pid, tid;
+    int64_t ts, dur;          /* ns */
+    uint32_t has;             /* bits 1 << N_*   */
+    int64_t num[N_COUNT];
+    char sync_kind[KIN_SHORT];
+    char meta_name[KIN_SHORT];
+    char labels[KIN_SHORT];
+    char cat[KIN_SHORT];
+    char name[KIN_NAME_MAX + 1];
+} kin_event;
+
+typedef struct kin_device {
+    int has_id;
+    int64_t id, mem;
+    char name[KIN_SHORT];
+} kin_device;
+
+typedef struct kin_pending {
+    uint64_t start, end, api_seq;
+    uint32_t correlation, sync_type;
+} kin_pending;
+
+typedef struct kin_proc {
+    int64_t pid;
+    int has_name, labelled_cpu;
+    char name[KIN_SHORT];
+} kin_proc;
+
+typedef struct kin_mem {
+    int64_t type, id, sum;
+} kin_mem;
+
+typedef struct kin_parser {
+    import_sink *s;
+    int python_stacks;
+    kin_ctx ctx[KIN_DEPTH_MAX + 1];
+    int depth;
+    kin_field field;
+    int seen_top, saw_events, not_object, too_deep;
+    prof_err fail;            /* a sink error: stops the parse        */
+    uint64_t cut;             /* strings cut to their buffer          */
+    char damage[200];         /* what stopped the parse early, or ""  */
+    kin_event ev;
+    kin_device dev;
+    int has_rank, has_world;
+    int64_t rank, world;
+    /* the CPU process, and what M events said of processes */
+    int has_cpu_pid;
+    int64_t cpu_pid;
+    kin_proc procs[KIN_PROCS];
+    uint32_t nprocs;
+    /* GPU contexts already announced */
+    uint32_t ctx_id[KIN_CONTEXTS], ctx_dev[KIN_CONTEXTS];
+    uint32_t nctx;
+    /* 2021 [memory]: running sums of Bytes */
+    kin_mem mem[KIN_MEM_DEVICES];
+    uint32_t nmem;
+    /* string tids named so far */
+    uint64_t str_thread[KIN_STR_THREADS];
+    uint32_t nstr_threads;
+    /* synchronize calls held back (derived syncs) */
+    int saw_cuda_sync;
+    uint64_t api_seq;
+    kin_pending pending[KIN_PENDING];
+    uint32_t pend_head, npending;
+    int token_too_long;       /* see kin_malloc                       */
+} kin_parser;
+
+/* ---- numbers ------------------------------------------------------------------ */
+
+/* A JSON number's text as a double through strtod (text is not
+ * NUL-terminated). 0 when it does not fit the local copy. */
+static int num_double(const char *t, size_t n, double *out)
+{
+    char buf[64];
+    if (n == 0 || n >= sizeof buf)
+        return 0;
+    memcpy(buf, t, n);
+    buf[n] = '\0';
+    char *end;
+    errno = 0;
+    double d = strtod(buf, &end);
+    if (end != buf + n || errno == ERANGE)
+        return 0;
+    *out = d;
+    return 1;
+}
+
+/* A JSON number as an integer: exact for integer text, through strtod for
+ * fractions and exponents. 0 when it is out of int64_t's range. */
+static int num_int(const char *t, size_t n, int64_t *out)
+{
+    size_t i = 0;
+    int neg = n > 0 && t[0] == '-';
+    i += (size_t)neg;
+    uint64_t v = 0;
+    for (; i < n && t[i] >= '0' && t[i] <= '9'; i++) {
+        unsigned d = (unsigned)(t[i] - '0');
+        if (v > (UINT64_C(9223372036854775808) - d) / 10)
+            return 0;
+        v = v * 10 + d;
+    }
+    if (i == n && n > (size_t)neg) {
+        if (!neg && v > INT64_MAX)
+            return 0;
+        *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+        return 1;
+    }
+    double d;
+    if (!num_double(t, n, &d) || !(d > -9.2e18 && d < 9.2e18))
+        return 0;
+    *out = (int64_t)d;
+    return 1;
+}
+
+/* Microseconds (Kineto's ts and dur) as integer nanoseconds, exactly for
+ * decimal text with up to three decimals (more are rounded), through
+ * strtod for exponent forms. 0 when out of range. */
+static int num_us_to_ns(const char *t, size_t n, int64_t *out)
+{
+    size_t i = 0;
+    int neg = n > 0 && t[0] == '-';
+    i += (size_t)neg;
+    uint64_t us = 0;
+    size_t digits = 0;
+    for (; i < n && t[i] >= '0' && t[i] <= '9'; i++, digits++) {
+        if (us > UINT64_C(9223372036854775) / 10) /* ns would not fit */
+            return 0;
+        us = us * 10 + (unsigned)(t[i] - '0');
+    }
+    uint64_t frac = 0;
+    if (digits > 0 && i < n && t[i] == '.') {
+        unsigned place = 0;
+        int round = 0;
+        for (i++; i < n && t[i] >= '0' && t[i] <= '9'; i++, place++) {
+            if (place < 3)
+                frac = frac * 10 + (unsigned)(t[i] - '0');
+            else if (place == 3)
+                round = t[i] >= '5';
+        }
+        for (; place < 3; place++)
+            frac *= 10;
+        frac += (uint64_t)round;
+    }
+    if (digits > 0 && i == n) {
+        uint64_t ns = us * 1000 + frac;
+        if (ns > (uint64_t)INT64_MAX)
+            return 0;
+        *out = neg ? -(int64_t)ns : (int64_t)ns;
+        return 1;
+    }
+    double d;
+    if (!num_double(t, n, &d) || !(d > -9.2e15 && d < 9.2e15))
+        return 0;
+    double ns = d * 1000.0;
+    *out = (int64_t)(ns < 0 ? ns - 0.5 : ns + 0.5);
+    return 1;
+}
+
+/* ---- strings -------------------------------------------------------------------- */
+
+/* Copies a string into a buffer of cap bytes (NUL included), cut at a
+ * UTF-8 character boundary when it does not fit; counts the cut. */
+static size_t copy_str(kin_parser *p, char *dst, size_t cap, const unsigned char *src, size_t n)
+{
+    if (n >= cap) {
+        n = cap - 1;
+        while (n > 0 && (src[n] & 0xC0) == 0x80)
+            n--;
+        p->cut++;
+    }
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+    return n;
+}
+
+static int str_is(const char *s, size_t n, const char *lit)
+{
+    size_t l = strlen(lit);
+    return n == l && memcmp(s, lit, l) == 0;
+}
+
+static int starts_with(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* An integer written as a string ("456", "stream 7" with the prefix). */
+static int str_int(const char *s, size_t n, int64_t *out)
+{
+    if (n == 0 || n > 20)
+        return 0;
+    for (size_t i = (s[0] == '-'); i < n; i++)
+        if (s[i] < '0' || s[i] > '9')
+            return 0;
+    return num_int(s, n, out);
+}
+
+static uint64_t fnv1a(const char *s, size_t n)
+{
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * UINT64_C(0x100000001b3);
+    return h;
+}
+
+/* ---- the sink, and how a failure of it stops the parse ----------------------------- */
+
+static int sink_ok(kin_parser *p, prof_err e)
+{
+    if (e != PROF_OK && p->fail == PROF_OK)
+        p->fail = e;
+    return e == PROF_OK;
+}
+
+static void malformed(kin_parser *p)
+{
+    sink_note_unknown(p->s, "malformed");
+}
+
+/* The thread key of an event: an integer tid as itself (signed, cast); a
+ * string holding an integer likewise (2021 wrote some tids as "456"); any
+ * other string as a hash of its bytes, and the thread is named after it
+ * the first time. 0 when the event has no tid. */
+static int thread_key(kin_parser *p, const kin_id *tid, uint64_t *key)
+{
+    int64_t v;
+    if (tid->kind == 1) {
+        *key = (uint64_t)tid->v;
+        return 1;
+    }
+    if (tid->kind != 2)
+        return 0;
+    if (str_int(tid->s, tid->len, &v)) {
+        *key = (uint64_t)v;
+        return 1;
+    }
+    *key = fnv1a(tid->s, tid->len) | (UINT64_C(1) << 63);
+    for (uint32_t i = 0; i < p->nstr_threads; i++)
+        if (p->str_thread[i] == *key)
+            return 1;
+    if (p->nstr_threads < KIN_STR_THREADS) {
+        p->str_thread[p->nstr_threads++] = *key;
+        if (tid->len > 0)
+            return sink_ok(p, sink_thread_name(p->s, *key, tid->s));
+    }
+    return 1;
+}
+
+static void note_cpu_pid(kin_parser *p)
+{
+    if (!p->has_cpu_pid && p->ev.pid.kind == 1) {
+        p->has_cpu_pid = 1;
+        p->cpu_pid = p->ev.pid.v;
+    }
+}
+
+/* ---- CPU regions and steps --------------------------------------------------------- */
+
+/* "ProfilerStep#N": 1 and N. */
+static int step_number(const kin_event *e, uint64_t *n)
+{
+    static const char prefix[] = "ProfilerStep#";
+    size_t l = sizeof prefix - 1;
+    int64_t v;
+    if (e->name_len <= l || memcmp(e->name, prefix, l) != 0)
+        return 0;
+    if (!str_int(e->name + l, e->name_len - l, &v) || v < 0)
+        return 0;
+    *n = (uint64_t)v;
+    return 1;
+}
+
+static int64_t event_dur(const kin_event *e)
+{
+    return e->has_dur && e->dur > 0 ? e->dur : 0;
+}
+
+static int region(kin_parser *p)
+{
+    kin_event *e = &p->ev;
+    uint64_t key, n;
+    if (!e->has_name || !e->has_ts || !thread_key(p, &e->tid, &key)) {
+        malformed(p);
+        return p->fail == PROF_OK;
+    }
+    note_cpu_pid(p);
+    if (step_number(e, &n))
+        return sink_ok(p, sink_step(p->s, key, n, e->ts, event_dur(e)));
+    return sink_ok(p, sink_region(p->s, key, e->name, e->name_len, SINK_KIND_INFER, e->ts,
+                                  event_dur(e)));
+}
+
+/* ---- CUDA activity ------------------------------------------------------------------- */
+
+static int arg(const kin_event *e, int which, int64_t *v)
+{
+    if (!(e->has & (1u << which)))
+        return 0;
+    *v = e->num[which];
+    return 1;
+}
+
+static uint32_t arg_u32(const kin_event *e, int which, uint32_t dflt)
+{
+    int64_t v;
+    return arg(e, which, &v) && v >= 0 && v <= (int64_t)UINT32_MAX ? (uint32_t)v : dflt;
+}
+
+/* The trace times of an X event as CUDA record times: start and end, both
+ * non-negative. */
+static int cuda_span(const kin_event *e, rt_cu_rec *r)
+{
+    int64_t dur = event_dur(e);
+    if (!e->has_ts || e->ts < 0 || dur > INT64_MAX - e->ts)
+        return 0;
+    r->start = (uint64_t)e->ts;
+    r->end = (uint64_t)(e->ts + dur);
+    return 1;
+}
+
+/* Announces a (context, device) pair the first time a record names it, so
+ * that the translation finds the device of a synchronization. */
+static int announce_context(kin_parser *p, uint32_t context, uint32_t device)
+{
+    for (uint32_t i = 0; i < p->nctx; i++)
+        if (p->ctx_id[i] == context && p->ctx_dev[i] == device)
+            return 1;
+    if (p->nctx == KIN_CONTEXTS)
+        return 1;
+    p->ctx_id[p->nctx] = context;
+    p->ctx_dev[p->nctx++] = device;
+    rt_cu_rec r = { .kind = RT_CU_CONTEXT, .context = context, .device = device };
+    return sink_ok(p, sink_cuda(p->s, &r));
+}
+
+/* The device of a GPU event: args.device (args.inDevice for peer copies
+ * of 2021), else its pid, which Kineto sets to the device. */
+static int gpu_device(const kin_event *e, uint32_t *device)
+{
+    int64_t v;
+    if (!arg(e, N_DEVICE, &v) && !arg(e, N_IN_DEVICE, &v)) {
+        if (e->pid.kind != 1)
+            return 0;
+        v = e->pid.v;
+    }
+    if (v < 0 || v > (int64_t)UINT32_MAX)
+        return 0;
+    *device = (uint32_t)v;
+    return 1;
+}
+
+/* The stream: args.stream, else the tid (an integer, or "stream 7"). */
+static uint32_t gpu_stream(const kin_event *e)
+{
+    int64_t v = 0;
+    if (!arg(e, N_STREAM, &v)) {
+        if (e->tid.kind == 1)
+            v = e->tid.v;
+        else if (e->tid.kind != 2 || e->tid.len <= 7 || memcmp(e->tid.s, "stream ", 7) != 0 ||
+                 !str_int(e->tid.s + 7, e->tid.len - 7, &v))
+            v = 0;
+    }
+    return v >= 0 && v <= (int64_t)UINT32_MAX ? (uint32_t)v : 0;
+}
+
+/* CUPTI's copy kind from a copy's name: "Memcpy HtoD (Pageable -> Device)"
+ * (CUDA), "CopyHostToDevice" (ROCm). 0 when the name does not say. */
+static uint32_t copy_kind(const char *name)
+{
+    static const struct { const char *tag; uint32_t kind; } kinds[] = {
+        { "HtoD", RT_CU_COPY_HTOD }, { "DtoH", RT_CU_COPY_DTOH }, { "HtoA", RT_CU_COPY_HTOA },
+        { "AtoH", RT_CU_COPY_ATOH }, { "AtoA", RT_CU_COPY_ATOA }, { "AtoD", RT_CU_COPY_ATOD },
+        { "DtoA", RT_CU_COPY_DTOA }, { "DtoD", RT_CU_COPY_DTOD }, { "HtoH", RT_CU_COPY_HTOH },
+        { "PtoP", RT_CU_COPY_PTOP },
+        { "CopyHostToDevice", RT_CU_COPY_HTOD }, { "CopyDeviceToHost", RT_CU_COPY_DTOH },
+        { "CopyDeviceToDevice", RT_CU_COPY_DTOD }, { "CopyHostToHost", RT_CU_COPY_HTOH },
+        { "CopyPeerToPeer", RT_CU_COPY_PTOP }, { "CopyDeviceToPeer", RT_CU_COPY_PTOP },
+    };
+    const char *t = starts_with(name, "Memcpy ") ? name + 7 : name;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        size_t l = strlen(kinds[i].tag);
+        if (strncmp(t, kinds[i].tag, l) == 0 && (t[l] == '\0' || t[l] == ' '))
+            return kinds[i].kind;
+    }
+    return 0;
+}
+
+/* A kernel, copy or memset on the GPU's timeline. */
+static int gpu_activity(kin_parser *p, rt_cu_kind kind)
+{
+    kin_event *e = &p->ev;
+    rt_cu_rec r = { .kind = kind };
+    int64_t bytes;
+    if (!cuda_span(e, &r) || !gpu_device(e, &r.device) || (kind == RT_CU_KERNEL && !e->has_name)) {
+        malformed(p);
+        return p->fail == PROF_OK;
+    }
+    r.stream = gpu_stream(e);
+    r.context = arg_u32(e, N_CONTEXT, 0);
+    r.correlation = arg_u32(e, N_CORRELATION, 0);
+    if (arg(e, N_BYTES, &bytes) && bytes > 0)
+        r.bytes = (uint64_t)bytes;
+    if (kind == RT_CU_KERNEL)
+        r.name = e->name;
+    if (kind == RT_CU_MEMCPY)
+        r.copy_kind = copy_kind(e->has_name ? e->name : "");
+    return announce_context(p, r.context, r.device) && sink_ok(p, sink_cuda(p->s, &r));
+}
+
+/* CUPTI's sync type from Kineto's cuda_sync_kind (or the event's name). */
+static uint32_t sync_type(const char *kind)
+{
+    if (strcmp(kind, "Stream Sync") == 0)
+        return RT_CU_SYNC_STREAM;
+    if (strcmp(kind, "Context Sync") == 0)
+        return RT_CU_SYNC_CONTEXT;
+    if (strcmp(kind, "Event Sync") == 0)
+        return RT_CU_SYNC_EVENT;
+    if (strcmp(kind, "Stream Wait Event") == 0)
+        return RT_CU_SYNC_STREAM_WAIT;
+    return 0;
+}
+
+/* The sync type of a runtime or driver call that waits for the GPU
+ * (cudaDeviceSynchronize, hipStreamSynchronize, cuCtxSynchronize, ...),
+ * or 0 for any other call. */
+static uint32_t call_sync_type(const char *name, size_t n)
+{
+    static const struct { const char *name; uint32_t type; } calls[] = {
+        { "cudaDeviceSynchronize", RT_CU_SYNC_CONTEXT }, { "hipDeviceSynchronize", RT_CU_SYNC_CONTEXT },
+        { "cuCtxSynchronize", RT_CU_SYNC_CONTEXT },
+        { "cudaStreamSynchronize", RT_CU_SYNC_STREAM }, { "hipStreamSynchronize", RT_CU_SYNC_STREAM },
+        { "cuStreamSynchronize", RT_CU_SYNC_STREAM },
+        { "cudaEventSynchronize", RT_CU_SYNC_EVENT }, { "hipEventSynchronize", RT_CU_SYNC_EVENT },
+        { "cuEventSynchronize", RT_CU_SYNC_EVENT },
+    };
+    if (n < 16 || memcmp(name + n - 11, "Synchronize", 11) != 0) /* the common case */
+        return 0;
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++)
+        if (str_is(name, n, calls[i].name))
+            return calls[i].type;
+    return 0;
+}
+
+/* Hands a held-back synchronize call to the sink as a sync record. */
+static int pending_flush_one(kin_parser *p)
+{
+    kin_pending *q = &p->pending[p->pend_head];
+    p->pend_head = (p->pend_head + 1) % KIN_PENDING;
+    p->npending--;
+    rt_cu_rec r = { .kind = RT_CU_SYNC, .start = q->start, .end = q->end,
+                    .correlation = q->correlation, .sync_type = q->sync_type };
+    return sink_ok(p, sink_cuda(p->s, &r));
+}
+
+/* Traces without CUPTI sync activity (before 2023, ROCm) show a wait for
+ * the GPU only as the call that waited: such a call becomes a sync record
+ * too. Traces with cuda_sync have a record of their own for it, which may
+ * come a little before or after the call: calls are held back until
+ * KIN_PENDING API calls later, and dropped when a cuda_sync comes first. */
+static int pending_push(kin_parser *p, const rt_cu_rec *api, uint32_t type)
+{
+    if (p->npending == KIN_PENDING && !pending_flush_one(p))
+        return 0;
+    kin_pending *q = &p->pending[(p->pend_head + p->npending) % KIN_PENDING];
+    q->start = api->start;
+    q->end = api->end;
+    q->correlation = api->correlation;
+    q->sync_type = type;
+    q->api_seq = p->api_seq;
+    p->npending++;
+    return 1;
+}
+
+static int pending_age(kin_parser *p)
+{
+    while (p->npending > 0 && p->api_seq - p->pending[p->pend_head].api_seq >= KIN_PENDING)
+        if (!pending_flush_one(p))
+            return 0;
+    return 1;
+}
+
+/* A CUDA runtime or driver call (HIP in ROCm traces) on a CPU thread. */
+static int api_call(kin_parser *p)
+{
+    kin_event *e = &p->ev;
+    rt_cu_rec r = { .kind = RT_CU_API };
+    if (!e->has_name || !cuda_span(e, &r) || !thread_key(p, &e->tid, &r.tid)) {
+        malformed(p);
+        return p->fail == PROF_OK;
+    }
+    note_cpu_pid(p);
+    r.name = e->name;
+    r.correlation = arg_u32(e, N_CORRELATION, 0);
+    p->api_seq++;
+    if (!sink_ok(p, sink_cuda(p->s, &r)) || !pending_age(p))
+        return 0;
+    uint32_t type = call_sync_type(e->name, e->name_len);
+    if (type && r.correlation && !p->saw_cuda_sync)
+        return pending_push(p, &r, type);
+    return 1;
+}
+
+/* CUPTI synchronization activity (cuda_sync, 2023 on). */
+static int sync_activity(kin_parser *p)
+{
+    kin_event *e = &p->ev;
+    rt_cu_rec r = { .kind = RT_CU_SYNC };
+    uint32_t device;
+    if (!cuda_span(e, &r) || !gpu_device(e, &device)) {
+        malformed(p);
+        return p->fail == PROF_OK;
+    }
+    if (!p->saw_cuda_sync) { /* the trace has its own: held-back calls are not syncs */
+        p->saw_cuda_sync = 1;
+        p->npending = 0;
+    }
+    r.sync_type = sync_type(e->sync_kind[0] ? e->sync_kind : e->has_name ? e->name : "");
+    r.context = arg_u32(e, N_CONTEXT, 0);
+    r.stream = arg_u32(e, N_STREAM, 0);
+    r.correlation = arg_u32(e, N_CORRELATION, 0);
+    return announce_context(p, r.context, device) && sink_ok(p, sink_cuda(p->s, &r));
+}
+
+/* ---- instants: [memory] and marks --------------------------------------------------- */
+
+static kin_mem *mem_device(kin_parser *p, int64_t type, int64_t id)
+{
+    for (uint32_t i = 0; i < p->nmem; i++)
+        if (p->mem[i].type == type && p->mem[i].id == id)
+            return &p->mem[i];
+    if (p->nmem == KIN_MEM_DEVICES)
+        return NULL;
+    kin_mem *m = &p->mem[p->nmem++];
+    m->type = type;
+    m->id = id;
+    m->sum = 0;
+    return m;
+}
+
+static int memory_sample(kin_parser *p, const char *prefix, const char *what, int64_t bytes)
+{
+    char series[64];
+    snprintf(series, sizeof series, "%s.%s", prefix, what);
+    return sink_ok(p, sink_memory(p->s, series, p->ev.ts, bytes > 0 ? (uint64_t)bytes : 0));
+}
+
+/* A [memory] instant: the caching allocator's totals after an allocation
+ * or a free (2022 on), or only the bytes of it (2021), summed here. */
+static int memory_event(kin_parser *p)
+{
+    kin_event *e = &p->ev;
+    int64_t type, id = -1, total, bytes;
+    if (!e->has_ts || !arg(e, N_DEV_TYPE, &type)) {
+        malformed(p);
+        return p->fail == PROF_OK;
+    }
+    (void)arg(e, N_DEV_ID, &id);
+    char prefix[32];
+    if (type == 0)
+        snprintf(prefix, sizeof prefix, "host");
+    else if (id >= 0 && id <= INT32_MAX)
+        snprintf(prefix, sizeof prefix, "gpu%d", (int)id);
+    else {
+        malformed(p);
+        return p->fail == PROF_OK;
+    }
+    if (arg(e, N_TOTAL_ALLOC, &total)) {
+        if (!memory_sample(p, prefix, "allocated", total))
+            return 0;
+        return !arg(e, N_TOTAL_RESERVED, &total) || memory_sample(p, prefix, "reserved", total);
+    }
+    kin_mem *m;
+    if (!arg(e, N_MEM_BYTES, &bytes) || !(m = mem_device(p, type, id))) {
+        malformed(p);
+        return p->fail == PROF_OK;
+    }
+    if ((bytes > 0 && m->sum > INT64_MAX - bytes) || (bytes < 0 && m->sum < INT64_MIN - bytes))
+        m->sum = bytes > 0 ? INT64_MAX : INT64_MIN;
+    else
+        m->sum += bytes;
+    return memory_sample(p, prefix, "allocated", m->sum);
+}
+
+/* The thread of a mark. Kineto's own instants ("Iteration Start: PyTorch
+ * Profiler", "Record Window End") name no thread ("Trace PyTorch
+ * Profiler", ""): they go on the process's main thread (tid = pid) once
+ * the process is known, rather than on a thread of their own. */
+static int mark_thread(kin_parser *p, const kin_id *tid, uint64_t *key)
+{
+    int64_t v;
+    if (tid->kind == 2 && !str_int(tid->s, tid->len, &v) && p->has_cpu_pid) {
+        *key = (uint64_t)p->cpu_pid;
+        return 1;
+    }
+    return thread_key(p, tid, key);
+}
+
+static int instant(kin_parser *p)
+{
+    kin_event *e = &p->ev;
+    uint64_t key;
+    if (e->has_name && str_is(e->name, e->name_len, "[memory]"))
+        return memory_event(p);
+    if (!e->has_name || !e->has_ts || !mark_thread(p, &e->tid, &key)) {
+        malformed(p);
+        return p->fail == PROF_OK;
+    }
+    return sink_ok(p, sink_mark(p->s, key, e->name, e->ts));
+}
+
+/* ---- M events -------------------------------------------------------------------------- */
+
+static kin_proc *proc_of(kin_parser *p, int64_t pid)
+{
+    for (uint32_t i = 0; i < p->nprocs; i++)
+        if (p->procs[i].pid == pid)
+            return &p->procs[i];
+    if (p->nprocs == KIN_PROCS)
+        return NULL;
+    kin_proc *pr = &p->procs[p->nprocs++];
+    memset(pr, 0, sizeof *pr);
+    pr->pid = pid;
+    return pr;
+}
+
+/* process_name and process_labels are remembered: the name of the CPU
+ * process is told at the end, when its pid is known (GPU rows are
+ * "processes" of the same name). thread_name names CPU threads; a GPU row's
+ * ("stream 7 ") names no thread prof has. */
+static int metadata_event(kin_parser *p)
+{
+    kin_event *e = &p->ev;
+    kin_proc *pr;
+    uint64_t key;
+    if (!e->has_name)
+        return 1;
+    int is_name = str_is(e->name, e->name_len, "process_name");
+    if (is_name || str_is(e->name, e->name_len, "process_labels")) {
+        if (e->pid.kind != 1 || !(pr = proc_of(p, e->pid.v)))
+            return 1;
+        if (is_name && e->meta_name[0]) {
+            snprintf(pr->name, sizeof pr->name, "%s", e->meta_name);
+            pr->has_name = 1;
+        } else if (!is_name) {
+            pr->labelled_cpu = strcmp(e->labels, "CPU") == 0;
+        }
+        return 1;
+    }
+    if (!str_is(e->name, e->name_len, "thread_name") || !e->meta_name[0])
+        return 1;
+    int cpu = p->has_cpu_pid ? e->pid.kind == 1 && e->pid.v == p->cpu_pid
+                             : !starts_with(e->meta_name, "stream ");
+    if (!cpu || e->tid.kind == 0 || !thread_key(p, &e->tid, &key))
+        return p->fail == PROF_OK;
+    return sink_ok(p, sink_thread_name(p->s, key, e->meta_name));
+}
+
+/* ---- one event --------------------------------------------------------------------------- */
+
+typedef enum {
+    H_UNKNOWN = 0, H_REGION, H_PYTHON, H_KERNEL, H_MEMCPY, H_MEMSET, H_API, H_SYNC,
+    H_SKIPPED, H_IGNORED
+} kin_handler;
+
+static kin_handler handler_of(const char *cat, size_t n)
+{
+    static const struct { const char *cat; kin_handler h; } cats[] = {
+        { "cpu_op", H_REGION }, { "user_annotation", H_REGION }, { "Operator", H_REGION },
+        { "python_function", H_PYTHON },
+        { "kernel", H_KERNEL }, { "Kernel", H_KERNEL },
+        { "gpu_memcpy", H_MEMCPY }, { "Memcpy", H_MEMCPY },
+        { "gpu_memset", H_MEMSET }, { "Memset", H_MEMSET },
+        { "cuda_runtime", H_API }, { "cuda_driver", H_API }, { "Runtime", H_API },
+        { "cuda_sync", H_SYNC },
+        { "gpu_user_annotation", H_SKIPPED },
+        { "Trace", H_IGNORED }, { "overhead", H_IGNORED }, { "cuda_profiler_range", H_IGNORED },
+        { "ac2g", H_IGNORED }, { "async_cpu_to_gpu", H_IGNORED }, { "async", H_IGNORED },
+        { "fwdbwd", H_IGNORED },
+    };
+    for (size_t i = 0; i < sizeof cats / sizeof cats[0]; i++)
+        if (str_is(cat, n, cats[i].cat))
+            return cats[i].h;
+    return H_UNKNOWN;
+}
+
+static int complete_event(kin_parser *p)
+{
+    kin_event *e = &p->ev;
+    if (!e->has_cat) {
+        sink_note_unknown(p->s, "(none)");
+        return 1;
+    }
+    switch (handler_of(e->cat, e->cat_len)) {
+    case H_REGION: return region(p);
+    case H_PYTHON:
+        if (p->python_stacks)
+            return region(p);
+        sink_note_skipped(p->s, "python_function");
+        return 1;
+    case H_KERNEL: return gpu_activity(p, RT_CU_KERNEL);
+    case H_MEMCPY: return gpu_activity(p, RT_CU_MEMCPY);
+    case H_MEMSET: return gpu_activity(p, RT_CU_MEMSET);
+    case H_API: return api_call(p);
+    case H_SYNC: return sync_activity(p);
+    case H_SKIPPED: sink_note_skipped(p->s, e->cat); return 1;
+    case H_IGNORED: return 1;
+    case H_UNKNOWN: break;
+    }
+    sink_note_unknown(p->s, e->cat);
+    return 1;
+}
+
+/* Dispatches the event just closed, by phase, then category. */
+static int event_done(kin_parser *p)
+{
+    kin_event *e = &p->ev;
+    if (e->bad_time) {
+        malformed(p);
+        return p->fail == PROF_OK;
+    }
+    switch (e->ph) {
+    case 'X': return complete_event(p);
+    case 'i':
+    case 'I': return instant(p);
+    case 'M': return metadata_event(p);
+    case 's':
+    case 't':
+    case 'f': return 1; /* flows: every GPU record carries its correlation */
+    case '\0': malformed(p); return p->fail == PROF_OK;
+    default: break;
+    }
+    char what[16];
+    snprintf(what, sizeof what, "ph %c", e->ph);
+    sink_note_unknown(p->s, what);
+    return 1;
+}
+
+static void event_reset(kin_event *e)
+{
+    e->name_len = e->cat_len = 0;
+    e->has_name = e->has_cat = e->has_ts = e->has_dur = e->bad_time = 0;
+    e->ph = '\0';
+    e->pid.kind = e->tid.kind = 0;
+    e->has = 0;
+    e->sync_kind[0] = e->meta_name[0] = e->labels[0] = e->cat[0] = e->name[0] = '\0';
+}
+
+/* ---- top-level objects ------------------------------------------------------------------- */
+
+static int device_done(kin_parser *p)
+{
+    kin_device *d = &p->dev;
+    if (!d->has_id || d->id < 0 || d->id > (int64_t)UINT32_MAX)
+        return 1;
+    return sink_ok(p, sink_add_device(p->s, (uint32_t)d->id, d->name[0] ? d->name : NULL,
+                                      d->mem > 0 ? (uint64_t)d->mem : 0));
+}
+
+static void dist_done(kin_parser *p)
+{
+    int rank = p->has_rank && p->rank >= 0 && p->rank <= INT_MAX ? (int)p->rank : -1;
+    int world = p->has_world && p->world > 0 && p->world <= INT_MAX ? (int)p->world : -1;
+    if (rank >= 0 || world > 0)
+        sink_set_rank(p->s, rank, world);
+}
+
+/* ---- YAJL callbacks ----------------------------------------------------------------------- */
+
+static kin_ctx cur(const kin_parser *p)
+{
+    return p->ctx[p->depth];
+}
+
+static kin_field key_field(kin_ctx c, const char *k, size_t n)
+{
+    switch (c) {
+    case C_TOP:
+        if (str_is(k, n, "traceEvents")) return T_EVENTS;
+        if (str_is(k, n, "deviceProperties")) return T_DEVICES;
+        if (str_is(k, n, "distributedInfo")) return T_DIST;
+        if (str_is(k, n, "baseTimeNanoseconds")) return T_BASE;
+        return F_NONE;
+    case C_EVENT:
+        switch (n) {
+        case 2:
+            if (memcmp(k, "ph", 2) == 0) return F_PH;
+            if (memcmp(k, "ts", 2) == 0) return F_TS;
+            return F_NONE;
+        case 3:
+            if (memcmp(k, "cat", 3) == 0) return F_CAT;
+            if (memcmp(k, "pid", 3) == 0) return F_PID;
+            if (memcmp(k, "tid", 3) == 0) return F_TID;
+            if (memcmp(k, "dur", 3) == 0) return F_DUR;
+            return F_NONE;
+        case 4:
+            if (memcmp(k, "name", 4) == 0) return F_NAME;
+            if (memcmp(k, "args", 4) == 0) return F_ARGS;
+            return F_NONE;
+        default: return F_NONE;
+        }
+    case C_ARGS:
+        switch (k[0]) {
+        case 'd': if (str_is(k, n, "device")) return A_DEVICE; break;
+        case 'i': if (str_is(k, n, "inDevice")) return A_IN_DEVICE; break;
+        case 's': if (str_is(k, n, "stream")) return A_STREAM; break;
+        case 'c':
+            if (str_is(k, n, "correlation")) return A_CORRELATION;
+            if (str_is(k, n, "context")) return A_CONTEXT;
+            if (str_is(k, n, "cuda_sync_kind")) return A_SYNC_KIND;
+            break;
+        case 'b': if (str_is(k, n, "bytes")) return A_BYTES; break;
+        case 'n': if (str_is(k, n, "name")) return A_META_NAME; break;
+        case 'l': if (str_is(k, n, "labels")) return A_LABELS; break;
+        case 'D':
+            if (str_is(k, n, "Device Type")) return A_DEV_TYPE;
+            if (str_is(k, n, "Device Id")) return A_DEV_ID;
+            break;
+        case 'T':
+            if (str_is(k, n, "Total Allocated")) return A_TOTAL_ALLOC;
+            if (str_is(k, n, "Total Reserved")) return A_TOTAL_RESERVED;
+            break;
+        case 'B': if (str_is(k, n, "Bytes")) return A_MEM_BYTES; break;
+        default: break;
+        }
+        return F_NONE;
+    case C_DEVICE:
+        if (str_is(k, n, "id")) return D_ID;
+        if (str_is(k, n, "name")) return D_NAME;
+        if (str_is(k, n, "totalGlobalMem")) return D_MEM;
+        return F_NONE;
+    case C_DIST:
+        if (str_is(k, n, "rank")) return R_RANK;
+        if (str_is(k, n, "world_size")) return R_WORLD;
+        return F_NONE;
+    default: return F_NONE;
+    }
+}
+
+static int cb_map_key(void *ctx, const unsigned char *k, size_t n)
+{
+    kin_parser *p = ctx;
+    kin_ctx c = cur(p);
+    p->field = c == C_SKIP || n == 0 ? F_NONE : key_field(c, (const char *)k, n);
+    return 1;
+}
+
+/* The container a value opens, from where it is. */
+static kin_ctx child_ctx(const kin_parser *p, int is_map)
+{
+    switch (cur(p)) {
+    case C_TOP:
+        if (!is_map && p->field == T_EVENTS) return C_EVENTS;
+        if (!is_map && p->field == T_DEVICES) return C_DEVICES;
+        if (is_map && p->field == T_DIST) return C_DIST;
+        return C_SKIP;
+    case C_EVENTS: return is_map ? C_EVENT : C_SKIP;
+    case C_EVENT: return is_map && p->field == F_ARGS ? C_ARGS : C_SKIP;
+    case C_DEVICES: return is_map ? C_DEVICE : C_SKIP;
+    default: return C_SKIP;
+    }
+}
+
+static int push(kin_parser *p, int is_map)
+{
+    kin_ctx c;
+    if (p->depth == 0) {
+        if (!is_map || p->seen_top) {
+            p->not_object = !p->seen_top;
+            return 0;
+        }
+        p->seen_top = 1;
+        c = C_TOP;
+    } else {
+        c = child_ctx(p, is_map);
+        if (cur(p) == C_EVENTS && !is_map)
+            malformed(p);
+    }
+    if (p->depth == KIN_DEPTH_MAX) {
+        p->too_deep = 1;
+        return 0;
+    }
+    p->ctx[++p->depth] = c;
+    p->field = F_NONE;
+    switch (c) {
+    case C_EVENTS: p->saw_events = 1; break;
+    case C_EVENT: event_reset(&p->ev); break;
+    case C_DEVICE: memset(&p->dev, 0, sizeof p->dev); break;
+    case C_DIST: p->has_rank = p->has_world = 0; break;
+    default: break;
+    }
+    return 1;
+}
+
+static int pop(kin_parser *p)
+{
+    kin_ctx c = cur(p);
+    p->depth--;
+    p->field = F_NONE;
+    switch (c) {
+    case C_EVENT: return event_done(p);
+    case C_DEVICE: return device_done(p);
+    case C_DIST: dist_done(p); return 1;
+    default: return 1;
+    }
+}
+
+static int cb_start_map(void *ctx)
+{
+    return push(ctx, 1);
+}
+
+static int cb_start_array(void *ctx)
+{
+    return push(ctx, 0);
+}
+
+static int cb_end(void *ctx)
+{
+    return pop(ctx);
+}
+
+/* A scalar where a value is expected: at the top (not an object), or as
+ * an element of traceEvents (not an event). */
+static int scalar_place(kin_parser *p)
+{
+    if (p->depth == 0) {
+        p->not_object = !p->seen_top;
+        return 0;
+    }
+    if (cur(p) == C_EVENTS)
+        malformed(p);
+    return 1;
+}
+
+static void set_num(kin_event *e, int which, const char *t, size_t n)
+{
+    if (num_int(t, n, &e->num[which]))
+        e->has |= 1u << which;
+}
+
+static void set_id_num(kin_id *id, const char *t, size_t n)
+{
+    id->kind = num_int(t, n, &id->v) ? 1 : 0;
+}
+
+static int cb_number(void *ctx, const char *t, size_t n)
+{
+    kin_parser *p = ctx;
+    kin_event *e = &p->ev;
+    int64_t v;
+    switch (p->field) {
+    case F_NONE: return scalar_place(p);
+    case F_TS:
+        if (num_us_to_ns(t, n, &e->ts)) e->has_ts = 1; else e->bad_time = 1;
+        break;
+    case F_DUR:
+        if (num_us_to_ns(t, n, &e->dur)) e->has_dur = 1; else e->bad_time = 1;
+        break;
+    case F_PID: set_id_num(&e->pid, t, n); break;
+    case F_TID: set_id_num(&e->tid, t, n); break;
+    case A_DEVICE: set_num(e, N_DEVICE, t, n); break;
+    case A_IN_DEVICE: set_num(e, N_IN_DEVICE, t, n); break;
+    case A_STREAM: set_num(e, N_STREAM, t, n); break;
+    case A_CONTEXT: set_num(e, N_CONTEXT, t, n); break;
+    case A_CORRELATION: set_num(e, N_CORRELATION, t, n); break;
+    case A_BYTES: set_num(e, N_BYTES, t, n); break;
+    case A_DEV_TYPE: set_num(e, N_DEV_TYPE, t, n); break;
+    case A_DEV_ID: set_num(e, N_DEV_ID, t, n); break;
+    case A_TOTAL_ALLOC: set_num(e, N_TOTAL_ALLOC, t, n); break;
+    case A_TOTAL_RESERVED: set_num(e, N_TOTAL_RESERVED, t, n); break;
+    case A_MEM_BYTES: set_num(e, N_MEM_BYTES, t, n); break;
+    case T_BASE: if (num_int(t, n, &v)) sink_set_epoch(p->s, v); break;
+    case D_ID: p->dev.has_id = num_int(t, n, &p->dev.id); break;
+    case D_MEM: if (!num_int(t, n, &p->dev.mem)) p->dev.mem = 0; break;
+    case R_RANK: p->has_rank = num_int(t, n, &p->rank); break;
+    case R_WORLD: p->has_world = num_int(t, n, &p->world); break;
+    default: break;
+    }
+    p->field = F_NONE;
+    return 1;
+}
+
+static void set_id_str(kin_parser *p, kin_id *id, const unsigned char *s, size_t n)
+{
+    id->kind = 2;
+    id->len = copy_str(p, id->s, sizeof id->s, s, n);
+}
+
+static int cb_string(void *ctx, const unsigned char *s, size_t n)
+{
+    kin_parser *p = ctx;
+    kin_event *e = &p->ev;
+    switch (p->field) {
+    case F_NONE: return scalar_place(p);
+    case F_NAME:
+        e->name_len = copy_str(p, e->name, sizeof e->name, s, n);
+        e->has_name = 1;
+        break;
+    case F_CAT:
+        e->cat_len = copy_str(p, e->cat, sizeof e->cat, s, n);
+        e->has_cat = 1;
+        break;
+    case F_PH: e->ph = n > 0 ? (char)s[0] : '\0'; break;
+    case F_PID: set_id_str(p, &e->pid, s, n); break;
+    case F_TID: set_id_str(p, &e->tid, s, n); break;
+    case A_SYNC_KIND: copy_str(p, e->sync_kind, sizeof e->sync_kind, s, n); break;
+    case A_META_NAME: copy_str(p, e->meta_name, sizeof e->meta_name, s, n); break;
+    case A_LABELS: copy_str(p, e->labels, sizeof e->labels, s, n); break;
+    case D_NAME: copy_str(p, p->dev.name, sizeof p->dev.name, s, n); break;
+    case F_TS:
+    case F_DUR: e->bad_time = 1; break;
+    default: break;
+    }
+    p->field = F_NONE;
+    return 1;
+}
+
+static int cb_null(void *ctx)
+{
+    kin_parser *p = ctx;
+    if (p->field == F_NONE)
+        return scalar_place(p);
+    p->field = F_NONE;
+    return 1;
+}
+
+static int cb_boolean(void *ctx, int v)
+{
+    (void)v;
+    return cb_null(ctx);
+}
+
+static const yajl_callbacks callbacks = {
+    .yajl_null = cb_null,
+    .yajl_boolean = cb_boolean,
+    .yajl_number = cb_number,
+    .yajl_string = cb_string,
+    .yajl_start_map = cb_start_map,
+    .yajl_map_key = cb_map_key,
+    .yajl_end_map = cb_end,
+    .yajl_start_array = cb_start_array,
+    .yajl_end_array = cb_end,
+};
+
+/* ---- the stream ----------------------------------------------------------------------------- */
+
+/* YAJL's allocations. Its buffers grow with the token they hold (one
+ * that spans chunks, a string being unescaped), doubling: a request past
+ * KIN_TOKEN_MAX marks the token too long, and the parse stops after the
+ * chunk, so that a hostile file cannot make YAJL hold it all. */
+static void *kin_malloc(void *ctx, size_t n)
+{
+    kin_parser *p = ctx;
+    p->token_too_long |= n > KIN_TOKEN_MAX;
+    return malloc(n);
+}
+
+static void *kin_realloc(void *ctx, void *ptr, size_t n)
+{
+    kin_parser *p = ctx;
+    p->token_too_long |= n > KIN_TOKEN_MAX;
+    return realloc(ptr, n);
+}
+
+static void kin_free(void *ctx, void *ptr)
+{
+    (void)ctx;
+    free(ptr);
+}
+
+typedef struct kin_stream {
+    gzFile gz;
+    yajl_handle h;
+    unsigned char *buf;
+    uint64_t fed;  /* decompressed bytes handed to YAJL before this chunk */
+    int io_errno;  /* the read error, when reading failed                */
+} kin_stream;
+
+/* How the stream ended. */
+typedef enum { END_OK, END_DAMAGED, END_STOPPED, END_EMPTY, END_IO } kin_end;
+
+/* Damage: kept for the error message, and told to the sink once events
+ * were read (before them the import fails anyway). */
+static kin_end damage(kin_parser *p, const char *what)
+{
+    snprintf(p->damage, sizeof p->damage, "%s", what);
+    if (p->saw_events)
+        sink_note_damage(p->s, what);
+    return END_DAMAGED;
+}
+
+/* Why YAJL stopped, as damage with the byte offset. */
+static kin_end parse_error(kin_parser *p, kin_stream *st, const unsigned char *chunk, size_t len)
+{
+    char what[200];
+    uint64_t at = st->fed + yajl_get_bytes_consumed(st->h);
+    if (p->too_deep) {
+        snprintf(what, sizeof what, "JSON nested deeper than %d levels at byte %llu",
+                 KIN_DEPTH_MAX, (unsigned long long)at);
+        return damage(p, what);
+    }
+    unsigned char *msg = yajl_get_error(st->h, 0, chunk, len);
+    const char *m = msg ? (const char *)msg : "";
+    int l = (int)strcspn(m, "\n");
+    snprintf(what, sizeof what, "JSON syntax error at byte %llu: %.*s", (unsigned long long)at,
+             l > 120 ? 120 : l, m);
+    if (msg)
+        yajl_free_error(st->h, msg);
+    return damage(p, what);
+}
+
+/* Feeds one chunk; END_OK to go on. */
+static kin_end feed(kin_parser *p, kin_stream *st, size_t len)
+{
+    yajl_status ys = yajl_parse(st->h, st->buf, len);
+    if (ys == yajl_status_client_canceled && !p->too_deep)
+        return END_STOPPED; /* by a callback, which said why */
+    if (ys != yajl_status_ok)
+        return parse_error(p, st, st->buf, len);
+    if (p->token_too_long) {
+        char what[120];
+        snprintf(what, sizeof what, "a JSON token longer than %u MiB before byte %llu",
+                 KIN_TOKEN_MAX >> 20, (unsigned long long)(st->fed + len));
+        return damage(p, what);
+    }
+    st->fed += len;
+    return END_OK;
+}
+
+static kin_end gzip_damage(kin_parser *p, kin_stream *st, const char *why)
+{
+    char what[200];
+    snprintf(what, sizeof what, "gzip data damaged after byte %llu: %s",
+             (unsigned long long)st->fed, why);
+    return damage(p, what);
+}
+
+/* The end of the decompressed stream: a gzip stream cut short is damage,
+ * and so is a document that is not complete. */
+static kin_end finish(kin_parser *p, kin_stream *st)
+{
+    int zerr = Z_OK;
+    const char *zmsg = gzerror(st->gz, &zerr);
+    if (zerr != Z_OK)
+        return gzip_damage(p, st, zmsg);
+    if (st->fed == 0)
+        return END_EMPTY;
+    yajl_status ys = yajl_complete_parse(st->h);
+    if (ys == yajl_status_client_canceled)
+        return END_STOPPED;
+    if (ys == yajl_status_ok)
+        return END_OK;
+    if (!p->seen_top)
+        return END_EMPTY; /* whitespace only */
+    char what[120];
+    snprintf(what, sizeof what, "the file ends inside the JSON document at byte %llu",
+             (unsigned long long)st->fed);
+    return damage(p, what);
+}
+
+static kin_end run(kin_parser *p, kin_stream *st)
+{
+    for (;;) {
+        int n = gzread(st->gz, st->buf, KIN_CHUNK);
+        if (n < 0) {
+            int zerr;
+            const char *zmsg = gzerror(st->gz, &zerr);
+            if (zerr != Z_ERRNO)
+                return gzip_damage(p, st, zmsg);
+            st->io_errno = errno ? errno : EIO;
+            if (st->fed == 0)
+                return END_IO;
+            return gzip_damage(p, st, strerror(st->io_errno));
+        }
+        if (n == 0)
+            return finish(p, st);
+        kin_end e = feed(p, st, (size_t)n);
+        if (e != END_OK)
+            return e;
+    }
+}
+
+/* ---- the end -------------------------------------------------------------------------------- */
+
+/* What is told once the events are read: held-back synchronize calls, the
+ * CPU process's name, strings cut. */
+static int wrap_up(kin_parser *p)
+{
+    while (p->npending > 0)
+        if (!pending_flush_one(p))
+            return 0;
+    const kin_proc *cpu = NULL;
+    for (uint32_t i = 0; i < p->nprocs && !cpu; i++)
+        if (p->has_cpu_pid ? p->procs[i].pid == p->cpu_pid : p->procs[i].labelled_cpu)
+            cpu = &p->procs[i];
+    if (cpu)
+        sink_set_process(p->s, (uint64_t)cpu->pid, cpu->has_name ? cpu->name : NULL);
+    else if (p->has_cpu_pid)
+        sink_set_process(p->s, (uint64_t)p->cpu_pid, NULL);
+    if (p->cut > 0) {
+        char v[32];
+        snprintf(v, sizeof v, "%llu", (unsigned long long)p->cut);
+        return sink_ok(p, sink_set_fact(p->s, "strings_cut", v));
+    }
+    return 1;
+}
+
+static prof_err set_err(prof_error *err, prof_err code, const char *fmt, const char *detail)
+{
+    if (err) {
+        err->code = code;
+        snprintf(err->message, sizeof err->message, fmt, detail);
+    }
+    return code;
+}
+
+static prof_err conclude(kin_parser *p, const kin_stream *st, kin_end end, prof_error *err)
+{
+    if (p->fail != PROF_OK)
+        return set_err(err, p->fail, "cannot write the profile: %s", prof_strerror(p->fail));
+    if (end == END_IO)
+        return set_err(err, PROF_ERR_IO, "cannot read: %s", strerror(st->io_errno));
+    if (end == END_EMPTY)
+        return set_err(err, PROF_ERR_NOT_PROF, "%s", "not a trace: no JSON document");
+    if (p->not_object)
+        return set_err(err, PROF_ERR_NOT_PROF, "%s", "not a trace: the JSON document is not an object");
+    if (!p->seen_top)
+        return set_err(err, PROF_ERR_NOT_PROF, "not JSON: %s", p->damage);
+    if (!p->saw_events)
+        return end == END_DAMAGED
+                   ? set_err(err, PROF_ERR_CORRUPT, "damaged before any trace event: %s", p->damage)
+                   : set_err(err, PROF_ERR_NOT_PROF, "%s", "not a trace: no traceEvents array");
+    if (!wrap_up(p))
+        return set_err(err, p->fail, "cannot write the profile: %s", prof_strerror(p->fail));
+    return PROF_OK;
+}
+
+prof_err kineto_read(const char *path, import_sink *s, const import_options *o, prof_error *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return set_err(err, PROF_ERR_IO, "cannot open: %s", strerror(errno));
+    kin_stream st = { .gz = gzdopen(fd, "rb") };
+    kin_parser *p = calloc(1, sizeof *p);
+    st.buf = malloc(KIN_CHUNK);
+    prof_err rc = PROF_ERR_NOMEM;
+    if (!st.gz) {
+        close(fd);
+        rc = set_err(err, PROF_ERR_NOMEM, "%s", "out of memory");
+        goto out;
+    }
+    yajl_alloc_funcs afs = { kin_malloc, kin_realloc, kin_free, p };
+    if (!p || !st.buf || gzbuffer(st.gz, KIN_CHUNK) != 0 ||
+        !(st.h = yajl_alloc(&callbacks, &afs, p))) {
+        rc = set_err(err, PROF_ERR_NOMEM, "%s", "out of memory");
+        goto out;
+    }
+    yajl_config(st.h, yajl_dont_validate_strings, 1);
+    yajl_config(st.h, yajl_allow_trailing_garbage, 1);
+    p->s = s;
+    p->python_stacks = o && o->python_stacks;
+    sink_set_epoch(s, 0); /* epoch-microsecond ts, unless baseTimeNanoseconds says */
+    kin_end end = run(p, &st);
+    rc = conclude(p, &st, end, err);
+out:
+    if (st.h)
+        yajl_free(st.h);
+    if (st.gz)
+        gzclose_r(st.gz);
+    free(st.buf);
+    free(p);
+    return rc;
+}
