@@ -146,6 +146,7 @@ typedef struct kin_parser {
     uint64_t api_seq;
     kin_pending pending[KIN_PENDING];
     uint32_t pend_head, npending;
+    uint64_t syncs_from_calls;
     int token_too_long;       /* see kin_malloc                       */
 } kin_parser;
 
@@ -534,6 +535,7 @@ static int pending_flush_one(kin_parser *p)
     p->npending--;
     rt_cu_rec r = { .kind = RT_CU_SYNC, .start = q->start, .end = q->end,
                     .correlation = q->correlation, .sync_type = q->sync_type };
+    p->syncs_from_calls++;
     return sink_ok(p, sink_cuda(p->s, &r));
 }
 
@@ -1267,6 +1269,16 @@ static kin_end run(kin_parser *p, kin_stream *st)
 
 /* ---- the end -------------------------------------------------------------------------------- */
 
+/* A count for the metadata's import.facts, when not 0. */
+static int fact(kin_parser *p, const char *key, uint64_t n)
+{
+    char v[24];
+    if (n == 0)
+        return 1;
+    snprintf(v, sizeof v, "%llu", (unsigned long long)n);
+    return sink_ok(p, sink_set_fact(p->s, key, v));
+}
+
 /* What is told once the events are read: held-back synchronize calls, the
  * CPU process's name, strings cut. */
 static int wrap_up(kin_parser *p)
@@ -1282,12 +1294,7 @@ static int wrap_up(kin_parser *p)
         sink_set_process(p->s, (uint64_t)cpu->pid, cpu->has_name ? cpu->name : NULL);
     else if (p->has_cpu_pid)
         sink_set_process(p->s, (uint64_t)p->cpu_pid, NULL);
-    if (p->cut > 0) {
-        char v[32];
-        snprintf(v, sizeof v, "%llu", (unsigned long long)p->cut);
-        return sink_ok(p, sink_set_fact(p->s, "strings_cut", v));
-    }
-    return 1;
+    return fact(p, "strings_cut", p->cut) && fact(p, "syncs_from_calls", p->syncs_from_calls);
 }
 
 static prof_err set_err(prof_error *err, prof_err code, const char *fmt, const char *detail)
