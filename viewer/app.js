@@ -9,7 +9,8 @@
   /* Okabe-Ito: distinguishable with the common colour-vision deficiencies. */
   const KIND_COLOR = {
     compute: '#0072B2', data: '#E69F00', sync: '#D55E00', comm: '#009E73', io: '#CC79A7',
-    gpu: '#56B4E9', memcpy: '#F0E442', memset: '#999999', thread: '#7f8a9c', other: '#999999'
+    gpu: '#56B4E9', memcpy: '#F0E442', memset: '#999999', 'gpu comm': '#009E73', thread: '#7f8a9c',
+    other: '#999999'
   };
   const SERIES_COLORS = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#D55E00', '#56B4E9', '#F0E442', '#000000'];
   const SEVERITIES = ['high', 'medium', 'low'];
@@ -499,6 +500,11 @@
             rep.operations_total + ' operations; the table below has ' + all.length + '.' }));
         col.appendChild(h('h2', { text: 'Operations' }));
         col.appendChild(sortableTable(rep.operations || [], OP_COLUMNS, 'self_ns'));
+        const rest = rep.others && rep.others.operations;
+        if (rest) /* the page lists a page's worth; what it leaves out, summed up */
+          col.appendChild(h('p', { class: 'chart-caption others', text: 'Not listed: ' + fmtNum(rest.count) +
+            ' more operations, with ' + fmtNum(rest.calls) + ' calls and ' + fmtNs(rest.self_ns) +
+            ' of self time in all (prof analyze --top 0 --format json lists every one).' }));
       });
     }
     for (const b of [bSelf, bIncl]) b.addEventListener('click', () => {
@@ -857,7 +863,8 @@
   }
 
   /* ---------- Timeline ---------- */
-  const EV_KINDS = ['compute', 'data', 'sync', 'comm', 'io', 'gpu', 'memcpy', 'memset'];
+  /* the timeline's event kinds (src/output/timeline.h): 8 is a communication (NCCL) kernel */
+  const EV_KINDS = ['compute', 'data', 'sync', 'comm', 'io', 'gpu', 'memcpy', 'memset', 'gpu comm'];
   function renderTimeline(panel) {
     perProfile(panel, (col, rep, idx) => timelineFor(col, rep, idx));
   }

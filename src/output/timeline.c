@@ -6,7 +6,9 @@
  * steps, marks) is what overlaps the window, and the reader delivers all of
  * that, in file order as before. When more events overlap the window than
  * the limit allows, the longest are kept (a min-heap on duration), as the
- * short ones would be under a pixel wide at that zoom anyway. */
+ * short ones would be under a pixel wide at that zoom anyway. Each thread
+ * and each GPU stream is a lane: threads first, then the streams by device
+ * and stream, so a device's streams sit together whatever came first. */
 #include "output/timeline.h"
 
 #include <inttypes.h>
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/profile.h"
 #include "util/error.h"
 #include "util/jsonesc.h"
 
@@ -22,6 +25,7 @@
 #define KIND_KERNEL 5u
 #define KIND_COPY 6u
 #define KIND_MEMSET 7u
+#define KIND_COMM_KERNEL 8u /* a communication kernel (model_kernel_is_comm) */
 
 typedef struct tl_event {
     uint64_t start, dur;
@@ -201,7 +205,8 @@ static void take(tl_state *st, const prof_event *ev)
         break;
     case PROF_EV_GPU_KERNEL:
         if (want_gpu)
-            keep(st, ev, 1, ev->name, KIND_KERNEL);
+            keep(st, ev, 1, ev->name,
+                 model_kernel_is_comm(ev->name) ? KIND_COMM_KERNEL : KIND_KERNEL);
         break;
     case PROF_EV_GPU_MEMCPY:
         if (want_gpu)
@@ -236,6 +241,48 @@ static int by_start(const void *a, const void *b)
     if (x->start != y->start)
         return x->start < y->start ? -1 : 1;
     return x->depth < y->depth ? -1 : x->depth > y->depth;
+}
+
+static int lane_cmp(const void *pa, const void *pb, void *arg)
+{
+    const tl_lane *lanes = arg;
+    const tl_lane *a = &lanes[*(const uint32_t *)pa], *b = &lanes[*(const uint32_t *)pb];
+    if (a->gpu != b->gpu)
+        return a->gpu - b->gpu;
+    if (!a->gpu)
+        return (a->thread > b->thread) - (a->thread < b->thread);
+    if (a->device != b->device)
+        return a->device < b->device ? -1 : 1;
+    return (a->stream > b->stream) - (a->stream < b->stream);
+}
+
+/* Puts the lanes in their order (see the top) and renumbers the events'. */
+static int order_lanes(tl_state *st)
+{
+    uint32_t *order = malloc((st->nlanes ? st->nlanes : 1) * sizeof *order);
+    uint32_t *to = malloc((st->nlanes ? st->nlanes : 1) * sizeof *to);
+    tl_lane *lanes = malloc((st->nlanes ? st->nlanes : 1) * sizeof *lanes);
+    if (!order || !to || !lanes) {
+        free(order);
+        free(to);
+        free(lanes);
+        return 0;
+    }
+    for (uint32_t i = 0; i < st->nlanes; i++)
+        order[i] = i;
+    qsort_r(order, st->nlanes, sizeof *order, lane_cmp, st->lanes);
+    for (uint32_t k = 0; k < st->nlanes; k++) {
+        to[order[k]] = k;
+        lanes[k] = st->lanes[order[k]];
+    }
+    for (size_t i = 0; i < st->nheap; i++)
+        st->heap[i].lane = to[st->heap[i].lane];
+    free(st->lanes);
+    st->lanes = lanes;
+    st->lanes_cap = st->nlanes;
+    free(order);
+    free(to);
+    return 1;
 }
 
 static void write_lane(FILE *f, const prof_reader *r, const tl_lane *l)
@@ -327,7 +374,7 @@ char *timeline_window_json(const char *path, const timeline_query *q, prof_error
             *err = *prof_reader_error(r);
         goto out;
     }
-    if (st.nomem)
+    if (st.nomem || !order_lanes(&st))
         goto nomem;
     qsort(st.heap, st.nheap, sizeof *st.heap, by_start);
     f = open_memstream(&text, &len);

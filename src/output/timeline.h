@@ -27,8 +27,10 @@ typedef struct timeline_query {
  *    "names":[...], "lanes":[{"name","kind":"thread"|"gpu","thread"|"device","stream"}],
  *    "events":[[lane, depth, start_ns, dur_ns, name index, kind]],
  *    "steps":[[number, start_ns, dur_ns]], "marks":[[name index, t_ns]]}
- * kind: 0-4 the region's prof_kind, 5 GPU kernel, 6 copy, 7 memset. Events
- * are in start order. NULL with err set when the file cannot be read. */
+ * kind: 0-4 the region's prof_kind, 5 GPU kernel, 6 copy, 7 memset, 8
+ * communication kernel (NCCL). Lanes: threads by index, then GPU streams by
+ * device and stream. Events are in start order. NULL with err set when the
+ * file cannot be read. */
 char *timeline_window_json(const char *path, const timeline_query *q, prof_error *err);
 
 #endif

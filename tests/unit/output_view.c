@@ -2,7 +2,8 @@
  * escaped for its <script> element, the static HTML page (self-contained,
  * with a CSP, and its data reading back as the same report), the event
  * windows of the timeline (overlap, the longest kept past the limit, thread
- * and GPU filters, a window of a profile of many blocks) on profiles written
+ * and GPU filters, GPU streams as lanes in order, a window of a profile of
+ * many blocks) on profiles written
  * by synth, and the server's start
  * (a free port, a port in use, an address that is not numeric). Requests
  * over HTTP are tested end to end by tests/cli/view.sh. */
@@ -173,6 +174,47 @@ Test(output_view, window_keeps_overlapping_events_in_start_order)
                      "GPU 0 stream 7");
     cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "steps")), 1);
     cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "marks")), 1);
+    cJSON_Delete(j);
+}
+
+/* Each GPU stream is a lane of its own, after the threads and in device and
+ * stream order whatever came first; an NCCL kernel is of kind 8. */
+Test(output_view, gpu_streams_are_lanes_in_order)
+{
+    const char *path = fu_path("streams.prof");
+    synth *s = synth_open(path, NULL);
+    cr_assert_not_null(s);
+    synth_gpu_kernel(s, "late_device", 1, 3, 1, 0, MS);
+    synth_gpu_kernel(s, "ncclKernel_AllReduce_RING_LL_Sum_float", 0, 40, 2, MS, MS);
+    synth_gpu_kernel(s, "gemm", 0, 7, 3, 2 * MS, MS);
+    synth_gpu_kernel(s, "gemm", 0, 7, 4, 3 * MS, MS);
+    synth_thread(s, 2, 12, "loader");
+    synth_region(s, 2, "fetch", PROF_KIND_DATA, 0, 0, 4 * MS);
+    prof_error err;
+    cr_assert_eq(synth_close(s, &err), 0, "%s", err.message);
+    cJSON *j = window(path, 0, 10 * MS, TIMELINE_ALL_THREADS, 100);
+    const cJSON *lanes = cJSON_GetObjectItem(j, "lanes");
+    const char *want[] = { "loader", "GPU 0 stream 7", "GPU 0 stream 40", "GPU 1 stream 3" };
+    cr_assert_eq(cJSON_GetArraySize(lanes), 4);
+    for (int i = 0; i < 4; i++)
+        cr_assert_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(lanes, i), "name")->valuestring,
+                         want[i]);
+    const cJSON *names = cJSON_GetObjectItem(j, "names"), *e;
+    int seen = 0;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(j, "events")) {
+        int lane = cJSON_GetArrayItem(e, 0)->valueint, kind = cJSON_GetArrayItem(e, 5)->valueint;
+        const char *name = cJSON_GetArrayItem(names, cJSON_GetArrayItem(e, 4)->valueint)->valuestring;
+        if (strcmp(name, "gemm") == 0)
+            cr_assert(lane == 1 && kind == 5, "gemm on GPU 0 stream 7, a kernel");
+        if (strncmp(name, "nccl", 4) == 0)
+            cr_assert(lane == 2 && kind == 8, "NCCL on stream 40, a communication kernel");
+        if (strcmp(name, "late_device") == 0)
+            cr_assert_eq(lane, 3);
+        if (strcmp(name, "fetch") == 0)
+            cr_assert(lane == 0 && kind == PROF_KIND_DATA);
+        seen++;
+    }
+    cr_assert_eq(seen, 5);
     cJSON_Delete(j);
 }
 
