@@ -220,7 +220,8 @@ static void gap_add(model_gpu_device *d, uint64_t start, uint64_t dur)
         i--;
     if (i == MODEL_GPU_GAPS)
         return;
-    memmove(&d->longest[i + 1], &d->longest[i], (MODEL_GPU_GAPS - 1 - (size_t)i) * sizeof *d->longest);
+    memmove(&d->longest[i + 1], &d->longest[i],
+            (MODEL_GPU_GAPS - 1 - (size_t)i) * sizeof *d->longest);
     d->longest[i] = (model_gap){ start, dur };
 }
 

@@ -292,8 +292,10 @@ static const char *write_rank(const char *name, const rank_spec *sp)
     synth_thread(s, 0, 1, "train");
     uint64_t t = (uint64_t)((10 + sp->clock_ms) * 1e6);
     for (uint64_t i = 0; i < 30; i++) {
-        double c = sp->compute_ms + ((int)(i % (uint64_t)sp->world) == sp->rank ? sp->jitter_ms : 0);
-        uint64_t arrive = t + (uint64_t)(c * 1e6), done = t + (uint64_t)((sp->slowest_ms + 20) * 1e6);
+        int mine = (int)(i % (uint64_t)sp->world) == sp->rank;
+        double c = sp->compute_ms + (mine ? sp->jitter_ms : 0);
+        uint64_t arrive = t + (uint64_t)(c * 1e6);
+        uint64_t done = t + (uint64_t)((sp->slowest_ms + 20) * 1e6);
         synth_gpu_kernel(s, "gemm", 0, 7, i, t, (uint64_t)(c * 1e6));
         synth_gpu_kernel(s, NCCL, 0, 40, 100 + i, arrive, done - arrive);
         synth_region(s, 0, "train_step", PROF_KIND_COMPUTE, 0, t, 160 * FX_MS);
