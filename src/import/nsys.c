@@ -95,6 +95,7 @@ typedef struct nsys_db {
     int has_last;
     comm_domain *comm;    /* NVTX domains of communication libraries       */
     size_t ncomm, cap_comm;
+    uint64_t syncs_from_calls;
 } nsys_db;
 
 /* One table's rows in start order. Column 0 of every statement is start. */
@@ -480,6 +481,15 @@ static prof_err set_process(nsys_db *d, sqlite3_stmt *st, void *arg)
     return PROF_OK;
 }
 
+/* A fact of the import that is a count. */
+static prof_err count_fact(nsys_db *d, const char *key, uint64_t n)
+{
+    char v[24];
+    snprintf(v, sizeof v, "%llu", (unsigned long long)n);
+    prof_err e = sink_set_fact(d->s, key, v);
+    return e ? sink_failed(d, e) : PROF_OK;
+}
+
 /* The process of the first activity (PROCESSES lists every process of
  * the machine), how many had activity, and the GPUs it saw. */
 static prof_err read_process(nsys_db *d)
@@ -497,12 +507,8 @@ static prof_err read_process(nsys_db *d)
                      &found);
     if (!e && !found)
         sink_set_process(d->s, pid, NULL);
-    if (!e && d->nprocs > 1) {
-        char n[24];
-        snprintf(n, sizeof n, "%zu", d->nprocs);
-        if ((e = sink_set_fact(d->s, "processes", n)) != PROF_OK)
-            return sink_failed(d, e);
-    }
+    if (!e && d->nprocs > 1)
+        e = count_fact(d, "processes", d->nprocs);
     return e ? e : read_devices(d, pid);
 }
 
@@ -593,6 +599,39 @@ static prof_err emit_sync(nsys_db *d, sqlite3_stmt *st)
     return e ? e : cuda(d, &r);
 }
 
+/* The CUPTI synchronization type of a call that waits for the GPU
+ * (cudaDeviceSynchronize_v3020, cuStreamSynchronize...), 0 for others. */
+static uint32_t sync_call_type(const char *name)
+{
+    static const struct { const char *name; uint32_t type; } calls[] = {
+        { "cudaDeviceSynchronize", RT_CU_SYNC_CONTEXT }, { "cuCtxSynchronize", RT_CU_SYNC_CONTEXT },
+        { "cudaStreamSynchronize", RT_CU_SYNC_STREAM }, { "cuStreamSynchronize", RT_CU_SYNC_STREAM },
+        { "cudaEventSynchronize", RT_CU_SYNC_EVENT }, { "cuEventSynchronize", RT_CU_SYNC_EVENT },
+    };
+    for (size_t i = 0; name && i < sizeof calls / sizeof calls[0]; i++) {
+        size_t n = strlen(calls[i].name);
+        if (strncmp(name, calls[i].name, n) == 0 &&
+            (name[n] == '\0' || strncmp(name + n, "_v", 2) == 0 ||
+             strncmp(name + n, "_pt", 3) == 0))
+            return calls[i].type;
+    }
+    return 0;
+}
+
+/* Without a synchronization table (exports of Nsight versions or captures
+ * that record no sync activity), the call that waited is the only sign of
+ * the wait: it becomes a sync record too, with the call's times. */
+static prof_err sync_from_call(nsys_db *d, const rt_cu_rec *call)
+{
+    uint32_t type = has_table(d, T_SYNC) ? 0 : sync_call_type(call->name);
+    if (!type || !call->correlation)
+        return PROF_OK;
+    rt_cu_rec r = { .kind = RT_CU_SYNC, .start = call->start, .end = call->end,
+                    .correlation = call->correlation, .sync_type = type };
+    d->syncs_from_calls++;
+    return cuda(d, &r);
+}
+
 static prof_err emit_runtime(nsys_db *d, sqlite3_stmt *st)
 {
     if (sqlite3_column_type(st, 5) != SQLITE_NULL && col_i64(st, 5) == d->backtrace) {
@@ -603,7 +642,9 @@ static prof_err emit_runtime(nsys_db *d, sqlite3_stmt *st)
     rt_cu_rec r = { .kind = RT_CU_API, .start = col_time(st, 0), .end = col_time(st, 1),
                     .tid = key, .correlation = col_u32(st, 3), .name = col_text(st, 4) };
     prof_err e = thread_seen(d, key);
-    return e ? e : cuda(d, &r);
+    if (!e)
+        e = cuda(d, &r);
+    return e ? e : sync_from_call(d, &r);
 }
 
 /* ---- NVTX ----------------------------------------------------------------------------- */
@@ -916,6 +957,8 @@ prof_err nsys_read(const char *path, import_sink *s, const import_options *o, pr
         e = stream(&d);
     if (!e)
         e = read_process(&d);
+    if (!e && d.syncs_from_calls)
+        e = count_fact(&d, "syncs_from_calls", d.syncs_from_calls);
     db_close(&d);
     return e;
 }

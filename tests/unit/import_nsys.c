@@ -206,24 +206,28 @@ Test(import_nsys, depths_and_syncs_on_their_threads)
     cr_expect_eq(by_kind[PROF_SYNC_MEMCPY], 2);
 }
 
+/* With sync records, and without (the calls that waited stand for them). */
 Test(import_nsys, syncs_sited_in_their_ranges)
 {
-    import_counts c;
-    profile_model m;
-    import_fixture(0, &c, &m);
+    const unsigned variants[] = { 0, NSYS_FX_NO_SYNC };
     const char *sites[] = { "loss", "forward", "backward", "decode" };
-    cr_expect_eq(m.nsync_sites, 4);
-    for (size_t i = 0; i < 4; i++) {
-        const model_op *o = op(&m, sites[i]);
-        int found = 0;
-        for (size_t k = 0; k < m.nsync_sites; k++)
-            if (m.sync_sites[k].op != MODEL_NONE && &m.ops[m.sync_sites[k].op] == o) {
-                cr_expect_eq(m.sync_sites[k].count, 1, "%s", sites[i]);
-                found = 1;
-            }
-        cr_expect(found, "no sync in %s", sites[i]);
+    for (size_t v = 0; v < 2; v++) {
+        import_counts c;
+        profile_model m;
+        import_fixture(variants[v], &c, &m);
+        cr_expect_eq(m.nsync_sites, 4);
+        for (size_t i = 0; i < 4; i++) {
+            const model_op *o = op(&m, sites[i]);
+            int found = 0;
+            for (size_t k = 0; k < m.nsync_sites; k++)
+                if (m.sync_sites[k].op != MODEL_NONE && &m.ops[m.sync_sites[k].op] == o) {
+                    cr_expect_eq(m.sync_sites[k].count, 1, "%s", sites[i]);
+                    found = 1;
+                }
+            cr_expect(found, "variant %u: no sync in %s", variants[v], sites[i]);
+        }
+        profile_model_free(&m);
     }
-    profile_model_free(&m);
 }
 
 Test(import_nsys, threads_with_activity_by_their_names)
@@ -338,7 +342,7 @@ Test(import_nsys, optional_tables_absent)
     cr_expect_eq(c.copies, NSYS_FX_COPIES);
     cr_expect_eq(c.memsets, 0);
     cr_expect_eq(c.regions, 0);
-    cr_expect_eq(c.syncs, 2, "the synchronous copies only");
+    cr_expect_eq(c.syncs, NSYS_FX_SYNCS, "the copies, and the sync calls without records");
     cr_expect_eq(c.api_calls, NSYS_FX_API_CALLS);
     cr_expect_eq(m.ngpus, 2);
     cr_expect_eq(gpu(&m, 0)->busy_ns, NSYS_FX_BUSY0_NS - 300000, "without the memset");
@@ -346,6 +350,9 @@ Test(import_nsys, optional_tables_absent)
     cJSON *meta = metadata(&m);
     cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(meta, "devices")), 0);
     cr_expect_eq(cJSON_GetObjectItem(meta, "pid")->valuedouble, NSYS_FX_PID, "from globalTid");
+    const cJSON *facts = cJSON_GetObjectItem(cJSON_GetObjectItem(meta, "import"), "facts");
+    cr_expect_eq(cJSON_GetObjectItem(facts, "syncs_from_calls")->valuedouble,
+                 NSYS_FX_SYNC_RECORDS);
     cJSON_Delete(meta);
     profile_model_free(&m);
 }
