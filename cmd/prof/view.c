@@ -110,14 +110,16 @@ static int parse_args(int argc, char **argv, view_args *a, int *first)
     return EXIT_OK;
 }
 
-/* The report of each profile (every operation kept) and, for two, their
- * comparison. EXIT_OK, or the status with the error reported. */
+/* The report of each profile (a page's worth of operations, the rest
+ * summed up) and, for two, their comparison. EXIT_OK, or the status with
+ * the error reported. */
 static int build_reports(char **paths, const char *const *readable, size_t n, cJSON **reports,
                          cJSON **compare)
 {
     analysis_options opts;
     analysis_options_default(&opts);
-    opts.top = 0;
+    opts.top = VIEW_PAGE_ROWS;
+    opts.others = 1;
     for (size_t i = 0; i < n; i++) {
         profile_model m;
         memset(&m, 0, sizeof m);

@@ -88,11 +88,22 @@ static void summary_device(analysis_ctx *c, cJSON *o, const model_gpu_device *d)
     jnum(c, o, "comm_exposed_share", share_of(t.exposed_ns, t.base_ns));
 }
 
+static double device_busy(const void *gpus, size_t i)
+{
+    return (double)((const model_gpu_device *)gpus)[i].busy_ns;
+}
+
 void summary_gpu(analysis_ctx *c, cJSON *s)
 {
     cJSON *g = jarr(c, s, "gpu");
+    size_t cut;
+    unsigned char *listed = report_listed(c, c->m->gpus, c->m->ngpus, device_busy, &cut);
     for (size_t i = 0; i < c->m->ngpus; i++)
-        summary_device(c, jpush_obj(c, g), &c->m->gpus[i]);
+        if (!listed || listed[i])
+            summary_device(c, jpush_obj(c, g), &c->m->gpus[i]);
+    free(listed);
+    if (cut)
+        jnum(c, s, "gpu_total", (double)c->m->ngpus);
 }
 
 /* ---- kernels ----------------------------------------------------------------------- */
@@ -137,6 +148,14 @@ void section_kernels(analysis_ctx *c, cJSON *report)
         size_t keep = c->o.top > 0 && (size_t)c->o.top < n ? (size_t)c->o.top : n;
         for (size_t i = 0; i < keep; i++)
             add_kernel(c, arr, &m->ops[order[i]]);
+        if (c->o.others && keep < n) {
+            uint64_t calls = 0, gpu = 0;
+            for (size_t i = keep; i < n; i++) {
+                calls += m->ops[order[i]].calls;
+                gpu += m->ops[order[i]].self_ns;
+            }
+            report_others(c, report, "kernels", n - keep, calls, gpu, gpu);
+        }
         free(order);
     }
     jnum(c, report, "kernels_total", (double)n);

@@ -21,6 +21,59 @@ void analysis_options_default(analysis_options *o)
     o->capacity_bytes = 0.0;
     o->top = 20;
     o->max_points = REPORT_POINTS;
+    o->max_names = REPORT_NAMES;
+    o->others = 0;
+}
+
+typedef struct weighted {
+    double w;
+    size_t i;
+} weighted;
+
+static int by_weight_desc(const void *pa, const void *pb)
+{
+    const weighted *a = pa, *b = pb;
+    if (a->w != b->w)
+        return a->w < b->w ? 1 : -1;
+    return (a->i > b->i) - (a->i < b->i);
+}
+
+unsigned char *report_listed(analysis_ctx *c, const void *items, size_t n, stats_value_fn weight,
+                             size_t *cut)
+{
+    size_t max = c->o.max_names, eligible = 0;
+    *cut = 0;
+    for (size_t i = 0; i < n; i++)
+        eligible += isnan(weight(items, i)) ? 0u : 1u;
+    if (max == 0 || eligible <= max)
+        return NULL;
+    weighted *v = xcalloc(c, eligible, sizeof *v);
+    unsigned char *listed = xcalloc(c, n, 1);
+    if (v && listed) {
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            double w = weight(items, i);
+            if (!isnan(w))
+                v[k++] = (weighted){ w, i };
+        }
+        qsort(v, eligible, sizeof *v, by_weight_desc);
+        for (size_t j = 0; j < max; j++)
+            listed[v[j].i] = 1;
+        *cut = eligible - max;
+    }
+    free(v);
+    if (!c->ok) {
+        free(listed);
+        return NULL;
+    }
+    return listed;
+}
+
+/* The peak of a memory series; NAN for a counter. */
+static double memory_peak(const void *series, size_t i)
+{
+    const model_series *s = &((const model_series *)series)[i];
+    return s->is_memory ? s->peak : NAN;
 }
 
 /* The kept points of a series of n (stats_decimate): returns their count
@@ -149,9 +202,11 @@ static void section_summary(analysis_ctx *c, cJSON *report)
     jnum(c, s, "threads", (double)m->nthreads);
     jbool(c, s, "has_gpu", m->has_gpu);
     cJSON *mem = jarr(c, s, "memory");
+    size_t cut;
+    unsigned char *listed = report_listed(c, m->series, m->nseries, memory_peak, &cut);
     for (size_t i = 0; i < m->nseries; i++) {
         const model_series *ser = &m->series[i];
-        if (!ser->is_memory)
+        if (!ser->is_memory || (listed && !listed[i]))
             continue;
         cJSON *o = jpush_obj(c, mem);
         jstr(c, o, "series", ser->name);
@@ -159,6 +214,9 @@ static void section_summary(analysis_ctx *c, cJSON *report)
         jnum(c, o, "final_bytes", ser->final);
         jnum(c, o, "peak_t_ns", (double)ser->peak_t_ns);
     }
+    free(listed);
+    if (cut)
+        jnum(c, s, "memory_total", (double)(cut + c->o.max_names));
     summary_time(c, s);
 }
 
@@ -206,9 +264,29 @@ static void section_operations(analysis_ctx *c, cJSON *report)
         size_t keep = c->o.top > 0 && (size_t)c->o.top < m->nops ? (size_t)c->o.top : m->nops;
         for (size_t i = 0; i < keep; i++)
             add_operation(c, arr, &m->ops[order[i]]);
+        if (c->o.others && keep < m->nops) {
+            uint64_t calls = 0, self = 0, incl = 0;
+            for (size_t i = keep; i < m->nops; i++) {
+                calls += m->ops[order[i]].calls;
+                self += m->ops[order[i]].self_ns;
+                incl += m->ops[order[i]].incl_ns;
+            }
+            report_others(c, report, "operations", m->nops - keep, calls, self, incl);
+        }
         free(order);
     }
     jnum(c, report, "operations_total", (double)m->nops);
+}
+
+void report_others(analysis_ctx *c, cJSON *report, const char *key, size_t count,
+                   uint64_t calls, uint64_t self_ns, uint64_t incl_ns)
+{
+    cJSON *others = cJSON_GetObjectItemCaseSensitive(report, "others");
+    cJSON *o = jobj(c, others ? others : jobj(c, report, "others"), key);
+    jnum(c, o, "count", (double)count);
+    jnum(c, o, "calls", (double)calls);
+    jnum(c, o, "self_ns", (double)self_ns);
+    jnum(c, o, "incl_ns", (double)incl_ns);
 }
 
 static double step_dur(const void *steps, size_t i)
@@ -317,9 +395,14 @@ static void memory_point_list(analysis_ctx *c, cJSON *o, const leak_series *l)
 
 static void section_memory(analysis_ctx *c, cJSON *report)
 {
+    const profile_model *m = c->m;
     cJSON *arr = jarr(c, report, "memory");
+    size_t cut;
+    unsigned char *listed = report_listed(c, m->series, m->nseries, memory_peak, &cut);
     for (size_t i = 0; i < c->nleaks; i++) {
         const leak_series *l = &c->leaks[i];
+        if (listed && !listed[l->s - m->series])
+            continue;
         cJSON *o = jpush_obj(c, arr);
         jstr(c, o, "series", l->s->name);
         jstr(c, o, "unit", "bytes");
@@ -334,6 +417,9 @@ static void section_memory(analysis_ctx *c, cJSON *report)
         jnum(c, o, "projected_oom_step", l->has_projection ? l->oom_step : NAN);
         jnum(c, o, "projected_oom_t_ns", l->has_projection ? l->oom_t_ns : NAN);
     }
+    free(listed);
+    if (cut)
+        jnum(c, report, "memory_total", (double)(cut + c->o.max_names));
 }
 
 static void add_note(analysis_ctx *c, cJSON *notes, const char *text)
@@ -370,6 +456,54 @@ static void import_notes(analysis_ctx *c, cJSON *notes)
     cJSON_Delete(meta);
 }
 
+/* What the limit on names (REPORT_NAMES) and the dashboard's cut of the
+ * operations left out, said where every view shows it. */
+static void cut_notes(analysis_ctx *c, cJSON *report, cJSON *notes)
+{
+    static const struct { const char *total, *what, *kept_by; } lists[] = {
+        { "memory_total", "memory series", "highest peak" },
+        { "counters_total", "counters", "most samples" },
+    };
+    char buf[400];
+    size_t max = c->o.max_names;
+    for (size_t i = 0; max > 0 && i < sizeof lists / sizeof lists[0]; i++) {
+        double total = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(report, lists[i].total));
+        if (total > (double)max)
+            add_note(c, notes, fmt_text(buf, sizeof buf, "%.0f %s: this report lists the %zu "
+                     "with the %s (the limit of its per-name lists)", total, lists[i].what, max,
+                     lists[i].kept_by));
+    }
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(report, "summary");
+    double gpus = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(s, "gpu_total"));
+    if (max > 0 && gpus > (double)max)
+        add_note(c, notes, fmt_text(buf, sizeof buf, "%.0f GPUs: this report lists the %zu "
+                 "busiest (the limit of its per-name lists)", gpus, max));
+    const cJSON *roots = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(report, "call_tree"), "children");
+    const cJSON *last = roots ? cJSON_GetArrayItem(roots, cJSON_GetArraySize(roots) - 1) : NULL;
+    const char *last_name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(last, "name"));
+    if (last_name && strcmp(last_name, "(other threads)") == 0)
+        add_note(c, notes, fmt_text(buf, sizeof buf, "%.0f more threads: the call tree shows "
+                 "the %zu busiest, the others as one \"(other threads)\" root",
+                 cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(last, "folded")), max));
+    const cJSON *others = cJSON_GetObjectItemCaseSensitive(report, "others");
+    const cJSON *ops = cJSON_GetObjectItemCaseSensitive(others, "operations");
+    const cJSON *ks = cJSON_GetObjectItemCaseSensitive(others, "kernels");
+    if (ops)
+        add_note(c, notes, fmt_text(buf, sizeof buf, "%.0f more operations are not listed "
+                 "here, with %.0f calls and %.0f ns of self time in all ('prof analyze --top 0 "
+                 "--format json' lists every one)",
+                 cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ops, "count")),
+                 cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ops, "calls")),
+                 cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ops, "self_ns"))));
+    if (ks)
+        add_note(c, notes, fmt_text(buf, sizeof buf, "%.0f more kernels are not listed "
+                 "here, with %.0f launches and %.0f ns of GPU time in all",
+                 cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ks, "count")),
+                 cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ks, "calls")),
+                 cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ks, "self_ns"))));
+}
+
 static void section_notes(analysis_ctx *c, cJSON *report)
 {
     const profile_model *m = c->m;
@@ -403,6 +537,7 @@ static void section_notes(analysis_ctx *c, cJSON *report)
                  "instruments PyTorch's top-level modules, optimizer steps and DataLoader; "
                  "for other code, add prof_region_begin/end or prof.region");
     import_notes(c, notes);
+    cut_notes(c, report, notes);
     if (c->nmodels > 1)
         add_note(c, notes, fmt_text(buf, sizeof buf, "%zu ranks: every section but ranks "
                  "describes rank %d (%s)", c->nmodels, m->rank, m->path ? m->path : ""));

@@ -23,7 +23,20 @@ typedef struct analysis_options {
     int top;                    /* rows of "operations" kept, default 20; 0 = all */
     size_t max_points;          /* points kept of the step, memory and counter
                                    series, default REPORT_POINTS; 0 = all     */
+    size_t max_names;           /* entries kept of the other per-name lists
+                                   (memory series, counters, GPU devices,
+                                   threads of the call tree), largest first,
+                                   default REPORT_NAMES; 0 = all              */
+    int others;                 /* 1: operations and kernels cut by top are
+                                   summed up in the report's "others" object
+                                   (the dashboard's reports); default 0      */
 } analysis_options;
+
+/* A page's worth of names: a profile of a million distinct names (a
+ * hostile one, or a program that names regions by their data) would
+ * otherwise make a report, and the dashboard that embeds it, of gigabytes.
+ * Lists longer than this keep their largest entries, and say so. */
+#define REPORT_NAMES 1000
 
 /* A chart's worth: series longer than this keep their first and last
  * point and the lowest and highest of each run of consecutive points

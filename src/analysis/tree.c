@@ -1,8 +1,10 @@
 /* tree.c - the call-tree and counter sections of the report. The tree has
  * one root per thread; nodes under 0.1% of profiled time are folded into
  * one "(other)" child of their parent so that the report stays readable and
- * small whatever the depth of the program. Counters keep the points that
- * report_points keeps of them. */
+ * small whatever the depth of the program, and threads past the report's
+ * limit on names into one "(other threads)" root. Counters keep the points
+ * that report_points keeps of them, the report's limit of the counters. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "analysis/analysis.h"
@@ -81,35 +83,65 @@ static void add_node(tree_walk *w, cJSON *arr, uint32_t n)
     add_children(w, o, n);
 }
 
+/* A thread's busy time; NAN for a thread without regions. */
+static double thread_busy(const void *model, size_t i)
+{
+    const profile_model *m = model;
+    return m->threads[i].root < m->nnodes ? (double)m->threads[i].busy_ns : NAN;
+}
+
+/* The threads past the limit on names, as one root. */
+static void add_other_threads(analysis_ctx *c, cJSON *threads, size_t folded, uint64_t calls,
+                              uint64_t incl)
+{
+    cJSON *o = jpush_obj(c, threads);
+    jstr(c, o, "name", "(other threads)");
+    jnum(c, o, "calls", (double)calls);
+    jnum(c, o, "incl_ns", (double)incl);
+    jnum(c, o, "self_ns", 0);
+    jnum(c, o, "folded", (double)folded);
+    jarr(c, o, "children");
+}
+
 void section_call_tree(analysis_ctx *c, cJSON *report)
 {
     const profile_model *m = c->m;
     cJSON *root = jobj(c, report, "call_tree");
     jstr(c, root, "name", "<root>");
-    uint64_t calls = 0, incl = 0;
+    uint64_t calls = 0, incl = 0, o_calls = 0, o_incl = 0;
     cJSON *threads = cJSON_CreateArray();
     tree_walk w = { c, 0.001 * (double)m->profiled_ns, 0 };
+    size_t cut;
+    unsigned char *listed = report_listed(c, m, m->nthreads, thread_busy, &cut);
     for (size_t i = 0; i < m->nthreads; i++) {
         const model_thread *t = &m->threads[i];
         if (t->root >= m->nnodes)
             continue;
         const model_node *r = &m->nodes[t->root];
+        uint64_t t_calls = 0;
+        for (uint32_t k = r->first_child; k != MODEL_NONE; k = m->nodes[k].next_sibling)
+            t_calls += m->nodes[k].calls;
+        calls += t_calls;
+        incl += t->busy_ns;
+        if (listed && !listed[i]) {
+            o_calls += t_calls;
+            o_incl += t->busy_ns;
+            continue;
+        }
         char name[48];
         cJSON *o = jpush_obj(c, threads);
         w.thread = t->index;
         jstr(c, o, "name", t->name ? t->name : fmt_text(name, sizeof name, "thread %u",
                                                          t->index));
         jnum(c, o, "thread", t->index);
-        uint64_t t_calls = 0;
-        for (uint32_t k = r->first_child; k != MODEL_NONE; k = m->nodes[k].next_sibling)
-            t_calls += m->nodes[k].calls;
         jnum(c, o, "calls", (double)t_calls);
         jnum(c, o, "incl_ns", (double)t->busy_ns);
         jnum(c, o, "self_ns", 0);
         add_children(&w, o, t->root);
-        calls += t_calls;
-        incl += t->busy_ns;
     }
+    free(listed);
+    if (cut)
+        add_other_threads(c, threads, cut, o_calls, o_incl);
     jnum(c, root, "calls", (double)calls);
     jnum(c, root, "incl_ns", (double)incl);
     jnum(c, root, "self_ns", 0);
@@ -124,13 +156,22 @@ static double sample_value(const void *series, size_t i)
     return ((const model_series *)series)->samples[i].value;
 }
 
+/* A counter's number of samples; NAN for a memory series. */
+static double counter_samples(const void *series, size_t i)
+{
+    const model_series *s = &((const model_series *)series)[i];
+    return s->is_memory || s->nsamples == 0 ? NAN : (double)s->nsamples;
+}
+
 void section_counters(analysis_ctx *c, cJSON *report)
 {
     const profile_model *m = c->m;
     cJSON *arr = jarr(c, report, "counters");
+    size_t cut;
+    unsigned char *listed = report_listed(c, m->series, m->nseries, counter_samples, &cut);
     for (size_t i = 0; i < m->nseries; i++) {
         const model_series *s = &m->series[i];
-        if (s->is_memory || s->nsamples == 0)
+        if (s->is_memory || s->nsamples == 0 || (listed && !listed[i]))
             continue;
         cJSON *o = jpush_obj(c, arr);
         jstr(c, o, "name", s->name);
@@ -153,4 +194,7 @@ void section_counters(analysis_ctx *c, cJSON *report)
         jnum(c, o, "max", hi);
         jnum(c, o, "final", s->samples[s->nsamples - 1].value);
     }
+    free(listed);
+    if (cut)
+        jnum(c, report, "counters_total", (double)(cut + c->o.max_names));
 }

@@ -11,6 +11,11 @@
 
 #include "prof_reader.h"
 
+/* Operations and kernels the dashboard lists (prof view): the rest of a
+ * profile with more distinct names is summed up in one "others" row, so
+ * the page stays a page (a million names made a 300 MB one). */
+#define VIEW_PAGE_ROWS 1000
+
 /* Writes the page with its stylesheet, script and the report inlined: opens
  * in a browser with no server and no network. compare: a compare_build
  * report, or NULL. PROF_ERR_IO when a write fails, PROF_ERR_NOMEM. */
