@@ -23,7 +23,13 @@
 #include "import/import.h"
 #include "import/sink.h"
 
-#define KIN_CHUNK (256u * 1024u)   /* bytes inflated and parsed at a time            */
+/* Text is inflated and parsed KIN_CHUNK bytes at a time, through a gzip
+ * input buffer of KIN_GZ_BUFFER. A read at least twice that buffer makes
+ * zlib inflate straight into ours, and zlib drops what one read inflated
+ * when it meets corrupt data: so a corrupt gzip loses at most KIN_CHUNK of
+ * text before the damage. Larger chunks are no faster. */
+#define KIN_CHUNK (32u * 1024u)
+#define KIN_GZ_BUFFER (16u * 1024u)
 #define KIN_NAME_MAX PF_STRING_MAX  /* the format's string limit: longer names are cut */
 #define KIN_SHORT 256u             /* category, thread and process names, kinds      */
 #define KIN_ID_MAX 128u            /* a pid or tid written as a string               */
@@ -1217,6 +1223,9 @@ static kin_end feed(kin_parser *p, kin_stream *st, size_t len)
 static kin_end gzip_damage(kin_parser *p, kin_stream *st, const char *why)
 {
     char what[200];
+    const char *sep = strstr(why, ">: "); /* zlib's "<fd:3>: " before the reason */
+    if (strncmp(why, "<fd:", 4) == 0 && sep)
+        why = sep + 3;
     snprintf(what, sizeof what, "gzip data damaged after byte %llu: %s",
              (unsigned long long)st->fed, why);
     return damage(p, what);
@@ -1342,7 +1351,7 @@ prof_err kineto_read(const char *path, import_sink *s, const import_options *o, 
         goto out;
     }
     yajl_alloc_funcs afs = { kin_malloc, kin_realloc, kin_free, p };
-    if (!p || !st.buf || gzbuffer(st.gz, KIN_CHUNK) != 0 ||
+    if (!p || !st.buf || gzbuffer(st.gz, KIN_GZ_BUFFER) != 0 ||
         !(st.h = yajl_alloc(&callbacks, &afs, p))) {
         rc = set_err(err, PROF_ERR_NOMEM, "%s", "out of memory");
         goto out;

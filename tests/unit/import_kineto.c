@@ -1,0 +1,992 @@
+/* import_kineto.c - torch.profiler (Kineto) traces imported through
+ * import_trace() and read back through the real reader and model: one
+ * fixture per schema era of testdata/kineto/ (exact counts, names, region
+ * depths and kinds, steps, memory series, GPU busy time, syncs on the
+ * thread that waited, devices, rank and world size, the wall clock),
+ * python_function kept on request, gzip read as plain, categories prof
+ * does not know, files cut at every point, what is not a trace, the
+ * limits on names, nesting and tokens, exact times, and, when
+ * ../shared/traces/ is there, the real traces against figures computed
+ * from the same JSON by cJSON. Run from the repository root. */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <zlib.h>
+
+#include "fixtures.h"
+#include "import/import.h"
+#include "model/profile.h"
+#include "prof.h"
+
+#define US 1000ull
+#define KDIR "testdata/kineto/"
+#define REAL_ALEXNET "../shared/traces/hta_alexnet_a100_sync.json.gz"
+#define REAL_NCCL "../shared/traces/hta_nccl_data_a100_rank0of2.json.gz"
+
+static void teardown(void)
+{
+    fx_remove_all();
+}
+
+TestSuite(import_kineto, .fini = teardown);
+
+/* ---- helpers ------------------------------------------------------------------------- */
+
+static prof_err import_opts(const char *trace, const char *out, int python_stacks,
+                            import_counts *counts, prof_error *err)
+{
+    int fd = open(out, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    cr_assert(fd >= 0);
+    import_options o = { .python_stacks = python_stacks };
+    memset(counts, 0, sizeof *counts);
+    *err = (prof_error){ PROF_OK, "" };
+    return import_trace(trace, fd, &o, counts, err);
+}
+
+/* Imports a trace into NAME.prof of the test directory and loads it. */
+static const char *import_load(const char *trace, int python_stacks, import_counts *c,
+                               profile_model *m)
+{
+    static char out[256];
+    const char *base = strrchr(trace, '/');
+    snprintf(out, sizeof out, "%s.prof", fx_path(base ? base + 1 : trace));
+    prof_error err;
+    cr_assert_eq(import_opts(trace, out, python_stacks, c, &err), PROF_OK, "%s: %s", trace,
+                 err.message);
+    cr_assert_eq(profile_model_load(out, m, NULL, NULL, &err), PROF_OK, "%s", err.message);
+    return out;
+}
+
+static const model_op *op(const profile_model *m, const char *name)
+{
+    const model_op *o = model_find_op(m, name);
+    cr_assert_not_null(o, "no operation '%s'", name);
+    return o;
+}
+
+static const model_gpu_device *gpu(const profile_model *m, uint32_t device)
+{
+    for (size_t i = 0; i < m->ngpus; i++)
+        if (m->gpus[i].device == device)
+            return &m->gpus[i];
+    cr_assert_fail("no GPU %u", device);
+    return NULL;
+}
+
+static const model_thread *thread_named(const profile_model *m, const char *name)
+{
+    for (size_t i = 0; i < m->nthreads; i++)
+        if (m->threads[i].name && strcmp(m->threads[i].name, name) == 0)
+            return &m->threads[i];
+    return NULL;
+}
+
+/* The samples of a series, which must be there. */
+static void expect_series(const profile_model *m, const char *name, const double *want, size_t n)
+{
+    const model_series *s = model_find_series(m, name);
+    cr_assert_not_null(s, "no series %s", name);
+    cr_assert_eq(s->nsamples, n, "%s: %zu samples", name, s->nsamples);
+    for (size_t i = 0; i < n; i++)
+        cr_expect_eq(s->samples[i].value, want[i], "%s[%zu] = %.0f", name, i, s->samples[i].value);
+}
+
+static void expect_steps(const profile_model *m, uint64_t first, size_t n, uint64_t dur_ns)
+{
+    cr_assert_eq(m->nsteps, n);
+    for (size_t i = 0; i < n; i++) {
+        cr_expect_eq(m->steps[i].number, first + i);
+        cr_expect_eq(m->steps[i].dur_ns, dur_ns, "step %llu", (unsigned long long)first + i);
+    }
+}
+
+typedef struct want_counts {
+    uint64_t regions, steps, kernels, copies, memsets, syncs, api_calls, memory_samples, marks,
+        unknown, skipped;
+} want_counts;
+
+static void expect_counts(const import_counts *c, want_counts w)
+{
+    cr_expect_eq(c->regions, w.regions, "regions %llu", (unsigned long long)c->regions);
+    cr_expect_eq(c->steps, w.steps, "steps %llu", (unsigned long long)c->steps);
+    cr_expect_eq(c->kernels, w.kernels, "kernels %llu", (unsigned long long)c->kernels);
+    cr_expect_eq(c->copies, w.copies, "copies %llu", (unsigned long long)c->copies);
+    cr_expect_eq(c->memsets, w.memsets, "memsets %llu", (unsigned long long)c->memsets);
+    cr_expect_eq(c->syncs, w.syncs, "syncs %llu", (unsigned long long)c->syncs);
+    cr_expect_eq(c->api_calls, w.api_calls, "API calls %llu", (unsigned long long)c->api_calls);
+    cr_expect_eq(c->memory_samples, w.memory_samples, "memory samples %llu",
+                 (unsigned long long)c->memory_samples);
+    cr_expect_eq(c->marks, w.marks, "marks %llu", (unsigned long long)c->marks);
+    cr_expect_eq(c->unknown, w.unknown, "unknown %llu", (unsigned long long)c->unknown);
+    cr_expect_eq(c->skipped, w.skipped, "skipped %llu", (unsigned long long)c->skipped);
+    cr_expect_eq(c->unplaced, 0);
+    cr_expect_eq(c->clamped, 0);
+}
+
+static cJSON *metadata(const profile_model *m)
+{
+    cJSON *meta = cJSON_Parse(m->metadata);
+    cr_assert_not_null(meta);
+    return meta;
+}
+
+static const cJSON *import_obj(const cJSON *meta, const char *key)
+{
+    return cJSON_GetObjectItem(cJSON_GetObjectItem(meta, "import"), key);
+}
+
+/* An integer of the metadata read from its text: cJSON's doubles cannot
+ * hold a wall-clock time in ns exactly. */
+static uint64_t meta_u64(const profile_model *m, const char *key)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    const char *p = strstr(m->metadata, pat);
+    cr_assert_not_null(p, "no %s in the metadata", key);
+    return strtoull(p + strlen(pat), NULL, 10);
+}
+
+static void expect_device(const cJSON *devices, int i, uint32_t index, const char *name,
+                          uint64_t bytes)
+{
+    const cJSON *d = cJSON_GetArrayItem(devices, i);
+    cr_assert_not_null(d);
+    cr_expect_eq(cJSON_GetObjectItem(d, "index")->valuedouble, index);
+    cr_expect_str_eq(cJSON_GetObjectItem(d, "name")->valuestring, name);
+    cr_expect_eq((uint64_t)cJSON_GetObjectItem(d, "memory_bytes")->valuedouble, bytes);
+}
+
+/* What the reader hands out for one profile: regions' depths by name, and
+ * per type the events and those on the thread named main. */
+typedef struct read_back {
+    uint64_t by_type[PROF_EV_ATTR + 1], on_main[PROF_EV_ATTR + 1];
+    uint64_t sync_kinds[6], copy_kinds[6];
+    uint64_t streams[64];
+} read_back;
+
+static void read_profile(const char *path, const char *main, read_back *rb,
+                         const char *const *depth_names, const uint32_t *depths, size_t ndepths)
+{
+    memset(rb, 0, sizeof *rb);
+    prof_reader *r;
+    prof_error err;
+    cr_assert_eq(prof_reader_open(path, &r, &err), PROF_OK, "%s", err.message);
+    prof_event ev;
+    size_t seen = 0;
+    while (prof_reader_next(r, &ev) > 0) {
+        const char *t = ev.thread == PROF_THREAD_GPU ? "" : prof_reader_thread_name(r, ev.thread);
+        rb->by_type[ev.type]++;
+        rb->on_main[ev.type] += t && strcmp(t, main) == 0;
+        if (ev.type == PROF_EV_SYNC && ev.subkind < 6)
+            rb->sync_kinds[ev.subkind]++;
+        if (ev.type == PROF_EV_GPU_MEMCPY && ev.subkind < 6)
+            rb->copy_kinds[ev.subkind]++;
+        if ((ev.type == PROF_EV_GPU_KERNEL || ev.type == PROF_EV_GPU_MEMCPY) && ev.stream < 64)
+            rb->streams[ev.stream]++;
+        if (ev.type == PROF_EV_REGION)
+            for (size_t i = 0; i < ndepths; i++)
+                if (strcmp(ev.name, depth_names[i]) == 0) {
+                    cr_expect_eq(ev.depth, depths[i], "%s depth %u", ev.name, ev.depth);
+                    seen++;
+                }
+    }
+    prof_reader_close(r);
+    cr_expect_geq(seen, ndepths, "regions whose depth was checked: %zu", seen);
+}
+
+/* ---- 2021 ---------------------------------------------------------------------------- */
+
+#define DATALOADER "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+#define ADD_KERNEL                                                                       \
+    "void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>, "  \
+    "at::detail::Array<char*, 3> >(int, at::native::AddFunctor<float>, "                 \
+    "at::detail::Array<char*, 3>)"
+
+Test(import_kineto, era_2021)
+{
+    import_counts c;
+    profile_model m;
+    const char *out = import_load(KDIR "2021.json", 0, &c, &m);
+    expect_counts(&c, (want_counts){ .regions = 20, .steps = 2, .kernels = 4, .copies = 4,
+                                     .syncs = 2, .api_calls = 10, .memory_samples = 8,
+                                     .marks = 2 });
+    cr_expect_eq(c.damaged, 0);
+    expect_steps(&m, 1, 2, 9800 * US);
+    /* only Bytes in 2021: a running sum per device, from 0 */
+    expect_series(&m, "gpu0.allocated", (double[]){ 3211264, 0, 3211264, 0 }, 4);
+    expect_series(&m, "host.allocated", (double[]){ 4, 0, 4, 0 }, 4);
+    cr_expect_null(model_find_series(&m, "gpu0.reserved"));
+    /* GPU rows are "stream 7" strings; busy: HtoD 40 + sgemm 1000 + DtoH 5 + add 50 us */
+    cr_assert_eq(m.ngpus, 1);
+    cr_expect_eq(gpu(&m, 0)->busy_ns, 2 * 1095 * US);
+    cr_expect_eq(gpu(&m, 0)->kernels, 4);
+    cr_expect_eq(op(&m, "volta_sgemm_128x64_tn")->calls, 2);
+    cr_expect_eq(op(&m, ADD_KERNEL)->kind, MODEL_KIND_GPU);
+    /* CPU tids are strings of digits: one thread, named */
+    cr_expect_eq(m.nthreads, 1);
+    cr_expect_not_null(thread_named(&m, "thread 13721 (python)"));
+    cJSON *meta = metadata(&m);
+    expect_device(cJSON_GetObjectItem(meta, "devices"), 0, 0, "Tesla V100-SXM2-16GB",
+                  16945512448ull);
+    cr_expect_eq(m.rank, 0);
+    cr_expect_eq(m.world_size, 1);
+    cr_expect_str_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(meta, "argv"), 0)->valuestring,
+                     "python");
+    cr_expect_eq(cJSON_GetObjectItem(meta, "pid")->valuedouble, 13721);
+    /* no baseTimeNanoseconds: ts is epoch microseconds */
+    cr_expect_eq(meta_u64(&m, "start_epoch_ns") + m.steps[0].start_ns,
+                 1621401187220000ull * US);
+    cr_expect_eq(cJSON_GetObjectItem(import_obj(meta, "facts"), "syncs_from_calls")->valuedouble,
+                 2);
+    cJSON_Delete(meta);
+    profile_model_free(&m);
+
+    static const char *const names[] = { DATALOADER, "aten::to", "aten::_to_copy", "aten::copy_",
+                                         "aten::linear", "aten::addmm", "aten::item",
+                                         "aten::_local_scalar_dense", "Optimizer.step#SGD.step",
+                                         "aten::add_" };
+    static const uint32_t depths[] = { 0, 0, 1, 2, 0, 1, 0, 1, 0, 1 };
+    read_back rb;
+    read_profile(out, "thread 13721 (python)", &rb, names, depths, 10);
+    cr_expect_eq(rb.by_type[PROF_EV_REGION], 20);
+    cr_expect_eq(rb.on_main[PROF_EV_SYNC], 2, "the synchronize calls, on their thread");
+    cr_expect_eq(rb.sync_kinds[PROF_SYNC_STREAM], 2);
+    cr_expect_eq(rb.on_main[PROF_EV_API], 10);
+    cr_expect_eq(rb.on_main[PROF_EV_MARK], 2, "Kineto's own instants on the main thread");
+    cr_expect_eq(rb.copy_kinds[PROF_COPY_HTOD], 2);
+    cr_expect_eq(rb.copy_kinds[PROF_COPY_DTOH], 2);
+    cr_expect_eq(rb.streams[7], 8, "stream from \"stream 7\" and args.stream");
+}
+
+/* ---- 2022 ---------------------------------------------------------------------------- */
+
+Test(import_kineto, era_2022)
+{
+    import_counts c;
+    profile_model m;
+    import_load(KDIR "2022.json", 0, &c, &m);
+    expect_counts(&c, (want_counts){ .regions = 24, .steps = 2, .kernels = 4, .copies = 4,
+                                     .memsets = 2, .syncs = 2, .api_calls = 12,
+                                     .memory_samples = 8, .marks = 2 });
+    expect_steps(&m, 5, 2, 9800 * US);
+    expect_series(&m, "gpu0.allocated", (double[]){ 47251456, 44040192, 47251456, 44040192 }, 4);
+    expect_series(&m, "gpu0.reserved", (double[]){ 62914560, 62914560, 62914560, 62914560 }, 4);
+    cr_expect_eq(model_find_series(&m, "gpu0.allocated")->peak, 47251456);
+    cr_expect_eq(gpu(&m, 0)->busy_ns, 2 * 1100 * US, "the memsets too");
+    cr_expect_eq(gpu(&m, 0)->memset_count, 2);
+    cr_expect_eq(op(&m, "Optimizer.zero_grad#SGD.zero_grad")->calls, 2);
+    cr_expect_eq(op(&m, "aten::zero_")->calls, 2);
+    cr_expect_not_null(thread_named(&m, "thread 48213 (python3.8)"));
+    cr_expect_eq(m.nthreads, 1, "the GPU row's name makes no thread");
+    cJSON *meta = metadata(&m);
+    expect_device(cJSON_GetObjectItem(meta, "devices"), 0, 0, "NVIDIA A100-SXM4-40GB",
+                  42314694656ull);
+    cJSON_Delete(meta);
+    profile_model_free(&m);
+}
+
+/* ---- 2023 ---------------------------------------------------------------------------- */
+
+Test(import_kineto, era_2023)
+{
+    import_counts c;
+    profile_model m;
+    const char *out = import_load(KDIR "2023.json", 0, &c, &m);
+    expect_counts(&c, (want_counts){ .regions = 26, .steps = 2, .kernels = 6, .copies = 4,
+                                     .syncs = 3, .api_calls = 13, .memory_samples = 8,
+                                     .marks = 2 });
+    expect_steps(&m, 2, 2, 9800 * US);
+    /* rank 1 of 4 runs on device 1 */
+    cr_expect_eq(m.rank, 1);
+    cr_expect_eq(m.world_size, 4);
+    cr_assert_eq(m.ngpus, 1);
+    cr_expect_eq(gpu(&m, 1)->busy_ns, 2 * 2095 * US);
+    cr_expect_eq(gpu(&m, 1)->kernels, 6);
+    expect_series(&m, "gpu1.allocated", (double[]){ 47251456, 44040192, 47251456, 44040192 }, 4);
+    cr_expect_null(model_find_series(&m, "gpu0.allocated"));
+    cr_expect_eq(m.nthreads, 2);
+    cr_expect_not_null(thread_named(&m, "thread 2869224 (python3.10)"));
+    cr_expect_not_null(thread_named(&m, "thread 2869391 (pt_autograd_1)"));
+    cJSON *meta = metadata(&m);
+    const cJSON *devices = cJSON_GetObjectItem(meta, "devices");
+    cr_assert_eq(cJSON_GetArraySize(devices), 4);
+    for (int i = 0; i < 4; i++)
+        expect_device(devices, i, (uint32_t)i, "NVIDIA A100-SXM4-80GB", 85051572224ull);
+    cr_expect_null(cJSON_GetObjectItem(import_obj(meta, "facts"), "syncs_from_calls"));
+    cJSON_Delete(meta);
+    profile_model_free(&m);
+
+    static const char *const names[] = { "autograd::engine::evaluate_function: AddmmBackward0",
+                                         "AddmmBackward0", "aten::mm", "aten::linear",
+                                         "aten::addmm" };
+    static const uint32_t depths[] = { 0, 1, 2, 0, 1 };
+    read_back rb;
+    read_profile(out, "thread 2869224 (python3.10)", &rb, names, depths, 5);
+    cr_expect_eq(rb.by_type[PROF_EV_SYNC], 3);
+    cr_expect_eq(rb.on_main[PROF_EV_SYNC], 3, "found through their calls' correlation");
+    cr_expect_eq(rb.sync_kinds[PROF_SYNC_STREAM], 2);
+    cr_expect_eq(rb.sync_kinds[PROF_SYNC_DEVICE], 1);
+    cr_expect_eq(rb.on_main[PROF_EV_API], 11, "two calls on the autograd thread");
+    cr_expect_eq(rb.on_main[PROF_EV_MARK], 2);
+}
+
+/* ---- 2024 ---------------------------------------------------------------------------- */
+
+#define NCCL_KERNEL "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"
+
+Test(import_kineto, era_2024)
+{
+    import_counts c;
+    profile_model m;
+    const char *out = import_load(KDIR "2024.json", 0, &c, &m);
+    expect_counts(&c, (want_counts){ .regions = 29, .steps = 2, .kernels = 9, .copies = 4,
+                                     .syncs = 2, .api_calls = 15, .memory_samples = 8,
+                                     .marks = 2, .skipped = 4 });
+    expect_steps(&m, 4, 2, 9800 * US);
+    cr_expect_eq(m.rank, 0);
+    cr_expect_eq(m.world_size, 2);
+    /* float ts relative to baseTimeNanoseconds, which comes after the events */
+    cr_expect_eq(meta_u64(&m, "start_epoch_ns") + m.steps[0].start_ns,
+                 1711964646000000000ull + 4458676522690655ull);
+    /* collectives: regions of kind COMM, the NCCL kernel on its own stream */
+    cr_expect_eq(op(&m, "nccl:all_reduce")->kind, PROF_KIND_COMM);
+    cr_expect_eq(op(&m, "record_param_comms")->kind, PROF_KIND_COMM);
+    cr_expect_eq(op(&m, NCCL_KERNEL)->calls, 2);
+    cr_expect_eq(op(&m, NCCL_KERNEL)->kind, MODEL_KIND_GPU);
+    cr_expect_eq(op(&m, "triton_poi_fused_relu_0")->calls, 1, "launched by cuLaunchKernel");
+    cr_expect_eq(gpu(&m, 0)->busy_ns, 6210 * US);
+    cr_expect_null(model_find_op(&m, "train.py(42): train_step"));
+    cJSON *meta = metadata(&m);
+    const cJSON *skipped = import_obj(meta, "skipped_categories");
+    cr_expect_eq(cJSON_GetObjectItem(skipped, "python_function")->valuedouble, 2);
+    cr_expect_eq(cJSON_GetObjectItem(skipped, "gpu_user_annotation")->valuedouble, 2);
+    cr_expect_eq(cJSON_GetObjectItem(import_obj(meta, "facts"), "syncs_from_calls")->valuedouble,
+                 2, "no cuda_sync in this trace: the synchronize calls are the syncs");
+    const cJSON *devices = cJSON_GetObjectItem(meta, "devices");
+    cr_assert_eq(cJSON_GetArraySize(devices), 2);
+    expect_device(devices, 1, 1, "NVIDIA H100 80GB HBM3", 84929347584ull);
+    cJSON_Delete(meta);
+    profile_model_free(&m);
+
+    static const char *const names[] = { "DistributedDataParallel.forward", "aten::linear",
+                                         "aten::addmm", "nccl:all_reduce", "record_param_comms",
+                                         "CompiledFunction" };
+    static const uint32_t depths[] = { 0, 1, 2, 0, 1, 0 };
+    read_back rb;
+    read_profile(out, "thread 2910249 (pt_main_thread)", &rb, names, depths, 6);
+    cr_expect_eq(rb.streams[40], 2, "the NCCL kernels");
+    cr_expect_eq(rb.on_main[PROF_EV_SYNC], 2);
+    cr_expect_eq(rb.sync_kinds[PROF_SYNC_STREAM], 2);
+}
+
+Test(import_kineto, python_stacks_on_request)
+{
+    import_counts c;
+    profile_model m;
+    import_load(KDIR "2024.json", 1, &c, &m);
+    cr_expect_eq(c.regions, 31);
+    cr_expect_eq(c.skipped, 2, "the GPU annotations only");
+    cr_expect_eq(op(&m, "train.py(42): train_step")->calls, 1);
+    cr_expect_eq(op(&m, "torch/nn/modules/module.py(1527): _call_impl")->calls, 1);
+    profile_model_free(&m);
+}
+
+/* A hash of every event the reader hands out, in order. */
+static uint64_t events_hash(const char *path, uint64_t *n)
+{
+    prof_reader *r;
+    prof_error err;
+    cr_assert_eq(prof_reader_open(path, &r, &err), PROF_OK, "%s", err.message);
+    prof_event ev;
+    uint64_t h = 0xcbf29ce484222325ull;
+    *n = 0;
+    while (prof_reader_next(r, &ev) > 0) {
+        const uint64_t f[] = { ev.type, ev.thread, ev.start_ns, ev.dur_ns, ev.kind, ev.depth,
+                               ev.subkind, ev.device, ev.stream, ev.correlation, ev.value };
+        for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+            h = (h ^ f[i]) * 0x100000001b3ull;
+        for (const char *p = ev.name; *p; p++)
+            h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+        (*n)++;
+    }
+    prof_reader_close(r);
+    return h;
+}
+
+Test(import_kineto, gzip_reads_as_plain)
+{
+    import_counts c1, c2;
+    profile_model m1, m2;
+    char plain[256];
+    snprintf(plain, sizeof plain, "%s", import_load(KDIR "2024.json", 0, &c1, &m1));
+    const char *gz = import_load(KDIR "2024.json.gz", 0, &c2, &m2);
+    cr_expect_eq(memcmp(&c1, &c2, sizeof c1), 0);
+    uint64_t n1, n2;
+    cr_expect_eq(events_hash(plain, &n1), events_hash(gz, &n2));
+    cr_expect_eq(n1, n2);
+    cr_expect_gt(n1, 70);
+    profile_model_free(&m1);
+    profile_model_free(&m2);
+}
+
+/* ---- ROCm ---------------------------------------------------------------------------- */
+
+Test(import_kineto, rocm)
+{
+    import_counts c;
+    profile_model m;
+    const char *out = import_load(KDIR "rocm.json", 0, &c, &m);
+    expect_counts(&c, (want_counts){ .regions = 22, .steps = 2, .kernels = 6, .copies = 4,
+                                     .syncs = 2, .api_calls = 12, .memory_samples = 8,
+                                     .marks = 1 });
+    expect_steps(&m, 1, 2, 9800 * US);
+    cr_expect_eq(gpu(&m, 0)->busy_ns, 2 * 1099 * US);
+    cr_expect_eq(m.nthreads, 1, "metadata first: the stream row is no thread");
+    cr_expect_not_null(thread_named(&m, "thread 61877 (python3.10)"));
+    cJSON *meta = metadata(&m);
+    expect_device(cJSON_GetObjectItem(meta, "devices"), 0, 0, "AMD Instinct MI250X",
+                  68702699520ull);
+    cr_expect_str_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(meta, "argv"), 0)->valuestring,
+                     "python3.10");
+    cJSON_Delete(meta);
+    profile_model_free(&m);
+    read_back rb;
+    read_profile(out, "thread 61877 (python3.10)", &rb, NULL, NULL, 0);
+    cr_expect_eq(rb.on_main[PROF_EV_SYNC], 2, "hipDeviceSynchronize");
+    cr_expect_eq(rb.sync_kinds[PROF_SYNC_DEVICE], 2);
+    cr_expect_eq(rb.copy_kinds[PROF_COPY_HTOD], 2, "CopyHostToDevice");
+    cr_expect_eq(rb.copy_kinds[PROF_COPY_DTOH], 2, "CopyDeviceToHost");
+    cr_expect_eq(rb.on_main[PROF_EV_API], 12);
+    cr_expect_eq(rb.streams[0], 10, "stream 0: 6 kernels and 4 copies");
+}
+
+/* ---- kinds, across eras ----------------------------------------------------------------- */
+
+Test(import_kineto, kinds_from_names)
+{
+    static const char *const traces[] = { KDIR "2021.json", KDIR "2022.json", KDIR "2023.json",
+                                          KDIR "2024.json", KDIR "rocm.json" };
+    for (size_t i = 0; i < sizeof traces / sizeof traces[0]; i++) {
+        import_counts c;
+        profile_model m;
+        import_load(traces[i], 0, &c, &m);
+        cr_expect_eq(op(&m, DATALOADER)->kind, PROF_KIND_DATA, "%s", traces[i]);
+        cr_expect_eq(op(&m, "aten::item")->kind, PROF_KIND_SYNC, "%s", traces[i]);
+        cr_expect_eq(op(&m, "aten::_local_scalar_dense")->kind, PROF_KIND_SYNC, "%s", traces[i]);
+        cr_expect_eq(op(&m, "aten::linear")->kind, PROF_KIND_COMPUTE, "%s", traces[i]);
+        cr_expect_eq(op(&m, DATALOADER)->calls, 2, "%s", traces[i]);
+        cr_expect_null(model_find_op(&m, "ProfilerStep#1"), "%s: steps are no regions",
+                       traces[i]);
+        cr_expect_null(model_find_op(&m, "ProfilerStep#4"), "%s", traces[i]);
+        profile_model_free(&m);
+    }
+}
+
+/* ---- categories prof does not know --------------------------------------------------- */
+
+Test(import_kineto, unknown_categories_counted)
+{
+    import_counts c;
+    profile_model m;
+    import_load(KDIR "unknown.json", 0, &c, &m);
+    expect_counts(&c, (want_counts){ .regions = 6, .steps = 2, .marks = 1, .unknown = 9 });
+    cJSON *meta = metadata(&m);
+    const cJSON *u = import_obj(meta, "unknown_categories");
+    static const struct { const char *cat; int n; } want[] = {
+        { "privateuse1_runtime", 3 }, { "privateuse1_driver", 1 }, { "privateuse1_kernel", 1 },
+        { "malformed", 2 },           { "ph C", 1 },               { "(none)", 1 },
+    };
+    cr_expect_eq(cJSON_GetArraySize(u), 6);
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const cJSON *v = cJSON_GetObjectItem(u, want[i].cat);
+        cr_expect(v && v->valuedouble == want[i].n, "%s", want[i].cat);
+    }
+    cr_expect_eq(op(&m, "aten::mse_loss")->calls, 2);
+    cr_expect_null(model_find_op(&m, "aten::relu"), "no ts: malformed");
+    cr_expect_eq(m.ngpus, 0);
+    cJSON_Delete(meta);
+    profile_model_free(&m);
+}
+
+/* ---- damage ----------------------------------------------------------------------------- */
+
+Test(import_kineto, cut_mid_event)
+{
+    import_counts c;
+    profile_model m;
+    import_load(KDIR "cut.json", 0, &c, &m);
+    cr_expect_eq(c.damaged, 1);
+    /* the complete events before the cut */
+    expect_counts(&c, (want_counts){ .regions = 26, .steps = 2, .kernels = 4, .copies = 3,
+                                     .syncs = 1, .api_calls = 8, .memory_samples = 8 });
+    cJSON *meta = metadata(&m);
+    const cJSON *d = import_obj(meta, "damaged");
+    cr_assert(cJSON_IsString(d));
+    cr_expect_str_eq(d->valuestring, "the file ends inside the JSON document at byte 15202");
+    cr_expect_eq(m.rank, 1, "distributedInfo came before the cut");
+    cJSON_Delete(meta);
+    profile_model_free(&m);
+}
+
+static char *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s", path);
+    struct stat st;
+    cr_assert_eq(fstat(fileno(f), &st), 0);
+    char *b = malloc((size_t)st.st_size + 1);
+    cr_assert_not_null(b);
+    cr_assert_eq(fread(b, 1, (size_t)st.st_size, f), (size_t)st.st_size);
+    fclose(f);
+    *n = (size_t)st.st_size;
+    return b;
+}
+
+static void spill(const char *path, const void *b, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(b, 1, n, f), n);
+    cr_assert_eq(fclose(f), 0);
+}
+
+/* Cut at every few bytes: each cut is read up to the damage (or refused
+ * when the cut comes before traceEvents), never yields more than the whole,
+ * and what is read loads. */
+static void cut_everywhere(const char *whole_path, size_t stride)
+{
+    char trace[256], prof[256];
+    snprintf(trace, sizeof trace, "%s", fx_path("cut-anywhere.json"));
+    snprintf(prof, sizeof prof, "%s", fx_path("cut-anywhere.prof"));
+    size_t n;
+    char *bytes = slurp(whole_path, &n);
+    import_counts whole, c;
+    prof_error err;
+    cr_assert_eq(import_opts(whole_path, prof, 0, &whole, &err), PROF_OK, "%s", err.message);
+    uint64_t last_regions = 0;
+    int damaged = 0, refused = 0;
+    for (size_t cut = 1; cut < n; cut += stride) {
+        spill(trace, bytes, cut);
+        prof_err e = import_opts(trace, prof, 0, &c, &err);
+        if (e != PROF_OK) {
+            cr_expect(e == PROF_ERR_CORRUPT || e == PROF_ERR_NOT_PROF, "cut %zu: %d %s", cut, e,
+                      err.message);
+            cr_expect(err.message[0] != '\0');
+            cr_expect_eq(last_regions, 0, "cut %zu refused after events were read", cut);
+            refused++;
+            continue;
+        }
+        cr_expect_eq(c.damaged, 1, "cut %zu", cut);
+        cr_expect_leq(c.regions, whole.regions);
+        cr_expect_leq(c.kernels, whole.kernels);
+        cr_expect_leq(c.api_calls, whole.api_calls);
+        cr_expect_geq(c.regions + c.steps, last_regions, "cut %zu reads less than before", cut);
+        last_regions = c.regions + c.steps;
+        damaged++;
+        profile_model m;
+        cr_expect_eq(profile_model_load(prof, &m, NULL, NULL, &err), PROF_OK, "cut %zu: %s", cut,
+                     err.message);
+        profile_model_free(&m);
+    }
+    free(bytes);
+    cr_expect_gt(damaged, 0);
+    cr_expect_gt(refused, 0);
+    cr_log_info("%s: %d cuts read with damage, %d refused", whole_path, damaged, refused);
+}
+
+Test(import_kineto, cut_short_anywhere)
+{
+    cut_everywhere(KDIR "2023.json", 97);
+}
+
+Test(import_kineto, gzip_cut_short_anywhere)
+{
+    cut_everywhere(KDIR "2024.json.gz", 13);
+}
+
+/* A corrupt gzip stream keeps the events inflated before the damage. */
+Test(import_kineto, gzip_damaged)
+{
+    const char *trace = fx_path("damaged.json.gz");
+    gzFile g = gzopen(trace, "wb6");
+    cr_assert_not_null(g);
+    gzprintf(g, "{\"traceEvents\": [\n");
+    for (int i = 0; i < 20000; i++)
+        gzprintf(g, "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op%d\", \"pid\": 1, "
+                    "\"tid\": 1, \"ts\": %d, \"dur\": 5},\n",
+                 i % 97, 1000000 + 10 * i);
+    gzprintf(g, "{\"ph\": \"i\", \"name\": \"end\", \"pid\": 1, \"tid\": 1, \"ts\": 9000000}]}\n");
+    cr_assert_eq(gzclose(g), Z_OK);
+    size_t n;
+    char *bytes = slurp(trace, &n);
+    for (size_t i = n / 2; i < n / 2 + 64; i++)
+        bytes[i] = (char)(bytes[i] ^ 0x5a);
+    spill(trace, bytes, n);
+    free(bytes);
+    import_counts c;
+    prof_error err;
+    cr_assert_eq(import_opts(trace, fx_path("damaged.prof"), 0, &c, &err), PROF_OK, "%s",
+                 err.message);
+    cr_expect_eq(c.damaged, 1);
+    cr_expect_gt(c.regions, 5000, "%llu regions before the damage", (unsigned long long)c.regions);
+    cr_expect_lt(c.regions, 20000);
+    cr_expect_eq(c.marks, 0);
+}
+
+/* ---- what is not a trace ------------------------------------------------------------------- */
+
+/* kineto_read on bytes, through a sink of its own (import_trace would
+ * refuse some of them by their first bytes already). */
+static prof_err read_bytes(const char *text, size_t n, import_counts *c, prof_error *err)
+{
+    char trace[256];
+    snprintf(trace, sizeof trace, "%s", fx_path("bytes.json"));
+    spill(trace, text, n);
+    import_sink *s;
+    int fd = open(fx_path("bytes.prof"), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    cr_assert(fd >= 0);
+    *err = (prof_error){ PROF_OK, "" };
+    cr_assert_eq(sink_open(&s, fd, "kineto", trace, err), PROF_OK);
+    prof_err e = kineto_read(trace, s, NULL, err);
+    *c = *sink_counts(s);
+    if (e == PROF_OK)
+        cr_assert_eq(sink_close(s, err), PROF_OK, "%s", err->message);
+    else
+        sink_abandon(s);
+    return e;
+}
+
+static void expect_refused(const char *text, prof_err code, const char *says)
+{
+    import_counts c;
+    prof_error err;
+    cr_expect_eq(read_bytes(text, strlen(text), &c, &err), code, "'%s': %s", text, err.message);
+    cr_expect(strstr(err.message, says), "'%s': %s", text, err.message);
+}
+
+Test(import_kineto, not_traces)
+{
+    expect_refused("", PROF_ERR_NOT_PROF, "no JSON document");
+    expect_refused(" \n\t ", PROF_ERR_NOT_PROF, "no JSON document");
+    expect_refused("[{\"ph\": \"X\"}]", PROF_ERR_NOT_PROF, "not an object");
+    expect_refused("42", PROF_ERR_NOT_PROF, "not an object");
+    expect_refused("{\"schemaVersion\": 1, \"traceName\": \"x\"}", PROF_ERR_NOT_PROF,
+                   "no traceEvents");
+    expect_refused("{\"traceEvents\": {\"ph\": \"X\"}}", PROF_ERR_NOT_PROF, "no traceEvents");
+    expect_refused("{\"deviceProperties\": [{\"id\": 0", PROF_ERR_CORRUPT,
+                   "damaged before any trace event");
+    expect_refused("{\"a\": tru", PROF_ERR_CORRUPT, "damaged before any trace event");
+    expect_refused("\x7f" "ELF\x02\x01\x01", PROF_ERR_NOT_PROF, "not JSON");
+}
+
+Test(import_kineto, unreadable)
+{
+    import_sink *s;
+    prof_error err = { PROF_OK, "" };
+    int fd = open(fx_path("none.prof"), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    cr_assert_eq(sink_open(&s, fd, "kineto", "missing.json", &err), PROF_OK);
+    cr_expect_eq(kineto_read(fx_path("missing.json"), s, NULL, &err), PROF_ERR_IO);
+    cr_expect(strstr(err.message, "cannot open"), "%s", err.message);
+    sink_abandon(s);
+}
+
+Test(import_kineto, empty_trace_is_a_trace)
+{
+    import_counts c;
+    prof_error err;
+    const char *t = "{\"traceEvents\": []}";
+    cr_expect_eq(read_bytes(t, strlen(t), &c, &err), PROF_OK, "%s", err.message);
+    cr_expect_eq(c.regions + c.unknown, 0);
+    cr_expect_eq(c.damaged, 0);
+    t = "{\"traceEvents\": [], \"x\": 1} trailing bytes";
+    cr_expect_eq(read_bytes(t, strlen(t), &c, &err), PROF_OK, "%s", err.message);
+    cr_expect_eq(c.damaged, 0, "bytes after the document are not read");
+}
+
+/* ---- limits ---------------------------------------------------------------------------------- */
+
+#define EV_HEAD "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"pid\": 1, \"tid\": 1, "
+
+/* A name longer than the format's limit is cut at a character boundary
+ * and counted. */
+Test(import_kineto, long_name_cut_at_a_character)
+{
+    size_t chars = 40000; /* "é": 2 bytes each, 80,000 bytes */
+    size_t cap = chars * 2 + 256;
+    char *t = malloc(cap);
+    cr_assert_not_null(t);
+    size_t n = (size_t)snprintf(t, cap, EV_HEAD "\"ts\": 5000000, \"dur\": 7, \"name\": \"x");
+    for (size_t i = 0; i < chars; i++) {
+        t[n++] = (char)0xc3;
+        t[n++] = (char)0xa9;
+    }
+    n += (size_t)snprintf(t + n, cap - n, "\"}]}");
+    import_counts c;
+    prof_error err;
+    cr_assert_eq(read_bytes(t, n, &c, &err), PROF_OK, "%s", err.message);
+    free(t);
+    cr_expect_eq(c.regions, 1);
+    profile_model m;
+    cr_assert_eq(profile_model_load(fx_path("bytes.prof"), &m, NULL, NULL, &err), PROF_OK);
+    cr_assert_eq(m.nops, 1);
+    size_t len = strlen(m.ops[0].name);
+    cr_expect_eq(len, 65535, "1 + 32767 two-byte characters: %zu", len);
+    cr_expect_eq((unsigned char)m.ops[0].name[len - 1], 0xa9, "whole characters only");
+    cJSON *meta = metadata(&m);
+    cr_expect_eq(cJSON_GetObjectItem(import_obj(meta, "facts"), "strings_cut")->valuedouble, 1);
+    cJSON_Delete(meta);
+    profile_model_free(&m);
+}
+
+Test(import_kineto, deep_nesting_is_damage)
+{
+    size_t depth = 100000, cap = 2 * depth + 512;
+    char *t = malloc(cap);
+    cr_assert_not_null(t);
+    size_t n = (size_t)snprintf(t, cap,
+                                EV_HEAD "\"ts\": 5000000, \"dur\": 7, \"name\": \"a\"}, "
+                                        "{\"ph\": \"X\", \"args\": {\"x\": ");
+    memset(t + n, '[', depth);
+    n += depth;
+    memset(t + n, ']', depth);
+    n += depth;
+    n += (size_t)snprintf(t + n, cap - n, "}}]}");
+    import_counts c;
+    prof_error err;
+    cr_assert_eq(read_bytes(t, n, &c, &err), PROF_OK, "%s", err.message);
+    free(t);
+    cr_expect_eq(c.regions, 1, "the event before the damage is kept");
+    cr_expect_eq(c.damaged, 1);
+}
+
+Test(import_kineto, huge_token_is_damage)
+{
+    size_t big = 9u << 20, cap = big + 512;
+    char *t = malloc(cap);
+    cr_assert_not_null(t);
+    size_t n = (size_t)snprintf(t, cap,
+                                EV_HEAD "\"ts\": 5000000, \"dur\": 7, \"name\": \"a\"}, "
+                                        "{\"ph\": \"X\", \"name\": \"");
+    memset(t + n, 'z', big);
+    n += big;
+    n += (size_t)snprintf(t + n, cap - n, "\"}]}");
+    import_counts c;
+    prof_error err;
+    cr_assert_eq(read_bytes(t, n, &c, &err), PROF_OK, "%s", err.message);
+    cr_expect_eq(c.regions, 1);
+    cr_expect_eq(c.damaged, 1, "a string past 8 MiB");
+    /* the same length of digits */
+    n = (size_t)snprintf(t, cap, EV_HEAD "\"ts\": 5000000, \"dur\": 7, \"name\": \"a\"}, {\"ts\": ");
+    memset(t + n, '7', big);
+    n += big;
+    n += (size_t)snprintf(t + n, cap - n, "}]}");
+    cr_assert_eq(read_bytes(t, n, &c, &err), PROF_OK, "%s", err.message);
+    cr_expect_eq(c.damaged, 1, "a number past 8 MiB");
+    free(t);
+}
+
+/* ---- times ------------------------------------------------------------------------------------ */
+
+/* Region starts as the reader gives them, by name. */
+static uint64_t start_of(const char *prof, const char *name)
+{
+    prof_reader *r;
+    prof_error err;
+    cr_assert_eq(prof_reader_open(prof, &r, &err), PROF_OK, "%s", err.message);
+    prof_event ev;
+    uint64_t t = UINT64_MAX;
+    while (prof_reader_next(r, &ev) > 0)
+        if (ev.type == PROF_EV_REGION && strcmp(ev.name, name) == 0)
+            t = ev.start_ns;
+    prof_reader_close(r);
+    cr_assert_neq(t, UINT64_MAX, "no region %s", name);
+    return t;
+}
+
+Test(import_kineto, times_exact_to_the_nanosecond)
+{
+    const char *t =
+        "{\"traceEvents\": ["
+        "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\", \"pid\": 1, \"tid\": 1, "
+        "\"ts\": 4458676522690.655, \"dur\": 0.001},"
+        "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"b\", \"pid\": 1, \"tid\": 2, "
+        "\"ts\": 4458676522690.6555, \"dur\": 1},"
+        "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"c\", \"pid\": 1, \"tid\": 3, "
+        "\"ts\": 4.4586765226917e12, \"dur\": -3},"
+        "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"d\", \"pid\": 1, \"tid\": 4, "
+        "\"ts\": 4458676522690.6551999, \"dur\": 2},"
+        "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"e\", \"pid\": 1, \"tid\": 5, "
+        "\"ts\": 99999999999999999999, \"dur\": 2},"
+        "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"f\", \"pid\": 1, \"tid\": 6, "
+        "\"ts\": \"12\", \"dur\": 2}"
+        "], \"baseTimeNanoseconds\": 1711964646000000000}";
+    import_counts c;
+    prof_error err;
+    cr_assert_eq(read_bytes(t, strlen(t), &c, &err), PROF_OK, "%s", err.message);
+    cr_expect_eq(c.regions, 4);
+    cr_expect_eq(c.unknown, 2, "ts too large, ts a string: malformed");
+    const char *p = fx_path("bytes.prof");
+    uint64_t a = start_of(p, "a");
+    cr_expect_eq(start_of(p, "b") - a, 1, "a fourth decimal rounds");
+    cr_expect_eq(start_of(p, "c") - a, 1045, "an exponent, through strtod");
+    cr_expect_eq(start_of(p, "d") - a, 0, "further decimals are dropped");
+    profile_model m;
+    cr_assert_eq(profile_model_load(p, &m, NULL, NULL, &err), PROF_OK);
+    cr_expect_eq(meta_u64(&m, "start_epoch_ns") + a, 1711964646000000000ull + 4458676522690655ull);
+    cr_expect_eq(op(&m, "c")->incl_ns, 0, "a negative dur is 0");
+    cr_expect_eq(op(&m, "a")->incl_ns, 1);
+    profile_model_free(&m);
+}
+
+/* ---- the real traces, when there -------------------------------------------------------------- */
+
+/* A gzip file, whole, NUL-terminated. */
+static char *gunzip(const char *path)
+{
+    gzFile g = gzopen(path, "rb");
+    cr_assert_not_null(g);
+    size_t cap = 1 << 20, n = 0;
+    char *b = malloc(cap);
+    int k;
+    while ((k = gzread(g, b + n, (unsigned)(cap - n - 1))) > 0) {
+        n += (size_t)k;
+        if (cap - n < 2) {
+            cap *= 2;
+            b = realloc(b, cap);
+            cr_assert_not_null(b);
+        }
+    }
+    gzclose(g);
+    b[n] = '\0';
+    return b;
+}
+
+typedef struct iv {
+    double s, e;
+} iv;
+
+static int iv_cmp(const void *a, const void *b)
+{
+    const iv *x = a, *y = b;
+    return x->s < y->s ? -1 : x->s > y->s;
+}
+
+/* What the trace itself says, from the whole document parsed by cJSON: the
+ * same figures computed another way. Busy time: the union of kernel, copy
+ * and memset intervals of device 0, in microseconds as doubles. */
+typedef struct truth {
+    uint64_t regions, steps, kernels, copies, memsets, api_calls, cuda_syncs, sync_calls;
+    double busy_us;
+    int rank, world;
+} truth;
+
+static int has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+static truth truth_of(const char *path)
+{
+    char *text = gunzip(path);
+    cJSON *doc = cJSON_Parse(text);
+    free(text);
+    cr_assert_not_null(doc);
+    truth t = { .rank = -1, .world = -1 };
+    const cJSON *di = cJSON_GetObjectItem(doc, "distributedInfo");
+    if (cJSON_GetObjectItem(di, "rank"))
+        t.rank = cJSON_GetObjectItem(di, "rank")->valueint;
+    if (cJSON_GetObjectItem(di, "world_size"))
+        t.world = cJSON_GetObjectItem(di, "world_size")->valueint;
+    const cJSON *evs = cJSON_GetObjectItem(doc, "traceEvents"), *e;
+    size_t niv = 0, cap = (size_t)cJSON_GetArraySize(evs);
+    iv *ivs = malloc((cap + 1) * sizeof *ivs);
+    cJSON_ArrayForEach(e, evs)
+    {
+        const cJSON *cat = cJSON_GetObjectItem(e, "cat"), *ph = cJSON_GetObjectItem(e, "ph");
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(e, "name"));
+        if (!cJSON_IsString(cat) || !cJSON_IsString(ph) || strcmp(ph->valuestring, "X") != 0)
+            continue;
+        const char *k = cat->valuestring;
+        if (strcmp(k, "cpu_op") == 0 || strcmp(k, "user_annotation") == 0) {
+            int step = name && strncmp(name, "ProfilerStep#", 13) == 0;
+            t.steps += step ? 1 : 0;
+            t.regions += step ? 0 : 1;
+        } else if (strcmp(k, "cuda_runtime") == 0 || strcmp(k, "cuda_driver") == 0) {
+            t.api_calls++;
+            t.sync_calls += name && has_suffix(name, "Synchronize") ? 1 : 0;
+        } else if (strcmp(k, "cuda_sync") == 0) {
+            t.cuda_syncs++;
+        } else if (strcmp(k, "kernel") == 0 || strcmp(k, "gpu_memcpy") == 0 ||
+                   strcmp(k, "gpu_memset") == 0) {
+            t.kernels += k[0] == 'k' ? 1 : 0;
+            t.copies += strcmp(k, "gpu_memcpy") == 0 ? 1 : 0;
+            t.memsets += strcmp(k, "gpu_memset") == 0 ? 1 : 0;
+            double s = cJSON_GetObjectItem(e, "ts")->valuedouble;
+            ivs[niv++] = (iv){ s, s + cJSON_GetObjectItem(e, "dur")->valuedouble };
+        }
+    }
+    qsort(ivs, niv, sizeof *ivs, iv_cmp);
+    double lo = 0, hi = -1;
+    for (size_t i = 0; i < niv; i++) {
+        if (ivs[i].s > hi) {
+            t.busy_us += hi > lo ? hi - lo : 0;
+            lo = ivs[i].s;
+            hi = ivs[i].e;
+        } else if (ivs[i].e > hi) {
+            hi = ivs[i].e;
+        }
+    }
+    t.busy_us += hi > lo ? hi - lo : 0;
+    free(ivs);
+    cJSON_Delete(doc);
+    return t;
+}
+
+static void real_trace(const char *path)
+{
+    if (access(path, R_OK) != 0)
+        cr_skip_test("%s is not there", path);
+    truth t = truth_of(path);
+    import_counts c;
+    profile_model m;
+    import_load(path, 0, &c, &m);
+    cr_expect_eq(c.regions, t.regions);
+    cr_expect_eq(c.steps, t.steps);
+    cr_expect_eq(c.kernels, t.kernels);
+    cr_expect_eq(c.copies, t.copies);
+    cr_expect_eq(c.memsets, t.memsets);
+    cr_expect_eq(c.api_calls, t.api_calls);
+    /* CUPTI's sync records where the trace has them, else its synchronize calls */
+    cr_expect_eq(c.syncs, t.cuda_syncs ? t.cuda_syncs : t.sync_calls);
+    cr_expect_eq(c.unknown, 0);
+    cr_expect_eq(c.damaged, 0);
+    cr_expect_eq(m.nsteps, t.steps);
+    cr_expect_eq(m.rank, t.rank < 0 ? 0 : t.rank);
+    cr_expect_eq(m.world_size, t.world < 0 ? 1 : t.world);
+    cr_assert_eq(m.ngpus, 1);
+    double busy = (double)gpu(&m, 0)->busy_ns / 1000.0;
+    /* the trace's doubles carry about 1 ns of error per time: a microsecond is plenty */
+    cr_expect(busy > t.busy_us - 1 && busy < t.busy_us + 1, "busy %.3f us, trace %.3f us", busy,
+              t.busy_us);
+    cr_log_info("%s: %llu kernels, busy %.3f ms, %llu syncs, %llu steps", path,
+                (unsigned long long)c.kernels, busy / 1000, (unsigned long long)c.syncs,
+                (unsigned long long)c.steps);
+    profile_model_free(&m);
+}
+
+Test(import_kineto, real_alexnet_against_its_json)
+{
+    real_trace(REAL_ALEXNET);
+}
+
+Test(import_kineto, real_nccl_rank_against_its_json)
+{
+    real_trace(REAL_NCCL);
+}
