@@ -106,6 +106,7 @@ typedef struct source {
     int64_t start;
     uint64_t rows;
     int live;
+    int unsorted;   /* read in the table's own order, after damage */
 } source;
 
 /* ---- errors -------------------------------------------------------------------------- */
@@ -730,7 +731,7 @@ static prof_err emit_nvtx(nsys_db *d, sqlite3_stmt *st)
 
 /* The statement of table t for its emitter: the columns it reads, NULL
  * for those this export lacks. */
-static void source_sql(nsys_db *d, int t, sqlbuf *b)
+static void source_sql(nsys_db *d, int t, int sorted, sqlbuf *b)
 {
     static const char *const kernel_names[] = { "demangledName", "shortName", "mangledName" };
     static const char *const name_id[] = { "nameId" };
@@ -771,7 +772,17 @@ static void source_sql(nsys_db *d, int t, sqlbuf *b)
         sql_col(d, b, t, "domainId");
         break;
     }
-    sql_add(b, " FROM %s AS x%s ORDER BY x.start", table_names[t], joins.s);
+    sql_add(b, " FROM %s AS x%s%s", table_names[t], joins.s, sorted ? " ORDER BY x.start" : "");
+}
+
+static prof_err source_prepare(nsys_db *d, source *src)
+{
+    sqlbuf sql = { .n = 0 };
+    prof_err e = PROF_OK;
+    source_sql(d, src->table, !src->unsorted, &sql);
+    src->st = prepare(d, table_names[src->table], sql.s, &e);
+    src->live = src->st != NULL;
+    return e;
 }
 
 /* Reads src's next row; at its end, or at damage, src is done. */
@@ -786,6 +797,16 @@ static prof_err source_next(nsys_db *d, source *src)
     src->live = 0;
     if (rc == SQLITE_DONE)
         return PROF_OK;
+    if (!src->rows && !src->unsorted && (rc & 0xff) != SQLITE_NOMEM) {
+        /* sorting reads the whole table first, so damage anywhere in it
+         * stops the sorted read before its first row: read it again in its
+         * own order (insertion order, which is time order in Nsight's
+         * exports), up to the damage */
+        sqlite3_finalize(src->st);
+        src->unsorted = 1;
+        prof_err e = source_prepare(d, src);
+        return e || !src->live ? e : source_next(d, src);
+    }
     char what[96];
     snprintf(what, sizeof what, "%s, after %llu rows", table_names[src->table],
              (unsigned long long)(src->rows));
@@ -800,14 +821,8 @@ static prof_err source_open(nsys_db *d, source *src, int t,
         return PROF_OK;
     if (t == T_NVTX && !has_col(d, t, "eventType"))
         return PROF_OK;
-    sqlbuf sql = { .n = 0 };
-    prof_err e = PROF_OK;
-    source_sql(d, t, &sql);
-    if ((src->st = prepare(d, table_names[t], sql.s, &e)) != NULL) {
-        src->live = 1;
-        e = source_next(d, src);
-    }
-    return e;
+    prof_err e = source_prepare(d, src);
+    return e || !src->live ? e : source_next(d, src);
 }
 
 /* Every table's rows, merged by start: at equal starts the table listed
