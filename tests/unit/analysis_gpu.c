@@ -3,8 +3,8 @@
  * steps, idle time inside steps exact when records come out of order or
  * outnumber the stretches the model keeps, syncs on a busy and on an idle
  * GPU, kernels by GPU time, overlapped and exposed NCCL kernels, and the
- * straggler among two and four ranks, on one host and on two. Run from the
- * repository root. */
+ * straggler among two and four ranks (and none), on one host and on two,
+ * and from COMM regions without GPU data. Run from the repository root. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -395,5 +395,42 @@ Test(analysis_gpu, straggler_across_two_hosts)
     cr_assert_str_eq(au_str(ev, "alignment"), "end");
     au_near(au_num(ev, "caused_wait_share"), 15.0 / 160.0, 1e-9, "15 ms of each step");
     cr_assert(strstr(au_str(f, "recommendation"), "different hosts") != NULL);
+    cJSON_Delete(r);
+}
+
+/* Without GPU data the collectives are the outermost COMM regions: a COMM
+ * region inside another (c10d's wrapper around its NCCL call) is the same
+ * collective. Rank 1 enters each 20 ms after rank 0. */
+static const char *write_comm_rank(const char *name, int rank, uint64_t late_ms)
+{
+    char meta[400];
+    snprintf(meta, sizeof meta,
+             "{\"format\":\"prof\",\"host\":\"node1\",\"rank\":%d,\"world_size\":2}", rank);
+    const char *path = fx_path(name);
+    synth *s = synth_open(path, meta);
+    synth_thread(s, 0, 1, "train");
+    uint64_t t = FX_MS;
+    for (uint64_t i = 0; i < 20; i++) {
+        uint64_t at = t + (80 + late_ms) * FX_MS, dur = (120 - late_ms) * FX_MS;
+        synth_region(s, 0, "nccl:all_reduce", PROF_KIND_COMM, 2, at + FX_MS, dur - 2 * FX_MS);
+        synth_region(s, 0, "c10d::allreduce_", PROF_KIND_COMM, 1, at, dur);
+        synth_region(s, 0, "train_step", PROF_KIND_COMPUTE, 0, t, 200 * FX_MS);
+        synth_step(s, 0, i, PROF_STEP_SAMPLED, t, 200 * FX_MS);
+        t += 200 * FX_MS;
+    }
+    cr_assert_eq(synth_close(s, NULL), 0);
+    return path;
+}
+
+Test(analysis_gpu, straggler_from_nested_comm_regions)
+{
+    const char *p[2] = { write_comm_rank("c0.prof", 0, 0), write_comm_rank("c1.prof", 1, 20) };
+    cJSON *r = ranks_report(p, 2);
+    const cJSON *f = au_finding(r, "straggler", "rank 1");
+    cr_assert_not_null(f);
+    const cJSON *ev = au_get(f, "evidence");
+    cr_assert_str_eq(au_str(ev, "source"), "regions");
+    cr_assert_eq(au_num(ev, "collectives"), 20, "the nested region is the same collective");
+    au_near(au_num(ev, "caused_wait_share"), 20.0 / 200.0, 1e-9, "20 ms of each 200 ms step");
     cJSON_Delete(r);
 }
