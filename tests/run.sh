@@ -1,12 +1,17 @@
 #!/bin/sh
 # run.sh - runs every test suite that `make check` built and prints one
-# closing line "N passed, N failed". Suites: the Criterion unit tests plain,
-# under AddressSanitizer+UBSan and (the recorder's threaded ones) under
-# ThreadSanitizer; the CLI tests against the plain and the sanitized prof;
-# the fuzz targets over their stored corpus. Exits 1 when anything failed.
+# closing line "N passed, N failed, N skipped". Suites: the Criterion unit
+# tests plain, under AddressSanitizer+UBSan and (the recorder's threaded
+# ones) under ThreadSanitizer; the CLI tests against the plain and the
+# sanitized prof; the fuzz targets over their stored corpus. A CLI test that
+# prints "ok NAME # skip WHY" did not run: it is counted as skipped, never as
+# passed. A CLI script that names its variants in a "# variants: rel" line
+# runs for those only. Exits 1 when anything failed, or when a suite ran
+# nothing.
 B=${B:-build}
 passed=0
 failed=0
+skipped=0
 failures=""
 log_dir=$B/test-logs
 mkdir -p "$log_dir"
@@ -16,9 +21,10 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 
-count() { # name, passed, failed
+count() { # name, passed, failed[, skipped]
     passed=$((passed + $2))
     failed=$((failed + $3))
+    skipped=$((skipped + ${4:-0}))
     [ "$3" -gt 0 ] && failures="$failures $1"
     return 0
 }
@@ -55,16 +61,22 @@ for v in rel asan; do
     [ -x "$prof" ] || continue
     for s in tests/cli/*.sh; do
         [ -f "$s" ] || continue
+        variants=$(sed -n 's/^# variants: //p' "$s" | head -n 1)
+        case " ${variants:-rel asan} " in *" $v "*) ;; *) continue ;; esac
         name="cli-$v/$(basename "$s" .sh)"
         log="$log_dir/cli-$v-$(basename "$s" .sh).log"
         PROF=$prof TEST_BIN=$bin B=$B sh "$s" >"$log" 2>&1
         rc=$?
-        ok=$(grep -c '^ok ' "$log")
+        skip=$(grep -c '^ok .* # skip' "$log")
+        ok=$(($(grep -c '^ok ' "$log") - skip))
         bad=$(grep -c '^not ok ' "$log")
         [ $rc -ne 0 ] && [ "$bad" -eq 0 ] && bad=1
-        printf '%-40s %s passed, %s failed\n' "$name" "$ok" "$bad"
+        # a suite that reports nothing tested nothing: that is a failure
+        [ "$ok" -eq 0 ] && [ "$skip" -eq 0 ] && [ "$bad" -eq 0 ] && bad=1
+        printf '%-40s %s passed, %s failed, %s skipped\n' "$name" "$ok" "$bad" "$skip"
         [ "$bad" -gt 0 ] && grep -A3 '^not ok \|^#' "$log" | head -n 40
-        count "$name" "$ok" "$bad"
+        [ "$skip" -gt 0 ] && grep '^ok .* # skip' "$log" | sed 's/^/    /'
+        count "$name" "$ok" "$bad" "$skip"
     done
 done
 
@@ -90,5 +102,5 @@ for f in "$B"/fuzz/fuzz_*; do
 done
 
 [ -n "$failures" ] && echo "failed suites:$failures (logs in $log_dir)"
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

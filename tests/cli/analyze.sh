@@ -264,17 +264,15 @@ fi
 mkdir "$tmp/out"
 run analyze -o "$tmp/out/missing-dir/report.txt" "$DEMO"
 error_like output-missing-dir 4 "prof: analyze: cannot create '$tmp/out/missing-dir/report.txt': No such file or directory"
-if [ "$(id -u)" -ne 0 ]; then
-    mkdir "$tmp/ro" && chmod 555 "$tmp/ro"
-    run analyze -o "$tmp/ro/report.txt" "$DEMO"
-    error_like output-unwritable-dir 4 "Permission denied"
-    if [ -n "$(ls -A "$tmp/ro")" ]; then not_ok output-unwritable-dir-empty "left: $(ls -A "$tmp/ro")"; else
-        ok output-unwritable-dir-empty
-    fi
-    chmod 755 "$tmp/ro"
-else
-    echo "ok output-unwritable-dir # skip root can write anywhere"
+# Root writes anywhere a mode forbids: as root this runs as nobody.
+mkdir "$tmp/ro" && chmod 555 "$tmp/ro" && chmod 755 "$tmp"
+run_unprivileged analyze -o "$tmp/ro/report.txt" "$DEMO"
+error_like output-unwritable-dir 4 "Permission denied"
+if [ -n "$(ls -A "$tmp/ro")" ]; then not_ok output-unwritable-dir-empty "left: $(ls -A "$tmp/ro")"; else
+    ok output-unwritable-dir-empty
 fi
+chmod 755 "$tmp/ro"
+chmod 700 "$tmp"
 # An input error leaves an existing output untouched.
 echo old >"$tmp/keep.txt"
 run analyze -o "$tmp/keep.txt" "$tmp/absent.prof"

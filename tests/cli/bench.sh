@@ -5,6 +5,7 @@
 # prof_frames.py) cannot leave `make bench` broken until someone runs it.
 # The figures themselves mean nothing at this size and are not checked.
 # Plain build only: the benchmarks measure the plain prof in $B.
+# variants: rel
 # Run from the repository root with PROF, TEST_BIN and B, as tests/run.sh does.
 . "$(dirname "$0")/../support/cli_lib.sh"
 case "$PROF" in

@@ -242,17 +242,17 @@ run export "$DEMO" --format chrome-trace -o "$tmp/no/such/dir/out.json"
 error_like export-no-directory 4 "prof: export: cannot create '$tmp/no/such/dir/out.json': No such file or directory"
 mkdir "$tmp/ro"
 chmod 555 "$tmp/ro"
-if [ "$(id -u)" != 0 ]; then
-    run export "$DEMO" --format csv -o "$tmp/ro/out.csv"
-    error_like export-unwritable-directory 4 "prof: export: cannot create '$tmp/ro/out.csv': Permission denied"
-    [ -z "$(ls "$tmp/ro")" ] || not_ok export-unwritable-directory-empty "$(ls "$tmp/ro")"
-elif [ -d /proc/self ]; then
-    # root writes anywhere a mode allows nothing; /proc takes no new files
+# root writes anywhere a mode allows nothing: as root this runs as nobody
+chmod 755 "$tmp"
+run_unprivileged export "$DEMO" --format csv -o "$tmp/ro/out.csv"
+error_like export-unwritable-directory 4 "prof: export: cannot create '$tmp/ro/out.csv': Permission denied"
+[ -z "$(ls "$tmp/ro")" ] || not_ok export-unwritable-directory-empty "$(ls "$tmp/ro")"
+chmod 700 "$tmp"
+if [ -d /proc/self ]; then
+    # /proc takes no new files, whoever asks
     run export "$DEMO" --format csv -o /proc/prof-export-test.csv
-    error_like export-unwritable-directory 4 "prof: export: cannot create '/proc/prof-export-test.csv': "
-    ls /proc | grep -q '^prof-export-test' && not_ok export-unwritable-directory-empty "file left in /proc"
-else
-    echo "ok export-unwritable-directory # skip root writes anywhere"
+    error_like export-unwritable-proc 4 "prof: export: cannot create '/proc/prof-export-test.csv': "
+    ls /proc | grep -q '^prof-export-test' && not_ok export-unwritable-proc-empty "file left in /proc"
 fi
 if [ -w /dev/full ]; then
     for f in chrome-trace csv json folded; do

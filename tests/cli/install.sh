@@ -7,6 +7,7 @@
 # `make uninstall` leaves no file behind.
 # Needs the build tree B (as tests/run.sh sets it); runs once, for the plain
 # variant only, since it exercises packaging rather than the binary.
+# variants: rel
 . "$(dirname "$0")/../support/cli_lib.sh"
 B=${B:-build}
 case "$PROF" in */asan/*) exit 0 ;; esac

@@ -29,6 +29,30 @@ run() {
     rc=$?
 }
 
+# unprivileged ARGS...: runs a command as a user without root's powers,
+# for tests of what such a user cannot do (write into a read-only
+# directory): as root (as CI runs) it drops to nobody with setpriv, else
+# runuser; anyone else runs it as themselves. 125 when root cannot drop.
+# The files it reads and the directories on their paths must be open to
+# others (cli_tmp's directory is not: chmod it).
+unprivileged() {
+    if [ "$(id -u)" -ne 0 ]; then
+        "$@"
+    elif command -v setpriv >/dev/null 2>&1; then
+        setpriv --reuid="$(id -u nobody)" --regid="$(id -g nobody)" --clear-groups -- "$@"
+    elif command -v runuser >/dev/null 2>&1; then
+        runuser -u nobody -- "$@"
+    else
+        return 125
+    fi
+}
+
+# run_unprivileged ARGS...: run, as unprivileged does it
+run_unprivileged() {
+    unprivileged "$PROF" "$@" >"$out" 2>"$err"
+    rc=$?
+}
+
 # status_is NAME STATUS: $rc is STATUS, else a failure that shows stderr
 status_is() {
     [ "$rc" -eq "$2" ] && return 0
