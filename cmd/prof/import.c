@@ -111,13 +111,14 @@ static void say_counts(const char *trace, const char *out, import_format f,
             (unsigned long long)c->syncs, (unsigned long long)c->api_calls,
             (unsigned long long)c->memory_samples, out ? out : "standard output");
     if (c->skipped)
-        fprintf(stderr, "prof: import: note: %llu events left out on purpose "
-                        "(python_function: --python-stacks keeps them)\n",
-                (unsigned long long)c->skipped);
+        fprintf(stderr, "prof: import: note: %llu events left out by design (%s)%s\n",
+                (unsigned long long)c->skipped, c->skipped_kinds,
+                strstr(c->skipped_kinds, "python_function") ? "; --python-stacks keeps "
+                                                              "python_function" : "");
     if (c->unknown)
         fprintf(stderr, "prof: import: note: %llu events of kinds prof does not know were "
-                        "left out ('prof info' on the profile lists them)\n",
-                (unsigned long long)c->unknown);
+                        "left out (%s)\n",
+                (unsigned long long)c->unknown, c->unknown_kinds);
     if (c->unplaced)
         fprintf(stderr, "prof: import: note: %llu synchronizations had no CPU thread (their "
                         "API call is not in the trace) and were left out\n",

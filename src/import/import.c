@@ -86,7 +86,7 @@ prof_err import_trace(const char *path, int out_fd, const import_options *o,
         return e;
     }
     if (counts)
-        *counts = *sink_counts(s);
+        sink_describe(s, counts);
     return sink_close(s, err);
 }
 
@@ -138,17 +138,3 @@ prof_err import_to_temp(const char *path, const import_options *o, int *fd,
     return PROF_OK;
 }
 
-/* TEMPORARY while the importers are written: removed when kineto.c and
- * nsys.c land. */
-__attribute__((weak)) prof_err kineto_read(const char *path, import_sink *s,
-                                           const import_options *o, prof_error *err)
-{
-    (void)path, (void)s, (void)o;
-    return prof_error_set(err, PROF_ERR_UNSUPPORTED, "not built yet");
-}
-__attribute__((weak)) prof_err nsys_read(const char *path, import_sink *s,
-                                         const import_options *o, prof_error *err)
-{
-    (void)path, (void)s, (void)o;
-    return prof_error_set(err, PROF_ERR_UNSUPPORTED, "not built yet");
-}

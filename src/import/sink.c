@@ -554,6 +554,7 @@ prof_err sink_step(import_sink *s, uint64_t thread, uint64_t number, int64_t ts,
     prof_event ev = { 0 };
     ev.type = PROF_EV_STEP;
     ev.value = number;
+    ev.flags = PROF_STEP_SAMPLED; /* a trace keeps every step's events */
     s->counts.steps++;
     return write_timed(s, t, ev, ts, dur > 0 ? ts + dur : ts);
 }
@@ -706,6 +707,28 @@ void sink_note_damage(import_sink *s, const char *what)
 const import_counts *sink_counts(const import_sink *s)
 {
     return &s->counts;
+}
+
+static void describe(const counted *v, char *buf, size_t cap)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < SINK_CATEGORIES && v[i].name && used < cap; i++) {
+        int n = snprintf(buf + used, cap - used, "%s%s %llu", used ? ", " : "", v[i].name,
+                         (unsigned long long)v[i].n);
+        if (n < 0 || (size_t)n >= cap - used) { /* cut: end on the last whole entry */
+            buf[used] = '\0';
+            return;
+        }
+        used += (size_t)n;
+    }
+}
+
+void sink_describe(const import_sink *s, import_counts *out)
+{
+    *out = s->counts;
+    describe(s->skipped, out->skipped_kinds, sizeof out->skipped_kinds);
+    describe(s->unknown, out->unknown_kinds, sizeof out->unknown_kinds);
 }
 
 /* ---- closing ------------------------------------------------------------------------- */

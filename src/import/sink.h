@@ -42,6 +42,8 @@ typedef struct import_counts {
     uint64_t clamped;      /* times before the profile's origin, moved to it               */
     uint64_t reordered;    /* regions that came later than the nesting window could wait  */
     int damaged;           /* the input was cut or damaged: what came before is kept       */
+    char skipped_kinds[160]; /* "gpu_user_annotation 30, python_function 2" (sink_describe) */
+    char unknown_kinds[160];
 } import_counts;
 
 /* Opens a sink writing a profile to fd, which must be a regular file open
@@ -102,6 +104,9 @@ void sink_note_skipped(import_sink *s, const char *category);
 void sink_note_damage(import_sink *s, const char *what);
 
 const import_counts *sink_counts(const import_sink *s);
+/* counts with the kinds left out and unknown named, as the summary of an
+ * import shows them. */
+void sink_describe(const import_sink *s, import_counts *out);
 
 /* Writes what is pending, the footer and the metadata, and frees s (also on
  * failure). */
