@@ -1,0 +1,57 @@
+#!/bin/sh
+# import.sh - `prof import` of a torch.profiler (Kineto) trace, measured in
+# one run by `make bench` (tests/bench/run.sh):
+#
+#   1. speed: MB of JSON per second on one core, and the time against
+#      Python's json.load of the same file alone (the first step of
+#      Holistic Trace Analysis' loader), on a SMALL_MB trace;
+#   2. memory: peak RSS importing a BIG_MB trace (default 2 GB) against the
+#      SMALL_MB one: the import streams, so about the same (target: at most
+#      100 MB at 2 GB).
+# The traces repeat a real one (../shared/traces/, when this checkout has
+# it beside it) or the project's 2024-schema fixture, shifted in time.
+B=${B:-build}
+PROF=$B/prof
+BIN=$B/rel/tests/bin
+PY=${PYTHON:-/usr/bin/python3}
+BIG_MB=${BENCH_IMPORT_MB:-2000}
+SMALL_MB=${BENCH_IMPORT_SMALL_MB:-200}
+ROUNDS=3
+
+template=../shared/traces/hta_nccl_data_a100_rank0of2.json.gz
+[ -f "$template" ] || template=testdata/kineto/2024.json
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/prof-bench-import.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+measure() {
+    name=$1
+    rounds=$2
+    shift 2
+    # shellcheck disable=SC2046 # four numbers, split on purpose
+    set -- $("$BIN/run_measured" "$rounds" "$@")
+    if [ "${4:-1}" -ne 0 ]; then
+        echo "import bench: '$name' failed (status ${4:-?})" >&2
+        exit 1
+    fi
+    eval "${name}_s=$1 ${name}_cpu=$2 ${name}_kib=$3"
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+mib() { awk -v k="$1" 'BEGIN { printf "%.1f MiB", k / 1024 }'; }
+
+small_bytes=$("$PY" tests/bench/make_kineto.py "$template" "$tmp/small.json" "$SMALL_MB") || exit 1
+measure small "$ROUNDS" "$PROF" import "$tmp/small.json" -o "$tmp/small.prof"
+measure json "$ROUNDS" "$PY" -c 'import json, sys; json.load(open(sys.argv[1]))' "$tmp/small.json"
+rm -f "$tmp/small.json"
+big_bytes=$("$PY" tests/bench/make_kineto.py "$template" "$tmp/big.json" "$BIG_MB") || exit 1
+measure big 1 "$PROF" import "$tmp/big.json" -o "$tmp/big.prof"
+
+echo "template: $template"
+printf '%-46s %8.3f s (%.3f s CPU)  peak %s\n' "prof import ($small_bytes bytes)" "$small_s" \
+    "$small_cpu" "$(mib "$small_kib")"
+printf '%-46s %8.3f s  peak %s\n' "python3 json.load alone (same file)" "$json_s" "$(mib "$json_kib")"
+awk -v b="$small_bytes" -v s="$small_cpu" 'BEGIN {
+    printf "  throughput:                      %.0f MB/s of JSON per CPU second\n", b / s / 1e6 }'
+echo "  json.load / prof import time:    $(ratio "$json_s" "$small_s")x (target at least 10)"
+printf '%-46s %8.3f s  peak %s\n' "prof import ($big_bytes bytes)" "$big_s" "$(mib "$big_kib")"
+echo "  peak RSS $BIG_MB MB / $SMALL_MB MB trace:   $(ratio "$big_kib" "$small_kib")x (target about 1; at most 100 MiB)"
+echo "  profile: $(wc -c <"$tmp/big.prof") bytes for $big_bytes bytes of JSON"
