@@ -196,8 +196,8 @@ static int64_t col_i64(sqlite3_stmt *st, int i)
     return sqlite3_column_int64(st, i);
 }
 
-/* A non-negative time, as rt_cu_rec takes it. */
-static uint64_t col_time(sqlite3_stmt *st, int i)
+/* A non-negative value (a time, a byte count), as rt_cu_rec takes it. */
+static uint64_t col_u64(sqlite3_stmt *st, int i)
 {
     int64_t v = sqlite3_column_int64(st, i);
     return v > 0 ? (uint64_t)v : 0;
@@ -562,7 +562,7 @@ static void sql_gpu_head(nsys_db *d, sqlbuf *b, int t)
 
 static rt_cu_rec gpu_rec(rt_cu_kind kind, sqlite3_stmt *st)
 {
-    return (rt_cu_rec){ .kind = kind, .start = col_time(st, 0), .end = col_time(st, 1),
+    return (rt_cu_rec){ .kind = kind, .start = col_u64(st, 0), .end = col_u64(st, 1),
                         .device = col_u32(st, 2), .context = col_u32(st, 3),
                         .stream = col_u32(st, 4), .correlation = col_u32(st, 5) };
 }
@@ -578,7 +578,7 @@ static prof_err emit_kernel(nsys_db *d, sqlite3_stmt *st)
 static prof_err emit_memcpy(nsys_db *d, sqlite3_stmt *st)
 {
     rt_cu_rec r = gpu_rec(RT_CU_MEMCPY, st);
-    r.bytes = col_time(st, 7);
+    r.bytes = col_u64(st, 7);
     r.copy_kind = col_u32(st, 8);
     prof_err e = note_process(d, (uint64_t)col_i64(st, 6));
     return e ? e : cuda(d, &r);
@@ -587,7 +587,7 @@ static prof_err emit_memcpy(nsys_db *d, sqlite3_stmt *st)
 static prof_err emit_memset(nsys_db *d, sqlite3_stmt *st)
 {
     rt_cu_rec r = gpu_rec(RT_CU_MEMSET, st);
-    r.bytes = col_time(st, 7);
+    r.bytes = col_u64(st, 7);
     prof_err e = note_process(d, (uint64_t)col_i64(st, 6));
     return e ? e : cuda(d, &r);
 }
@@ -605,9 +605,12 @@ static prof_err emit_sync(nsys_db *d, sqlite3_stmt *st)
 static uint32_t sync_call_type(const char *name)
 {
     static const struct { const char *name; uint32_t type; } calls[] = {
-        { "cudaDeviceSynchronize", RT_CU_SYNC_CONTEXT }, { "cuCtxSynchronize", RT_CU_SYNC_CONTEXT },
-        { "cudaStreamSynchronize", RT_CU_SYNC_STREAM }, { "cuStreamSynchronize", RT_CU_SYNC_STREAM },
-        { "cudaEventSynchronize", RT_CU_SYNC_EVENT }, { "cuEventSynchronize", RT_CU_SYNC_EVENT },
+        { "cudaDeviceSynchronize", RT_CU_SYNC_CONTEXT },
+        { "cuCtxSynchronize", RT_CU_SYNC_CONTEXT },
+        { "cudaStreamSynchronize", RT_CU_SYNC_STREAM },
+        { "cuStreamSynchronize", RT_CU_SYNC_STREAM },
+        { "cudaEventSynchronize", RT_CU_SYNC_EVENT },
+        { "cuEventSynchronize", RT_CU_SYNC_EVENT },
     };
     for (size_t i = 0; name && i < sizeof calls / sizeof calls[0]; i++) {
         size_t n = strlen(calls[i].name);
@@ -640,7 +643,7 @@ static prof_err emit_runtime(nsys_db *d, sqlite3_stmt *st)
         return PROF_OK;
     }
     uint64_t key = (uint64_t)col_i64(st, 2);
-    rt_cu_rec r = { .kind = RT_CU_API, .start = col_time(st, 0), .end = col_time(st, 1),
+    rt_cu_rec r = { .kind = RT_CU_API, .start = col_u64(st, 0), .end = col_u64(st, 1),
                     .tid = key, .correlation = col_u32(st, 3), .name = col_text(st, 4) };
     prof_err e = thread_seen(d, key);
     if (!e)

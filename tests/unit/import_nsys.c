@@ -572,7 +572,8 @@ Test(import_nsys, the_real_export_against_sql)
     cr_assert_eq(sqlite3_open_v2("file:" REAL_EXPORT "?immutable=1", &db,
                                  SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL),
                  SQLITE_OK);
-    cr_expect_eq((int64_t)c.kernels, sql_int(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"));
+    cr_expect_eq((int64_t)c.kernels,
+                 sql_int(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"));
     cr_expect_eq((int64_t)c.copies, sql_int(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY"));
     cr_expect_eq((int64_t)c.api_calls, sql_int(db, "SELECT count(*) FROM "
                                                    "CUPTI_ACTIVITY_KIND_RUNTIME "
