@@ -1,0 +1,152 @@
+#!/bin/sh
+# import.sh - `prof import` end to end on the real binary, and the other
+# commands reading traces in place: the project's torch.profiler fixtures
+# of every schema era (testdata/kineto/), recognised by their content,
+# default and explicit output names, several traces of one job as ranks,
+# a cut trace read up to its damage, what is not a trace, an unwritable
+# output, and no temporary file left behind. With ../shared/traces/ beside
+# the checkout, the real traces there are imported and analysed too.
+# Run from the repository root with PROF=path/to/prof, as tests/run.sh does.
+. "$(dirname "$0")/../support/cli_lib.sh"
+K=testdata/kineto
+cli_tmp import
+mkdir -p "$tmp/scratch"
+TMPDIR=$tmp/scratch
+export TMPDIR
+
+# ---- help ---------------------------------------------------------------------
+run import --help
+out_has help "usage: prof import [--python-stacks] [-o OUT] TRACE..."
+run help
+out_has help-lists-import "  import    convert torch.profiler"
+[ -f man/prof-import.1 ] && ok man-page || not_ok man-page "man/prof-import.1 missing"
+
+# ---- every era, converted and read back -----------------------------------------
+for era in 2021 2022 2023 2024 rocm; do
+    run import "$K/$era.json" -o "$tmp/$era.prof"
+    if status_is "import-$era" 0; then
+        if ! has "$err" "$K/$era.json (kineto): " || ! has "$err" "-> $tmp/$era.prof"; then
+            not_ok "import-$era" "no summary line: $(cat "$err")"
+        elif [ -s "$out" ]; then
+            not_ok "import-$era" "stdout not empty"
+        else
+            ok "import-$era"
+        fi
+    fi
+    run info "$tmp/$era.prof"
+    out_has "info-$era" "closed cleanly"
+done
+
+# the gzip copy imports to the same events as the plain file
+run import "$K/2024.json.gz" -o "$tmp/gz.prof"
+status_is import-gzip 0 && {
+    "$PROF" export "$tmp/gz.prof" --format csv -o "$tmp/gz.csv" &&
+        "$PROF" export "$tmp/2024.prof" --format csv -o "$tmp/plain.csv"
+    if [ -s "$tmp/gz.csv" ] && cmp -s "$tmp/gz.csv" "$tmp/plain.csv"; then ok import-gzip-same; else
+        not_ok import-gzip-same "2024.json.gz and 2024.json import differently"
+    fi
+}
+
+# default name: the trace's ending replaced, in the current directory
+(cd "$tmp" && "$PROF" import "$OLDPWD/$K/2024.json.gz" >/dev/null 2>&1)
+[ -f "$tmp/2024.prof" ] && ok default-name || not_ok default-name "no $tmp/2024.prof"
+
+# standard output
+run import "$K/2023.json" -o -
+status_is stdout 0 && {
+    if head -c 5 "$out" | od -An -c | grep -q 'P   R   O   F'; then ok stdout-profile; else
+        not_ok stdout-profile "stdout is not a profile"
+    fi
+}
+
+# ---- several traces: a directory, ranks of one job ---------------------------------
+mkdir "$tmp/job"
+run import -o "$tmp/job" "$K/2023.json" "$K/2024.json"
+status_is several 0 && {
+    if [ -f "$tmp/job/2023.prof" ] && [ -f "$tmp/job/2024.prof" ]; then ok several-files; else
+        not_ok several-files "$(ls "$tmp/job")"
+    fi
+}
+run import -o "$tmp/not-a-dir.prof" "$K/2023.json" "$K/2024.json"
+error_like several-need-dir 2 "several traces need -o to name a directory"
+run import
+error_like no-trace 2 "no trace given"
+
+# ---- the other commands read traces in place ------------------------------------------
+run analyze "$K/2024.json"
+status_is analyze-trace 0 && {
+    if has "$out" "prof analyze $K/2024.json:" && ! has "$out" "/proc/self/fd"; then
+        ok analyze-names-trace
+    else
+        not_ok analyze-names-trace "$(head -3 "$out")"
+    fi
+    has "$out" "rank 0 of 2" && ok analyze-rank || not_ok analyze-rank "$(head -3 "$out")"
+}
+run analyze "$K/2024.json.gz" --format json
+status_is analyze-gzip-json 0
+run export "$K/2023.json" --format chrome-trace -o "$tmp/t.json"
+status_is export-trace 0 && {
+    if "${PYTHON:-/usr/bin/python3}" -c 'import json,sys; json.load(open(sys.argv[1]))' \
+        "$tmp/t.json" 2>/dev/null; then ok export-trace-json; else
+        not_ok export-trace-json "not JSON"
+    fi
+}
+run info "$K/2022.json"
+out_has info-trace "file       $K/2022.json"
+run compare "$K/2024.json" "$K/2024.json.gz"
+status_is compare-traces 0
+mkdir "$tmp/side"
+cp "$K/2023.json" "$K/2024.json" "$tmp/side/"
+run compare "$tmp/side" "$tmp/side"
+status_is compare-trace-dirs 0
+run view "$K/2024.json" --html "$tmp/v.html"
+status_is view-html-trace 0 && {
+    [ -s "$tmp/v.html" ] && ok view-html-written || not_ok view-html-written "empty page"
+}
+if [ -z "$(ls -A "$tmp/scratch")" ]; then ok no-temporaries; else
+    not_ok no-temporaries "left in TMPDIR: $(ls -A "$tmp/scratch")"
+fi
+
+# ---- damage, unknown kinds, not a trace -------------------------------------------------
+run import "$K/cut.json" -o "$tmp/cut.prof"
+status_is cut 0 && {
+    if has "$err" "warning: '$K/cut.json' is cut short or damaged"; then ok cut-warned; else
+        not_ok cut-warned "$(cat "$err")"
+    fi
+}
+run analyze "$K/cut.json"
+status_is cut-analyze 0 && {
+    has "$out" "the imported trace is cut short or damaged" && ok cut-note ||
+        not_ok cut-note "no note in the report"
+}
+run import "$K/unknown.json" -o "$tmp/unknown.prof"
+status_is unknown 0 && {
+    has "$err" "of kinds prof does not know were left out" && ok unknown-noted ||
+        not_ok unknown-noted "$(cat "$err")"
+}
+printf 'just some text\n' >"$tmp/text.txt"
+run import "$tmp/text.txt" -o "$tmp/x.prof"
+error_like not-a-trace 3 "not a trace prof imports"
+printf '{"schemaVersion": 1, "other": []}\n' >"$tmp/other.json"
+run import "$tmp/other.json" -o "$tmp/x.prof"
+error_like json-not-kineto 3 "cannot import '$tmp/other.json'"
+[ -e "$tmp/x.prof" ] && not_ok no-output-on-error "x.prof left behind" || ok no-output-on-error
+run import "$tmp/missing.json" -o "$tmp/x.prof"
+error_like missing 3 "cannot"
+run import "$K/2024.json" -o "$tmp/nodir/x.prof"
+error_like unwritable 4 "$tmp/nodir"
+run analyze "$tmp/other.json"
+error_like analyze-not-kineto 3 "cannot import '$tmp/other.json'"
+
+# ---- the real traces, when they are beside this checkout ----------------------------------
+if [ -d ../shared/traces ]; then
+    for t in ../shared/traces/*.json.gz ../shared/traces/*.sqlite; do
+        [ -f "$t" ] || continue
+        name="real-$(basename "$t")"
+        run analyze "$t"
+        status_is "$name" 0 && {
+            has "$out" "GPU            device 0" && ok "$name-gpu" || not_ok "$name-gpu" "no GPU"
+        }
+    done
+fi
+[ $fails -eq 0 ]
