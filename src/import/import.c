@@ -85,9 +85,7 @@ prof_err import_trace(const char *path, int out_fd, const import_options *o,
         sink_abandon(s);
         return e;
     }
-    if (counts)
-        sink_describe(s, counts);
-    return sink_close(s, err);
+    return sink_finish(s, counts, err);
 }
 
 prof_err import_temp_file(int *fd, prof_error *err)

@@ -311,6 +311,8 @@ static prof_err thread_seen(nsys_db *d, uint64_t key)
     if (d->has_last && key == d->last_thread)
         return PROF_OK;
     prof_err e = note_process(d, global_pid(key));
+    if (!e && (!d->has_last || key != d->last_thread))
+        e = sink_thread_tid(d->s, key, key & ((1ull << NSYS_TID_BITS) - 1));
     thread_name *n = e ? NULL : name_of(d, key);
     if (n && !n->given) {
         n->given = 1;

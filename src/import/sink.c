@@ -51,7 +51,7 @@ typedef struct open_region {
 } open_region;
 
 typedef struct sink_thread {
-    uint64_t key;
+    uint64_t key, os_tid;
     uint32_t index;
     item *heap;
     size_t nheap, cap_heap;
@@ -266,7 +266,7 @@ static sink_thread *thread_new(import_sink *s, uint64_t key, size_t slot)
         free(t);
         return fail_nomem(s), NULL;
     }
-    t->key = key;
+    t->key = t->os_tid = key;
     t->index = (uint32_t)s->nthreads;
     t->last_start = INT64_MIN;
     pf_block_init(&t->block, PF_BLOCK_EVENTS, t->index);
@@ -527,8 +527,18 @@ prof_err sink_thread_name(import_sink *s, uint64_t thread, const char *name)
     sink_thread *t = thread_of(s, thread);
     if (!t)
         return s->failed;
-    prof_err e = pf_writer_define_thread(s->w, t->index, thread, name);
+    prof_err e = pf_writer_define_thread(s->w, t->index, t->os_tid, name);
     return e ? fail(s, e, "cannot name a thread") : PROF_OK;
+}
+
+prof_err sink_thread_tid(import_sink *s, uint64_t thread, uint64_t os_tid)
+{
+    sink_thread *t = thread_of(s, thread);
+    if (!t || t->os_tid == os_tid)
+        return s->failed;
+    t->os_tid = os_tid;
+    prof_err e = pf_writer_define_thread(s->w, t->index, os_tid, NULL);
+    return e ? fail(s, e, "cannot define a thread") : PROF_OK;
 }
 
 prof_err sink_region(import_sink *s, uint64_t thread, const char *name, size_t len,
@@ -833,7 +843,14 @@ static prof_err drain_all(import_sink *s)
 
 prof_err sink_close(import_sink *s, prof_error *err)
 {
+    return sink_finish(s, NULL, err);
+}
+
+prof_err sink_finish(import_sink *s, import_counts *counts, prof_error *err)
+{
     prof_err e = drain_all(s);
+    if (counts)
+        sink_describe(s, counts);
     char *text = e ? NULL : metadata_text(s);
     if (!e && !text)
         e = fail_nomem(s);
@@ -916,7 +933,8 @@ uint32_t sink_kind_of(const char *name, size_t len)
         return PROF_KIND_SYNC;
     if (starts(name, len, "nccl:") || starts(name, len, "nccl") || starts(name, len, "c10d::") ||
         starts(name, len, "gloo:") || has(name, len, "ProcessGroup") ||
-        starts(name, len, "record_param_comms") || starts(name, len, "rccl"))
+        starts(name, len, "record_param_comms") || starts(name, len, "rccl") ||
+        starts(name, len, "MPI_"))
         return PROF_KIND_COMM;
     return PROF_KIND_COMPUTE;
 }

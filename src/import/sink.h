@@ -73,6 +73,9 @@ prof_err sink_set_fact(import_sink *s, const char *key, const char *json_value);
 /* Threads are named by any 64-bit key unique within the trace (Kineto:
  * its tid; Nsight: globalTid). A thread is made on first use. */
 prof_err sink_thread_name(import_sink *s, uint64_t thread, const char *name);
+/* The OS thread id of a thread whose key is not one (Nsight's globalTid
+ * packs the process in): shown in reports. Before naming it. */
+prof_err sink_thread_tid(import_sink *s, uint64_t thread, uint64_t os_tid);
 
 /* A CPU region on a thread: nested by time with the thread's others. kind:
  * a prof_kind, or SINK_KIND_INFER. len: bytes of name (no NUL needed). */
@@ -111,12 +114,15 @@ void sink_describe(const import_sink *s, import_counts *out);
 /* Writes what is pending, the footer and the metadata, and frees s (also on
  * failure). */
 prof_err sink_close(import_sink *s, prof_error *err);
+/* The same, with the final counts (sink_describe's) in *counts: syncs
+ * whose API call never came are known unplaced only at the end. */
+prof_err sink_finish(import_sink *s, import_counts *counts, prof_error *err);
 /* Frees s without finishing the file (after an error). */
 void sink_abandon(import_sink *s);
 
 /* The kind of a region from its name: DATA for DataLoader fetches, SYNC for
  * cuda / hip *Synchronize, aten::item and aten::_local_scalar_dense, COMM
- * for NCCL, c10d, Gloo and ProcessGroup collectives, COMPUTE otherwise. */
+ * for NCCL, c10d, Gloo, ProcessGroup and MPI calls, COMPUTE otherwise. */
 uint32_t sink_kind_of(const char *name, size_t len);
 
 #endif /* PROF_IMPORT_SINK_H */
