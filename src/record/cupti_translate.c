@@ -75,9 +75,16 @@ int rt_cu_api_blocks_copy(const char *api_name)
     size_t n = api_name_len(api_name);
     if (n > 5 && memcmp(api_name + n - 5, "_ptds", 5) == 0) /* per-thread default stream */
         n -= 5;
-    for (size_t i = 0; i < sizeof blocking / sizeof blocking[0]; i++)
-        if (strlen(blocking[i]) == n && memcmp(blocking[i], api_name, n) == 0)
+    /* ROCm's HIP names the same calls hip* (imported traces) */
+    size_t skip = n > 3 && memcmp(api_name, "hip", 3) == 0 ? 3 : 0;
+    if (skip && n > 13 && memcmp(api_name + n - 10, "WithStream", 10) == 0)
+        n -= 10; /* hipMemcpyWithStream: synchronous too */
+    for (size_t i = 0; i < sizeof blocking / sizeof blocking[0]; i++) {
+        size_t k = skip ? 4 : 0; /* "cuda" against "hip" */
+        if (strlen(blocking[i]) - k == n - skip &&
+            memcmp(blocking[i] + k, api_name + skip, n - skip) == 0)
             return 1;
+    }
     return 0;
 }
 

@@ -154,6 +154,13 @@ Test(record_cupti, synchronous_copy_blocks_its_thread)
     cr_expect(!rt_cu_api_blocks_copy("cudaMemcpyAsync_v3020"));
     cr_expect(!rt_cu_api_blocks_copy("cudaLaunchKernel_v7000"));
     cr_expect(!rt_cu_api_blocks_copy("cudaMemcpy_v"));
+    /* ROCm's names, as imported traces carry them */
+    cr_expect(rt_cu_api_blocks_copy("hipMemcpy"));
+    cr_expect(rt_cu_api_blocks_copy("hipMemcpyWithStream"));
+    cr_expect(rt_cu_api_blocks_copy("hipMemcpyPeer"));
+    cr_expect(!rt_cu_api_blocks_copy("hipMemcpyAsync"));
+    cr_expect(!rt_cu_api_blocks_copy("hipLaunchKernel"));
+    cr_expect(!rt_cu_api_blocks_copy("hip"));
     rt_cu_rec r = { .kind = RT_CU_API, .name = "cudaMemcpy_v3020", .start = 50, .end = 950,
                     .correlation = 8, .tid = 99 };
     cr_assert_eq(one(&r, out), 2);
