@@ -3,7 +3,6 @@
  * resolved configuration) and the user's tags. Layout in
  * formats/prof-format.md §4. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +27,7 @@ static int add_argv(cJSON *meta)
     cJSON *argv = cJSON_AddArrayToObject(meta, "argv");
     if (!argv)
         return 0;
-    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    int fd = rt_open_read("/proc/self/cmdline");
     if (fd < 0)
         return 1; /* unknown: an empty list */
     char buf[8192];

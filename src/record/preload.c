@@ -13,7 +13,7 @@
  * handler). `prof record` may set PROF_AUTOSTART_PID to the pid it execs.
  * Recording stops at exit through the atexit handler prof_start installs.
  * A start that fails (a malformed PROF_* variable, an output that cannot
- * be written) is said in one line on stderr: nobody else can tell, as no
+ * be written or is not a regular file) is said in one line on stderr: nobody else can tell, as no
  * caller sees prof_start's result here; PROF_ENABLE=0 is not a failure.
  *
  * In libprof.a this object is never linked in: nothing refers to it. */
@@ -75,6 +75,8 @@ static void report_failure(int e)
         return;
     if (ce == -EINVAL && bad)
         fprintf(stderr, "prof: not recording: bad %s '%s' (see libprof(3))\n", bad, getenv(bad));
+    else if (ce == 0 && e == -ENOTSUP) /* strerror's "Operation not supported" says less */
+        fprintf(stderr, "prof: not recording: cannot write '%s': not a regular file\n", c.output);
     else if (ce == 0 && e != -ENOMEM)
         fprintf(stderr, "prof: not recording: cannot write '%s': %s\n", c.output, strerror(-e));
     else

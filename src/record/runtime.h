@@ -266,6 +266,16 @@ char *rt_metadata(const rt_config *c, const rt_clock *clk); /* malloc'ed JSON */
 int rt_rss_open(void);
 uint64_t rt_rss_read(int fd);               /* bytes, 0 when unreadable       */
 
+/* ---- fd.c: descriptors never 0, 1 or 2 ------------------------------------ */
+
+/* fd moved above the standard descriptors (close-on-exec), or -1 with
+ * errno; fd itself when it is already above them or negative. */
+int rt_fd_above_std(int fd);
+int rt_open_read(const char *path);         /* a descriptor, or -1 (errno)    */
+/* The output, empty, writable: a descriptor, or -errno; -ENOTSUP when the
+ * path is not a regular file (FIFO, socket, device). Never blocks. */
+int rt_output_open(const char *path);
+
 /* ---- crash.c --------------------------------------------------------------- */
 
 int rt_crash_alloc(void);                   /* 0 or -ENOMEM                   */

@@ -1,7 +1,6 @@
 /* sampler.c - host memory: the resident set size from /proc/self/statm
  * (resident pages × page size). The file stays open for the session so a
  * sample is one pread, cheap enough for every step boundary. */
-#include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -9,7 +8,7 @@
 
 int rt_rss_open(void)
 {
-    return open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    return rt_open_read("/proc/self/statm");
 }
 
 uint64_t rt_rss_read(int fd)

@@ -3,7 +3,6 @@
  * step, final drain, footer) and prof_flush. Also holds the runtime's one
  * global object, the only mutable global state of libprof. */
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,11 +62,10 @@ static int output_open(const rt_config *c)
     char *meta = rt_metadata(c, &rt.clock);
     if (!meta)
         return -ENOMEM;
-    int fd = open(c->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = rt_output_open(c->output);
     if (fd < 0) {
-        int e = errno;
         free(meta);
-        return -e;
+        return fd;
     }
     int err;
     prof_err pe = header_write(fd, meta, &err); /* closes fd on failure */
