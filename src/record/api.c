@@ -186,17 +186,21 @@ static void gpu_step(rt_thread *t, uint64_t now, uint64_t n)
 }
 
 /* Ends the current step at now with extra flags; the host-memory sample
- * that goes with every step boundary follows it. Returns its number. */
+ * that goes with every step boundary follows it. Returns its number.
+ * These records may take a spare chunk when the buffer is full: steps
+ * are never dropped. */
 static uint64_t step_close(rt_thread *t, uint64_t now, uint32_t flags)
 {
     uint64_t n = atomic_fetch_add_explicit(&rt.step_no, 1, memory_order_relaxed);
     uint64_t t0 = atomic_exchange_explicit(&rt.step_t0, now, memory_order_relaxed);
     if (rt_step_sampled(&rt.cfg, n))
         flags |= PROF_STEP_SAMPLED;
+    t->keep = 1;
     emit_step(t, n, flags, t0, now);
     if (rt.statm_fd >= 0)
         emit(t, RT_MEMORY, rt.rss_id, now, rt_rss_read(rt.statm_fd));
     gpu_step(t, now, n);
+    rt_thread_keep_end(t);
     return n;
 }
 

@@ -32,6 +32,7 @@
 
 #define RT_CHUNK_RECS 2048u   /* records per chunk: 64 KiB, one block each   */
 #define RT_MIN_CHUNKS 4u      /* a tiny buffer_bytes still gets this many     */
+#define RT_SPARE_CHUNKS 16u   /* beyond buffer_bytes, for step boundaries     */
 #define RT_MAX_DEPTH 255u     /* open regions recorded per thread             */
 #define RT_PTR_CACHE 256u     /* by-name lookup: slots keyed by pointer       */
 #define RT_STR_CACHE 256u     /* by-name lookup: slots keyed by content hash  */
@@ -70,16 +71,23 @@ typedef struct rt_chunk {
     _Atomic uint32_t free_next;     /* free list link: index + 1, 0 = end    */
 } rt_chunk;
 
-/* Bounded by buffer_bytes. Records are in one mmap'ed area, so chunks never
- * handed out cost no memory; chunk headers are a separate array so that
- * the free list does not touch record pages. */
+/* Bounded by buffer_bytes, plus RT_SPARE_CHUNKS spare chunks that only
+ * the records of step boundaries (the step, its memory samples) may take:
+ * when the buffer is full, other events are dropped and counted, steps
+ * never. A thread keeps its spare for the step boundaries that follow
+ * until a plain chunk is free again, so one spare holds a thousand of
+ * them. Records are in one mmap'ed area, so chunks never handed out cost
+ * no memory; chunk headers are a separate array so that the free lists
+ * do not touch record pages. */
 typedef struct rt_pool {
     rt_chunk *chunks;
-    uint32_t n;
+    uint32_t n;                     /* chunks in all                          */
+    uint32_t nplain;                /* [0, nplain) plain, the rest spare      */
     rt_rec *mem;
     size_t mem_bytes;
     _Atomic uint64_t free_head;     /* (tag << 32) | (index + 1): ABA-safe    */
-    _Atomic uint32_t fresh;         /* chunks [fresh, n) never handed out     */
+    _Atomic uint64_t spare_head;    /* the spare chunks' free list, the same  */
+    _Atomic uint32_t fresh;         /* chunks [fresh, nplain) never handed out */
     rt_chunk *_Atomic full;         /* full chunks, newest first              */
 } rt_pool;
 
@@ -112,6 +120,11 @@ typedef struct rt_thread {
     uint32_t session;              /* session this state is registered in    */
     uint32_t cseq;                 /* number of the next chunk taken          */
     int dead;                      /* the thread is exiting                   */
+    int keep;                      /* in a step boundary: spares allowed      */
+    int on_spare;                  /* the current chunk is a spare            */
+    uint32_t spare_n;              /* its records while parked (n is then
+                                      RT_CHUNK_RECS, so other events go to
+                                      the refill); RT_CHUNK_RECS in use       */
     rt_chunk *_Atomic chunk;       /* current chunk, read by the writer       */
     _Atomic uint64_t dropped;      /* events lost, not yet in the file        */
     /* Identity, set at registration, before the state is published. */
@@ -200,9 +213,14 @@ extern rt_runtime rt;
 /* ---- thread.c ------------------------------------------------------------ */
 
 rt_thread *rt_thread_attach(void);          /* NULL when out of memory       */
-/* Slow path of an append: hands the full chunk over, takes a free one.
- * Returns 0 with t->recs/t->n ready, or -1 (the event is dropped). */
+/* Slow path of an append: hands the full chunk over, takes a free one
+ * (a spare one too while t->keep). Returns 0 with t->recs/t->n ready, or
+ * -1 (the event is dropped and counted). */
 int rt_thread_refill(rt_thread *t);
+/* The end of a step boundary's records: a spare chunk is parked. */
+void rt_thread_keep_end(rt_thread *t);
+/* Counts one event of t as dropped. */
+void rt_thread_drop(rt_thread *t);
 /* prof_stop: ends the last step as incomplete, from the calling thread. */
 void rt_step_close_last(void);
 /* Registers t in the current session if it is not yet: 0, or -1. */

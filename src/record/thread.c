@@ -3,9 +3,10 @@
  * full chunks to the writer and taking free ones, and what happens when a
  * thread exits, when recording stops and after fork.
  *
- * The pool's free list and full stack are lock-free, so a recording thread
+ * The pool's free lists and full stack are lock-free, so a recording thread
  * never waits for the writer: when no chunk is free it drops the event and
- * counts it. */
+ * counts it. Step boundaries alone may also take a spare chunk (see
+ * rt_pool in runtime.h): steps are never dropped. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,14 +28,41 @@ static int key_ok;
 
 /* ---- pool ------------------------------------------------------------------ */
 
+static void list_push(rt_pool *p, _Atomic uint64_t *head, rt_chunk *c)
+{
+    uint32_t idx = (uint32_t)(c - p->chunks);
+    uint64_t h = atomic_load_explicit(head, memory_order_relaxed);
+    uint64_t nh;
+    do {
+        atomic_store_explicit(&c->free_next, (uint32_t)h, memory_order_relaxed);
+        nh = (((h >> 32) + 1) << 32) | (idx + 1);
+    } while (!atomic_compare_exchange_weak_explicit(head, &h, nh, memory_order_release,
+                                                    memory_order_relaxed));
+}
+
+static rt_chunk *list_pop(rt_pool *p, _Atomic uint64_t *head)
+{
+    uint64_t h = atomic_load_explicit(head, memory_order_acquire);
+    while ((uint32_t)h) {
+        rt_chunk *c = &p->chunks[(uint32_t)h - 1];
+        uint64_t next = atomic_load_explicit(&c->free_next, memory_order_relaxed);
+        uint64_t nh = (((h >> 32) + 1) << 32) | next;
+        if (atomic_compare_exchange_weak_explicit(head, &h, nh, memory_order_acquire,
+                                                  memory_order_acquire))
+            return c;
+    }
+    return NULL;
+}
+
 int rt_pool_init(rt_pool *p, size_t buffer_bytes)
 {
     size_t chunk_bytes = RT_CHUNK_RECS * sizeof(rt_rec);
-    size_t n = buffer_bytes / chunk_bytes;
-    if (n < RT_MIN_CHUNKS)
-        n = RT_MIN_CHUNKS;
-    if (n > (1u << 24)) /* 1 TiB of buffers: past any sane configuration */
-        n = 1u << 24;
+    size_t plain = buffer_bytes / chunk_bytes;
+    if (plain < RT_MIN_CHUNKS)
+        plain = RT_MIN_CHUNKS;
+    if (plain > (1u << 24)) /* 1 TiB of buffers: past any sane configuration */
+        plain = 1u << 24;
+    size_t n = plain + RT_SPARE_CHUNKS;
     memset(p, 0, sizeof *p);
     /* MAP_NORESERVE: untouched chunks cost neither memory nor commit. */
     void *mem = mmap(NULL, n * chunk_bytes, PROT_READ | PROT_WRITE,
@@ -49,8 +77,11 @@ int rt_pool_init(rt_pool *p, size_t buffer_bytes)
     p->mem = mem;
     p->mem_bytes = n * chunk_bytes;
     p->n = (uint32_t)n;
+    p->nplain = (uint32_t)plain;
     for (size_t i = 0; i < n; i++)
         p->chunks[i].recs = p->mem + i * RT_CHUNK_RECS;
+    for (size_t i = plain; i < n; i++)
+        list_push(p, &p->spare_head, &p->chunks[i]);
     return 0;
 }
 
@@ -62,39 +93,32 @@ void rt_pool_free(rt_pool *p)
     memset(p, 0, sizeof *p);
 }
 
-static rt_chunk *pool_take(rt_pool *p)
+static int is_spare(const rt_pool *p, const rt_chunk *c)
 {
-    uint64_t h = atomic_load_explicit(&p->free_head, memory_order_acquire);
-    while ((uint32_t)h) {
-        rt_chunk *c = &p->chunks[(uint32_t)h - 1];
-        uint64_t next = atomic_load_explicit(&c->free_next, memory_order_relaxed);
-        uint64_t nh = (((h >> 32) + 1) << 32) | next;
-        if (atomic_compare_exchange_weak_explicit(&p->free_head, &h, nh, memory_order_acquire,
-                                                  memory_order_acquire))
-            return c;
-    }
+    return (uint32_t)(c - p->chunks) >= p->nplain;
+}
+
+/* A plain chunk, else (spare_ok) a spare one, else NULL. */
+static rt_chunk *pool_take(rt_pool *p, int spare_ok)
+{
+    rt_chunk *c = list_pop(p, &p->free_head);
+    if (c)
+        return c;
     uint32_t f = atomic_load_explicit(&p->fresh, memory_order_relaxed);
-    while (f < p->n) {
+    while (f < p->nplain) {
         if (atomic_compare_exchange_weak_explicit(&p->fresh, &f, f + 1, memory_order_relaxed,
                                                   memory_order_relaxed))
             return &p->chunks[f];
     }
-    return NULL;
+    return spare_ok ? list_pop(p, &p->spare_head) : NULL;
 }
 
 void rt_pool_recycle(rt_pool *p, rt_chunk *c)
 {
-    uint32_t idx = (uint32_t)(c - p->chunks);
     c->done = 0;
     c->owner = NULL;
     atomic_store_explicit(&c->committed, 0, memory_order_relaxed);
-    uint64_t h = atomic_load_explicit(&p->free_head, memory_order_relaxed);
-    uint64_t nh;
-    do {
-        atomic_store_explicit(&c->free_next, (uint32_t)h, memory_order_relaxed);
-        nh = (((h >> 32) + 1) << 32) | (idx + 1);
-    } while (!atomic_compare_exchange_weak_explicit(&p->free_head, &h, nh, memory_order_release,
-                                                    memory_order_relaxed));
+    list_push(p, is_spare(p, c) ? &p->spare_head : &p->free_head, c);
 }
 
 static void pool_push_full(rt_pool *p, rt_chunk *c)
@@ -124,6 +148,7 @@ static void hand_over(rt_thread *t)
     rt_chunk *c = atomic_load_explicit(&t->chunk, memory_order_relaxed);
     t->recs = NULL;
     t->n = RT_CHUNK_RECS;
+    t->on_spare = 0;
     if (!c)
         return;
     atomic_store_explicit(&t->chunk, NULL, memory_order_release);
@@ -200,22 +225,54 @@ int rt_thread_ensure_registered(rt_thread *t)
     return t->session == rt.session ? 0 : thread_register(t);
 }
 
-int rt_thread_refill(rt_thread *t)
+void rt_thread_drop(rt_thread *t)
 {
-    if (rt_thread_ensure_registered(t) < 0)
-        return -1; /* past 2^20 threads: nowhere to count the loss */
-    hand_over(t);
-    rt_chunk *c = pool_take(&rt.pool);
-    if (!c) {
+    if (rt_thread_ensure_registered(t) == 0) /* else nowhere to count it */
         atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
-        return -1;
-    }
+}
+
+static void install(rt_thread *t, rt_chunk *c)
+{
     c->owner = t;
     c->seq = t->cseq++;
     atomic_store_explicit(&t->chunk, c, memory_order_release);
     t->recs = c->recs;
     t->n = 0;
+    t->on_spare = is_spare(&rt.pool, c);
+    t->spare_n = RT_CHUNK_RECS;
+}
+
+/* A parked spare stays with its thread until a plain chunk replaces it
+ * (or it fills up): handing it over at every dropped event would spend a
+ * spare per step boundary. */
+int rt_thread_refill(rt_thread *t)
+{
+    if (rt_thread_ensure_registered(t) < 0)
+        return -1; /* past 2^20 threads: nowhere to count the loss */
+    if (t->on_spare && t->keep && t->spare_n < RT_CHUNK_RECS) {
+        t->n = t->spare_n; /* a step boundary goes on in the parked spare */
+        t->spare_n = RT_CHUNK_RECS;
+        return 0;
+    }
+    if (!t->on_spare)
+        hand_over(t); /* full, or none at all */
+    rt_chunk *c = pool_take(&rt.pool, t->keep);
+    if (!c) {
+        atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+        return -1;
+    }
+    hand_over(t); /* the spare, now replaced */
+    install(t, c);
     return 0;
+}
+
+void rt_thread_keep_end(rt_thread *t)
+{
+    t->keep = 0;
+    if (t->on_spare && t->spare_n == RT_CHUNK_RECS) {
+        t->spare_n = t->n;
+        t->n = RT_CHUNK_RECS;
+    }
 }
 
 void rt_thread_set_name(rt_thread *t, const char *name)
@@ -230,6 +287,8 @@ static void reset_hot(rt_thread *t)
 {
     t->recs = NULL;
     t->n = RT_CHUNK_RECS;
+    t->keep = 0;
+    t->on_spare = 0;
     t->depth = 0;
     t->session = 0;
     atomic_store_explicit(&t->chunk, NULL, memory_order_relaxed);

@@ -2,7 +2,7 @@
  * ThreadSanitizer): eight threads record a million regions each and every
  * one is read back, per thread, under the thread's own name; and when the
  * buffers are too small, what is not recorded is counted as dropped,
- * exactly. */
+ * exactly, while steps and their memory samples are never dropped. */
 #include <pthread.h>
 
 #include "record_util.h"
@@ -141,14 +141,33 @@ static void *hold_chunk(void *arg)
 
 /* Per profile thread: its name, its "flood" and "held" regions, and its
  * dropped-events count. */
+typedef struct steps {
+    uint64_t n, rss, bad_order;
+    uint32_t last_flags;
+} steps;
+
 typedef struct tally {
     char names[64][32];
     uint64_t flood[64], held[64], dropped[64];
+    steps *extra; /* steps and host memory samples, when not NULL */
 } tally;
+
+static void tally_steps(steps *s, const prof_event *ev)
+{
+    if (ev->type == PROF_EV_STEP) {
+        s->bad_order += ev->value != s->n;
+        s->n++;
+        s->last_flags = ev->flags;
+    } else if (ev->type == PROF_EV_MEMORY && strcmp(ev->name, "host.rss") == 0) {
+        s->rss++;
+    }
+}
 
 static void tally_event(const prof_event *ev, void *ctx)
 {
     tally *t = ctx;
+    if (t->extra)
+        tally_steps(t->extra, ev);
     if (ev->thread >= 64)
         return;
     if (ev->type == PROF_EV_THREAD)
@@ -233,6 +252,55 @@ Test(record_threads, every_event_dropped_when_no_chunk_is_free)
     free(t);
 }
 
+/* Steps (with their memory samples) are never dropped: with every chunk
+ * of the buffer held, the steps of a thread that has none, and the last
+ * one that prof_stop closes, are still recorded; other events drop. */
+Test(record_threads, steps_kept_when_buffers_are_full)
+{
+    prof_config c = { 0 };
+    c.output = test_path("fullsteps.prof");
+    c.buffer_bytes = 1; /* the minimum: four chunks */
+    cr_assert_eq(prof_start(&c), 0);
+    pthread_barrier_t ready, release;
+    pthread_barrier_init(&ready, NULL, 5);
+    pthread_barrier_init(&release, NULL, 5);
+    holder h = { &ready, &release };
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(pthread_create(&th[i], NULL, hold_chunk, &h), 0);
+    pthread_barrier_wait(&ready);
+    prof_thread_name("stepper");
+    for (int i = 0; i < 3000; i++) { /* more than a chunk of step records */
+        prof_region_begin("flood");
+        prof_region_end();
+        prof_step();
+    }
+    cr_assert_eq(prof_stop(), 0); /* the holders still hold every chunk */
+    pthread_barrier_wait(&release);
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+
+    tally *t = calloc(1, sizeof *t);
+    steps *s = calloc(1, sizeof *s);
+    prof_read_status st;
+    t->extra = s;
+    cr_assert_eq(readback_scan(c.output, tally_event, t, &st, NULL), 0);
+    cr_assert(st.clean, "%s", st.detail);
+    cr_assert_eq(s->n, 3001, "%llu steps", (unsigned long long)s->n);
+    cr_assert_eq(s->bad_order, 0, "steps in order");
+    cr_assert_eq(s->last_flags & PROF_STEP_INCOMPLETE, PROF_STEP_INCOMPLETE);
+    cr_assert_eq(s->rss, 3001, "a memory sample per step boundary");
+    uint64_t flood = 0, dropped = 0;
+    for (int i = 0; i < 64; i++)
+        flood += t->flood[i], dropped += t->dropped[i];
+    cr_assert_eq(flood, 0);
+    cr_assert_eq(dropped, 3000);
+    pthread_barrier_destroy(&ready);
+    pthread_barrier_destroy(&release);
+    free(s);
+    free(t);
+}
+
 Test(record_threads, recorded_plus_dropped_is_attempted)
 {
     prof_config c = { 0 };
@@ -250,9 +318,12 @@ Test(record_threads, recorded_plus_dropped_is_attempted)
     cr_assert_eq(prof_stop(), 0);
 
     tally *t = calloc(1, sizeof *t);
+    steps s = { 0 };
+    t->extra = &s;
     prof_read_status st;
     cr_assert_eq(readback_scan(c.output, tally_event, t, &st, NULL), 0);
     cr_assert(st.clean);
+    cr_assert_eq(s.n, 1, "the last step, whatever was dropped");
     uint64_t recorded, dropped;
     int n;
     flooders(t, &recorded, &dropped, &n);
