@@ -115,10 +115,11 @@ void prof_region_begin_id(prof_name id, prof_kind k);
 void prof__scope_end(int *unused);
 static inline void prof__scope_begin(prof_name *site, const char *name)
 {
-    prof_name id = __atomic_load_n(site, __ATOMIC_RELAXED);
+    /* acquire/release: a thread that sees the id also sees it interned */
+    prof_name id = __atomic_load_n(site, __ATOMIC_ACQUIRE);
     if (__builtin_expect(id == 0, 0)) {
         id = prof_intern(name);
-        __atomic_store_n(site, id, __ATOMIC_RELAXED);
+        __atomic_store_n(site, id, __ATOMIC_RELEASE);
     }
     prof_region_begin_id(id, PROF_KIND_COMPUTE);
 }

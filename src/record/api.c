@@ -106,14 +106,24 @@ static inline void end(void)
     commit(t);
 }
 
+/* An id prof_intern never returned (0, or past the ids interned so far)
+ * would name a string the file never defines and make the whole profile
+ * unreadable: the region is not recorded, counted as dropped, and its end
+ * still matches. One load and compare, as the table only grows. */
 void prof_region_begin_id(prof_name id, prof_kind k)
 {
     unsigned s = state();
     if (UNLIKELY(!(s & RT_ON)))
         return;
     rt_thread *t = self();
-    if (LIKELY(t != NULL))
-        begin(t, id, k, s);
+    if (UNLIKELY(!t))
+        return;
+    if (UNLIKELY(id - 1u >= rt_intern_count())) {
+        if (s & RT_SAMPLED)
+            rt_thread_drop(t);
+        id = 0;
+    }
+    begin(t, id, k, s);
 }
 
 void prof_region_begin_kind(const char *name, prof_kind k)

@@ -28,7 +28,6 @@ typedef struct str_entry {
 
 static struct {
     pthread_mutex_t mu;
-    _Atomic uint32_t count;              /* ids 1..count exist               */
     str_entry *_Atomic pages[ID_PAGES];  /* id → entry, page by page         */
     uint32_t *slots;                     /* hash index of ids (mu)           */
     uint32_t nslots;
@@ -37,6 +36,14 @@ static struct {
     _Atomic uint32_t nattrs;             /* attrs[0..nattrs) exist           */
     rt_attr *_Atomic attrs[ATTR_PAGES];  /* class changes, page by page      */
 } tab = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+_Atomic uint32_t rt_nstrings; /* written under tab.mu */
+
+/* The count as the holder of tab.mu sees it. */
+static uint32_t count_locked(void)
+{
+    return atomic_load_explicit(&rt_nstrings, memory_order_relaxed);
+}
 
 static str_entry *entry_of(uint32_t id)
 {
@@ -56,10 +63,6 @@ const char *rt_intern_get(uint32_t id, uint32_t *len)
     return e->s;
 }
 
-uint32_t rt_intern_count(void)
-{
-    return atomic_load_explicit(&tab.count, memory_order_acquire);
-}
 
 /* A stable NUL-terminated copy; never freed (ids outlive sessions). */
 static char *copy_string(const char *s, size_t len)
@@ -120,7 +123,7 @@ static uint32_t *index_find(const char *s, size_t len, uint64_t hash)
 
 static uint32_t insert(const char *s, size_t len, uint64_t hash, uint32_t *slot)
 {
-    uint32_t id = atomic_load_explicit(&tab.count, memory_order_relaxed) + 1;
+    uint32_t id = count_locked() + 1;
     if (id >= RT_STRING_IDS || len > UINT32_MAX)
         return 0;
     if (!entry_of(id)) {
@@ -136,7 +139,7 @@ static uint32_t insert(const char *s, size_t len, uint64_t hash, uint32_t *slot)
     *slot = id;
     /* Publishing the count last makes the entry visible to lock-free
      * readers (the writer defines ids up to the count it loads). */
-    atomic_store_explicit(&tab.count, id, memory_order_release);
+    atomic_store_explicit(&rt_nstrings, id, memory_order_release);
     return id;
 }
 
@@ -144,7 +147,7 @@ uint32_t rt_intern(const char *s, size_t len, uint64_t hash)
 {
     uint32_t id = 0;
     pthread_mutex_lock(&tab.mu);
-    if ((tab.count + 1) * 2 >= tab.nslots && index_grow() < 0)
+    if ((count_locked() + 1) * 2 >= tab.nslots && index_grow() < 0)
         goto out;
     uint32_t *slot = index_find(s, len, hash);
     id = *slot ? *slot : insert(s, len, hash, slot);
@@ -212,7 +215,7 @@ static int attr_append(uint32_t name, uint32_t cls)
 static void name_class(uint32_t name, uint32_t cls)
 {
     pthread_mutex_lock(&tab.mu);
-    str_entry *e = name && name <= tab.count ? entry_of(name) : NULL;
+    str_entry *e = name && name <= count_locked() ? entry_of(name) : NULL;
     if (e && e->cls != cls && attr_append(name, cls) == 0)
         e->cls = cls;
     pthread_mutex_unlock(&tab.mu);

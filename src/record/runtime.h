@@ -241,7 +241,15 @@ void rt_writer_kick(void);
 uint32_t rt_intern(const char *s, size_t len, uint64_t hash);
 /* The interned copy of id (NUL-terminated) and its length; lock-free. */
 const char *rt_intern_get(uint32_t id, uint32_t *len);
-uint32_t rt_intern_count(void);             /* ids 1..count exist (acquire) */
+
+/* Ids 1..rt_nstrings exist: published with a release store after the
+ * entry is complete. Inline, as prof_region_begin_id checks every id
+ * against it. */
+extern _Atomic uint32_t rt_nstrings;
+static inline uint32_t rt_intern_count(void)
+{
+    return atomic_load_explicit(&rt_nstrings, memory_order_acquire);
+}
 uint32_t rt_name_miss(rt_thread *t, const char *name);
 void rt_intern_lock(void);                  /* fork: keep the table whole   */
 

@@ -1,10 +1,12 @@
 /* record_api.c - every call of prof.h round-trips through a real file read
  * back with the public reader: regions (nested, kinds, depth, by id, by
- * name, PROF_SCOPE), steps and their flags, memory, counters, marks,
- * thread names, classes of names, sampling and the schedule, configuration from the
- * environment, start/stop/flush semantics and errors. */
+ * name, PROF_SCOPE, an id never interned), steps and their flags, memory,
+ * counters, marks, thread names, classes of names, sampling and the
+ * schedule, configuration from the environment, start/stop/flush
+ * semantics and errors. */
 #include <errno.h>
 #include <math.h>
+#include <time.h>
 
 #include <cjson/cJSON.h>
 
@@ -209,6 +211,40 @@ Test(record_api, id_path_and_scope)
     cr_assert_eq(rb_find(&rb, PROF_EV_REGION, "inside", 0)->ev.depth, 1);
     cr_assert_eq(rb_find(&rb, PROF_EV_REGION, "block", 0)->ev.depth, 0);
     cr_assert_eq(rb_count(&rb, PROF_EV_REGION, NULL), 6);
+    readback_free(&rb);
+}
+
+/* An id that prof_intern never returned would name a string the file
+ * never defines, and make the whole profile unreadable: it costs one
+ * dropped event instead, and its end still matches. */
+Test(record_api, unknown_id_is_one_dropped_event)
+{
+    prof_name known = prof_intern("known");
+    prof_config c = cfg_for("badid.prof");
+    start_ok(&c);
+    prof_region_begin("outer");
+    prof_region_begin_id(known + 1000000, PROF_KIND_COMPUTE);
+    prof_region_begin_id(known, PROF_KIND_IO);
+    prof_region_end();
+    prof_region_end(); /* the unknown id's */
+    prof_region_begin_id(UINT32_MAX, PROF_KIND_COMPUTE);
+    prof_region_end();
+    prof_region_end(); /* outer's */
+    prof_region_begin("after");
+    prof_region_end();
+    cr_assert_eq(prof_stop(), 0);
+
+    readback rb;
+    readback_load(c.output, &rb);
+    cr_assert(rb.st.clean, "%s", rb.st.detail);
+    cr_assert_eq(rb.st.dropped_events, 2);
+    cr_assert_eq(rb_count(&rb, PROF_EV_REGION, NULL), 3);
+    const rb_event *k = rb_find(&rb, PROF_EV_REGION, "known", 0);
+    cr_assert_not_null(k);
+    cr_assert_eq(k->ev.depth, 2, "the unknown id's region still counts for depth");
+    cr_assert_eq(k->ev.kind, PROF_KIND_IO);
+    cr_assert_eq(rb_find(&rb, PROF_EV_REGION, "outer", 0)->ev.depth, 0);
+    cr_assert_eq(rb_find(&rb, PROF_EV_REGION, "after", 0)->ev.depth, 0, "ends still match");
     readback_free(&rb);
 }
 
