@@ -9,7 +9,10 @@
 # refused before the command runs (an output that cannot be written, a bad
 # PROF_* variable); the Python binding's directory put in front of
 # PYTHONPATH (a stand-in sitecustomize here), --no-python, --python-hooks,
-# and a Python script ending by sys.exit, an exception or SIGINT.
+# and a Python script ending by sys.exit, an exception or SIGINT; hostile
+# surroundings: a command started with its standard descriptors closed, a
+# FIFO as the output. Signals are sent once the command says it is ready
+# (a file it creates), never after a fixed sleep.
 # Run from the repository root with PROF and B set, as tests/run.sh does.
 PROF=${PROF:-build/prof}
 B=${B:-build}
@@ -132,7 +135,6 @@ fi
 "$PROF" record -o "$tmp/term.prof" -- "$CHILD" wait "$tmp/term.ready" >"$out" 2>"$err" &
 pid=$!
 if wait_for "$tmp/term.ready"; then
-    sleep 0.2
     kill -TERM $pid
     wait $pid
     rc=$?
@@ -220,6 +222,36 @@ rc=$?
 want="prof: not recording: bad PROF_BUFFER_MB 'abc' (see libprof(3))"
 check libprof-preload-bad-env eval 'status 0 && [ "$(cat "$err")" = "$want" ]'
 
+# ---- hostile surroundings: closed standard descriptors, outputs that are not files ---
+# A command started with stdout (or all of 0, 1, 2) closed: libprof's descriptors
+# never take them, so what the command prints cannot land in the profile; its
+# write fails as it would without prof, and so does the command (status 1).
+"$CHILD" env PROF_OUTPUT >&- 2>/dev/null
+alone=$?
+"$PROF" record -o "$tmp/closed1.prof" -- "$CHILD" env PROF_OUTPUT >&- 2>"$err"
+rc=$?
+check record-closed-stdout-status eval '[ $alone -eq 1 ] && status $alone'
+readable record-closed-stdout-profile "$tmp/closed1.prof" "closed cleanly"
+"$PROF" record -o "$tmp/closed3.prof" -- "$CHILD" env PROF_OUTPUT <&- >&- 2>&-
+rc=$?
+check record-closed-std-status status $alone
+readable record-closed-std-profile "$tmp/closed3.prof" "closed cleanly"
+# A FIFO as the output, without a reader or with one that never reads:
+# refused at once, said in one line; the command runs, unrecorded. The
+# timeout is only a safety net: a blocking open would never return.
+mkfifo "$tmp/out.fifo"
+timeout 60 "$PROF" record -o "$tmp/out.fifo" -- "$CHILD" exit 3 >"$out" 2>"$err"
+rc=$?
+want="prof: not recording: cannot write '$tmp/out.fifo': not a regular file"
+check record-fifo-output eval 'status 3 && [ "$(head -n 1 "$err")" = "$want" ] && [ -p "$tmp/out.fifo" ]'
+# (opened read-write by the shell: a reader that never reads, at once)
+timeout 60 "$PROF" record -o "$tmp/out.fifo" -- "$CHILD" exit 0 >"$out" 2>"$err" 3<>"$tmp/out.fifo"
+rc=$?
+check record-fifo-idle-reader eval 'status 125 && [ "$(head -n 1 "$err")" = "$want" ]'
+timeout 60 env PROF_OUTPUT="$tmp/out.fifo" LD_PRELOAD="$lib" "$CHILD" exit 0 >"$out" 2>"$err"
+rc=$?
+check libprof-preload-fifo eval 'status 0 && [ "$(cat "$err")" = "$want" ]'
+
 # ---- the Python binding on PYTHONPATH ------------------------------------------------
 # A stand-in for the binding's directory: prof/_boot/sitecustomize.py says it ran.
 mkdir -p "$tmp/py/prof/_boot"
@@ -274,7 +306,6 @@ while True:
     time.sleep(0.05)' >"$out" 2>"$err" &
     pid=$!
     if wait_for "$tmp/pyint.ready"; then
-        sleep 0.2
         kill -INT $pid
         wait $pid
         rc=$?

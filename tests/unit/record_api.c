@@ -356,6 +356,27 @@ Test(record_api, schedule_from_environment)
     readback_free(&rb);
 }
 
+/* Flushes and reads path back until it holds at least want "host.rss"
+ * samples: the writer's background sampling is seen happening, whatever
+ * the machine's load. The deadline is only a safety net. */
+static void wait_for_rss_samples(const char *path, size_t want)
+{
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        prof_flush();
+        readback rb;
+        readback_load(path, &rb);
+        size_t n = rb_count(&rb, PROF_EV_MEMORY, "host.rss");
+        readback_free(&rb);
+        if (n >= want)
+            return;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        cr_assert_lt(now.tv_sec - t0.tv_sec, 60, "only %zu background samples in 60 s", n);
+        usleep(2000);
+    }
+}
+
 Test(record_api, environment_output_and_metadata)
 {
     const char *path = test_path("env.prof");
@@ -369,7 +390,7 @@ Test(record_api, environment_output_and_metadata)
     setenv("PROF_MEMORY_INTERVAL_MS", "5", 1);
     setenv("PROF_CUDA", "1", 1);
     start_ok(NULL);
-    usleep(30 * 1000);
+    wait_for_rss_samples(path, 2);
     cr_assert_eq(prof_stop(), 0);
 
     readback rb;

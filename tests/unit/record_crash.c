@@ -1,7 +1,9 @@
 /* record_crash.c - the recorder in processes that die or fork, end to end:
- * a child process records and then is killed (SIGKILL after a flush
- * interval, SIGSEGV, SIGTERM), runs into RLIMIT_FSIZE, or forks; the test
- * reads what it left behind with the public reader. */
+ * a child process records and then is killed (SIGKILL once the periodic
+ * flush has written its events, SIGSEGV, SIGTERM), runs into RLIMIT_FSIZE,
+ * or forks; the test reads what it left behind with the public reader.
+ * Nothing here waits on a clock: children say when they are ready, and
+ * the parent watches the file for what it needs. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -103,18 +105,46 @@ static void killed_child(child_arg *a)
 {
     child_start(a);
     record_regions("before-kill", 1000);
-    usleep(300 * 1000); /* several flush intervals */
     tell_ready(a);
-    for (;;)
+    for (;;) /* the writer keeps writing while the parent reads */
         record_regions("spinning", 100), usleep(1000);
 }
 
+/* Regions called name that path holds so far, read while another process
+ * appends to it: reading stops at a block still being written. */
+static size_t regions_so_far(const char *path, const char *name)
+{
+    prof_reader *r;
+    prof_error err;
+    prof_event ev;
+    size_t n = 0;
+    if (prof_reader_open(path, &r, &err) != PROF_OK)
+        return 0;
+    while (prof_reader_next(r, &ev) == 1)
+        n += ev.type == PROF_EV_REGION && strcmp(ev.name, name) == 0;
+    prof_reader_close(r);
+    return n;
+}
+
+/* Waits until the periodic flush alone has put want regions called name
+ * into path; the deadline is only a safety net for a stuck writer. */
+static void wait_written(const char *path, const char *name, size_t want)
+{
+    for (int i = 0; regions_so_far(path, name) < want; i++) {
+        cr_assert_lt(i, 30000, "the periodic flush never wrote %zu %s regions", want, name);
+        usleep(2000);
+    }
+}
+
+/* What the periodic flush wrote survives a SIGKILL, which no handler sees:
+ * a crash loses at most the last flush interval. */
 Test(record_crash, sigkill_loses_at_most_a_flush_interval)
 {
     child_arg a = { test_path("kill.prof"), -1, 50 };
     int rd;
     pid_t pid = spawn(killed_child, &a, &rd);
     wait_ready(rd);
+    wait_written(a.path, "before-kill", 1000);
     kill(pid, SIGKILL);
     int st = wait_child(pid);
     cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
@@ -219,8 +249,6 @@ static void fsize_child(child_arg *a)
         double v;
         memcpy(&v, &x, sizeof v);
         prof_counter("noise", v);
-        if (i % 20000 == 0)
-            usleep(30 * 1000);
     }
     record_regions("after-failure", 10); /* ignored: recording stopped */
     int rc = prof_stop();
