@@ -9,7 +9,9 @@
  * thread encodes, compresses and writes those buffers. Nothing here ever
  * terminates or blocks the program: when the file cannot be written, one
  * line goes to stderr and recording stops; when the buffers are full,
- * events are dropped and counted.
+ * events are dropped and counted (steps never are). The files libprof
+ * opens never take descriptors 0, 1 or 2, even when the program closed
+ * them, and are closed on exec.
  */
 #ifndef PROF_H
 #define PROF_H
@@ -43,7 +45,9 @@ typedef struct prof_config {
     unsigned    wait, warmup, active, repeat; /* step schedule as torch.profiler; active=0: off */
     unsigned    memory_interval_ms;/* background host-memory sampling; 0: at steps only     */
     size_t      buffer_bytes;      /* cap on buffered events; past it events are dropped
-                                      and counted, the program is never blocked; 0: 64 MiB  */
+                                      and counted, the program is never blocked; 0: 64 MiB.
+                                      Steps and their memory samples have a reserve of
+                                      their own beyond it, and are never dropped           */
     unsigned    flush_interval_ms; /* writer flush period; bounds what a crash can lose;
                                       0: 1000 ms                                            */
     int         cuda;              /* capture CUDA activity through CUPTI when available    */
@@ -53,9 +57,11 @@ typedef struct prof_config {
  * PROF_SAMPLE_RATE, PROF_SCHEDULE, PROF_MEMORY_INTERVAL_MS, PROF_BUFFER_MB,
  * PROF_FLUSH_MS, PROF_CUDA, PROF_RANK, PROF_TAGS). Fields left zero in a
  * given cfg are also taken from the environment. Creates the output file
- * and the writer thread.
+ * (a regular file only: it never opens a FIFO, socket or device, which
+ * could block the program) and the writer thread.
  * @return 0, or -errno: -EALREADY when already recording, -EINVAL for a bad
- * configuration, the open(2) error for an unwritable output, -ECANCELED when
+ * configuration, the open(2) error for an unwritable output, -ENOTSUP when
+ * the output exists and is not a regular file, -ECANCELED when
  * PROF_ENABLE=0 (nothing is recorded then). Prints nothing. */
 int prof_start(const prof_config *cfg);
 
@@ -78,7 +84,8 @@ void prof_region_end(void);
 
 /* Ends the current training step and begins the next. Also samples host
  * memory ("host.rss"). Steps and memory samples are kept in every step,
- * also in steps that sampling or the schedule skip. */
+ * also in steps that sampling or the schedule skip, and also when the
+ * buffers are full (they have a reserve of their own). */
 void prof_step(void);
 
 /* A sample of a memory series, e.g. "gpu.allocated", in bytes. */
@@ -106,7 +113,9 @@ void prof_name_class(const char *name, const char *cls);
 /* The fast path: intern a name once, record by id. Ids are valid for the
  * life of the process, also across prof_stop and a later prof_start.
  * prof_intern takes a lock; call it outside loops. Returns 0 (an invalid
- * id, which the recording calls ignore) when out of memory. */
+ * id) when out of memory. prof_region_begin_id with an id prof_intern
+ * never returned (0 included) records nothing and counts one dropped
+ * event; its prof_region_end still matches it. */
 typedef uint32_t prof_name;
 prof_name prof_intern(const char *name);
 void prof_region_begin_id(prof_name id, prof_kind k);
