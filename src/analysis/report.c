@@ -467,7 +467,8 @@ static void cut_notes(analysis_ctx *c, cJSON *report, cJSON *notes)
     char buf[400];
     size_t max = c->o.max_names;
     for (size_t i = 0; max > 0 && i < sizeof lists / sizeof lists[0]; i++) {
-        double total = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(report, lists[i].total));
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(report, lists[i].total);
+        double total = cJSON_GetNumberValue(t);
         if (total > (double)max)
             add_note(c, notes, fmt_text(buf, sizeof buf, "%.0f %s: this report lists the %zu "
                      "with the %s (the limit of its per-name lists)", total, lists[i].what, max,

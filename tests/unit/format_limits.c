@@ -221,8 +221,8 @@ Test(format_limits, a_string_bomb_stops_at_once)
     const char *path = fu_path("bomb.prof");
     pf_writer *w = open_writer(path);
     for (int i = 0; i < 3; i++)
-        write_raw(w, PF_BLOCK_DEFS, PF_THREAD_NONE, mem, raw_string(mem, PF_TAG_STRING, 1, 'a', len),
-                  1);
+        write_raw(w, PF_BLOCK_DEFS, PF_THREAD_NONE, mem,
+                  raw_string(mem, PF_TAG_STRING, 1, 'a', len), 1);
     use_id1(w);
     close_writer(w, 1);
     free(mem);
