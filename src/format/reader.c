@@ -226,12 +226,14 @@ static const uint8_t *source_read(const prof_reader *r, uint64_t off, size_t len
     return *buf;
 }
 
-/* A failed source_read as an error: memory that ran out is not I/O. */
-static prof_err read_failed(prof_error *err)
+/* A failed source_read (its errno e) as an error: memory that ran out is
+ * not I/O. Frees the read buffer. */
+static prof_err read_failed(prof_error *err, int e, uint8_t *tmp)
 {
-    if (errno == ENOMEM)
+    free(tmp);
+    if (e == ENOMEM)
         return prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
-    return prof_error_set(err, PROF_ERR_IO, "read failed: %s", strerror(errno));
+    return prof_error_set(err, PROF_ERR_IO, "read failed: %s", strerror(e));
 }
 
 static prof_err parse_header(prof_reader *r, prof_error *err)
@@ -244,7 +246,7 @@ static prof_err parse_header(prof_reader *r, prof_error *err)
     size_t first = r->size < PF_FILE_HEADER_LEN ? (size_t)r->size : PF_FILE_HEADER_LEN;
     const uint8_t *h = source_read(r, 0, first, &tmp, &tmpcap);
     if (!h)
-        return read_failed(err);
+        return read_failed(err, errno, tmp);
     memcpy(hb, h, first);
     free(tmp);
     if (memcmp(hb, PF_MAGIC, first < PF_MAGIC_LEN ? first : PF_MAGIC_LEN) != 0)
@@ -270,7 +272,7 @@ static prof_err parse_metadata(prof_reader *r, prof_error *err)
     size_t tmpcap = 0;
     const uint8_t *h = source_read(r, 0, PF_FILE_HEADER_LEN, &tmp, &tmpcap);
     if (!h)
-        return read_failed(err);
+        return read_failed(err, errno, tmp);
     memcpy(hb, h, sizeof hb);
     uint32_t hlen = pf_load_u32(hb + 12), mlen = pf_load_u32(hb + 16);
     if (mlen > PF_METADATA_MAX || hlen != PF_FILE_HEADER_LEN + mlen) {
@@ -286,7 +288,7 @@ static prof_err parse_metadata(prof_reader *r, prof_error *err)
     const uint8_t *m = source_read(r, PF_FILE_HEADER_LEN, mlen, &tmp, &tmpcap);
     prof_err e = PROF_OK;
     if (!m)
-        e = read_failed(err);
+        e = read_failed(err, errno, NULL); /* tmp is freed below */
     else if (crc32c_update(crc32c_update(0, hb, 20), m, mlen) != pf_load_u32(hb + 20))
         e = prof_error_set(err, PROF_ERR_CORRUPT, "header checksum mismatch");
     else if (!(r->meta = malloc((size_t)mlen + 1)))
