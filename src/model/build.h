@@ -140,6 +140,9 @@ typedef struct model_builder {
                               0 empty (a profile may name any number of devices) */
     size_t gpu_index_cap;
     size_t *series_cap;    /* parallel to m->series: allocated samples        */
+    uint32_t *series_hash; /* open addressing over m->series by (name, is
+                              memory): a profile may name any number of them */
+    size_t series_hash_cap;
     size_t cap_comm_kernels, cap_comm_regions;
     size_t cap_series_cap, cap_bgpus;
     mb_class *classes;     /* class attributes in file order, applied to the ops

@@ -480,6 +480,7 @@ static void builder_free(model_builder *b)
     free(b->node_keys);
     free(b->node_vals);
     free(b->series_cap);
+    free(b->series_hash);
     free(b->thread_pos);
     for (size_t i = 0; i < b->nclasses; i++) {
         free(b->classes[i].name);

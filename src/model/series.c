@@ -15,16 +15,57 @@ int mb_step_add(model_builder *b, const prof_event *ev)
     return 0;
 }
 
+static size_t series_hash_of(const char *name, int is_memory)
+{
+    uint64_t h = UINT64_C(1469598103934665603) ^ (uint64_t)is_memory;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        h = (h ^ *p) * UINT64_C(1099511628211);
+    return (size_t)(h ^ (h >> 29));
+}
+
+/* The slot of (name, is_memory) in the series index: where it is, or the
+ * empty slot it would take. */
+static size_t series_slot(const model_builder *b, const char *name, int is_memory)
+{
+    const profile_model *m = b->m;
+    size_t k = series_hash_of(name, is_memory) & (b->series_hash_cap - 1);
+    for (; b->series_hash[k] != MODEL_NONE; k = (k + 1) & (b->series_hash_cap - 1)) {
+        const model_series *s = &m->series[b->series_hash[k]];
+        if (s->is_memory == is_memory && strcmp(s->name, name) == 0)
+            break;
+    }
+    return k;
+}
+
+/* Keeps the index at most half full, for one more series. */
+static int series_index_reserve(model_builder *b)
+{
+    const profile_model *m = b->m;
+    if ((m->nseries + 1) * 2 <= b->series_hash_cap)
+        return 0;
+    size_t cap = b->series_hash_cap ? 2 * b->series_hash_cap : 64;
+    uint32_t *h = malloc(cap * sizeof *h);
+    if (!h)
+        return -1;
+    memset(h, 0xFF, cap * sizeof *h);
+    free(b->series_hash);
+    b->series_hash = h;
+    b->series_hash_cap = cap;
+    for (size_t i = 0; i < m->nseries; i++)
+        h[series_slot(b, m->series[i].name, m->series[i].is_memory)] = (uint32_t)i;
+    return 0;
+}
+
 static int series_of(model_builder *b, const prof_event *ev, int is_memory, uint32_t *out)
 {
     profile_model *m = b->m;
     mb_idmap *map = is_memory ? &b->memory_series : &b->counter_series;
     if (mb_idmap_get(map, ev, out))
         return 0;
-    size_t i = 0;
-    while (i < m->nseries && !(m->series[i].is_memory == is_memory &&
-                               strcmp(m->series[i].name, ev->name) == 0))
-        i++;
+    if (series_index_reserve(b) < 0)
+        return -1;
+    size_t k = series_slot(b, ev->name, is_memory);
+    size_t i = b->series_hash[k] != MODEL_NONE ? b->series_hash[k] : m->nseries;
     if (i == m->nseries) {
         if (i >= MODEL_NONE - 1 ||
             mb_grow(&m->series, &b->cap_series, i, sizeof *m->series) < 0 ||
@@ -36,6 +77,7 @@ static int series_of(model_builder *b, const prof_event *ev, int is_memory, uint
             return -1;
         s->is_memory = is_memory;
         b->series_cap[i] = 0;
+        b->series_hash[k] = (uint32_t)i;
         m->nseries++;
     }
     *out = (uint32_t)i;
