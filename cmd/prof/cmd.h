@@ -27,8 +27,8 @@ enum {
 int cmd_analyze(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_export(int argc, char **argv);
-int cmd_info(int argc, char **argv);
 int cmd_import(int argc, char **argv);
+int cmd_info(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_view(int argc, char **argv);
 int cmd_help(int argc, char **argv);

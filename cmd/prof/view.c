@@ -290,8 +290,8 @@ int cmd_view(int argc, char **argv)
                         : serve(argv + first, readable, n, reports, compare, &a);
     for (size_t i = 0; i < n; i++) {
         cJSON_Delete(reports[i]);
-    cJSON_Delete(compare);
         cmd_trace_release(&traces[i]);
     }
+    cJSON_Delete(compare);
     return status;
 }
