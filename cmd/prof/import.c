@@ -37,7 +37,7 @@ static const char usage[] =
     "\n"
     "Exit status: 0 success (also for a trace read up to its damage), 2 usage\n"
     "error, 3 unreadable input or not a trace prof imports, 4 output error (no\n"
-    "partial profile is left behind).\n";
+    "partial profile is left behind), 5 out of memory.\n";
 
 #define CMD "import"
 
@@ -146,7 +146,7 @@ static int import_one(const char *trace, const char *out, const import_options *
     if (e != PROF_OK) {
         close(fd);
         cmd_error(CMD, "cannot import '%s': %s", prof_error_subject(shown, trace), err.message);
-        return e == PROF_ERR_NOMEM || e == PROF_ERR_IO ? cmd_input_status(e) : EXIT_INPUT;
+        return cmd_input_status(e);
     }
     outfile of;
     if (cmd_output_open(&of, strcmp(out, "-") == 0 ? NULL : out, &err) != PROF_OK) {
