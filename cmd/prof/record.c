@@ -346,7 +346,8 @@ static int output_error(const char *pattern, int e)
 }
 
 /* Whether the output can be created: its directory exists and is
- * writable, and the path itself is not a directory nor a read-only file.
+ * writable, and the path itself is not a directory, a FIFO, a device nor a
+ * read-only file.
  * A directory part holding %p or %r is expanded by each recording process
  * and cannot be checked here. 0, or -1 reported. */
 static int check_output(const char *pattern)
@@ -374,6 +375,10 @@ static int check_output(const char *pattern)
         return 0; /* a pattern, or a file to be created */
     if (S_ISDIR(st.st_mode))
         return output_error(pattern, EISDIR);
+    if (!S_ISREG(st.st_mode)) { /* libprof writes regular files only (a FIFO could block) */
+        cmd_error("record", "cannot write '%s': not a regular file", pattern);
+        return -1;
+    }
     if (access(pattern, W_OK) != 0)
         return output_error(pattern, errno);
     return 0;
