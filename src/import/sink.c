@@ -33,10 +33,12 @@
 
 #define SINK_WINDOW 4096             /* pending items a thread holds        */
 #define SINK_BLOCK_BYTES (256u << 10) /* a block is written past this size  */
-#define SINK_META_RESERVED (64u << 10) /* room kept for the final metadata   */
+#define SINK_META_RESERVED (16u << 10) /* room kept for the final metadata   */
 #define SINK_STACK_MAX 256            /* nesting kept; deeper is flattened   */
 #define SINK_PENDING_SYNCS 65536      /* syncs waiting for their API call    */
 #define SINK_CATEGORIES 64            /* distinct categories noted by name   */
+#define SINK_DEVICES 1024             /* devices described in the metadata   */
+#define SINK_DEVICES_BRIEF 64         /* when the metadata would not fit      */
 #define SINK_ORIGIN_LEAD_NS 1000000000 /* time 0 this long before the first */
 
 typedef struct item {
@@ -496,7 +498,7 @@ prof_err sink_add_device(import_sink *s, uint32_t index, const char *name, uint6
     while (i < s->ndevices && s->devices[i].index != index)
         i++;
     if (i == s->ndevices) {
-        if (s->ndevices >= 4096) /* more than any machine has: not worth the metadata */
+        if (s->ndevices >= SINK_DEVICES) /* more than any machine has */
             return PROF_OK;
         device *v = realloc(s->devices, (s->ndevices + 1) * sizeof *v);
         if (!v)
@@ -504,7 +506,9 @@ prof_err sink_add_device(import_sink *s, uint32_t index, const char *name, uint6
         s->devices = v;
         s->devices[s->ndevices++] = (device){ index, NULL, 0 };
     }
-    replace_str(s, &s->devices[i].name, name ? name : "");
+    char cut[128]; /* a device's name, not a document */
+    snprintf(cut, sizeof cut, "%s", name ? name : "");
+    replace_str(s, &s->devices[i].name, cut);
     s->devices[i].memory_bytes = memory_bytes;
     return s->failed;
 }
@@ -773,24 +777,31 @@ static int add_counts(cJSON *imp, const import_sink *s)
            add_u64(o, "reordered", c->reordered);
 }
 
-static int add_import(cJSON *meta, const import_sink *s)
+/* brief: without the lists of categories and facts, for metadata that
+ * would not fit the room reserved for it. */
+static int add_import(cJSON *meta, const import_sink *s, int brief)
 {
     cJSON *imp = cJSON_AddObjectToObject(meta, "import");
     if (!imp || !cJSON_AddStringToObject(imp, "source", s->source) ||
-        !cJSON_AddStringToObject(imp, "file", s->input) || !add_counts(imp, s) ||
-        !add_counted(imp, "unknown_categories", s->unknown) ||
-        !add_counted(imp, "skipped_categories", s->skipped))
+        !cJSON_AddStringToObject(imp, "file", s->input) || !add_counts(imp, s))
         return 0;
     if (s->damage && !cJSON_AddStringToObject(imp, "damaged", s->damage))
+        return 0;
+    if (brief)
+        return 1;
+    if (!add_counted(imp, "unknown_categories", s->unknown) ||
+        !add_counted(imp, "skipped_categories", s->skipped))
         return 0;
     cJSON *facts = cJSON_Duplicate(s->facts, 1);
     return facts && cJSON_AddItemToObject(imp, "facts", facts);
 }
 
-static int add_devices(cJSON *meta, const import_sink *s)
+/* brief: the first SINK_DEVICES_BRIEF devices only. */
+static int add_devices(cJSON *meta, const import_sink *s, int brief)
 {
     cJSON *a = cJSON_AddArrayToObject(meta, "devices");
-    for (size_t i = 0; a && i < s->ndevices; i++) {
+    size_t n = brief && s->ndevices > SINK_DEVICES_BRIEF ? SINK_DEVICES_BRIEF : s->ndevices;
+    for (size_t i = 0; a && i < n; i++) {
         cJSON *d = cJSON_CreateObject();
         if (!d || !cJSON_AddItemToArray(a, d) ||
             !cJSON_AddNumberToObject(d, "index", s->devices[i].index) ||
@@ -801,7 +812,7 @@ static int add_devices(cJSON *meta, const import_sink *s)
     return a != NULL;
 }
 
-static char *metadata_text(const import_sink *s)
+static char *metadata_text(const import_sink *s, int brief)
 {
     cJSON *m = cJSON_CreateObject(), *clock, *argv, *arg;
     char source[64];
@@ -818,8 +829,8 @@ static char *metadata_text(const import_sink *s)
              (arg = cJSON_CreateString(s->process_name ? s->process_name : s->input)) &&
              cJSON_AddItemToArray(argv, arg) && cJSON_AddNumberToObject(m, "rank", s->rank) &&
              cJSON_AddNumberToObject(m, "world_size", s->world) &&
-             cJSON_AddNumberToObject(m, "local_rank", 0) && add_devices(m, s) &&
-             cJSON_AddObjectToObject(m, "tags") && add_import(m, s);
+             cJSON_AddNumberToObject(m, "local_rank", 0) && add_devices(m, s, brief) &&
+             cJSON_AddObjectToObject(m, "tags") && add_import(m, s, brief);
     char *text = ok ? cJSON_PrintUnformatted(m) : NULL;
     cJSON_Delete(m);
     return text;
@@ -851,7 +862,11 @@ prof_err sink_finish(import_sink *s, import_counts *counts, prof_error *err)
     prof_err e = drain_all(s);
     if (counts)
         sink_describe(s, counts);
-    char *text = e ? NULL : metadata_text(s);
+    char *text = e ? NULL : metadata_text(s, 0);
+    if (text && strlen(text) > SINK_META_RESERVED) {
+        free(text);
+        text = metadata_text(s, 1);
+    }
     if (!e && !text)
         e = fail_nomem(s);
     prof_error werr = { PROF_OK, "" };

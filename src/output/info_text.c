@@ -56,7 +56,7 @@ static void render_origin(FILE *out, const cJSON *m)
     } else {
         fputs("at an unknown time", out);
     }
-    if (host) {
+    if (host && *host) {
         fputs(" on ", out);
         put_safe(out, host);
     }
@@ -83,6 +83,55 @@ static void render_origin(FILE *out, const cJSON *m)
         fputs("clock      ", out);
         put_safe(out, src);
         fputc('\n', out);
+    }
+}
+
+/* "kind 3, other 1" from an object of counts. */
+static void put_counted(FILE *out, const cJSON *o)
+{
+    const cJSON *c;
+    int first = 1;
+    cJSON_ArrayForEach(c, o) {
+        if (!cJSON_IsNumber(c) || !c->string)
+            continue;
+        fputs(first ? "" : ", ", out);
+        put_safe(out, c->string);
+        fprintf(out, " %.0f", c->valuedouble);
+        first = 0;
+    }
+}
+
+/* A profile imported from another tool's trace (formats/kineto-import.md):
+ * from what, and what it left out. */
+static void render_import(FILE *out, const cJSON *m)
+{
+    const cJSON *imp = cJSON_GetObjectItemCaseSensitive(m, "import");
+    const char *source = json_str(imp, "source"), *file = json_str(imp, "file");
+    if (!source)
+        return;
+    fputs("imported   from a ", out);
+    put_safe(out, source);
+    fputs(" trace", out);
+    if (file) {
+        fputs(", ", out);
+        put_safe(out, file);
+    }
+    fputc('\n', out);
+    static const char *const lists[][2] = { { "skipped_categories", "left out " },
+                                            { "unknown_categories", "unknown    " } };
+    for (size_t i = 0; i < 2; i++) {
+        const cJSON *o = cJSON_GetObjectItemCaseSensitive(imp, lists[i][0]);
+        if (cJSON_GetArraySize(o) == 0)
+            continue;
+        fprintf(out, "  %s ", lists[i][1]);
+        put_counted(out, o);
+        fputc('\n', out);
+    }
+    const char *damaged = json_str(imp, "damaged");
+    if (damaged) {
+        fputs("  damaged    ", out);
+        put_safe(out, damaged);
+        fputs(": read up to it\n", out);
     }
 }
 
@@ -155,8 +204,10 @@ prof_err info_render_text(FILE *out, const char *path, const profile_summary *s)
     put_safe(out, path);
     fprintf(out, " (%s)\n", fmt_bytes(b1, s->status.file_size));
     render_completeness(out, s);
-    if (m)
+    if (m) {
         render_origin(out, m);
+        render_import(out, m);
+    }
     fprintf(out, "span       %s, blocks %s\n", fmt_duration(b1, s->last_ns - s->first_ns),
             fmt_count(b2, s->status.blocks));
     render_threads(out, s);

@@ -443,7 +443,7 @@ Test(import_kineto, rocm)
     profile_model m;
     const char *out = import_load(KDIR "rocm.json", 0, &c, &m);
     expect_counts(&c, (want_counts){ .regions = 22, .steps = 2, .kernels = 6, .copies = 4,
-                                     .syncs = 2, .api_calls = 12, .memory_samples = 8,
+                                     .syncs = 6, .api_calls = 12, .memory_samples = 8,
                                      .marks = 1 });
     expect_steps(&m, 1, 2, 9800 * US);
     cr_expect_eq(gpu(&m, 0)->busy_ns, 2 * 1099 * US);
@@ -458,8 +458,10 @@ Test(import_kineto, rocm)
     profile_model_free(&m);
     read_back rb;
     read_profile(out, "thread 61877 (python3.10)", &rb, NULL, NULL, 0);
-    cr_expect_eq(rb.on_main[PROF_EV_SYNC], 2, "hipDeviceSynchronize");
+    /* two hipDeviceSynchronize, and four hipMemcpyWithStream that block like cudaMemcpy */
+    cr_expect_eq(rb.on_main[PROF_EV_SYNC], 6);
     cr_expect_eq(rb.sync_kinds[PROF_SYNC_DEVICE], 2);
+    cr_expect_eq(rb.sync_kinds[PROF_SYNC_MEMCPY], 4);
     cr_expect_eq(rb.copy_kinds[PROF_COPY_HTOD], 2, "CopyHostToDevice");
     cr_expect_eq(rb.copy_kinds[PROF_COPY_DTOH], 2, "CopyDeviceToHost");
     cr_expect_eq(rb.on_main[PROF_EV_API], 12);
