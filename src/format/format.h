@@ -1,31 +1,123 @@
-/* format.h - the .prof codec shared by the recorder and the reader: on-disk
- * constants, the block encoder and the file writer.
+/* format.h - the .prof codec shared by the recorder and the reader: the
+ * file's layout (every magic, offset, tag and limit, with load and store
+ * helpers for each fixed structure), the block encoder and the file writer.
+ * The fields of each record are described once, in format/records.h.
  *
  * Every number in this file is part of the file format specified in
  * formats/prof-format.md. They are frozen: never renumber or reuse one,
- * only add. Change this file and the spec together.
+ * only add. Change this file and the spec together. Nothing else spells an
+ * offset: code that reads or writes a header goes through these helpers.
  */
 #ifndef PROF_FORMAT_H
 #define PROF_FORMAT_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "prof_reader.h"
+#include "util/crc32c.h"
 
-/* ---- file header ---------------------------------------------------- */
+/* ---- little-endian integers ------------------------------------------ */
+
+static inline void pf_store_u16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+static inline void pf_store_u32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline void pf_store_u64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline uint16_t pf_load_u16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
+static inline uint32_t pf_load_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline uint64_t pf_load_u64(const uint8_t *p)
+{
+    return (uint64_t)pf_load_u32(p) | (uint64_t)pf_load_u32(p + 4) << 32;
+}
+
+/* ---- file header (format §3) --------------------------------------------- */
 
 #define PF_MAGIC "\x89PROF\r\n\x1a" /* 8 bytes, no NUL stored              */
 #define PF_MAGIC_LEN 8
 #define PF_VERSION_MAJOR 1
 #define PF_VERSION_MINOR 1 /* 1.1: the name attribute record         */
-#define PF_FILE_HEADER_LEN 24       /* magic, major, minor, header length,
-                                       metadata length, header crc32c      */
+
+/* Offsets of its fields; the magic is at 0. */
+#define PF_FH_MAJOR 8       /* u16                                          */
+#define PF_FH_MINOR 10      /* u16                                          */
+#define PF_FH_HEADER_LEN 12 /* u32: 24 + metadata length, where blocks begin */
+#define PF_FH_META_LEN 16   /* u32: bytes of JSON after the header          */
+#define PF_FH_CRC 20        /* u32: CRC-32C of bytes 0..19, then metadata   */
+#define PF_FILE_HEADER_LEN 24
+
 #define PF_METADATA_MAX (16u << 20) /* readers refuse larger metadata       */
 
-/* ---- blocks ---------------------------------------------------------- */
+typedef struct pf_file_header {
+    uint16_t major, minor;
+    uint32_t header_len;
+    uint32_t meta_len;
+    uint32_t crc;
+} pf_file_header;
+
+/* The fields after the magic, which the caller compares first (a file too
+ * short for the rest is still told apart from one that is no prof file). */
+static inline void pf_file_header_load(const uint8_t *p, pf_file_header *h)
+{
+    h->major = pf_load_u16(p + PF_FH_MAJOR);
+    h->minor = pf_load_u16(p + PF_FH_MINOR);
+    h->header_len = pf_load_u32(p + PF_FH_HEADER_LEN);
+    h->meta_len = pf_load_u32(p + PF_FH_META_LEN);
+    h->crc = pf_load_u32(p + PF_FH_CRC);
+}
+
+/* The checksum of a header whose other fields are in place, over the
+ * metadata that follows it. */
+static inline uint32_t pf_file_header_crc(const uint8_t *p, const void *meta, size_t len)
+{
+    return crc32c_update(crc32c_update(0, p, PF_FH_CRC), meta, len);
+}
+
+/* Writes the magic and h; the checksum is computed over meta, not taken
+ * from h. */
+static inline void pf_file_header_store(uint8_t *p, const pf_file_header *h, const void *meta)
+{
+    memcpy(p, PF_MAGIC, PF_MAGIC_LEN);
+    pf_store_u16(p + PF_FH_MAJOR, h->major);
+    pf_store_u16(p + PF_FH_MINOR, h->minor);
+    pf_store_u32(p + PF_FH_HEADER_LEN, h->header_len);
+    pf_store_u32(p + PF_FH_META_LEN, h->meta_len);
+    pf_store_u32(p + PF_FH_CRC, pf_file_header_crc(p, meta, h->meta_len));
+}
+
+/* ---- blocks (format §5) -------------------------------------------------- */
 
 #define PF_BLOCK_MAGIC 0x4B4C4250u /* "PBLK" as little-endian bytes          */
+
+/* Offsets of the block header's fields; the magic (u32) is at 0. */
+#define PF_BH_KIND 4         /* u8: enum pf_block_kind                     */
+#define PF_BH_FLAGS 5        /* u8: PF_BLOCK_FLAG_*                        */
+#define PF_BH_RESERVED 6     /* u16: 0                                     */
+#define PF_BH_THREAD 8       /* u32                                        */
+#define PF_BH_COUNT 12       /* u32: records (footer: index entries)       */
+#define PF_BH_FIRST 16       /* u64: smallest start of its timed records   */
+#define PF_BH_LAST 24        /* u64: largest end of its timed records      */
+#define PF_BH_STORED_LEN 32  /* u32: payload bytes in the file             */
+#define PF_BH_RAW_LEN 36     /* u32: payload bytes once decompressed       */
+#define PF_BH_PAYLOAD_CRC 40 /* u32: CRC-32C of the stored payload         */
+#define PF_BH_CRC 44         /* u32: CRC-32C of bytes 0..43                */
 #define PF_BLOCK_HEADER_LEN 48
 
 enum pf_block_kind {
@@ -42,7 +134,65 @@ enum pf_block_kind {
 
 #define PF_BLOCK_RAW_MAX (64u << 20)  /* readers refuse larger payloads     */
 
-/* ---- records --------------------------------------------------------- */
+typedef struct pf_block_header {
+    uint8_t kind, flags;
+    uint32_t thread, count;
+    uint64_t first, last;
+    uint32_t stored_len, raw_len;
+    uint32_t payload_crc, crc;
+} pf_block_header;
+
+static inline int pf_block_header_magic_ok(const uint8_t *p)
+{
+    return pf_load_u32(p) == PF_BLOCK_MAGIC;
+}
+
+/* The header checksum its bytes 0..43 call for. */
+static inline uint32_t pf_block_header_crc(const uint8_t *p)
+{
+    return crc32c_update(0, p, PF_BH_CRC);
+}
+
+/* Stores the header checksum of the bytes before it. */
+static inline void pf_block_header_seal(uint8_t *p)
+{
+    pf_store_u32(p + PF_BH_CRC, pf_block_header_crc(p));
+}
+
+/* The fields after the magic, which pf_block_header_magic_ok checks. */
+static inline void pf_block_header_load(const uint8_t *p, pf_block_header *h)
+{
+    h->kind = p[PF_BH_KIND];
+    h->flags = p[PF_BH_FLAGS];
+    h->thread = pf_load_u32(p + PF_BH_THREAD);
+    h->count = pf_load_u32(p + PF_BH_COUNT);
+    h->first = pf_load_u64(p + PF_BH_FIRST);
+    h->last = pf_load_u64(p + PF_BH_LAST);
+    h->stored_len = pf_load_u32(p + PF_BH_STORED_LEN);
+    h->raw_len = pf_load_u32(p + PF_BH_RAW_LEN);
+    h->payload_crc = pf_load_u32(p + PF_BH_PAYLOAD_CRC);
+    h->crc = pf_load_u32(p + PF_BH_CRC);
+}
+
+/* Writes the magic, h and a zero reserved field, then seals the header:
+ * its checksum is computed, not taken from h. */
+static inline void pf_block_header_store(uint8_t *p, const pf_block_header *h)
+{
+    pf_store_u32(p, PF_BLOCK_MAGIC);
+    p[PF_BH_KIND] = h->kind;
+    p[PF_BH_FLAGS] = h->flags;
+    pf_store_u16(p + PF_BH_RESERVED, 0);
+    pf_store_u32(p + PF_BH_THREAD, h->thread);
+    pf_store_u32(p + PF_BH_COUNT, h->count);
+    pf_store_u64(p + PF_BH_FIRST, h->first);
+    pf_store_u64(p + PF_BH_LAST, h->last);
+    pf_store_u32(p + PF_BH_STORED_LEN, h->stored_len);
+    pf_store_u32(p + PF_BH_RAW_LEN, h->raw_len);
+    pf_store_u32(p + PF_BH_PAYLOAD_CRC, h->payload_crc);
+    pf_block_header_seal(p);
+}
+
+/* ---- records (format §6) -------------------------------------------------- */
 
 enum pf_tag {
     PF_TAG_STRING = 0x01,     /* id, length, bytes                         */
@@ -78,17 +228,105 @@ enum pf_attr_key {
 
 /* ---- limits a reader enforces (format §9) -------------------------------
  * They bound what a reader keeps for definitions, whatever the file: a
- * hostile file can compress 64 MiB of text into a few kilobytes. */
+ * hostile file can compress 64 MiB of text into a few kilobytes. Writers
+ * stay within them too (the recorder gives out no more ids or threads). */
 #define PF_STRING_IDS (1u << 22)  /* string ids are 1 .. PF_STRING_IDS - 1   */
 #define PF_THREADS (1u << 20)     /* thread indices are below this           */
 #define PF_TEXT_MAX (256u << 20)  /* bytes of definition text in one file    */
 
-/* ---- footer ---------------------------------------------------------- */
+/* ---- footer and trailer (format §7) ----------------------------------------- */
+
+/* Offsets of the totals at the start of the footer block's payload. */
+#define PF_FT_BLOCKS 0  /* u64: blocks before the footer = index entries  */
+#define PF_FT_EVENTS 8  /* u64: timed records in them                     */
+#define PF_FT_DROPPED 16 /* u64: sum of the dropped-events counts         */
+#define PF_FT_FIRST 24  /* u64: smallest first of blocks with timed records */
+#define PF_FT_LAST 32   /* u64: largest last                              */
+#define PF_FOOTER_FIXED 40 /* then the index, one entry per block         */
+
+/* Offsets within an index entry. */
+#define PF_IX_OFFSET 0  /* u64: the block header's file offset            */
+#define PF_IX_FIRST 8   /* u64: the header's first                        */
+#define PF_IX_LAST 16   /* u64: the header's last                         */
+#define PF_IX_THREAD 24 /* u32: the header's thread                       */
+#define PF_IX_COUNT 28  /* u32: the header's count                        */
+#define PF_INDEX_ENTRY_LEN 32
 
 #define PF_TRAILER_MAGIC "\x89PROFEND" /* 8 bytes                          */
-#define PF_TRAILER_LEN 16              /* footer block offset u64, magic   */
-#define PF_FOOTER_FIXED 40             /* five u64 totals before the index */
-#define PF_INDEX_ENTRY_LEN 32          /* offset, first, last, thread, count */
+#define PF_TR_FOOTER_OFFSET 0          /* u64: the footer block's offset   */
+#define PF_TR_MAGIC 8                  /* the end magic                    */
+#define PF_TRAILER_LEN 16
+
+typedef struct pf_footer {
+    uint64_t blocks, events, dropped, first, last;
+} pf_footer;
+
+typedef struct pf_index_entry {
+    uint64_t offset, first, last;
+    uint32_t thread, count;
+} pf_index_entry;
+
+typedef struct pf_trailer {
+    uint64_t footer_offset;
+} pf_trailer;
+
+static inline void pf_footer_load(const uint8_t *p, pf_footer *f)
+{
+    f->blocks = pf_load_u64(p + PF_FT_BLOCKS);
+    f->events = pf_load_u64(p + PF_FT_EVENTS);
+    f->dropped = pf_load_u64(p + PF_FT_DROPPED);
+    f->first = pf_load_u64(p + PF_FT_FIRST);
+    f->last = pf_load_u64(p + PF_FT_LAST);
+}
+
+static inline void pf_footer_store(uint8_t *p, const pf_footer *f)
+{
+    pf_store_u64(p + PF_FT_BLOCKS, f->blocks);
+    pf_store_u64(p + PF_FT_EVENTS, f->events);
+    pf_store_u64(p + PF_FT_DROPPED, f->dropped);
+    pf_store_u64(p + PF_FT_FIRST, f->first);
+    pf_store_u64(p + PF_FT_LAST, f->last);
+}
+
+static inline void pf_index_entry_load(const uint8_t *p, pf_index_entry *e)
+{
+    e->offset = pf_load_u64(p + PF_IX_OFFSET);
+    e->first = pf_load_u64(p + PF_IX_FIRST);
+    e->last = pf_load_u64(p + PF_IX_LAST);
+    e->thread = pf_load_u32(p + PF_IX_THREAD);
+    e->count = pf_load_u32(p + PF_IX_COUNT);
+}
+
+static inline void pf_index_entry_store(uint8_t *p, const pf_index_entry *e)
+{
+    pf_store_u64(p + PF_IX_OFFSET, e->offset);
+    pf_store_u64(p + PF_IX_FIRST, e->first);
+    pf_store_u64(p + PF_IX_LAST, e->last);
+    pf_store_u32(p + PF_IX_THREAD, e->thread);
+    pf_store_u32(p + PF_IX_COUNT, e->count);
+}
+
+/* 0 when p holds the end magic (t is then filled), -1 when it does not. */
+static inline int pf_trailer_load(const uint8_t *p, pf_trailer *t)
+{
+    if (memcmp(p + PF_TR_MAGIC, PF_TRAILER_MAGIC, PF_TRAILER_LEN - PF_TR_MAGIC) != 0)
+        return -1;
+    t->footer_offset = pf_load_u64(p + PF_TR_FOOTER_OFFSET);
+    return 0;
+}
+
+static inline void pf_trailer_store(uint8_t *p, const pf_trailer *t)
+{
+    pf_store_u64(p + PF_TR_FOOTER_OFFSET, t->footer_offset);
+    memcpy(p + PF_TR_MAGIC, PF_TRAILER_MAGIC, PF_TRAILER_LEN - PF_TR_MAGIC);
+}
+
+/* Each fixed structure ends with its last field. */
+_Static_assert(PF_FH_CRC + 4 == PF_FILE_HEADER_LEN, "file header layout");
+_Static_assert(PF_BH_CRC + 4 == PF_BLOCK_HEADER_LEN, "block header layout");
+_Static_assert(PF_FT_LAST + 8 == PF_FOOTER_FIXED, "footer layout");
+_Static_assert(PF_IX_COUNT + 4 == PF_INDEX_ENTRY_LEN, "index entry layout");
+_Static_assert(PF_TR_MAGIC + 8 == PF_TRAILER_LEN, "trailer layout");
 
 /* ---- block encoder ----------------------------------------------------
  * Appends records to a payload buffer and tracks what the block header
@@ -191,35 +429,5 @@ void pf_writer_abandon(pf_writer *w);
 /* The descriptor, for fsync or for the crash path. */
 int pf_writer_fd(const pf_writer *w);
 uint64_t pf_writer_offset(const pf_writer *w);
-
-/* ---- little-endian helpers shared by the writer and reader ------------ */
-
-static inline void pf_store_u16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-static inline void pf_store_u32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-static inline void pf_store_u64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-static inline uint16_t pf_load_u16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | (p[1] << 8));
-}
-static inline uint32_t pf_load_u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-static inline uint64_t pf_load_u64(const uint8_t *p)
-{
-    return (uint64_t)pf_load_u32(p) | (uint64_t)pf_load_u32(p + 4) << 32;
-}
 
 #endif /* PROF_FORMAT_H */

@@ -255,8 +255,10 @@ static prof_err parse_header(prof_reader *r, prof_error *err)
         return prof_error_set(err, PROF_ERR_TRUNCATED,
                               "file cut short inside its header (%zu of %d bytes)", first,
                               PF_FILE_HEADER_LEN);
-    r->major = pf_load_u16(hb + 8);
-    r->minor = pf_load_u16(hb + 10);
+    pf_file_header fh;
+    pf_file_header_load(hb, &fh);
+    r->major = fh.major;
+    r->minor = fh.minor;
     if (r->major != PF_VERSION_MAJOR)
         return prof_error_set(err, PROF_ERR_VERSION,
                               "written in format version %u.%u; this prof reads %d.x%s",
@@ -274,7 +276,9 @@ static prof_err parse_metadata(prof_reader *r, prof_error *err)
     if (!h)
         return read_failed(err, errno, tmp);
     memcpy(hb, h, sizeof hb);
-    uint32_t hlen = pf_load_u32(hb + 12), mlen = pf_load_u32(hb + 16);
+    pf_file_header fh;
+    pf_file_header_load(hb, &fh);
+    uint32_t hlen = fh.header_len, mlen = fh.meta_len;
     if (mlen > PF_METADATA_MAX || hlen != PF_FILE_HEADER_LEN + mlen) {
         free(tmp);
         return prof_error_set(err, PROF_ERR_CORRUPT, "bad header lengths (%u, %u)", hlen, mlen);
@@ -289,7 +293,7 @@ static prof_err parse_metadata(prof_reader *r, prof_error *err)
     prof_err e = PROF_OK;
     if (!m)
         e = read_failed(err, errno, NULL); /* tmp is freed below */
-    else if (crc32c_update(crc32c_update(0, hb, 20), m, mlen) != pf_load_u32(hb + 20))
+    else if (pf_file_header_crc(hb, m, mlen) != fh.crc)
         e = prof_error_set(err, PROF_ERR_CORRUPT, "header checksum mismatch");
     else if (!(r->meta = malloc((size_t)mlen + 1)))
         e = prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
@@ -316,8 +320,9 @@ static void find_trailer(prof_reader *r)
     if (r->size < r->offset + PF_BLOCK_HEADER_LEN + PF_TRAILER_LEN)
         return;
     const uint8_t *t = source_read(r, r->size - PF_TRAILER_LEN, PF_TRAILER_LEN, &tmp, &tmpcap);
-    if (t && memcmp(t + 8, PF_TRAILER_MAGIC, 8) == 0) {
-        uint64_t off = pf_load_u64(t);
+    pf_trailer tr;
+    if (t && pf_trailer_load(t, &tr) == 0) {
+        uint64_t off = tr.footer_offset;
         if (off >= r->offset && off <= r->size - PF_TRAILER_LEN - PF_BLOCK_HEADER_LEN) {
             r->has_trailer = 1;
             r->footer_offset = off;
@@ -472,10 +477,12 @@ static int reader_footer(prof_reader *r, const uint8_t *p, size_t len)
     /* The records of skipped blocks were not counted: only the block count
      * can be checked then. */
     int totals = r->skipped_blocks == 0;
-    if (len < PF_FOOTER_FIXED || pf_load_u64(p) != r->st.blocks ||
+    pf_footer f = { 0 };
+    if (len >= PF_FOOTER_FIXED)
+        pf_footer_load(p, &f);
+    if (len < PF_FOOTER_FIXED || f.blocks != r->st.blocks ||
         (len - PF_FOOTER_FIXED) != r->st.blocks * PF_INDEX_ENTRY_LEN ||
-        (totals && (pf_load_u64(p + 8) != r->st.events ||
-                    pf_load_u64(p + 16) != r->st.dropped_events))) {
+        (totals && (f.events != r->st.events || f.dropped != r->st.dropped_events))) {
         prof_error_set(&r->err, PROF_ERR_CORRUPT,
                        "footer at offset %llu does not match the %llu blocks read",
                        (unsigned long long)r->offset, (unsigned long long)r->st.blocks);
@@ -488,9 +495,9 @@ static int reader_footer(prof_reader *r, const uint8_t *p, size_t len)
 
 /* An events block none of whose timed records can meet the window: its
  * header's first and last bound every record's start and end (§5.1). */
-static int window_excludes(const fetch_window *w, const uint8_t *h)
+static int window_excludes(const fetch_window *w, const pf_block_header *h)
 {
-    return w->on && (pf_load_u64(h + 24) < w->from || pf_load_u64(h + 16) > w->to);
+    return w->on && (h->last < w->from || h->first > w->to);
 }
 
 /* Steps over the n blocks (bytes of payload) the window skipped before the
@@ -544,12 +551,14 @@ static fetch_outcome block_fetch(const prof_reader *r, ZSTD_DCtx *dctx, const fe
     if (!hp)
         return fetch_read_failed(b);
     memcpy(h, hp, sizeof h);
-    if (pf_load_u32(h) != PF_BLOCK_MAGIC)
+    if (!pf_block_header_magic_ok(h))
         return fetch_cut(b, PROF_ERR_CORRUPT, "bad block magic");
-    if (crc32c_update(0, h, 44) != pf_load_u32(h + 44))
+    pf_block_header bh;
+    pf_block_header_load(h, &bh);
+    if (pf_block_header_crc(h) != bh.crc)
         return fetch_cut(b, PROF_ERR_CORRUPT, "header checksum mismatch");
-    uint8_t kind = h[4], flags = h[5];
-    uint32_t stored = pf_load_u32(h + 32), rawlen = pf_load_u32(h + 36);
+    uint8_t kind = bh.kind, flags = bh.flags;
+    uint32_t stored = bh.stored_len, rawlen = bh.raw_len;
     if (stored > avail - PF_BLOCK_HEADER_LEN)
         return fetch_cut(b, PROF_ERR_CORRUPT, "payload cut short (%llu of %u bytes)",
                          (unsigned long long)(avail - PF_BLOCK_HEADER_LEN), stored);
@@ -559,7 +568,7 @@ static fetch_outcome block_fetch(const prof_reader *r, ZSTD_DCtx *dctx, const fe
     if ((!(flags & PF_BLOCK_FLAG_ZSTD) && rawlen != stored) ||
         kind < PF_BLOCK_EVENTS || kind > PF_BLOCK_FOOTER || (flags & ~PF_BLOCK_FLAG_ZSTD))
         return fetch_cut(b, PROF_ERR_CORRUPT, "malformed block header");
-    if (kind == PF_BLOCK_EVENTS && window_excludes(win, h)) {
+    if (kind == PF_BLOCK_EVENTS && window_excludes(win, &bh)) {
         b->stored_len = stored;
         return FETCH_SKIP;
     }
@@ -567,7 +576,7 @@ static fetch_outcome block_fetch(const prof_reader *r, ZSTD_DCtx *dctx, const fe
                                     &b->stored_cap);
     if (!sp)
         return fetch_read_failed(b);
-    if (crc32c_update(0, sp, stored) != pf_load_u32(h + 40))
+    if (crc32c_update(0, sp, stored) != bh.payload_crc)
         return fetch_cut(b, PROF_ERR_CORRUPT, "payload checksum mismatch");
     const uint8_t *payload = sp;
     if (flags & PF_BLOCK_FLAG_ZSTD) {
@@ -595,8 +604,8 @@ static fetch_outcome block_fetch(const prof_reader *r, ZSTD_DCtx *dctx, const fe
             return fetch_cut(b, PROF_ERR_CORRUPT, "footer not where the trailer says");
         return FETCH_FOOTER;
     }
-    b->records = pf_load_u32(h + 12);
-    b->thread = pf_load_u32(h + 8);
+    b->records = bh.count;
+    b->thread = bh.thread;
     return FETCH_BLOCK;
 }
 

@@ -14,11 +14,6 @@
 #include "util/crc32c.h"
 #include "util/error.h"
 
-typedef struct index_entry {
-    uint64_t offset, first, last;
-    uint32_t thread, count;
-} index_entry;
-
 struct pf_writer {
     int fd;
     uint64_t offset;   /* bytes written so far: where the next block goes */
@@ -26,7 +21,7 @@ struct pf_writer {
     uint8_t *zbuf;     /* compressed payload scratch */
     size_t zcap;
     pf_block defs;     /* definitions waiting for the next block          */
-    index_entry *index;
+    pf_index_entry *index;
     size_t nindex, cap_index;
     uint64_t events, dropped, first_ns, last_ns;
     int unindexed;     /* the crash path wrote blocks the index lacks */
@@ -68,18 +63,18 @@ static uint64_t block_first(const pf_block *b)
 static void header_build(uint8_t *h, const pf_block *b, uint8_t flags, uint32_t stored,
                          const uint8_t *payload)
 {
-    pf_store_u32(h, PF_BLOCK_MAGIC);
-    h[4] = b->kind;
-    h[5] = flags;
-    pf_store_u16(h + 6, 0);
-    pf_store_u32(h + 8, b->thread);
-    pf_store_u32(h + 12, b->count);
-    pf_store_u64(h + 16, block_first(b));
-    pf_store_u64(h + 24, b->last_ns);
-    pf_store_u32(h + 32, stored);
-    pf_store_u32(h + 36, (uint32_t)b->len);
-    pf_store_u32(h + 40, crc32c_update(0, payload, stored));
-    pf_store_u32(h + 44, crc32c_update(0, h, 44));
+    pf_block_header bh = {
+        .kind = b->kind,
+        .flags = flags,
+        .thread = b->thread,
+        .count = b->count,
+        .first = block_first(b),
+        .last = b->last_ns,
+        .stored_len = stored,
+        .raw_len = (uint32_t)b->len,
+        .payload_crc = crc32c_update(0, payload, stored),
+    };
+    pf_block_header_store(h, &bh);
 }
 
 static void writer_account(pf_writer *w, const pf_block *b)
@@ -96,14 +91,14 @@ static prof_err index_add(pf_writer *w, const pf_block *b, prof_error *err)
 {
     if (w->nindex == w->cap_index) {
         size_t cap = w->cap_index ? w->cap_index * 2 : 256;
-        index_entry *ix = realloc(w->index, cap * sizeof *ix);
+        pf_index_entry *ix = realloc(w->index, cap * sizeof *ix);
         if (!ix)
             return prof_error_set(err, PROF_ERR_NOMEM, "out of memory for the block index");
         w->index = ix;
         w->cap_index = cap;
     }
-    w->index[w->nindex++] = (index_entry){ w->offset, block_first(b), b->last_ns, b->thread,
-                                           b->count };
+    w->index[w->nindex++] = (pf_index_entry){ w->offset, block_first(b), b->last_ns, b->thread,
+                                              b->count };
     return PROF_OK;
 }
 
@@ -161,13 +156,13 @@ static prof_err flush_defs(pf_writer *w, prof_error *err)
 
 static void file_header(uint8_t h[PF_FILE_HEADER_LEN], const char *metadata, size_t mlen)
 {
-    memcpy(h, PF_MAGIC, PF_MAGIC_LEN);
-    pf_store_u16(h + 8, PF_VERSION_MAJOR);
-    pf_store_u16(h + 10, PF_VERSION_MINOR);
-    pf_store_u32(h + 12, (uint32_t)(PF_FILE_HEADER_LEN + mlen));
-    pf_store_u32(h + 16, (uint32_t)mlen);
-    uint32_t crc = crc32c_update(0, h, 20);
-    pf_store_u32(h + 20, crc32c_update(crc, metadata, mlen));
+    pf_file_header fh = {
+        .major = PF_VERSION_MAJOR,
+        .minor = PF_VERSION_MINOR,
+        .header_len = (uint32_t)(PF_FILE_HEADER_LEN + mlen),
+        .meta_len = (uint32_t)mlen,
+    };
+    pf_file_header_store(h, &fh, metadata);
 }
 
 static prof_err write_file_header(pf_writer *w, const char *metadata, prof_error *err)
@@ -288,30 +283,28 @@ prof_err pf_writer_write_pending_raw(pf_writer *w)
     return pf_writer_write_block_raw(w, &w->defs);
 }
 
+/* The totals the footer gives, as of the blocks written. */
+static pf_footer footer_totals(const pf_writer *w)
+{
+    uint64_t first = w->first_ns == UINT64_MAX ? 0 : w->first_ns;
+    return (pf_footer){ w->nindex, w->events, w->dropped, w->nindex ? first : 0, w->last_ns };
+}
+
 static prof_err write_footer(pf_writer *w, prof_error *err)
 {
     pf_block f;
     prof_err e;
     size_t len = PF_FOOTER_FIXED + w->nindex * PF_INDEX_ENTRY_LEN;
-    uint64_t footer_offset = w->offset;
-    uint8_t trailer[PF_TRAILER_LEN];
+    pf_trailer trailer = { w->offset };
+    uint8_t tb[PF_TRAILER_LEN];
     pf_block_init(&f, PF_BLOCK_FOOTER, PF_THREAD_NONE);
     if (!(f.buf = malloc(len)))
         return prof_error_set(err, PROF_ERR_NOMEM, "out of memory for the footer");
     f.cap = f.len = len;
-    pf_store_u64(f.buf, w->nindex);
-    pf_store_u64(f.buf + 8, w->events);
-    pf_store_u64(f.buf + 16, w->dropped);
-    pf_store_u64(f.buf + 24, w->nindex ? (w->first_ns == UINT64_MAX ? 0 : w->first_ns) : 0);
-    pf_store_u64(f.buf + 32, w->last_ns);
-    for (size_t i = 0; i < w->nindex; i++) {
-        uint8_t *p = f.buf + PF_FOOTER_FIXED + i * PF_INDEX_ENTRY_LEN;
-        pf_store_u64(p, w->index[i].offset);
-        pf_store_u64(p + 8, w->index[i].first);
-        pf_store_u64(p + 16, w->index[i].last);
-        pf_store_u32(p + 24, w->index[i].thread);
-        pf_store_u32(p + 28, w->index[i].count);
-    }
+    pf_footer totals = footer_totals(w);
+    pf_footer_store(f.buf, &totals);
+    for (size_t i = 0; i < w->nindex; i++)
+        pf_index_entry_store(f.buf + PF_FOOTER_FIXED + i * PF_INDEX_ENTRY_LEN, &w->index[i]);
     f.count = (uint32_t)w->nindex;
     f.first_ns = w->first_ns == UINT64_MAX ? 0 : w->first_ns;
     f.last_ns = w->last_ns;
@@ -319,9 +312,8 @@ static prof_err write_footer(pf_writer *w, prof_error *err)
     pf_block_free(&f);
     if (e)
         return e;
-    pf_store_u64(trailer, footer_offset);
-    memcpy(trailer + 8, PF_TRAILER_MAGIC, 8);
-    return writer_emit(w, trailer, sizeof trailer, err);
+    pf_trailer_store(tb, &trailer);
+    return writer_emit(w, tb, sizeof tb, err);
 }
 
 prof_err pf_writer_close(pf_writer *w, prof_error *err)

@@ -29,20 +29,26 @@ static inline void fuzz_fix_checksums(uint8_t *f, size_t size)
 {
     if (size < PF_FILE_HEADER_LEN)
         return;
-    uint64_t mlen = pf_load_u32(f + 16);
+    pf_file_header fh;
+    pf_file_header_load(f, &fh);
+    uint64_t mlen = fh.meta_len;
     if (PF_FILE_HEADER_LEN + mlen > size)
         return;
-    pf_store_u32(f + 20, crc32c_update(crc32c_update(0, f, 20), f + PF_FILE_HEADER_LEN,
-                                       (size_t)mlen));
-    uint64_t off = pf_load_u32(f + 12);
-    while (off + PF_BLOCK_HEADER_LEN <= size && pf_load_u32(f + off) == PF_BLOCK_MAGIC) {
+    pf_store_u32(f + PF_FH_CRC, pf_file_header_crc(f, f + PF_FILE_HEADER_LEN, (size_t)mlen));
+    uint64_t off = fh.header_len;
+    /* Only the two checksums are rewritten: pf_block_header_store would
+     * also reset the reserved bytes that mutations reach. */
+    while (off + PF_BLOCK_HEADER_LEN <= size && pf_block_header_magic_ok(f + off)) {
         uint8_t *h = f + off;
-        uint64_t stored = pf_load_u32(h + 32);
+        pf_block_header bh;
+        pf_block_header_load(h, &bh);
+        uint64_t stored = bh.stored_len;
         if (off + PF_BLOCK_HEADER_LEN + stored > size)
             stored = size - off - PF_BLOCK_HEADER_LEN; /* still fix the header */
         else
-            pf_store_u32(h + 40, crc32c_update(0, h + PF_BLOCK_HEADER_LEN, (size_t)stored));
-        pf_store_u32(h + 44, crc32c_update(0, h, 44));
+            pf_store_u32(h + PF_BH_PAYLOAD_CRC,
+                         crc32c_update(0, h + PF_BLOCK_HEADER_LEN, (size_t)stored));
+        pf_block_header_seal(h);
         off += PF_BLOCK_HEADER_LEN + stored;
     }
 }

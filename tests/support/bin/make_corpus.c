@@ -177,8 +177,8 @@ static void crash_and_extension(void)
 
 static void fix_header_crc(unsigned char *f)
 {
-    uint32_t mlen = pf_load_u32(f + 16);
-    pf_store_u32(f + 20, crc32c_update(crc32c_update(0, f, 20), f + PF_FILE_HEADER_LEN, mlen));
+    uint32_t mlen = pf_load_u32(f + PF_FH_META_LEN);
+    pf_store_u32(f + PF_FH_CRC, pf_file_header_crc(f, f + PF_FILE_HEADER_LEN, mlen));
 }
 
 /* Damaged variants of a sound file: cuts, flips, versions. */
@@ -195,8 +195,9 @@ static void damaged(const char *from)
         check(0, "damaged variants");
         return;
     }
-    size_t hlen = pf_load_u32(f + 12);
-    size_t b1 = hlen + PF_BLOCK_HEADER_LEN + pf_load_u32(f + hlen + 32); /* 2nd block */
+    size_t hlen = pf_load_u32(f + PF_FH_HEADER_LEN);
+    /* the second block */
+    size_t b1 = hlen + PF_BLOCK_HEADER_LEN + pf_load_u32(f + hlen + PF_BH_STORED_LEN);
 
     store("cut-in-header.prof", f, 13);
     store("cut-in-metadata.prof", f, hlen - 5);
@@ -209,7 +210,7 @@ static void damaged(const char *from)
     c[b1 + PF_BLOCK_HEADER_LEN + 1] ^= 0x04;
     store("flip-payload.prof", c, size);
     memcpy(c, f, size);
-    c[b1 + 17] ^= 0x80;
+    c[b1 + PF_BH_FIRST + 1] ^= 0x80;
     store("flip-block-header.prof", c, size);
     memcpy(c, f, size);
     c[size - 3] ^= 0x01;
@@ -222,12 +223,12 @@ static void damaged(const char *from)
     store("flip-metadata.prof", c, size);
 
     memcpy(c, f, size);
-    pf_store_u16(c + 8, 2);
-    pf_store_u16(c + 10, 0); /* whatever minor the writer is at */
+    pf_store_u16(c + PF_FH_MAJOR, 2);
+    pf_store_u16(c + PF_FH_MINOR, 0); /* whatever minor the writer is at */
     fix_header_crc(c);
     store("version-2.0.prof", c, size);
     memcpy(c, f, size);
-    pf_store_u16(c + 10, 9);
+    pf_store_u16(c + PF_FH_MINOR, 9);
     fix_header_crc(c);
     store("version-1.9.prof", c, size);
     memcpy(c, f, size);
