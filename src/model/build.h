@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "format/format.h"
 #include "model/profile.h"
 
 #define MB_MAX_DEPTH 1024u        /* deeper regions are treated as at this depth  */
@@ -17,7 +18,7 @@
 #define MB_GPU_BATCH 4096u        /* GPU intervals sorted together                 */
 #define MB_IDLE_GAP_NS 1000000ull /* a GPU gap this long counts as idle             */
 #define MB_GPU_SPANS 8192u        /* stretches of activity kept per GPU for steps  */
-#define MB_THREAD_DIRECT (1u << 20) /* thread indexes a profile may use (format §6.4) */
+#define MB_THREAD_DIRECT PF_THREADS /* the format's thread indexes: a table; others searched */
 
 /* A call-tree node whose place is not known yet: calls of one operation
  * merged by path below a parent region that has not arrived (records come

@@ -12,7 +12,7 @@
 #include "record/runtime.h"
 
 #define IDS_PER_PAGE 4096u
-#define ID_PAGES (RT_STRING_IDS / IDS_PER_PAGE)
+#define ID_PAGES (PF_STRING_IDS / IDS_PER_PAGE)
 #define ARENA_PAGE (64u << 10)
 #define ARENA_BIG (ARENA_PAGE / 4) /* longer strings get their own block */
 
@@ -124,7 +124,7 @@ static uint32_t *index_find(const char *s, size_t len, uint64_t hash)
 static uint32_t insert(const char *s, size_t len, uint64_t hash, uint32_t *slot)
 {
     uint32_t id = count_locked() + 1;
-    if (id >= RT_STRING_IDS || len > UINT32_MAX)
+    if (id >= PF_STRING_IDS || len > UINT32_MAX)
         return 0;
     if (!entry_of(id)) {
         str_entry *page = calloc(IDS_PER_PAGE, sizeof *page);

@@ -37,7 +37,6 @@
 #define RT_PTR_CACHE 256u     /* by-name lookup: slots keyed by pointer       */
 #define RT_STR_CACHE 256u     /* by-name lookup: slots keyed by content hash  */
 #define RT_THREAD_NAME_MAX 128u
-#define RT_STRING_IDS (1u << 22) /* string ids are below this (format limit) */
 #define RT_ATTR_MAX (1u << 16)   /* class changes kept per process; past it,
                                     prof_name_class does nothing           */
 

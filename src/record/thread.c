@@ -203,7 +203,7 @@ static int thread_register(rt_thread *t)
 {
     int ok = 0;
     pthread_mutex_lock(&rt.reg_mu);
-    if (rt.nthreads < (1u << 20)) {
+    if (rt.nthreads < PF_THREADS) {
         t->index = rt.nthreads++;
         t->session = rt.session;
         t->cseq = 0;
