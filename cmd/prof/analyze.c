@@ -3,7 +3,6 @@
  * text, JSON or CSV. Options, exit statuses and messages follow DESIGN §5;
  * the analysis itself is src/analysis/, the views src/output/. */
 #include <ctype.h>
-#include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -75,14 +74,33 @@ typedef struct analyze_args {
 } analyze_args;
 
 enum {
-    OPT_FORMAT = 256, OPT_TOP, OPT_TABLE, OPT_FAIL_ON, OPT_NO_COLOR, OPT_POINTS
+    OPT_FORMAT = CMD_FIRST_LONG, OPT_TOP, OPT_TABLE, OPT_FAIL_ON, OPT_NO_COLOR, OPT_POINTS
+};
+
+static const struct option long_options[] = {
+    { "output", required_argument, NULL, 'o' },
+    { "format", required_argument, NULL, OPT_FORMAT },
+    { "top", required_argument, NULL, OPT_TOP },
+    CMD_ANALYSIS_OPTIONS,
+    { "table", required_argument, NULL, OPT_TABLE },
+    { "points", required_argument, NULL, OPT_POINTS },
+    { "fail-on", required_argument, NULL, OPT_FAIL_ON },
+    { "no-color", no_argument, NULL, OPT_NO_COLOR },
+    { 0, 0, 0, 0 }
 };
 
 static const char *const formats[] = { "text", "json", "csv", "html", NULL };
 static const char *const severities[] = { "high", "medium", "low", NULL };
 
+static void init_args(void *args)
+{
+    analyze_args *a = args;
+    a->fail_on = -1;
+    analysis_options_default(&a->opts);
+}
+
 /* One option's value into a; EXIT_OK or a usage error. */
-static int parse_option(int c, const char *arg, void *args)
+static int parse_option(void *args, int c, const char *arg)
 {
     analyze_args *a = args;
     double v;
@@ -127,36 +145,15 @@ static int parse_option(int c, const char *arg, void *args)
     return EXIT_USAGE;
 }
 
-/* Parses argv; the profiles start at *first. EXIT_OK, EXIT_USAGE, or -1
- * when --help was answered (with its status in *status). */
-static int parse_args(int argc, char **argv, analyze_args *a, int *first, int *status)
+/* What the options say together: EXIT_OK or a usage error. */
+static int check_args(analyze_args *a, int nprofiles)
 {
-    static const struct option opts[] = {
-        { "output", required_argument, NULL, 'o' },
-        { "format", required_argument, NULL, OPT_FORMAT },
-        { "top", required_argument, NULL, OPT_TOP },
-        CMD_ANALYSIS_OPTIONS,
-        { "table", required_argument, NULL, OPT_TABLE },
-        { "points", required_argument, NULL, OPT_POINTS },
-        { "fail-on", required_argument, NULL, OPT_FAIL_ON },
-        { "no-color", no_argument, NULL, OPT_NO_COLOR },
-        { "help", no_argument, NULL, 'h' },
-        { 0, 0, 0, 0 }
-    };
-    static const cmd_options o = { CMD, usage, ":ho:", opts, parse_option };
-    memset(a, 0, sizeof *a);
-    a->fail_on = -1;
-    analysis_options_default(&a->opts);
-    int rc = cmd_parse_options(&o, argc, argv, a, status);
-    if (rc != EXIT_OK)
-        return rc;
-    if (optind == argc)
+    if (nprofiles == 0)
         return cmd_usage_error(CMD, "no profile given");
     if (a->table_given && a->format != FORMAT_CSV)
         return cmd_usage_error(CMD, "--table applies to --format csv");
     if (a->format == FORMAT_CSV && !a->points_given)
         a->opts.max_points = 0; /* a table is data to work on: every row */
-    *first = optind;
     return EXIT_OK;
 }
 
@@ -165,8 +162,8 @@ static int parse_args(int argc, char **argv, analyze_args *a, int *first, int *s
 static void warn_cut_short(const profile_model *m)
 {
     if (m->status.truncated)
-        cmd_error(CMD, "warning: '%s' was cut short (%s); analyzed up to its last intact block",
-                  m->path ? m->path : "", m->status.detail);
+        cmd_warning(CMD, "'%s' was cut short (%s); analyzed up to its last intact block",
+                    m->path ? m->path : "", m->status.detail);
 }
 
 /* Loads every profile into models[0..n). EXIT_OK or the input status, with
@@ -217,8 +214,7 @@ static int analyze(const profile_model *const *models, size_t n, const analyze_a
     if (!report) {
         if (err.code == PROF_ERR_INVALID)
             return cmd_usage_error(CMD, "%s", err.message);
-        cmd_error(CMD, "cannot analyze: %s", err.message);
-        return cmd_input_status(err.code);
+        return cmd_error(CMD, cmd_input_status(err.code), "cannot analyze: %s", err.message);
     }
     if (a->format == FORMAT_CSV)
         for (size_t i = 0; i < n; i++)
@@ -230,26 +226,24 @@ static int analyze(const profile_model *const *models, size_t n, const analyze_a
     return status;
 }
 
-int cmd_analyze(int argc, char **argv)
+static int analyze_main(void *args, int argc, char **argv)
 {
-    analyze_args a;
-    int first = 0, status = EXIT_OK;
-    int rc = parse_args(argc, argv, &a, &first, &status);
-    if (rc != EXIT_OK)
-        return rc < 0 ? status : rc;
-    size_t n = (size_t)(argc - first);
+    analyze_args *a = args;
+    int status = check_args(a, argc);
+    if (status != EXIT_OK)
+        return status;
+    size_t n = (size_t)argc;
     profile_model *models = calloc(n, sizeof *models);
     const profile_model **views = calloc(n, sizeof *views);
     if (!models || !views) {
-        cmd_error(CMD, "out of memory");
-        status = EXIT_NOMEM;
+        status = cmd_error(CMD, EXIT_NOMEM, "out of memory");
         goto out;
     }
     for (size_t i = 0; i < n; i++)
         views[i] = &models[i];
-    status = load_profiles(argv + first, n, models);
+    status = load_profiles(argv, n, models);
     if (status == EXIT_OK)
-        status = analyze(views, n, &a);
+        status = analyze(views, n, a);
 out:
     if (models)
         for (size_t i = 0; i < n; i++)
@@ -258,3 +252,6 @@ out:
     free(views);
     return status;
 }
+
+const cmd_spec cmd_analyze = { usage, "o:", long_options, sizeof(analyze_args), init_args,
+                               parse_option, analyze_main };

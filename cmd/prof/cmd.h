@@ -1,6 +1,6 @@
-/* cmd.h - what the command files share: their entry points, the exit
- * statuses of DESIGN §5, the one-line error reporter, and the steps several
- * commands take alike (cmd_util.c). */
+/* cmd.h - what the command files share: the spec each gives the front door
+ * (main.c), the exit statuses of DESIGN §5, the one-line error reporter,
+ * and the steps several commands take alike (cmd_util.c). */
 #ifndef PROF_CMD_H
 #define PROF_CMD_H
 
@@ -24,18 +24,60 @@ enum {
     EXIT_NOMEM = 5     /* out of memory, whatever was being done         */
 };
 
-int cmd_analyze(int argc, char **argv);
-int cmd_compare(int argc, char **argv);
-int cmd_export(int argc, char **argv);
-int cmd_import(int argc, char **argv);
-int cmd_info(int argc, char **argv);
-int cmd_record(int argc, char **argv);
-int cmd_view(int argc, char **argv);
-int cmd_help(int argc, char **argv);
-int cmd_version(int argc, char **argv);
+/* A command as the front door (main.c) runs it, like git's run_builtin:
+ * it answers -h and --help with usage, runs getopt_long with shortopts and
+ * longopts (a missing value or an unknown option is a usage error), hands
+ * each option to option() and the operands to run(). The arguments struct
+ * of args_size bytes, zeroed then set by init() when there is one, is the
+ * command's own; its pointers into argv stay valid until run returns. */
+typedef struct cmd_spec {
+    const char *usage;             /* --help's text                              */
+    const char *shortopts;         /* without h; a leading '+' stops at the first
+                                      operand (record: COMMAND's own options)     */
+    const struct option *longopts; /* zero-terminated, without help; long-only
+                                      ones numbered from CMD_FIRST_LONG           */
+    size_t args_size;
+    void (*init)(void *args);
+    /* c's value into args: EXIT_OK or a reported usage error */
+    int (*option)(void *args, int c, const char *arg);
+    /* the command on its operands: the exit status, its error reported */
+    int (*run)(void *args, int argc, char **argv);
+} cmd_spec;
 
-/* Prints "prof: CMD: MESSAGE" as one line on stderr. */
-void cmd_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The first value getopt_long returns for a long option without a short
+ * one; every command numbers those from here. */
+#define CMD_FIRST_LONG 256
+
+/* The command table (main.c): what `prof help` lists and main runs. */
+typedef struct cmd_command {
+    const char *name;
+    const cmd_spec *spec;
+    const char *summary;
+} cmd_command;
+
+extern const cmd_command cmd_commands[];
+extern const size_t cmd_ncommands;
+
+/* The command called name; NULL when there is none. */
+const cmd_command *cmd_find(const char *name);
+
+/* The front door: parses argv (argv[0] the command's name) as c's spec
+ * says and runs it. The exit status. */
+int cmd_run(const cmd_command *c, int argc, char **argv);
+
+/* The list of commands `prof help` and a bare `prof` print (help.c). */
+void cmd_help_overview(FILE *out);
+
+extern const cmd_spec cmd_analyze, cmd_compare, cmd_export, cmd_import, cmd_info, cmd_record,
+    cmd_view, cmd_help, cmd_version;
+
+/* Prints "prof: CMD: MESSAGE" as one line on stderr; returns status, so
+ * that a failure is one line: return cmd_error(CMD, EXIT_INPUT, ...). */
+int cmd_error(const char *cmd, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Prints "prof: CMD: warning: MESSAGE" as one line on stderr. */
+void cmd_warning(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Reports a usage error with a pointer to --help; returns EXIT_USAGE. */
 int cmd_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -46,21 +88,11 @@ int cmd_finish_stdout(const char *cmd);
 /* The exit status for a reader error (EXIT_NOMEM for PROF_ERR_NOMEM). */
 int cmd_input_status(prof_err e);
 
+/* The directory of the running prof binary into dir (PATH_MAX bytes);
+ * 0, or -1 when /proc cannot say. */
+int cmd_exe_dir(char *dir);
+
 /* ---- shared by the commands (cmd_util.c) ---- */
-
-/* A command's options: -h/--help prints usage; long-only options are
- * numbered from 256. option() takes every other one with its value (NULL
- * for none) and returns EXIT_OK or a reported usage error. */
-typedef struct cmd_options {
-    const char *cmd, *usage, *shortopts; /* shortopts start with ':' */
-    const struct option *longopts;
-    int (*option)(int c, const char *arg, void *args);
-} cmd_options;
-
-/* Runs getopt_long over argv, reporting a missing value or an unknown
- * option as a usage error. EXIT_OK with optind at the first operand, a
- * usage status, or -1 when --help was answered (its status in *status). */
-int cmd_parse_options(const cmd_options *o, int argc, char **argv, void *args, int *status);
 
 /* The index of arg in the NULL-terminated names; -1 when absent. */
 int cmd_name_index(const char *const *names, const char *arg);

@@ -1,7 +1,7 @@
-/* cmd_util.c - what several commands do the same way (see cmd.h): the
- * option loop with its usage errors, names and numbers from arguments,
- * loading a profile with a progress bar, choosing the text style for the
- * terminal, and writing an output whole or not at all. */
+/* cmd_util.c - what several commands do the same way (see cmd.h): names
+ * and numbers from arguments, loading a profile with a progress bar,
+ * choosing the text style for the terminal, and writing an output whole or
+ * not at all. */
 #include <ctype.h>
 #include <limits.h>
 #include <math.h>
@@ -15,46 +15,6 @@
 #include "import/import.h"
 #include "util/error.h"
 #include "util/progress.h"
-
-/* The first value getopt_long returns for a long option without a short
- * one; every command numbers those from here. */
-#define FIRST_LONG_ONLY 256
-
-/* After getopt_long answered '?' with arg = argv[optind - 1]: a long option
- * is that argument; a short one is optopt, and arg may be the argument
- * before it when it sits inside a cluster ("-xq"). */
-static int bad_option(const char *cmd, const char *arg)
-{
-    int is_long = strncmp(arg, "--", 2) == 0 &&
-                  (optopt == 0 || optopt >= FIRST_LONG_ONLY || strchr(arg, '=') != NULL);
-    if (!is_long)
-        return cmd_usage_error(cmd, "unknown option '-%c'", optopt);
-    if (optopt != 0) /* a known one, given a value it does not take */
-        return cmd_usage_error(cmd, "option '%s' takes no value", arg);
-    return cmd_usage_error(cmd, "unknown option '%s'", arg);
-}
-
-int cmd_parse_options(const cmd_options *o, int argc, char **argv, void *args, int *status)
-{
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, o->shortopts, o->longopts, NULL)) != -1) {
-        if (c == 'h') {
-            fputs(o->usage, stdout);
-            *status = cmd_finish_stdout(o->cmd);
-            return -1;
-        }
-        if (c == ':')
-            return cmd_usage_error(o->cmd, "option '%s' needs a value", argv[optind - 1]);
-        if (c == '?')
-            return bad_option(o->cmd, argv[optind - 1]);
-        int rc = o->option(c, optarg, args);
-        if (rc != EXIT_OK)
-            return rc;
-    }
-    return EXIT_OK;
-}
 
 int cmd_name_index(const char *const *names, const char *arg)
 {
@@ -84,9 +44,9 @@ int cmd_trace_open(const char *cmd, const char *input, cmd_trace *t, const char 
     prof_err e = import_to_temp(input, NULL, &t->fd, t->path, sizeof t->path, &err);
     if (e != PROF_OK) {
         char shown[PROF_SUBJECT_MAX];
-        cmd_error(cmd, "cannot import '%s': %s", prof_error_subject(shown, input), err.message);
         t->fd = -1;
-        return cmd_input_status(e);
+        return cmd_error(cmd, cmd_input_status(e), "cannot import '%s': %s",
+                         prof_error_subject(shown, input), err.message);
     }
     *readable = t->path;
     return EXIT_OK;
@@ -112,16 +72,12 @@ int cmd_load_profile(const char *cmd, const char *path, profile_model *m)
     prof_err e = profile_model_load(readable, m, progress_update, &bar, &err);
     progress_done(&bar);
     cmd_trace_release(&t);
-    if (e != PROF_OK) {
-        cmd_error(cmd, "cannot read '%s': %s", path, err.message);
-        return cmd_input_status(e);
-    }
+    if (e != PROF_OK)
+        return cmd_error(cmd, cmd_input_status(e), "cannot read '%s': %s", path, err.message);
     if (readable != path) { /* reports name the trace, not its temporary profile */
         char *name = strdup(path);
-        if (!name) {
-            cmd_error(cmd, "out of memory");
-            return cmd_input_status(PROF_ERR_NOMEM);
-        }
+        if (!name)
+            return cmd_error(cmd, EXIT_NOMEM, "out of memory");
         free(m->path);
         m->path = name;
     }
@@ -243,20 +199,15 @@ int cmd_write_output(const char *cmd, const char *path, const char *what, cmd_re
 {
     outfile of;
     prof_error err = { PROF_OK, "" };
-    if (cmd_output_open(&of, path, &err) != PROF_OK) {
-        cmd_error(cmd, "%s", err.message);
-        return EXIT_OUTPUT;
-    }
+    if (cmd_output_open(&of, path, &err) != PROF_OK)
+        return cmd_error(cmd, EXIT_OUTPUT, "%s", err.message);
     if (render(of.fp, doc, args) == PROF_ERR_NOMEM) {
         cmd_output_abort(&of);
-        cmd_error(cmd, "cannot write %s: out of memory", what);
-        return EXIT_NOMEM;
+        return cmd_error(cmd, EXIT_NOMEM, "cannot write %s: out of memory", what);
     }
     /* A failed write is caught again here, with its message. */
-    if (cmd_output_commit(&of, &err) != PROF_OK) {
-        cmd_error(cmd, "%s", err.message);
-        return EXIT_OUTPUT;
-    }
+    if (cmd_output_commit(&of, &err) != PROF_OK)
+        return cmd_error(cmd, EXIT_OUTPUT, "%s", err.message);
     return EXIT_OK;
 }
 

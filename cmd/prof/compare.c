@@ -4,7 +4,6 @@
  * with every operation kept, compares the two sides
  * (src/analysis/compare.c) and renders the comparison as text, JSON or CSV.
  * Exit 1 when --fail-on-regression finds a significant slowdown. */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,12 +77,30 @@ typedef struct compare_args {
     analysis_options analysis;
 } compare_args;
 
-enum { OPT_FORMAT = 256, OPT_FAIL, OPT_NOISE, OPT_NO_COLOR };
+enum { OPT_FORMAT = CMD_FIRST_LONG, OPT_FAIL, OPT_NOISE, OPT_NO_COLOR };
+
+static const struct option long_options[] = {
+    { "output", required_argument, NULL, 'o' },
+    { "format", required_argument, NULL, OPT_FORMAT },
+    { "fail-on-regression", required_argument, NULL, OPT_FAIL },
+    { "noise", required_argument, NULL, OPT_NOISE },
+    CMD_ANALYSIS_OPTIONS,
+    { "no-color", no_argument, NULL, OPT_NO_COLOR },
+    { 0, 0, 0, 0 }
+};
 
 static const char *const formats[] = { "text", "json", "csv", NULL };
 
+static void init_args(void *args)
+{
+    compare_args *a = args;
+    compare_options_default(&a->opts);
+    analysis_options_default(&a->analysis);
+    a->analysis.top = 0;
+}
+
 /* One option's value into a; EXIT_OK or a usage error. */
-static int parse_option(int c, const char *arg, void *args)
+static int parse_option(void *args, int c, const char *arg)
 {
     compare_args *a = args;
     int f, rc = cmd_analysis_option(CMD, c, arg, &a->analysis);
@@ -113,35 +130,6 @@ static int parse_option(int c, const char *arg, void *args)
     return EXIT_USAGE;
 }
 
-/* Parses argv; the two profiles start at *first. EXIT_OK, EXIT_USAGE, or -1
- * when --help was answered (with its status in *status). */
-static int parse_args(int argc, char **argv, compare_args *a, int *first, int *status)
-{
-    static const struct option opts[] = {
-        { "output", required_argument, NULL, 'o' },
-        { "format", required_argument, NULL, OPT_FORMAT },
-        { "fail-on-regression", required_argument, NULL, OPT_FAIL },
-        { "noise", required_argument, NULL, OPT_NOISE },
-        CMD_ANALYSIS_OPTIONS,
-        { "no-color", no_argument, NULL, OPT_NO_COLOR },
-        { "help", no_argument, NULL, 'h' },
-        { 0, 0, 0, 0 }
-    };
-    static const cmd_options o = { CMD, usage, ":ho:", opts, parse_option };
-    memset(a, 0, sizeof *a);
-    compare_options_default(&a->opts);
-    analysis_options_default(&a->analysis);
-    a->analysis.top = 0;
-    int rc = cmd_parse_options(&o, argc, argv, a, status);
-    if (rc != EXIT_OK)
-        return rc;
-    if (argc - optind != 2)
-        return cmd_usage_error(CMD, argc - optind < 2 ? "needs two sides, BEFORE and AFTER"
-                                                      : "takes exactly two sides, BEFORE and AFTER");
-    *first = optind;
-    return EXIT_OK;
-}
-
 /* ---- loading and analysis ---------------------------------------------------- */
 
 /* One side: its runs' reports. */
@@ -158,17 +146,14 @@ static int analyze_run(const runset_run *run, const analysis_options *o, cJSON *
     profile_model *m = calloc(run->npaths, sizeof *m);
     const profile_model **mp = calloc(run->npaths, sizeof *mp);
     prof_error err = { PROF_OK, "" };
-    int status = m && mp ? EXIT_OK : EXIT_NOMEM;
-    if (status != EXIT_OK)
-        cmd_error(CMD, "out of memory");
+    int status = m && mp ? EXIT_OK : cmd_error(CMD, EXIT_NOMEM, "out of memory");
     for (size_t i = 0; status == EXIT_OK && i < run->npaths; i++) {
         status = cmd_load_profile(CMD, run->paths[i], &m[i]);
         mp[i] = &m[i];
     }
-    if (status == EXIT_OK && !(*out = report_build(mp, run->npaths, o, &err))) {
-        cmd_error(CMD, "cannot analyze '%s': %s", run->paths[0], err.message);
-        status = err.code == PROF_ERR_NOMEM ? EXIT_NOMEM : EXIT_USAGE;
-    }
+    if (status == EXIT_OK && !(*out = report_build(mp, run->npaths, o, &err)))
+        status = cmd_error(CMD, err.code == PROF_ERR_NOMEM ? EXIT_NOMEM : EXIT_USAGE,
+                           "cannot analyze '%s': %s", run->paths[0], err.message);
     for (size_t i = 0; m && i < run->npaths; i++)
         profile_model_free(&m[i]);
     free(m);
@@ -183,15 +168,11 @@ static int load_side(const char *path, const analysis_options *o, side *s)
     prof_error err = { PROF_OK, "" };
     s->path = path;
     prof_err e = runset_find(path, &rs, &err);
-    if (e != PROF_OK) {
-        cmd_error(CMD, "%s", err.message);
-        return cmd_input_status(e);
-    }
+    if (e != PROF_OK)
+        return cmd_error(CMD, cmd_input_status(e), "%s", err.message);
     int status = EXIT_OK;
-    if (!(s->reports = calloc(rs.nruns, sizeof *s->reports))) {
-        cmd_error(CMD, "out of memory");
-        status = EXIT_NOMEM;
-    }
+    if (!(s->reports = calloc(rs.nruns, sizeof *s->reports)))
+        status = cmd_error(CMD, EXIT_NOMEM, "out of memory");
     for (size_t i = 0; status == EXIT_OK && i < rs.nruns; i++) {
         status = analyze_run(&rs.runs[i], o, &s->reports[i]);
         s->n += status == EXIT_OK;
@@ -236,8 +217,8 @@ static int compare(char **paths, const compare_args *a)
     compare_side ca = { (const cJSON *const *)sides[1].reports, sides[1].n, sides[1].path };
     cmp = compare_build_sides(&cb, &ca, &a->opts, &err);
     if (!cmp) {
-        cmd_error(CMD, "cannot compare: %s", err.message);
-        status = err.code == PROF_ERR_NOMEM ? EXIT_NOMEM : EXIT_INPUT;
+        status = cmd_error(CMD, err.code == PROF_ERR_NOMEM ? EXIT_NOMEM : EXIT_INPUT,
+                           "cannot compare: %s", err.message);
         goto out;
     }
     status = cmd_write_output(CMD, a->output, "the comparison", render, cmp, a);
@@ -250,12 +231,13 @@ out:
     return status;
 }
 
-int cmd_compare(int argc, char **argv)
+static int compare_main(void *args, int argc, char **argv)
 {
-    compare_args a;
-    int first = 0, status = EXIT_OK;
-    int rc = parse_args(argc, argv, &a, &first, &status);
-    if (rc != EXIT_OK)
-        return rc < 0 ? status : rc;
-    return compare(argv + first, &a);
+    if (argc != 2)
+        return cmd_usage_error(CMD, argc < 2 ? "needs two sides, BEFORE and AFTER"
+                                             : "takes exactly two sides, BEFORE and AFTER");
+    return compare(argv, args);
 }
+
+const cmd_spec cmd_compare = { usage, "o:", long_options, sizeof(compare_args), init_args,
+                               parse_option, compare_main };

@@ -1,7 +1,6 @@
 /* export.c - `prof export RUN.prof --format FORMAT [-o FILE]`: a profile's
  * events in a format other tools read (Chrome trace, CSV, JSON lines,
  * folded stacks), streamed from the reader by src/output/export.c. */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,10 +40,17 @@ typedef struct export_args {
     unsigned options;
 } export_args;
 
-enum { OPT_THREAD_FRAMES = 256 };
+enum { OPT_THREAD_FRAMES = CMD_FIRST_LONG };
+
+static const struct option long_options[] = {
+    { "format", required_argument, NULL, 'f' },
+    { "output", required_argument, NULL, 'o' },
+    { "thread-frames", no_argument, NULL, OPT_THREAD_FRAMES },
+    { 0, 0, 0, 0 }
+};
 
 /* One option's value into a; EXIT_OK. */
-static int parse_option(int c, const char *arg, void *args)
+static int parse_option(void *args, int c, const char *arg)
 {
     export_args *a = args;
     switch (c) {
@@ -55,25 +61,12 @@ static int parse_option(int c, const char *arg, void *args)
     return EXIT_USAGE;
 }
 
-/* Parses the command line. EXIT_OK, a usage status, or -1 when --help was
- * answered (with its status in *status). */
-static int parse_args(int argc, char **argv, export_args *a, int *status)
+/* The operands and the format: EXIT_OK or a usage error. */
+static int check_args(export_args *a, int argc, char **argv)
 {
-    static const struct option opts[] = { { "format", required_argument, NULL, 'f' },
-                                          { "output", required_argument, NULL, 'o' },
-                                          { "thread-frames", no_argument, NULL,
-                                            OPT_THREAD_FRAMES },
-                                          { "help", no_argument, NULL, 'h' },
-                                          { 0, 0, 0, 0 } };
-    static const cmd_options o = { CMD, usage, ":f:o:h", opts, parse_option };
-    memset(a, 0, sizeof *a);
-    int rc = cmd_parse_options(&o, argc, argv, a, status);
-    if (rc != EXIT_OK)
-        return rc;
-    if (argc - optind != 1)
-        return cmd_usage_error(CMD, argc == optind ? "no profile given"
-                                                   : "takes exactly one profile");
-    a->input = argv[optind];
+    if (argc != 1)
+        return cmd_usage_error(CMD, argc == 0 ? "no profile given" : "takes exactly one profile");
+    a->input = argv[0];
     if (!a->format_name)
         return cmd_usage_error(CMD, "no --format given (chrome-trace, csv, json or folded)");
     if (export_format_parse(a->format_name, &a->format) < 0)
@@ -85,66 +78,58 @@ static int parse_args(int argc, char **argv, export_args *a, int *status)
 /* Says once on stderr what a profile cut short lost. */
 static void warn_truncated(const char *path, const prof_read_status *st)
 {
-    fprintf(stderr,
-            "prof: export: warning: '%s' was cut short (%s); exported the %llu events "
-            "before it\n",
-            path, st->detail[0] ? st->detail : "unreadable end",
-            (unsigned long long)st->events);
+    cmd_warning(CMD, "'%s' was cut short (%s); exported the %llu events before it", path,
+                st->detail[0] ? st->detail : "unreadable end", (unsigned long long)st->events);
 }
 
 static int run_export(const export_args *a, prof_reader *r)
 {
     outfile out;
     prof_error err = { PROF_OK, "" };
-    if (cmd_output_open(&out, a->output, &err) != PROF_OK) {
-        cmd_error(CMD, "%s", err.message);
-        return EXIT_OUTPUT;
-    }
+    if (cmd_output_open(&out, a->output, &err) != PROF_OK)
+        return cmd_error(CMD, EXIT_OUTPUT, "%s", err.message);
     export_result res;
     int to_stdout = out.fp == stdout;
     prof_err e = export_profile(r, a->format, a->options, out.fp, &res, &err);
     if (e != PROF_OK) {
         cmd_output_abort(&out);
-        if (!res.output_failed) {
-            cmd_error(CMD, "cannot read '%s': %s", a->input, err.message);
-            return cmd_input_status(e);
-        }
+        if (!res.output_failed)
+            return cmd_error(CMD, cmd_input_status(e), "cannot read '%s': %s", a->input,
+                             err.message);
         if (to_stdout)
-            cmd_error(CMD, "cannot write to standard output: %s", err.message);
-        else
-            cmd_error(CMD, "cannot write '%s': %s", a->output, err.message);
-        return EXIT_OUTPUT;
+            return cmd_error(CMD, EXIT_OUTPUT, "cannot write to standard output: %s",
+                             err.message);
+        return cmd_error(CMD, EXIT_OUTPUT, "cannot write '%s': %s", a->output, err.message);
     }
-    if (cmd_output_commit(&out, &err) != PROF_OK) {
-        cmd_error(CMD, "%s", err.message);
-        return EXIT_OUTPUT;
-    }
+    if (cmd_output_commit(&out, &err) != PROF_OK)
+        return cmd_error(CMD, EXIT_OUTPUT, "%s", err.message);
     if (res.status.truncated)
         warn_truncated(a->input, &res.status);
     return EXIT_OK;
 }
 
-int cmd_export(int argc, char **argv)
+static int export_main(void *args, int argc, char **argv)
 {
-    export_args a;
-    int status = EXIT_OK;
-    int rc = parse_args(argc, argv, &a, &status);
-    if (rc != EXIT_OK)
-        return rc < 0 ? status : rc;
+    export_args *a = args;
+    int status = check_args(a, argc, argv);
+    if (status != EXIT_OK)
+        return status;
     prof_reader *r = NULL;
     prof_error err = { PROF_OK, "" };
     cmd_trace t;
     const char *readable;
-    if ((status = cmd_trace_open(CMD, a.input, &t, &readable)) != EXIT_OK)
+    if ((status = cmd_trace_open(CMD, a->input, &t, &readable)) != EXIT_OK)
         return status;
     prof_err e = prof_reader_open(readable, &r, &err);
-    if (e != PROF_OK) {
-        cmd_error(CMD, "cannot read '%s': %s", a.input, err.message);
-        cmd_trace_release(&t);
-        return cmd_input_status(e);
-    }
-    status = run_export(&a, r);
+    if (e != PROF_OK)
+        status = cmd_error(CMD, cmd_input_status(e), "cannot read '%s': %s", a->input,
+                           err.message);
+    else
+        status = run_export(a, r);
     prof_reader_close(r);
     cmd_trace_release(&t);
     return status;
 }
+
+const cmd_spec cmd_export = { usage, "f:o:", long_options, sizeof(export_args), NULL,
+                              parse_option, export_main };

@@ -3,7 +3,6 @@
  * converted into profiles that every other command reads. The conversion
  * is src/import/; this file names the outputs and says what was read. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,9 +45,15 @@ typedef struct import_args {
     import_options opts;
 } import_args;
 
-enum { OPT_PYTHON_STACKS = 256 };
+enum { OPT_PYTHON_STACKS = CMD_FIRST_LONG };
 
-static int parse_option(int c, const char *arg, void *args)
+static const struct option long_options[] = {
+    { "output", required_argument, NULL, 'o' },
+    { "python-stacks", no_argument, NULL, OPT_PYTHON_STACKS },
+    { 0, 0, 0, 0 }
+};
+
+static int parse_option(void *args, int c, const char *arg)
 {
     import_args *a = args;
     switch (c) {
@@ -132,27 +137,25 @@ static int import_one(const char *trace, const char *out, const import_options *
     prof_error err = { PROF_OK, "" };
     import_format f = import_detect(trace);
     int fd, w;
-    if (import_temp_file(&fd, &err) != PROF_OK) {
-        cmd_error(CMD, "%s", err.message);
-        return EXIT_OUTPUT;
-    }
+    if (import_temp_file(&fd, &err) != PROF_OK)
+        return cmd_error(CMD, EXIT_OUTPUT, "%s", err.message);
     if ((w = dup(fd)) < 0) {
-        cmd_error(CMD, "cannot duplicate a descriptor: %s", strerror(errno));
+        int dup_errno = errno;
         close(fd);
-        return EXIT_OUTPUT;
+        return cmd_error(CMD, EXIT_OUTPUT, "cannot duplicate a descriptor: %s",
+                         strerror(dup_errno));
     }
     import_counts c;
     prof_err e = import_trace(trace, w, o, &c, &err);
     if (e != PROF_OK) {
         close(fd);
-        cmd_error(CMD, "cannot import '%s': %s", prof_error_subject(shown, trace), err.message);
-        return cmd_input_status(e);
+        return cmd_error(CMD, cmd_input_status(e), "cannot import '%s': %s",
+                         prof_error_subject(shown, trace), err.message);
     }
     outfile of;
     if (cmd_output_open(&of, strcmp(out, "-") == 0 ? NULL : out, &err) != PROF_OK) {
         close(fd);
-        cmd_error(CMD, "%s", err.message);
-        return EXIT_OUTPUT;
+        return cmd_error(CMD, EXIT_OUTPUT, "%s", err.message);
     }
     if ((e = copy_profile(fd, of.fp, &err)) != PROF_OK)
         cmd_output_abort(&of); /* commit closes the output whether it succeeds or not */
@@ -160,14 +163,14 @@ static int import_one(const char *trace, const char *out, const import_options *
         e = cmd_output_commit(&of, &err);
     if (e != PROF_OK) {
         close(fd);
-        cmd_error(CMD, "cannot write '%s': %s", prof_error_subject(shown, out), err.message);
-        return EXIT_OUTPUT;
+        return cmd_error(CMD, EXIT_OUTPUT, "cannot write '%s': %s",
+                         prof_error_subject(shown, out), err.message);
     }
     close(fd);
     say_counts(trace, strcmp(out, "-") == 0 ? NULL : out, f, &c);
     if (c.damaged)
-        fprintf(stderr, "prof: import: warning: '%s' is cut short or damaged; imported what "
-                        "came before the damage\n", prof_error_subject(shown, trace));
+        cmd_warning(CMD, "'%s' is cut short or damaged; imported what came before the damage",
+                    prof_error_subject(shown, trace));
     return EXIT_OK;
 }
 
@@ -186,37 +189,28 @@ static char *output_of(const char *trace, const char *out, size_t ntraces)
     return path;
 }
 
-int cmd_import(int argc, char **argv)
+static int import_main(void *args, int argc, char **argv)
 {
-    static const struct option opts[] = { { "output", required_argument, NULL, 'o' },
-                                          { "python-stacks", no_argument, NULL,
-                                            OPT_PYTHON_STACKS },
-                                          { "help", no_argument, NULL, 'h' },
-                                          { 0, 0, 0, 0 } };
-    static const cmd_options o = { CMD, usage, ":o:h", opts, parse_option };
-    import_args a;
+    const import_args *a = args;
+    size_t n = (size_t)argc;
     int status = EXIT_OK;
-    memset(&a, 0, sizeof a);
-    int rc = cmd_parse_options(&o, argc, argv, &a, &status);
-    if (rc != EXIT_OK)
-        return rc < 0 ? status : rc;
-    size_t n = (size_t)(argc - optind);
     if (n == 0)
         return cmd_usage_error(CMD, "no trace given");
     struct stat st;
-    if (n > 1 && a.output && (stat(a.output, &st) != 0 || !S_ISDIR(st.st_mode)))
+    if (n > 1 && a->output && (stat(a->output, &st) != 0 || !S_ISDIR(st.st_mode)))
         return cmd_usage_error(CMD, "several traces need -o to name a directory, not '%s'",
-                               a.output);
-    if (n > 1 && a.output && strcmp(a.output, "-") == 0)
+                               a->output);
+    if (n > 1 && a->output && strcmp(a->output, "-") == 0)
         return cmd_usage_error(CMD, "several traces cannot go to standard output");
     for (size_t i = 0; i < n && status == EXIT_OK; i++) {
-        char *out = output_of(argv[optind + (int)i], a.output, n);
-        if (!out) {
-            cmd_error(CMD, "out of memory");
-            return cmd_input_status(PROF_ERR_NOMEM);
-        }
-        status = import_one(argv[optind + (int)i], out, &a.opts);
+        char *out = output_of(argv[i], a->output, n);
+        if (!out)
+            return cmd_error(CMD, EXIT_NOMEM, "out of memory");
+        status = import_one(argv[i], out, &a->opts);
         free(out);
     }
     return status;
 }
+
+const cmd_spec cmd_import = { usage, "o:", long_options, sizeof(import_args), NULL,
+                              parse_option, import_main };

@@ -1,38 +1,49 @@
-/* main.c - the prof command: a table of subcommands, each in its own file
- * with a cmd_NAME(argc, argv) entry, as git and perf do it. */
+/* main.c - the prof command's front door: the table of subcommands, each
+ * in its own file with the spec of its options (cmd.h), and the one option
+ * loop that runs them all, as git's run_builtin does. --help, a missing
+ * value and an unknown option are answered here for every command, so
+ * each command sees only its own options and its operands. */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
-#include "format/format.h"
-#include "prof.h"
 
-struct command {
-    const char *name;
-    int (*fn)(int argc, char **argv);
-    const char *summary;
+const cmd_command cmd_commands[] = {
+    { "analyze", &cmd_analyze, "find where the time goes, what leaks and what stalls" },
+    { "compare", &cmd_compare, "compare two runs: what got faster, slower, fixed or new" },
+    { "export", &cmd_export, "export events as a Chrome trace, CSV, JSON or folded stacks" },
+    { "import", &cmd_import, "convert torch.profiler and Nsight Systems traces into profiles" },
+    { "info", &cmd_info, "show a profile's origin, completeness and event counts" },
+    { "record", &cmd_record, "run a command with libprof preloaded and write its profile" },
+    { "view", &cmd_view, "show the analysis as a dashboard in the browser" },
+    { "help", &cmd_help, "show help for prof or one of its commands" },
+    { "version", &cmd_version, "show the version of prof and of its file format" },
 };
 
-static const struct command commands[] = {
-    { "analyze", cmd_analyze, "find where the time goes, what leaks and what stalls" },
-    { "compare", cmd_compare, "compare two runs: what got faster, slower, fixed or new" },
-    { "export", cmd_export, "export events as a Chrome trace, CSV, JSON or folded stacks" },
-    { "import", cmd_import, "convert torch.profiler and Nsight Systems traces into profiles" },
-    { "info", cmd_info, "show a profile's origin, completeness and event counts" },
-    { "record", cmd_record, "run a command with libprof preloaded and write its profile" },
-    { "view", cmd_view, "show the analysis as a dashboard in the browser" },
-    { "help", cmd_help, "show help for prof or one of its commands" },
-    { "version", cmd_version, "show the version of prof and of its file format" },
-};
+const size_t cmd_ncommands = sizeof cmd_commands / sizeof cmd_commands[0];
 
-#define NCOMMANDS (sizeof commands / sizeof commands[0])
+/* ---- reporting ---------------------------------------------------------- */
 
-void cmd_error(const char *cmd, const char *fmt, ...)
+int cmd_error(const char *cmd, int status, const char *fmt, ...)
 {
     va_list ap;
     fprintf(stderr, "prof: %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return status;
+}
+
+void cmd_warning(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "prof: %s: warning: ", cmd);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
@@ -52,10 +63,9 @@ int cmd_usage_error(const char *cmd, const char *fmt, ...)
 
 int cmd_finish_stdout(const char *cmd)
 {
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        cmd_error(cmd, "cannot write to standard output: %s", strerror(errno ? errno : EIO));
-        return EXIT_OUTPUT;
-    }
+    if (fflush(stdout) != 0 || ferror(stdout))
+        return cmd_error(cmd, EXIT_OUTPUT, "cannot write to standard output: %s",
+                         strerror(errno ? errno : EIO));
     return EXIT_OK;
 }
 
@@ -69,67 +79,127 @@ int cmd_input_status(prof_err e)
     }
 }
 
-static void print_overview(FILE *out)
+int cmd_exe_dir(char *dir)
 {
-    fputs("usage: prof COMMAND [ARGS]\n\n"
-          "prof reads the profiles that libprof records in training programs.\n\n"
-          "commands:\n",
-          out);
-    for (size_t i = 0; i < NCOMMANDS; i++)
-        fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
-    fputs("\n'prof COMMAND --help' or 'prof help COMMAND' shows a command's options;\n"
-          "'man prof' has the whole story.\n",
-          out);
+    ssize_t n = readlink("/proc/self/exe", dir, PATH_MAX - 1);
+    if (n <= 0)
+        return -1;
+    dir[n] = '\0';
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        return -1;
+    *slash = '\0';
+    return 0;
 }
 
-static const struct command *find_command(const char *name)
+/* ---- the option loop ------------------------------------------------------- */
+
+#define HELP_SHOWN (-1) /* parse_options answered --help */
+
+/* After getopt_long answered '?' with arg = argv[optind - 1]: a long option
+ * is that argument; a short one is optopt, and arg may be the argument
+ * before it when it sits inside a cluster ("-xq"). */
+static int bad_option(const char *cmd, const char *arg)
 {
-    for (size_t i = 0; i < NCOMMANDS; i++)
-        if (strcmp(commands[i].name, name) == 0)
-            return &commands[i];
+    int is_long = strncmp(arg, "--", 2) == 0 &&
+                  (optopt == 0 || optopt >= CMD_FIRST_LONG || strchr(arg, '=') != NULL);
+    if (!is_long)
+        return cmd_usage_error(cmd, "unknown option '-%c'", optopt);
+    if (optopt != 0) /* a known one, given a value it does not take */
+        return cmd_usage_error(cmd, "option '%s' takes no value", arg);
+    return cmd_usage_error(cmd, "unknown option '%s'", arg);
+}
+
+/* The spec's options with -h and --help added, and getopt_long's ':' (a
+ * missing value answered apart from an unknown option). */
+static struct option *all_options(const cmd_spec *s, char *shortopts, size_t cap)
+{
+    const char *own = s->shortopts ? s->shortopts : "";
+    int stop = own[0] == '+';
+    if ((size_t)snprintf(shortopts, cap, "%s:h%s", stop ? "+" : "", own + stop) >= cap)
+        return NULL;
+    size_t n = 0;
+    while (s->longopts && s->longopts[n].name)
+        n++;
+    struct option *all = calloc(n + 2, sizeof *all);
+    if (!all)
+        return NULL;
+    if (n)
+        memcpy(all, s->longopts, n * sizeof *all);
+    all[n] = (struct option){ "help", no_argument, NULL, 'h' };
+    return all;
+}
+
+/* EXIT_OK with *first at the first operand, HELP_SHOWN with the status of
+ * showing it in *status, or a reported usage error. */
+static int parse_options(const cmd_command *c, int argc, char **argv, void *args, int *first,
+                         int *status)
+{
+    char shortopts[64];
+    struct option *all = all_options(c->spec, shortopts, sizeof shortopts);
+    if (!all)
+        return cmd_error(c->name, EXIT_NOMEM, "out of memory");
+    int opt, rc = EXIT_OK;
+    optind = 1;
+    opterr = 0;
+    while (rc == EXIT_OK && (opt = getopt_long(argc, argv, shortopts, all, NULL)) != -1) {
+        if (opt == 'h') {
+            fputs(c->spec->usage, stdout);
+            *status = cmd_finish_stdout(c->name);
+            rc = HELP_SHOWN;
+        } else if (opt == ':') {
+            rc = cmd_usage_error(c->name, "option '%s' needs a value", argv[optind - 1]);
+        } else if (opt == '?') {
+            rc = bad_option(c->name, argv[optind - 1]);
+        } else {
+            rc = c->spec->option(args, opt, optarg);
+        }
+    }
+    free(all);
+    *first = optind;
+    return rc;
+}
+
+const cmd_command *cmd_find(const char *name)
+{
+    for (size_t i = 0; i < cmd_ncommands; i++)
+        if (strcmp(cmd_commands[i].name, name) == 0)
+            return &cmd_commands[i];
     return NULL;
 }
 
-int cmd_help(int argc, char **argv)
+int cmd_run(const cmd_command *c, int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        print_overview(stdout);
-        return cmd_finish_stdout("help");
-    }
-    const struct command *c = find_command(argv[1]);
-    if (!c || c->fn == cmd_help)
-        return c ? cmd_help(1, argv) : cmd_usage_error("help", "unknown command '%s'", argv[1]);
-    char *args[] = { argv[1], "--help", NULL };
-    return c->fn(2, args);
-}
-
-int cmd_version(int argc, char **argv)
-{
-    if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        puts("usage: prof version\n\nPrints the version of prof and of the .prof format it writes.");
-        return cmd_finish_stdout("version");
-    }
-    if (argc > 1)
-        return cmd_usage_error("version", "unexpected argument '%s'", argv[1]);
-    printf("prof %s (file format %d.%d)\n", PROF_VERSION_STRING, PF_VERSION_MAJOR,
-           PF_VERSION_MINOR);
-    return cmd_finish_stdout("version");
+    const cmd_spec *s = c->spec;
+    void *args = calloc(1, s->args_size ? s->args_size : 1);
+    if (!args)
+        return cmd_error(c->name, EXIT_NOMEM, "out of memory");
+    if (s->init)
+        s->init(args);
+    int first = argc, status = EXIT_OK;
+    int rc = parse_options(c, argc, argv, args, &first, &status);
+    if (rc == EXIT_OK)
+        status = s->run(args, argc - first, argv + first);
+    else if (rc != HELP_SHOWN)
+        status = rc;
+    free(args);
+    return status;
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        print_overview(stderr);
+        cmd_help_overview(stderr);
         return EXIT_USAGE;
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
-        return cmd_help(1, argv + 1);
+        return cmd_run(cmd_find("help"), 1, argv + 1);
     if (strcmp(argv[1], "--version") == 0)
-        return cmd_version(1, argv + 1);
-    const struct command *c = find_command(argv[1]);
+        return cmd_run(cmd_find("version"), 1, argv + 1);
+    const cmd_command *c = cmd_find(argv[1]);
     if (!c) {
         fprintf(stderr, "prof: '%s' is not a prof command (see 'prof help')\n", argv[1]);
         return EXIT_USAGE;
     }
-    return c->fn(argc - 1, argv + 1);
+    return cmd_run(c, argc - 1, argv + 1);
 }

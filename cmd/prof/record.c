@@ -14,7 +14,6 @@
  * command is handled by libprof's crash path. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <glob.h>
 #include <limits.h>
 #include <signal.h>
@@ -98,40 +97,37 @@ static int valid_hooks(const char *list)
     }
 }
 
-/* Returns -1 when the options are good (optind at COMMAND), else the exit status. */
-static int parse_options(int argc, char **argv, record_opts *o)
+enum { OPT_RATE = CMD_FIRST_LONG, OPT_SCHEDULE, OPT_CUDA, OPT_NO_PYTHON, OPT_HOOKS };
+
+static const struct option long_options[] = {
+    { "output", required_argument, NULL, 'o' },
+    { "sample-rate", required_argument, NULL, OPT_RATE },
+    { "schedule", required_argument, NULL, OPT_SCHEDULE },
+    { "cuda", no_argument, NULL, OPT_CUDA },
+    { "no-python", no_argument, NULL, OPT_NO_PYTHON },
+    { "python-hooks", required_argument, NULL, OPT_HOOKS },
+    { NULL, 0, NULL, 0 },
+};
+
+static int parse_option(void *args, int c, const char *arg)
 {
-    enum { OPT_RATE = 256, OPT_SCHEDULE, OPT_CUDA, OPT_NO_PYTHON, OPT_HOOKS };
-    static const struct option longopts[] = {
-        { "output", required_argument, NULL, 'o' },
-        { "sample-rate", required_argument, NULL, OPT_RATE },
-        { "schedule", required_argument, NULL, OPT_SCHEDULE },
-        { "cuda", no_argument, NULL, OPT_CUDA },
-        { "no-python", no_argument, NULL, OPT_NO_PYTHON },
-        { "python-hooks", required_argument, NULL, OPT_HOOKS },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
-    int c;
+    record_opts *o = args;
+    switch (c) {
+    case 'o': o->output = arg; return EXIT_OK;
+    case OPT_RATE: o->sample_rate = arg; return EXIT_OK;
+    case OPT_SCHEDULE: o->schedule = arg; return EXIT_OK;
+    case OPT_CUDA: o->cuda = 1; return EXIT_OK;
+    case OPT_NO_PYTHON: o->no_python = 1; return EXIT_OK;
+    case OPT_HOOKS: o->python_hooks = arg; return EXIT_OK;
+    }
+    return EXIT_USAGE;
+}
+
+/* The options' values and the command to run: EXIT_OK or a usage error. */
+static int check_options(const record_opts *o, int argc)
+{
     double rate;
     unsigned schedule[4];
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "+:o:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'o': o->output = optarg; break;
-        case OPT_RATE: o->sample_rate = optarg; break;
-        case OPT_SCHEDULE: o->schedule = optarg; break;
-        case OPT_CUDA: o->cuda = 1; break;
-        case OPT_NO_PYTHON: o->no_python = 1; break;
-        case OPT_HOOKS: o->python_hooks = optarg; break;
-        case 'h':
-            fputs(usage_text, stdout);
-            return cmd_finish_stdout("record");
-        case ':': return cmd_usage_error("record", "option '%s' needs a value", argv[optind - 1]);
-        default: return cmd_usage_error("record", "unknown option '%s'", argv[optind - 1]);
-        }
-    }
     if (o->output && !*o->output)
         return cmd_usage_error("record", "empty output path");
     if (o->sample_rate && rt_config_parse_rate(o->sample_rate, &rate) != 0)
@@ -143,9 +139,9 @@ static int parse_options(int argc, char **argv, record_opts *o)
                                "modules, data, syncs, memory or all", o->python_hooks);
     if (o->python_hooks && o->no_python)
         return cmd_usage_error("record", "--python-hooks and --no-python exclude each other");
-    if (optind >= argc)
+    if (argc == 0)
         return cmd_usage_error("record", "no command to run");
-    return -1;
+    return EXIT_OK;
 }
 
 /* ---- finding libprof.so ------------------------------------------------- */
@@ -160,72 +156,57 @@ static int readable_at(char *buf, size_t cap, const char *dir, const char *rel)
     return strlen(buf) < cap;
 }
 
-/* The directory of the prof binary into dir (PATH_MAX bytes); 0 or -1. */
-static int exe_dir(char *dir)
-{
-    ssize_t n = readlink("/proc/self/exe", dir, PATH_MAX - 1);
-    if (n <= 0)
-        return -1;
-    dir[n] = '\0';
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        return -1;
-    *slash = '\0';
-    return 0;
-}
-
-/* An absolute path to libprof.so in buf (PATH_MAX bytes). */
+/* An absolute path to libprof.so in buf (PATH_MAX bytes): EXIT_OK, or
+ * EXIT_RECORD_FAILED reported. */
 static int find_library(char *buf)
 {
     const char *env = getenv("PROF_LIBRARY");
     if (env && *env) {
-        if (access(env, R_OK) != 0 || !realpath(env, buf)) {
-            cmd_error("record", "cannot use PROF_LIBRARY '%s': %s", env, strerror(errno));
-            return -1;
-        }
-        return 0;
+        if (access(env, R_OK) != 0 || !realpath(env, buf))
+            return cmd_error("record", EXIT_RECORD_FAILED, "cannot use PROF_LIBRARY '%s': %s",
+                             env, strerror(errno));
+        return EXIT_OK;
     }
     char exe[PATH_MAX];
     /* the build tree; its sanitized prof one level down; installed */
-    if (exe_dir(exe) == 0 &&
+    if (cmd_exe_dir(exe) == 0 &&
         (readable_at(buf, PATH_MAX, exe, "libprof.so") ||
          readable_at(buf, PATH_MAX, exe, "../libprof.so") ||
          readable_at(buf, PATH_MAX, exe, "../lib/libprof.so.0")))
-        return 0;
-    cmd_error("record", "cannot find 'libprof.so' next to prof or in ../lib: set PROF_LIBRARY");
-    return -1;
+        return EXIT_OK;
+    return cmd_error("record", EXIT_RECORD_FAILED,
+                     "cannot find 'libprof.so' next to prof or in ../lib: set PROF_LIBRARY");
 }
 
 /* The directory that holds the Python package prof/ (absolute, in buf of
  * PATH_MAX bytes): $PROF_PYTHONPATH, else python/ next to the prof binary
  * (the build tree; ../python for its sanitized prof), else
- * ../lib/prof/python (installed). 1 found, 0 none (nothing to inject),
- * -1 reported error. */
-static int find_python(char *buf)
+ * ../lib/prof/python (installed); *found says whether there is one (none:
+ * nothing to inject). EXIT_OK, or EXIT_RECORD_FAILED reported. */
+static int find_python(char *buf, int *found)
 {
     const char *env = getenv("PROF_PYTHONPATH");
+    *found = 0;
     if (env && *env) {
         struct stat st;
-        if (stat(env, &st) != 0 || !realpath(env, buf)) {
-            cmd_error("record", "cannot use PROF_PYTHONPATH '%s': %s", env, strerror(errno));
-            return -1;
-        }
-        if (!S_ISDIR(st.st_mode)) {
-            cmd_error("record", "cannot use PROF_PYTHONPATH '%s': not a directory", env);
-            return -1;
-        }
-        return 1;
+        if (stat(env, &st) != 0 || !realpath(env, buf))
+            return cmd_error("record", EXIT_RECORD_FAILED, "cannot use PROF_PYTHONPATH '%s': %s",
+                             env, strerror(errno));
+        if (!S_ISDIR(st.st_mode))
+            return cmd_error("record", EXIT_RECORD_FAILED,
+                             "cannot use PROF_PYTHONPATH '%s': not a directory", env);
+        *found = 1;
+        return EXIT_OK;
     }
     static const char *const dirs[] = { "python", "../python", "../lib/prof/python" };
     char exe[PATH_MAX], init[PATH_MAX];
-    if (exe_dir(exe) != 0)
-        return 0;
-    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+    if (cmd_exe_dir(exe) != 0)
+        return EXIT_OK;
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0] && !*found; i++) {
         snprintf(init, sizeof init, "%s/prof/__init__.py", dirs[i]);
-        if (readable_at(buf, PATH_MAX, exe, init) && readable_at(buf, PATH_MAX, exe, dirs[i]))
-            return 1;
+        *found = readable_at(buf, PATH_MAX, exe, init) && readable_at(buf, PATH_MAX, exe, dirs[i]);
     }
-    return 0;
+    return EXIT_OK;
 }
 
 /* ---- the child's environment ---------------------------------------------- */
@@ -247,46 +228,45 @@ static int prepend_env(const char *name, const char *first)
     return e;
 }
 
-/* LD_PRELOAD splits its list at spaces and colons. */
+/* LD_PRELOAD splits its list at spaces and colons. EXIT_OK, or
+ * EXIT_RECORD_FAILED reported. */
 static int set_preload(const char *lib)
 {
-    if (strpbrk(lib, ": ")) {
-        cmd_error("record", "cannot preload '%s': LD_PRELOAD cannot hold ':' or ' '", lib);
-        return -1;
-    }
-    if (prepend_env("LD_PRELOAD", lib) != 0) {
-        cmd_error("record", "cannot set LD_PRELOAD: %s", strerror(errno));
-        return -1;
-    }
-    return 0;
+    if (strpbrk(lib, ": "))
+        return cmd_error("record", EXIT_RECORD_FAILED,
+                         "cannot preload '%s': LD_PRELOAD cannot hold ':' or ' '", lib);
+    if (prepend_env("LD_PRELOAD", lib) != 0)
+        return cmd_error("record", EXIT_RECORD_FAILED, "cannot set LD_PRELOAD: %s",
+                         strerror(errno));
+    return EXIT_OK;
 }
 
 /* D/prof/_boot (the sitecustomize that loads the binding) and D in front
  * of PYTHONPATH; or, with --no-python, PROF_PYTHON=0, which the boot also
- * honours when the user put it on the path. */
+ * honours when the user put it on the path. EXIT_OK, or EXIT_RECORD_FAILED
+ * reported. */
 static int set_python(const record_opts *o)
 {
     char dir[PATH_MAX], entries[2 * PATH_MAX + 16];
+    int found;
     if (o->no_python) {
         if (setenv("PROF_PYTHON", "0", 1) == 0)
-            return 0;
-        cmd_error("record", "cannot set PROF_PYTHON: %s", strerror(errno));
-        return -1;
+            return EXIT_OK;
+        return cmd_error("record", EXIT_RECORD_FAILED, "cannot set PROF_PYTHON: %s",
+                         strerror(errno));
     }
-    int found = find_python(dir);
-    if (found <= 0)
-        return found;
-    if (strchr(dir, ':')) {
-        cmd_error("record", "cannot put '%s' on PYTHONPATH: it holds ':'", dir);
-        return -1;
-    }
+    int st = find_python(dir, &found);
+    if (st != EXIT_OK || !found)
+        return st;
+    if (strchr(dir, ':'))
+        return cmd_error("record", EXIT_RECORD_FAILED,
+                         "cannot put '%s' on PYTHONPATH: it holds ':'", dir);
     snprintf(entries, sizeof entries, "%s/prof/_boot:%s", dir, dir);
     if (prepend_env("PYTHONPATH", entries) != 0 ||
-        (o->python_hooks && setenv("PROF_PYTHON_HOOKS", o->python_hooks, 1) != 0)) {
-        cmd_error("record", "cannot set the Python environment: %s", strerror(errno));
-        return -1;
-    }
-    return 0;
+        (o->python_hooks && setenv("PROF_PYTHON_HOOKS", o->python_hooks, 1) != 0))
+        return cmd_error("record", EXIT_RECORD_FAILED, "cannot set the Python environment: %s",
+                         strerror(errno));
+    return EXIT_OK;
 }
 
 /* The output pattern the command gets (PROF_OUTPUT). */
@@ -296,10 +276,14 @@ static const char *output_pattern(const record_opts *o)
     return out && *out ? out : "run.prof";
 }
 
+/* EXIT_OK, or EXIT_RECORD_FAILED reported. */
 static int set_environment(const record_opts *o, const char *lib)
 {
-    if (set_preload(lib) != 0 || set_python(o) != 0)
-        return -1;
+    int st = set_preload(lib);
+    if (st == EXIT_OK)
+        st = set_python(o);
+    if (st != EXIT_OK)
+        return st;
     int e = setenv("PROF_OUTPUT", output_pattern(o), 1);
     if (!e && o->sample_rate)
         e = setenv("PROF_SAMPLE_RATE", o->sample_rate, 1);
@@ -312,8 +296,9 @@ static int set_environment(const record_opts *o, const char *lib)
     if (!e)
         e = unsetenv("PROF_AUTOSTART_PID"); /* the command is the one to record */
     if (e)
-        cmd_error("record", "cannot set the environment: %s", strerror(errno));
-    return e;
+        return cmd_error("record", EXIT_RECORD_FAILED, "cannot set the environment: %s",
+                         strerror(errno));
+    return EXIT_OK;
 }
 
 /* ---- checks before the command runs ------------------------------------------ */
@@ -331,25 +316,22 @@ static int check_config(int *disabled)
         rt_config_free(&c);
     if (e == 0 || e == -ECANCELED)
         return EXIT_OK;
-    if (e == -EINVAL && bad) {
-        cmd_error("record", "bad %s '%s' (see libprof(3))", bad, getenv(bad));
-        return EXIT_USAGE;
-    }
-    cmd_error("record", "cannot read the recording configuration: %s", strerror(-e));
-    return e == -EINVAL ? EXIT_USAGE : EXIT_RECORD_FAILED;
+    if (e == -EINVAL && bad)
+        return cmd_error("record", EXIT_USAGE, "bad %s '%s' (see libprof(3))", bad, getenv(bad));
+    return cmd_error("record", e == -EINVAL ? EXIT_USAGE : EXIT_RECORD_FAILED,
+                     "cannot read the recording configuration: %s", strerror(-e));
 }
 
 static int output_error(const char *pattern, int e)
 {
-    cmd_error("record", "cannot write '%s': %s", pattern, strerror(e));
-    return -1;
+    return cmd_error("record", EXIT_RECORD_FAILED, "cannot write '%s': %s", pattern, strerror(e));
 }
 
 /* Whether the output can be created: its directory exists and is
  * writable, and the path itself is not a directory, a FIFO, a device nor a
  * read-only file.
  * A directory part holding %p or %r is expanded by each recording process
- * and cannot be checked here. 0, or -1 reported. */
+ * and cannot be checked here. EXIT_OK, or EXIT_RECORD_FAILED reported. */
 static int check_output(const char *pattern)
 {
     const char *slash = strrchr(pattern, '/');
@@ -362,9 +344,9 @@ static int check_output(const char *pattern)
     else if ((size_t)(slash - pattern) < sizeof dir)
         snprintf(dir, sizeof dir, "%.*s", (int)(slash - pattern), pattern);
     else
-        return 0; /* too long for here: libprof's open will say */
+        return EXIT_OK; /* too long for here: libprof's open will say */
     if (strchr(dir, '%'))
-        return 0;
+        return EXIT_OK;
     if (stat(dir, &st) != 0)
         return output_error(pattern, errno);
     if (!S_ISDIR(st.st_mode))
@@ -372,16 +354,15 @@ static int check_output(const char *pattern)
     if (access(dir, W_OK | X_OK) != 0)
         return output_error(pattern, errno);
     if (strchr(slash ? slash : pattern, '%') || stat(pattern, &st) != 0)
-        return 0; /* a pattern, or a file to be created */
+        return EXIT_OK; /* a pattern, or a file to be created */
     if (S_ISDIR(st.st_mode))
         return output_error(pattern, EISDIR);
-    if (!S_ISREG(st.st_mode)) { /* libprof writes regular files only (a FIFO could block) */
-        cmd_error("record", "cannot write '%s': not a regular file", pattern);
-        return -1;
-    }
+    if (!S_ISREG(st.st_mode)) /* libprof writes regular files only (a FIFO could block) */
+        return cmd_error("record", EXIT_RECORD_FAILED, "cannot write '%s': not a regular file",
+                         pattern);
     if (access(pattern, W_OK) != 0)
         return output_error(pattern, errno);
-    return 0;
+    return EXIT_OK;
 }
 
 /* ---- what was written ------------------------------------------------------ */
@@ -446,9 +427,9 @@ static int report_profile(const char *path, uint64_t size)
     profile_summary sum;
     prof_error err = { PROF_OK, "" };
     if (profile_summary_read(path, &sum, &err) != PROF_OK) {
-        cmd_error("record", "cannot read '%s', which the command wrote: %s", path, err.message);
         profile_summary_free(&sum);
-        return 0;
+        return cmd_error("record", 0, "cannot read '%s', which the command wrote: %s", path,
+                         err.message);
     }
     char sz[32], events[32], steps[32];
     uint64_t nsteps = sum.counts[PROF_EV_STEP] - sum.incomplete_steps;
@@ -478,19 +459,15 @@ static int report_written(const char *pattern, const struct timespec *start, int
     glob_t gl;
     int found = 0;
     *readable = 0;
-    if (!g) {
-        cmd_error("record", "out of memory");
-        return -1;
-    }
+    if (!g)
+        return cmd_error("record", -1, "out of memory");
     int rc = glob(g, 0, NULL, &gl);
     free(g);
     if (rc == GLOB_NOMATCH)
         return 0;
-    if (rc != 0) {
-        cmd_error("record", "cannot look for '%s': %s", pattern,
-                  rc == GLOB_NOSPACE ? "out of memory" : "read error");
-        return -1;
-    }
+    if (rc != 0)
+        return cmd_error("record", -1, "cannot look for '%s': %s", pattern,
+                         rc == GLOB_NOSPACE ? "out of memory" : "read error");
     for (size_t i = 0; i < gl.gl_pathc; i++) {
         struct stat st;
         if (stat(gl.gl_pathv[i], &st) != 0 || !S_ISREG(st.st_mode) || !modified_since(&st, start))
@@ -548,10 +525,9 @@ static int wait_forwarding(pid_t pid, const sigset_t *set)
             pid_t r = waitpid(pid, &status, WNOHANG);
             if (r == pid)
                 return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
-            if (r < 0 && errno != EINTR) {
-                cmd_error("record", "cannot wait for the command: %s", strerror(errno));
-                return EXIT_RECORD_FAILED;
-            }
+            if (r < 0 && errno != EINTR)
+                return cmd_error("record", EXIT_RECORD_FAILED, "cannot wait for the command: %s",
+                                 strerror(errno));
             continue;
         }
         if (si.si_code != SI_KERNEL)
@@ -569,10 +545,9 @@ static int run_command(char **argv, int *ran)
     for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
         sigaddset(&set, forwarded[i]);
     sigaddset(&set, SIGCHLD);
-    if (pipe2(pipefd, O_CLOEXEC) != 0) {
-        cmd_error("record", "cannot create a pipe: %s", strerror(errno));
-        return EXIT_RECORD_FAILED;
-    }
+    if (pipe2(pipefd, O_CLOEXEC) != 0)
+        return cmd_error("record", EXIT_RECORD_FAILED, "cannot create a pipe: %s",
+                         strerror(errno));
     fflush(NULL);
     sigprocmask(SIG_BLOCK, &set, &old);
     pid_t pid = fork();
@@ -582,14 +557,14 @@ static int run_command(char **argv, int *ran)
     int status;
     *ran = 0;
     if (pid < 0) {
-        cmd_error("record", "cannot start '%s': %s", argv[0], strerror(errno));
+        status = cmd_error("record", EXIT_RECORD_FAILED, "cannot start '%s': %s", argv[0],
+                           strerror(errno));
         close(pipefd[0]);
-        status = EXIT_RECORD_FAILED;
     } else {
         int e = exec_error(pid, pipefd[0]);
         if (e) {
-            cmd_error("record", "cannot run '%s': %s", argv[0], strerror(e));
-            status = e == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
+            status = cmd_error("record", e == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN,
+                               "cannot run '%s': %s", argv[0], strerror(e));
         } else {
             *ran = 1;
             status = wait_forwarding(pid, &set);
@@ -599,31 +574,37 @@ static int run_command(char **argv, int *ran)
     return status;
 }
 
-int cmd_record(int argc, char **argv)
+static int record_main(void *args, int argc, char **argv)
 {
-    record_opts o = { 0 };
+    const record_opts *o = args;
     char lib[PATH_MAX];
     int disabled, ran = 0, readable;
-    int st = parse_options(argc, argv, &o);
-    if (st >= 0)
+    int st = check_options(o, argc);
+    if (st == EXIT_OK)
+        st = find_library(lib);
+    if (st == EXIT_OK)
+        st = set_environment(o, lib);
+    if (st == EXIT_OK)
+        st = check_config(&disabled);
+    if (st != EXIT_OK)
         return st;
-    if (find_library(lib) != 0 || set_environment(&o, lib) != 0)
-        return EXIT_RECORD_FAILED;
-    if ((st = check_config(&disabled)) != EXIT_OK)
+    const char *pattern = output_pattern(o);
+    if (!disabled && (st = check_output(pattern)) != EXIT_OK)
         return st;
-    const char *pattern = output_pattern(&o);
-    if (!disabled && check_output(pattern) != 0)
-        return EXIT_RECORD_FAILED;
     /* the clock file times are stamped from, so that a file written at
      * once is not older than the start */
     struct timespec start;
     clock_gettime(CLOCK_REALTIME_COARSE, &start);
-    st = run_command(argv + optind, &ran);
+    st = run_command(argv, &ran);
     if (!ran || disabled)
         return st;
     int found = report_written(pattern, &start, &readable);
     if (found == 0)
-        cmd_error("record", "no profile written to '%s': the command never started recording "
-                  "(a static or set-user-ID program ignores LD_PRELOAD)", pattern);
+        cmd_error("record", st, "no profile written to '%s': the command never started "
+                  "recording (a static or set-user-ID program ignores LD_PRELOAD)", pattern);
     return st == 0 && readable == 0 ? EXIT_RECORD_FAILED : st;
 }
+
+/* '+': the options after COMMAND are its own */
+const cmd_spec cmd_record = { usage_text, "+o:", long_options, sizeof(record_opts), NULL,
+                              parse_option, record_main };

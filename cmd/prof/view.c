@@ -3,7 +3,6 @@
  * file with --html. The page renders the analyze report; with two profiles
  * it also shows their comparison. */
 #include <fcntl.h>
-#include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
@@ -60,54 +59,38 @@ typedef struct view_args {
     int no_open;
 } view_args;
 
-enum { OPT_HTML = 256, OPT_NO_OPEN };
+enum { OPT_HTML = CMD_FIRST_LONG, OPT_NO_OPEN };
 
-static int parse_port(const char *s, unsigned *port)
+static const struct option long_options[] = {
+    { "port", required_argument, NULL, 'p' },
+    { "bind", required_argument, NULL, 'b' },
+    { "html", required_argument, NULL, OPT_HTML },
+    { "no-open", no_argument, NULL, OPT_NO_OPEN },
+    { 0, 0, 0, 0 }
+};
+
+static void init_args(void *args)
 {
-    char *end;
-    unsigned long v = strtoul(s, &end, 10);
-    if (!*s || *end || v > 65535 || s[0] == '-')
-        return cmd_usage_error(CMD, "--port takes a number from 0 to 65535, not '%s'", s);
-    *port = (unsigned)v;
-    return EXIT_OK;
+    *(view_args *)args = (view_args){ 8051, "127.0.0.1", NULL, 0 };
 }
 
-/* EXIT_OK with *first the index of the first profile, -1 after --help, or
- * a usage status. */
-static int parse_args(int argc, char **argv, view_args *a, int *first)
+static int parse_option(void *args, int c, const char *arg)
 {
-    static const struct option opts[] = {
-        { "port", required_argument, NULL, 'p' }, { "bind", required_argument, NULL, 'b' },
-        { "html", required_argument, NULL, OPT_HTML }, { "no-open", no_argument, NULL, OPT_NO_OPEN },
-        { "help", no_argument, NULL, 'h' },       { 0, 0, 0, 0 }
-    };
-    *a = (view_args){ 8051, "127.0.0.1", NULL, 0 };
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":hp:b:", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            fputs(usage, stdout);
-            return -1;
-        case 'p':
-            if (parse_port(optarg, &a->port) != EXIT_OK)
-                return EXIT_USAGE;
-            break;
-        case 'b': a->bind = optarg; break;
-        case OPT_HTML: a->html = optarg; break;
-        case OPT_NO_OPEN: a->no_open = 1; break;
-        case ':': return cmd_usage_error(CMD, "'%s' needs a value", argv[optind - 1]);
-        default: return cmd_usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
-        }
+    view_args *a = args;
+    char *end;
+    unsigned long v;
+    switch (c) {
+    case 'p':
+        v = strtoul(arg, &end, 10);
+        if (!*arg || *end || v > 65535 || arg[0] == '-')
+            return cmd_usage_error(CMD, "--port takes a number from 0 to 65535, not '%s'", arg);
+        a->port = (unsigned)v;
+        return EXIT_OK;
+    case 'b': a->bind = arg; return EXIT_OK;
+    case OPT_HTML: a->html = arg; return EXIT_OK;
+    case OPT_NO_OPEN: a->no_open = 1; return EXIT_OK;
     }
-    int n = argc - optind;
-    if (n < 1)
-        return cmd_usage_error(CMD, "no profile given");
-    if (n > 2)
-        return cmd_usage_error(CMD, "takes one profile, or two to compare");
-    *first = optind;
-    return EXIT_OK;
+    return EXIT_USAGE;
 }
 
 /* The report of each profile (a page's worth of operations, the rest
@@ -137,18 +120,16 @@ static int build_reports(char **paths, const char *const *readable, size_t n, cJ
         const profile_model *one = &m;
         reports[i] = report_build(&one, 1, &opts, &err);
         profile_model_free(&m);
-        if (!reports[i]) {
-            cmd_error(CMD, "cannot analyze '%s': %s", paths[i], err.message);
-            return cmd_input_status(err.code);
-        }
+        if (!reports[i])
+            return cmd_error(CMD, cmd_input_status(err.code), "cannot analyze '%s': %s",
+                             paths[i], err.message);
     }
     if (n == 2) {
         prof_error err = { PROF_OK, "" };
         *compare = compare_build(reports[0], reports[1], NULL, &err);
-        if (!*compare) {
-            cmd_error(CMD, "cannot compare '%s' and '%s': %s", paths[0], paths[1], err.message);
-            return cmd_input_status(err.code);
-        }
+        if (!*compare)
+            return cmd_error(CMD, cmd_input_status(err.code), "cannot compare '%s' and '%s': %s",
+                             paths[0], paths[1], err.message);
     }
     return EXIT_OK;
 }
@@ -157,20 +138,17 @@ static int write_html(const char *path, cJSON *const *reports, size_t n, const c
 {
     outfile o;
     prof_error err = { PROF_OK, "" };
-    if (cmd_output_open(&o, path, &err) != PROF_OK) {
-        cmd_error(CMD, "%s", err.message);
-        return EXIT_OUTPUT;
-    }
+    if (cmd_output_open(&o, path, &err) != PROF_OK)
+        return cmd_error(CMD, EXIT_OUTPUT, "%s", err.message);
     const cJSON *r[VIEW_MAX_PROFILES] = { reports[0], n > 1 ? reports[1] : NULL };
-    if (view_render_html(o.fp, r, n, compare, &err) != PROF_OK) {
+    prof_err e = view_render_html(o.fp, r, n, compare, &err);
+    if (e != PROF_OK) {
         cmd_output_abort(&o);
-        cmd_error(CMD, "cannot write '%s': %s", path, err.message);
-        return EXIT_OUTPUT;
+        return cmd_error(CMD, e == PROF_ERR_NOMEM ? EXIT_NOMEM : EXIT_OUTPUT,
+                         "cannot write '%s': %s", path, err.message);
     }
-    if (cmd_output_commit(&o, &err) != PROF_OK) {
-        cmd_error(CMD, "%s", err.message);
-        return EXIT_OUTPUT;
-    }
+    if (cmd_output_commit(&o, &err) != PROF_OK)
+        return cmd_error(CMD, EXIT_OUTPUT, "%s", err.message);
     return EXIT_OK;
 }
 
@@ -238,11 +216,9 @@ static int serve(char **paths, const char *const *readable, size_t n, cJSON *con
     if (e != PROF_OK) {
         if (e == PROF_ERR_INVALID)
             status = cmd_usage_error(CMD, "%s", err.message);
-        else {
-            cmd_error(CMD, "cannot serve the dashboard: %s (choose another port with --port)",
-                      err.message);
-            status = EXIT_OUTPUT;
-        }
+        else
+            status = cmd_error(CMD, EXIT_OUTPUT, "cannot serve the dashboard: %s (choose "
+                               "another port with --port)", err.message);
         goto out;
     }
     printf("Serving the dashboard of %s%s%s at %s (Ctrl+C stops)\n", paths[0],
@@ -257,8 +233,7 @@ static int serve(char **paths, const char *const *readable, size_t n, cJSON *con
     view_server_stop(s);
     goto out;
 nomem:
-    cmd_error(CMD, "out of memory");
-    status = EXIT_NOMEM;
+    status = cmd_error(CMD, EXIT_NOMEM, "out of memory");
 out:
     for (size_t i = 0; i < n; i++)
         free(texts[i]);
@@ -267,14 +242,14 @@ out:
     return status;
 }
 
-int cmd_view(int argc, char **argv)
+static int view_main(void *args, int argc, char **argv)
 {
-    view_args a;
-    int first = 0;
-    int rc = parse_args(argc, argv, &a, &first);
-    if (rc != EXIT_OK)
-        return rc < 0 ? cmd_finish_stdout(CMD) : rc;
-    size_t n = (size_t)(argc - first);
+    const view_args *a = args;
+    if (argc < 1)
+        return cmd_usage_error(CMD, "no profile given");
+    if (argc > 2)
+        return cmd_usage_error(CMD, "takes one profile, or two to compare");
+    size_t n = (size_t)argc;
     cJSON *reports[VIEW_MAX_PROFILES] = { NULL, NULL }, *compare = NULL;
     /* traces are imported once, and their profiles kept while the server
      * reads windows of them */
@@ -282,12 +257,12 @@ int cmd_view(int argc, char **argv)
     const char *readable[VIEW_MAX_PROFILES] = { NULL, NULL };
     int status = EXIT_OK;
     for (size_t i = 0; status == EXIT_OK && i < n; i++)
-        status = cmd_trace_open(CMD, argv[first + (int)i], &traces[i], &readable[i]);
+        status = cmd_trace_open(CMD, argv[i], &traces[i], &readable[i]);
     if (status == EXIT_OK)
-        status = build_reports(argv + first, readable, n, reports, &compare);
+        status = build_reports(argv, readable, n, reports, &compare);
     if (status == EXIT_OK)
-        status = a.html ? write_html(a.html, reports, n, compare)
-                        : serve(argv + first, readable, n, reports, compare, &a);
+        status = a->html ? write_html(a->html, reports, n, compare)
+                         : serve(argv, readable, n, reports, compare, a);
     for (size_t i = 0; i < n; i++) {
         cJSON_Delete(reports[i]);
         cmd_trace_release(&traces[i]);
@@ -295,3 +270,6 @@ int cmd_view(int argc, char **argv)
     cJSON_Delete(compare);
     return status;
 }
+
+const cmd_spec cmd_view = { usage, "p:b:", long_options, sizeof(view_args), init_args,
+                            parse_option, view_main };
