@@ -216,6 +216,8 @@ static int serve(char **paths, const char *const *readable, size_t n, cJSON *con
     if (e != PROF_OK) {
         if (e == PROF_ERR_INVALID)
             status = cmd_usage_error(CMD, "%s", err.message);
+        else if (e == PROF_ERR_NOMEM)
+            status = cmd_error(CMD, EXIT_NOMEM, "cannot serve the dashboard: %s", err.message);
         else
             status = cmd_error(CMD, EXIT_OUTPUT, "cannot serve the dashboard: %s (choose "
                                "another port with --port)", err.message);
