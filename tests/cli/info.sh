@@ -50,6 +50,38 @@ for args in "help info" "info --help" "info -h"; do
     out_has "$name" "usage: prof info RUN.prof"
 done
 
+# `prof help COMMAND` on a terminal: the manual page beside the build when
+# man(1) is there, else the command's --help (no man, as in CI; a binary
+# with no pages beside it). The page is found from the binary's own place.
+if ! command -v script >/dev/null 2>&1; then
+    echo "ok help-man-page # skip no script(1)"
+elif ! command -v man >/dev/null 2>&1 || ! man -l man/prof-info.1 >/dev/null 2>&1; then
+    echo "ok help-man-page # skip no working man(1)"
+else
+    tty_run "$tmp/page" "MANPAGER=cat PAGER=cat $PROF help info"
+    if grep -q 'PROF-INFO(1)' "$tmp/page" && ! grep -q '^usage:' "$tmp/page"; then
+        ok help-man-page
+    else
+        not_ok help-man-page "no manual page: $(head -c 300 "$tmp/page")"
+    fi
+fi
+if command -v script >/dev/null 2>&1; then
+    mkdir "$tmp/no-man"
+    tty_run "$tmp/page" "env PATH=$tmp/no-man $PROF help info"
+    if grep -q '^usage: prof info RUN.prof' "$tmp/page"; then ok help-without-man; else
+        not_ok help-without-man "no --help: $(head -c 300 "$tmp/page")"
+    fi
+    mkdir "$tmp/bin"
+    cp "$PROF" "$tmp/bin/prof"
+    tty_run "$tmp/page" "MANPAGER=cat PAGER=cat $tmp/bin/prof help info"
+    if grep -q '^usage: prof info RUN.prof' "$tmp/page"; then ok help-without-page; else
+        not_ok help-without-page "no --help: $(head -c 300 "$tmp/page")"
+    fi
+else
+    echo "ok help-without-man # skip no script(1)"
+    echo "ok help-without-page # skip no script(1)"
+fi
+
 run version
 status_is version 0 && {
     if grep -q '^prof [0-9][0-9.]* (file format 1\.1)$' "$out"; then ok version; else
