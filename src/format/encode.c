@@ -1,8 +1,10 @@
 /* encode.c - the block encoder: records to tag + varint bytes, with times
  * as zigzag deltas from the end of the previous record of the same block
  * (regions are recorded at their end, so a parent's start precedes its
- * children's and the delta goes negative). Uses no lock and, for fixed blocks, no
- * allocation, so the crash path can call it from a signal handler. */
+ * children's and the delta goes negative). The pf_put_* functions are
+ * generated from the record table of records.h. Uses no lock and, for
+ * fixed blocks, no allocation, so the crash path can call it from a signal
+ * handler. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,6 +70,9 @@ static prof_err block_reserve(pf_block *b, size_t need)
 typedef struct rec {
     pf_block *b;
     uint8_t *p;
+    uint8_t *span;        /* a SPAN field's length byte, or NULL             */
+    int timed;            /* a DT field was written: start and dur count     */
+    uint64_t start, dur;
 } rec;
 
 static prof_err rec_begin(rec *r, pf_block *b, uint8_t tag, size_t extra)
@@ -77,6 +82,9 @@ static prof_err rec_begin(rec *r, pf_block *b, uint8_t tag, size_t extra)
         return e;
     r->b = b;
     r->p = b->buf + b->len;
+    r->span = NULL;
+    r->timed = 0;
+    r->start = r->dur = 0;
     *r->p++ = tag;
     return PROF_OK;
 }
@@ -88,233 +96,133 @@ static void rec_u(rec *r, uint64_t v)
 
 /* Times are coded against the end of the previous record: siblings in a
  * loop then cost only the gap between them, and a parent (recorded after
- * its children) costs about its own duration, never the sum of both. */
-static void rec_time(rec *r, uint64_t t, uint64_t dur)
+ * its children) costs about its own duration, never the sum of both. The
+ * cursor moves in rec_end, once the duration is known. */
+static void rec_dt(rec *r, uint64_t t)
 {
-    pf_block *b = r->b;
-    rec_u(r, pf_zigzag((int64_t)(t - b->cursor)));
-    b->cursor = t + dur;
-    if (t < b->first_ns)
-        b->first_ns = t;
-    uint64_t end = t + dur < t ? UINT64_MAX : t + dur;
-    if (end > b->last_ns)
-        b->last_ns = end;
+    rec_u(r, pf_zigzag((int64_t)(t - r->b->cursor)));
+    r->timed = 1;
+    r->start = t;
+}
+
+static void rec_dur(rec *r, uint64_t dur)
+{
+    rec_u(r, dur);
+    r->dur = dur;
+}
+
+static void rec_f64(rec *r, double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    pf_store_u64(r->p, bits);
+    r->p += 8;
+}
+
+static void rec_text(rec *r, const char *s, size_t len)
+{
+    rec_u(r, len);
+    if (len)
+        memcpy(r->p, s, len);
+    r->p += len;
+}
+
+static size_t text_cut(size_t len)
+{
+    return len > PF_STRING_MAX ? PF_STRING_MAX : len;
+}
+
+/* A SPAN's length takes one byte while the fields after it are shorter
+ * than 128 bytes (those of format 1.1 are); rec_end moves them when not. */
+static void rec_span(rec *r)
+{
+    r->span = r->p++;
+}
+
+static void span_close(rec *r)
+{
+    size_t body = (size_t)(r->p - r->span - 1);
+    uint8_t len[PF_VARINT_MAX];
+    size_t n = pf_varint_put(len, body);
+    memmove(r->span + n, r->span + 1, body);
+    memcpy(r->span, len, n);
+    r->p += n - 1;
 }
 
 static prof_err rec_end(rec *r, int is_event)
 {
-    r->b->len = (size_t)(r->p - r->b->buf);
-    r->b->count++;
+    pf_block *b = r->b;
+    if (r->span)
+        span_close(r);
+    if (r->timed) {
+        uint64_t t = r->start, dur = r->dur;
+        b->cursor = t + dur;
+        if (t < b->first_ns)
+            b->first_ns = t;
+        uint64_t end = t + dur < t ? UINT64_MAX : t + dur;
+        if (end > b->last_ns)
+            b->last_ns = end;
+    }
+    b->len = (size_t)(r->p - b->buf);
+    b->count++;
     if (is_event)
-        r->b->events++;
+        b->events++;
     return PROF_OK;
 }
 
-prof_err pf_put_string(pf_block *b, uint32_t id, const char *s, size_t len)
-{
-    rec r;
-    if (len > PF_STRING_MAX)
-        len = PF_STRING_MAX;
-    prof_err e = rec_begin(&r, b, PF_TAG_STRING, len);
-    if (e)
-        return e;
-    rec_u(&r, id);
-    rec_u(&r, len);
-    memcpy(r.p, s, len);
-    r.p += len;
-    return rec_end(&r, 0);
-}
+/* ---- the encoders, generated from records.h --------------------------------- */
 
-prof_err pf_put_thread(pf_block *b, uint32_t thread, uint64_t os_tid, const char *name)
-{
-    rec r;
-    size_t len = name ? strlen(name) : 0;
-    if (len > PF_STRING_MAX)
-        len = PF_STRING_MAX;
-    prof_err e = rec_begin(&r, b, PF_TAG_THREAD, len);
-    if (e)
-        return e;
-    rec_u(&r, thread);
-    rec_u(&r, os_tid);
-    rec_u(&r, len);
-    if (len)
-        memcpy(r.p, name, len);
-    r.p += len;
-    return rec_end(&r, 0);
-}
+/* Before the record: names cut to the limit and their bytes reserved; a
+ * region's kind checked and added to its tag. */
+#define PREP(KIND, PARAM, MEMBER) PREP_##KIND(PARAM)
+#define PREP_U32(v)
+#define PREP_U64(v)
+#define PREP_DT(v)
+#define PREP_DUR(v)
+#define PREP_F64(v)
+#define PREP_DROPS(v)
+#define PREP_TEXT(v)                                                                        \
+    v##_len = text_cut(v##_len);                                                            \
+    extra += v##_len;
+#define PREP_CSTR(v)                                                                        \
+    size_t v##_len = text_cut(v ? strlen(v) : 0);                                           \
+    extra += v##_len;
+#define PREP_KIND(v)                                                                        \
+    if (v > (uint32_t)(last_tag - first_tag))                                               \
+        return PROF_ERR_INVALID;                                                            \
+    tag = (uint8_t)(first_tag + v);
+#define PREP_SPAN(v)
 
-prof_err pf_put_region(pf_block *b, uint32_t name, uint32_t kind, uint32_t depth,
-                       uint64_t start, uint64_t dur)
-{
-    rec r;
-    if (kind > PF_TAG_REGION_LAST - PF_TAG_REGION)
-        return PROF_ERR_INVALID;
-    prof_err e = rec_begin(&r, b, (uint8_t)(PF_TAG_REGION + kind), 0);
-    if (e)
-        return e;
-    rec_u(&r, name);
-    rec_u(&r, depth);
-    rec_time(&r, start, dur);
-    rec_u(&r, dur);
-    return rec_end(&r, 1);
-}
+/* The field's bytes. */
+#define PUT(KIND, PARAM, MEMBER) PUT_##KIND(PARAM)
+#define PUT_U32(v) rec_u(&r, v);
+#define PUT_U64(v) rec_u(&r, v);
+#define PUT_DT(v) rec_dt(&r, v);
+#define PUT_DUR(v) rec_dur(&r, v);
+#define PUT_F64(v) rec_f64(&r, v);
+#define PUT_DROPS(v)                                                                        \
+    rec_u(&r, v);                                                                           \
+    b->dropped += v;
+#define PUT_TEXT(v) rec_text(&r, v, v##_len);
+#define PUT_CSTR(v) rec_text(&r, v, v##_len);
+#define PUT_KIND(v)
+#define PUT_SPAN(v) rec_span(&r);
 
-prof_err pf_put_step(pf_block *b, uint64_t number, uint32_t flags, uint64_t start, uint64_t dur)
-{
-    rec r;
-    prof_err e = rec_begin(&r, b, PF_TAG_STEP, 0);
-    if (e)
-        return e;
-    rec_u(&r, number);
-    rec_u(&r, flags);
-    rec_time(&r, start, dur);
-    rec_u(&r, dur);
-    return rec_end(&r, 1);
-}
+#define IS_EVENT_EVENT 1
+#define IS_EVENT_DEF 0
 
-prof_err pf_put_memory(pf_block *b, uint32_t series, uint64_t t, uint64_t bytes)
-{
-    rec r;
-    prof_err e = rec_begin(&r, b, PF_TAG_MEMORY, 0);
-    if (e)
-        return e;
-    rec_u(&r, series);
-    rec_time(&r, t, 0);
-    rec_u(&r, bytes);
-    return rec_end(&r, 1);
-}
-
-prof_err pf_put_counter(pf_block *b, uint32_t name, uint64_t t, double value)
-{
-    rec r;
-    uint64_t bits;
-    prof_err e = rec_begin(&r, b, PF_TAG_COUNTER, 0);
-    if (e)
-        return e;
-    rec_u(&r, name);
-    rec_time(&r, t, 0);
-    memcpy(&bits, &value, sizeof bits);
-    pf_store_u64(r.p, bits);
-    r.p += 8;
-    return rec_end(&r, 1);
-}
-
-prof_err pf_put_mark(pf_block *b, uint32_t name, uint64_t t)
-{
-    rec r;
-    prof_err e = rec_begin(&r, b, PF_TAG_MARK, 0);
-    if (e)
-        return e;
-    rec_u(&r, name);
-    rec_time(&r, t, 0);
-    return rec_end(&r, 1);
-}
-
-prof_err pf_put_dropped(pf_block *b, uint64_t count, uint64_t t)
-{
-    rec r;
-    prof_err e = rec_begin(&r, b, PF_TAG_DROPPED, 0);
-    if (e)
-        return e;
-    rec_u(&r, count);
-    rec_time(&r, t, 0);
-    b->dropped += count;
-    return rec_end(&r, 1);
-}
-
-prof_err pf_put_gpu_kernel(pf_block *b, uint32_t name, uint32_t device, uint32_t stream,
-                           uint64_t correlation, uint64_t start, uint64_t dur)
-{
-    rec r;
-    prof_err e = rec_begin(&r, b, PF_TAG_GPU_KERNEL, 0);
-    if (e)
-        return e;
-    rec_u(&r, name);
-    rec_u(&r, device);
-    rec_u(&r, stream);
-    rec_u(&r, correlation);
-    rec_time(&r, start, dur);
-    rec_u(&r, dur);
-    return rec_end(&r, 1);
-}
-
-prof_err pf_put_gpu_memcpy(pf_block *b, uint32_t copy_kind, uint32_t device, uint32_t stream,
-                           uint64_t correlation, uint64_t bytes, uint64_t start, uint64_t dur)
-{
-    rec r;
-    prof_err e = rec_begin(&r, b, PF_TAG_GPU_MEMCPY, 0);
-    if (e)
-        return e;
-    rec_u(&r, copy_kind);
-    rec_u(&r, device);
-    rec_u(&r, stream);
-    rec_u(&r, correlation);
-    rec_u(&r, bytes);
-    rec_time(&r, start, dur);
-    rec_u(&r, dur);
-    return rec_end(&r, 1);
-}
-
-prof_err pf_put_gpu_memset(pf_block *b, uint32_t device, uint32_t stream,
-                           uint64_t correlation, uint64_t bytes, uint64_t start, uint64_t dur)
-{
-    rec r;
-    prof_err e = rec_begin(&r, b, PF_TAG_GPU_MEMSET, 0);
-    if (e)
-        return e;
-    rec_u(&r, device);
-    rec_u(&r, stream);
-    rec_u(&r, correlation);
-    rec_u(&r, bytes);
-    rec_time(&r, start, dur);
-    rec_u(&r, dur);
-    return rec_end(&r, 1);
-}
-
-prof_err pf_put_sync(pf_block *b, uint32_t sync_kind, uint32_t device, uint32_t stream,
-                     uint64_t correlation, uint64_t start, uint64_t dur)
-{
-    rec r;
-    prof_err e = rec_begin(&r, b, PF_TAG_SYNC, 0);
-    if (e)
-        return e;
-    rec_u(&r, sync_kind);
-    rec_u(&r, device);
-    rec_u(&r, stream);
-    rec_u(&r, correlation);
-    rec_time(&r, start, dur);
-    rec_u(&r, dur);
-    return rec_end(&r, 1);
-}
-
-prof_err pf_put_api(pf_block *b, uint32_t name, uint64_t correlation, uint64_t start,
-                    uint64_t dur)
-{
-    rec r;
-    prof_err e = rec_begin(&r, b, PF_TAG_API, 0);
-    if (e)
-        return e;
-    rec_u(&r, name);
-    rec_u(&r, correlation);
-    rec_time(&r, start, dur);
-    rec_u(&r, dur);
-    return rec_end(&r, 1);
-}
-
-/* The fields go after a length that covers them (format §6.5), so that a
- * later minor version can append fields a reader skips. */
-prof_err pf_put_attr(pf_block *b, uint32_t key, uint32_t name, uint32_t value)
-{
-    uint8_t fields[3 * 5];
-    size_t n = pf_varint_put(fields, key);
-    n += pf_varint_put(fields + n, name);
-    n += pf_varint_put(fields + n, value);
-    rec r;
-    prof_err e = rec_begin(&r, b, PF_TAG_ATTR, 0);
-    if (e)
-        return e;
-    rec_u(&r, n);
-    memcpy(r.p, fields, n);
-    r.p += n;
-    return rec_end(&r, 0);
-}
+#define DEFINE_PUT(NAME, TAG, LAST, ROLE, EVENT, WHAT, FIELDS)                              \
+    prof_err pf_put_##NAME(pf_block *b FIELDS(PF_PARAM))                                   \
+    {                                                                                       \
+        enum { first_tag = TAG, last_tag = LAST };                                          \
+        uint8_t tag = first_tag;                                                            \
+        size_t extra = 0;                                                                   \
+        rec r;                                                                              \
+        FIELDS(PREP)                                                                        \
+        prof_err e = rec_begin(&r, b, tag, extra);                                          \
+        if (e)                                                                              \
+            return e;                                                                       \
+        FIELDS(PUT)                                                                         \
+        return rec_end(&r, IS_EVENT_##ROLE);                                                \
+    }
+PF_RECORDS(DEFINE_PUT)

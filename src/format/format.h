@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "format/records.h"
 #include "prof_reader.h"
 #include "util/crc32c.h"
 
@@ -194,26 +195,25 @@ static inline void pf_block_header_store(uint8_t *p, const pf_block_header *h)
 
 /* ---- records (format §6) -------------------------------------------------- */
 
+/* Record tags; the fields of each are in records.h. */
 enum pf_tag {
-    PF_TAG_STRING = 0x01,     /* id, length, bytes                         */
-    PF_TAG_THREAD = 0x02,     /* thread, os tid, name length, bytes        */
-    PF_TAG_REGION = 0x10,     /* 0x10 + kind (0..4): name, depth, dt, dur  */
+    PF_TAG_STRING = 0x01,
+    PF_TAG_THREAD = 0x02,
+    PF_TAG_REGION = 0x10,      /* 0x10 + the region's kind (0..4)           */
     PF_TAG_REGION_LAST = 0x14,
-    PF_TAG_STEP = 0x20,       /* number, flags, dt, dur                    */
-    PF_TAG_MEMORY = 0x21,     /* series, dt, bytes                         */
-    PF_TAG_COUNTER = 0x22,    /* name, dt, f64                             */
-    PF_TAG_MARK = 0x23,       /* name, dt                                  */
-    PF_TAG_DROPPED = 0x24,    /* count, dt                                 */
-    PF_TAG_GPU_KERNEL = 0x30, /* name, device, stream, correlation, dt, dur */
-    PF_TAG_GPU_MEMCPY = 0x31, /* copy kind, device, stream, correlation,
-                                 bytes, dt, dur                            */
-    PF_TAG_GPU_MEMSET = 0x32, /* device, stream, correlation, bytes, dt, dur */
-    PF_TAG_SYNC = 0x33,       /* sync kind, device, stream, correlation, dt,
-                                 dur                                       */
-    PF_TAG_API = 0x34,        /* name, correlation, dt, dur                */
-    PF_TAG_EXTENSION = 0x80,  /* 0x80..0xFF: length, bytes; skipped by
-                                 readers that do not know the tag          */
-    PF_TAG_ATTR = 0x80        /* 1.1: length, then key, name, value        */
+    PF_TAG_STEP = 0x20,
+    PF_TAG_MEMORY = 0x21,
+    PF_TAG_COUNTER = 0x22,
+    PF_TAG_MARK = 0x23,
+    PF_TAG_DROPPED = 0x24,
+    PF_TAG_GPU_KERNEL = 0x30,
+    PF_TAG_GPU_MEMCPY = 0x31,
+    PF_TAG_GPU_MEMSET = 0x32,
+    PF_TAG_SYNC = 0x33,
+    PF_TAG_API = 0x34,
+    PF_TAG_EXTENSION = 0x80,   /* 0x80..0xFF: length, bytes; skipped by
+                                  readers that do not know the tag          */
+    PF_TAG_ATTR = 0x80         /* 1.1: the name attribute                   */
 };
 
 /* Keys of name attributes (PF_TAG_ATTR), as PROF_ATTR_* of prof_reader.h. */
@@ -353,28 +353,17 @@ void pf_block_init_fixed(pf_block *b, uint8_t kind, uint32_t thread, void *mem, 
 void pf_block_reset(pf_block *b, uint8_t kind, uint32_t thread); /* keeps memory */
 void pf_block_free(pf_block *b);
 
-prof_err pf_put_string(pf_block *b, uint32_t id, const char *s, size_t len);
-prof_err pf_put_thread(pf_block *b, uint32_t thread, uint64_t os_tid, const char *name);
-prof_err pf_put_region(pf_block *b, uint32_t name, uint32_t kind, uint32_t depth,
-                       uint64_t start, uint64_t dur);
-prof_err pf_put_step(pf_block *b, uint64_t number, uint32_t flags, uint64_t start,
-                     uint64_t dur);
-prof_err pf_put_memory(pf_block *b, uint32_t series, uint64_t t, uint64_t bytes);
-prof_err pf_put_counter(pf_block *b, uint32_t name, uint64_t t, double value);
-prof_err pf_put_mark(pf_block *b, uint32_t name, uint64_t t);
-prof_err pf_put_dropped(pf_block *b, uint64_t count, uint64_t t);
-prof_err pf_put_gpu_kernel(pf_block *b, uint32_t name, uint32_t device, uint32_t stream,
-                           uint64_t correlation, uint64_t start, uint64_t dur);
-prof_err pf_put_gpu_memcpy(pf_block *b, uint32_t copy_kind, uint32_t device, uint32_t stream,
-                           uint64_t correlation, uint64_t bytes, uint64_t start, uint64_t dur);
-prof_err pf_put_gpu_memset(pf_block *b, uint32_t device, uint32_t stream,
-                           uint64_t correlation, uint64_t bytes, uint64_t start, uint64_t dur);
-prof_err pf_put_sync(pf_block *b, uint32_t sync_kind, uint32_t device, uint32_t stream,
-                     uint64_t correlation, uint64_t start, uint64_t dur);
-prof_err pf_put_api(pf_block *b, uint32_t name, uint64_t correlation, uint64_t start,
-                    uint64_t dur);
-/* A name attribute: a definition, not an event (it touches no time). */
-prof_err pf_put_attr(pf_block *b, uint32_t key, uint32_t name, uint32_t value);
+/* The record encoders, one per row of records.h with the parameters its
+ * fields call for, in their order: pf_put_string(b, id, text, text_len),
+ * pf_put_thread(b, thread, os_tid, name), pf_put_region(b, name, kind,
+ * depth, start, dur), ... pf_put_attr(b, key, name, value). Each appends
+ * one record: PROF_ERR_LIMIT when a fixed block is full (or a growable one
+ * reaches PF_BLOCK_RAW_MAX), PROF_ERR_NOMEM, PROF_ERR_INVALID for a region
+ * kind past PF_TAG_REGION_LAST. Names are cut at PF_STRING_MAX bytes. */
+#define PF_PUT_DECLARE(NAME, TAG, LAST, ROLE, EVENT, WHAT, FIELDS)                          \
+    prof_err pf_put_##NAME(pf_block *b FIELDS(PF_PARAM));
+PF_RECORDS(PF_PUT_DECLARE)
+#undef PF_PUT_DECLARE
 
 /* ---- file writer -------------------------------------------------------
  * Writes the header and metadata, then blocks, then on close the footer.

@@ -1003,6 +1003,30 @@ static uint64_t cur_time(cur *c, decoder *d)
     return d->cursor;
 }
 
+static double cur_f64(cur *c)
+{
+    const uint8_t *b = cur_bytes(c, 8);
+    double v = 0;
+    if (b) {
+        uint64_t bits = pf_load_u64(b);
+        memcpy(&v, &bits, sizeof v);
+    }
+    return v;
+}
+
+/* A SPAN field: the fields after it are read from within its length.
+ * Returns where the record ends, past fields this reader does not know. */
+static const uint8_t *cur_span(cur *c)
+{
+    uint64_t len = cur_u(c);
+    const uint8_t *body = cur_bytes(c, len), *end = c->p;
+    if (body) {
+        c->p = body;
+        c->end = end;
+    }
+    return end;
+}
+
 static const char *name_of(decoder *d, uint32_t id, cur *c)
 {
     if (id == 0)
@@ -1014,18 +1038,51 @@ static const char *name_of(decoder *d, uint32_t id, cur *c)
     return d->strings[id];
 }
 
+/* What a record of this tag is called in messages (records.h). */
+static const char *record_what(uint8_t tag)
+{
+    switch (tag) {
+#define WHAT_CASE(NAME, TAG, LAST, ROLE, EVENT, WHAT, FIELDS)                                 \
+    case TAG ... LAST: return WHAT;
+        PF_RECORDS(WHAT_CASE)
+#undef WHAT_CASE
+    }
+    return "extension record";
+}
+
+static int malformed(decoder *d, uint8_t tag)
+{
+    return dec_bad(d, PROF_ERR_CORRUPT, "malformed %s (tag 0x%02x)", record_what(tag), tag);
+}
+
+/* ---- definitions: what the reader does with their decoded fields -------- */
+
+static int def_string(decoder *d, prof_event *ev, uint64_t id, const uint8_t *text,
+                      uint64_t text_len)
+{
+    (void)ev; /* kept by the reader, not handed out */
+    return define_string(d, id, text, text_len) < 0 ? -1 : 2;
+}
+
+static int def_thread(decoder *d, prof_event *ev, uint64_t thread, uint64_t os_tid,
+                      const uint8_t *name, uint64_t name_len)
+{
+    if (!(ev->name = define_thread(d, thread, name, name_len)))
+        return -1;
+    ev->thread = (uint32_t)thread;
+    ev->value = os_tid;
+    return 1;
+}
+
 /* A name attribute (format §6.5) as a PROF_EV_ATTR event whose name is
  * the described name followed, after its NUL, by the value's text (what
  * prof_event_attr_value reads): both strings, resolved, in one arena copy,
  * as the event has a single name field. */
-static int decode_attr(decoder *d, cur *c, prof_event *ev)
+static int def_attr(decoder *d, prof_event *ev, uint32_t key, uint32_t name, uint32_t value)
 {
-    uint64_t len = cur_u(c);
-    const uint8_t *body = cur_bytes(c, len);
-    cur f = { body, body ? body + len : NULL, c->bad };
-    uint32_t key = cur_u32(&f), name = cur_u32(&f), value = cur_u32(&f);
-    if (f.bad || name == 0 || value == 0)
-        return dec_bad(d, PROF_ERR_CORRUPT, "malformed name attribute (tag 0x%02x)", PF_TAG_ATTR);
+    cur f = { NULL, NULL, 0 };
+    if (name == 0 || value == 0)
+        return malformed(d, PF_TAG_ATTR);
     const char *a = name_of(d, name, &f), *v = name_of(d, value, &f);
     if (f.bad)
         return dec_bad(d, PROF_ERR_CORRUPT, "string %lu used before its definition",
@@ -1039,14 +1096,91 @@ static int decode_attr(decoder *d, cur *c, prof_event *ev)
                        (unsigned long)name);
     memcpy(both, a, na + 1);
     memcpy(both + na + 1, v, nv + 1);
-    d->p = c->p; /* fields past the three known ones are skipped */
-    ev->type = PROF_EV_ATTR;
     ev->name = both;
     ev->name_id = name;
     ev->subkind = key;
     ev->value = value;
     return 1;
 }
+
+/* ---- the decoder, generated from records.h ----------------------------------
+ * Each field is read into a variable named after it; an event then hands
+ * its fields out in their prof_event members, a definition passes them to
+ * its def_ function. */
+#define READ(KIND, PARAM, MEMBER) READ_##KIND(PARAM)
+#define READ_U32(v) uint32_t v = cur_u32(&c);
+#define READ_U64(v) uint64_t v = cur_u(&c);
+#define READ_DT(v) uint64_t v = cur_time(&c, d);
+#define READ_DUR(v) uint64_t v = cur_u(&c);
+#define READ_F64(v) double v = cur_f64(&c);
+#define READ_DROPS(v) uint64_t v = cur_u(&c);
+#define READ_TEXT(v)                                                                          \
+    uint64_t v##_len = cur_u(&c);                                                             \
+    const uint8_t *v = cur_bytes(&c, v##_len);
+#define READ_CSTR(v) READ_TEXT(v)
+#define READ_KIND(v) uint32_t v = (uint32_t)(tag - first_tag);
+#define READ_SPAN(v) const uint8_t *v##_end = cur_span(&c);
+
+/* After the fields: a span's record ends past what this reader knows. */
+#define SKIP(KIND, PARAM, MEMBER) SKIP_##KIND(PARAM)
+#define SKIP_U32(v)
+#define SKIP_U64(v)
+#define SKIP_DT(v)
+#define SKIP_DUR(v)
+#define SKIP_F64(v)
+#define SKIP_DROPS(v)
+#define SKIP_TEXT(v)
+#define SKIP_CSTR(v)
+#define SKIP_KIND(v)
+#define SKIP_SPAN(v) c.p = v##_end;
+
+/* An event's fields into its members (events have no text fields). */
+#define STORE(KIND, PARAM, MEMBER) STORE_##KIND(PARAM, MEMBER)
+#define STORE_U32(v, m) ev->m = v;
+#define STORE_U64(v, m) ev->m = v;
+#define STORE_DT(v, m) ev->m = v;
+#define STORE_DUR(v, m) ev->m = v;
+#define STORE_F64(v, m) ev->m = v;
+#define STORE_DROPS(v, m) ev->m = v;
+#define STORE_KIND(v, m) ev->m = v;
+#define STORE_SPAN(v, m)
+
+/* A definition's fields as arguments of its def_ function. */
+#define ARG(KIND, PARAM, MEMBER) ARG_##KIND(PARAM)
+#define ARG_U32(v) , v
+#define ARG_U64(v) , v
+#define ARG_DT(v) , v
+#define ARG_DUR(v) , v
+#define ARG_F64(v) , v
+#define ARG_DROPS(v) , v
+#define ARG_TEXT(v) , v, v##_len
+#define ARG_CSTR(v) , v, v##_len
+#define ARG_KIND(v) , v
+#define ARG_SPAN(v)
+
+/* Case ranges (a GNU C extension, in gcc and clang) give a run of tags,
+ * such as a region's five, one case. */
+#define CASE_EVENT(NAME, TAG, LAST, EVENT, FIELDS)                                            \
+    case TAG ... LAST: {                                                                      \
+        enum { first_tag = TAG };                                                             \
+        ev->type = EVENT;                                                                     \
+        FIELDS(READ)                                                                          \
+        FIELDS(SKIP)                                                                          \
+        FIELDS(STORE)                                                                         \
+        break;                                                                                \
+    }
+#define CASE_DEF(NAME, TAG, LAST, EVENT, FIELDS)                                              \
+    case TAG ... LAST: {                                                                      \
+        enum { first_tag = TAG };                                                             \
+        ev->type = (prof_event_type)(EVENT);                                                  \
+        FIELDS(READ)                                                                          \
+        FIELDS(SKIP)                                                                          \
+        if (c.bad)                                                                            \
+            return malformed(d, tag);                                                         \
+        d->p = c.p;                                                                           \
+        return def_##NAME(d, ev FIELDS(ARG));                                                 \
+    }
+#define CASE(NAME, TAG, LAST, ROLE, EVENT, WHAT, FIELDS) CASE_##ROLE(NAME, TAG, LAST, EVENT, FIELDS)
 
 /* Decodes the next record into ev. Returns 1 for an event, 2 for a record
  * the reader consumed itself, -1 for malformed data. */
@@ -1057,122 +1191,12 @@ static int decode_record(decoder *d, prof_event *ev)
     memset(ev, 0, sizeof *ev);
     ev->thread = d->thread;
     switch (tag) {
-    case PF_TAG_STRING: {
-        uint64_t id = cur_u(&c), len = cur_u(&c);
-        const uint8_t *s = cur_bytes(&c, len);
-        if (c.bad)
-            return dec_bad(d, PROF_ERR_CORRUPT, "malformed string record (tag 0x%02x)", tag);
-        d->p = c.p;
-        return define_string(d, id, s, len) < 0 ? -1 : 2;
-    }
-    case PF_TAG_THREAD: {
-        uint64_t t = cur_u(&c), tid = cur_u(&c), len = cur_u(&c);
-        const uint8_t *s = cur_bytes(&c, len);
-        if (c.bad)
-            return dec_bad(d, PROF_ERR_CORRUPT, "malformed thread record (tag 0x%02x)", tag);
-        d->p = c.p;
-        if (!(ev->name = define_thread(d, t, s, len)))
-            return -1;
-        ev->type = PROF_EV_THREAD;
-        ev->thread = (uint32_t)t;
-        ev->value = tid;
-        return 1;
-    }
-    case PF_TAG_STEP:
-        ev->type = PROF_EV_STEP;
-        ev->value = cur_u(&c);
-        ev->flags = cur_u32(&c);
-        ev->start_ns = cur_time(&c, d);
-        ev->dur_ns = cur_u(&c);
-        break;
-    case PF_TAG_MEMORY:
-        ev->type = PROF_EV_MEMORY;
-        ev->name_id = cur_u32(&c);
-        ev->start_ns = cur_time(&c, d);
-        ev->value = cur_u(&c);
-        break;
-    case PF_TAG_COUNTER: {
-        ev->type = PROF_EV_COUNTER;
-        ev->name_id = cur_u32(&c);
-        ev->start_ns = cur_time(&c, d);
-        const uint8_t *b = cur_bytes(&c, 8);
-        if (b) {
-            uint64_t bits = pf_load_u64(b);
-            memcpy(&ev->fvalue, &bits, sizeof bits);
-        }
-        break;
-    }
-    case PF_TAG_MARK:
-        ev->type = PROF_EV_MARK;
-        ev->name_id = cur_u32(&c);
-        ev->start_ns = cur_time(&c, d);
-        break;
-    case PF_TAG_DROPPED:
-        ev->type = PROF_EV_DROPPED;
-        ev->value = cur_u(&c);
-        ev->start_ns = cur_time(&c, d); /* counted in status when handed out */
-        break;
-    case PF_TAG_GPU_KERNEL:
-        ev->type = PROF_EV_GPU_KERNEL;
-        ev->name_id = cur_u32(&c);
-        ev->device = cur_u32(&c);
-        ev->stream = cur_u32(&c);
-        ev->correlation = cur_u(&c);
-        ev->start_ns = cur_time(&c, d);
-        ev->dur_ns = cur_u(&c);
-        break;
-    case PF_TAG_GPU_MEMCPY:
-        ev->type = PROF_EV_GPU_MEMCPY;
-        ev->subkind = cur_u32(&c);
-        ev->device = cur_u32(&c);
-        ev->stream = cur_u32(&c);
-        ev->correlation = cur_u(&c);
-        ev->value = cur_u(&c);
-        ev->start_ns = cur_time(&c, d);
-        ev->dur_ns = cur_u(&c);
-        break;
-    case PF_TAG_GPU_MEMSET:
-        ev->type = PROF_EV_GPU_MEMSET;
-        ev->device = cur_u32(&c);
-        ev->stream = cur_u32(&c);
-        ev->correlation = cur_u(&c);
-        ev->value = cur_u(&c);
-        ev->start_ns = cur_time(&c, d);
-        ev->dur_ns = cur_u(&c);
-        break;
-    case PF_TAG_SYNC:
-        ev->type = PROF_EV_SYNC;
-        ev->subkind = cur_u32(&c);
-        ev->device = cur_u32(&c);
-        ev->stream = cur_u32(&c);
-        ev->correlation = cur_u(&c);
-        ev->start_ns = cur_time(&c, d);
-        ev->dur_ns = cur_u(&c);
-        break;
-    case PF_TAG_ATTR:
-        return decode_attr(d, &c, ev);
-    case PF_TAG_API:
-        ev->type = PROF_EV_API;
-        ev->name_id = cur_u32(&c);
-        ev->correlation = cur_u(&c);
-        ev->start_ns = cur_time(&c, d);
-        ev->dur_ns = cur_u(&c);
-        break;
+        PF_RECORDS(CASE)
     default:
-        if (tag >= PF_TAG_REGION && tag <= PF_TAG_REGION_LAST) {
-            ev->type = PROF_EV_REGION;
-            ev->kind = (uint32_t)(tag - PF_TAG_REGION);
-            ev->name_id = cur_u32(&c);
-            ev->depth = cur_u32(&c);
-            ev->start_ns = cur_time(&c, d);
-            ev->dur_ns = cur_u(&c);
-            break;
-        }
         if (tag >= PF_TAG_EXTENSION) { /* a newer minor version's record */
             cur_bytes(&c, cur_u(&c));
             if (c.bad)
-                return dec_bad(d, PROF_ERR_CORRUPT, "malformed extension record (tag 0x%02x)",
-                               tag);
+                return malformed(d, tag);
             d->p = c.p;
             return 2;
         }
@@ -1184,7 +1208,7 @@ static int decode_record(decoder *d, prof_event *ev)
         return dec_bad(d, PROF_ERR_CORRUPT, "string %lu used before its definition",
                        (unsigned long)ev->name_id);
     if (c.bad)
-        return dec_bad(d, PROF_ERR_CORRUPT, "malformed record (tag 0x%02x)", tag);
+        return malformed(d, tag);
     d->p = c.p;
     return 1;
 }
