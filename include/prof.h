@@ -7,8 +7,9 @@
  * a fixed-size record to a buffer owned by the calling thread. prof_step
  * adds one pread() of /proc/self/statm for the host memory sample. A background
  * thread encodes, compresses and writes those buffers. Nothing here ever
- * terminates or blocks the program: when the file cannot be written, one
- * line goes to stderr and recording stops; when the buffers are full,
+ * terminates or blocks the program: when the file cannot be written,
+ * recording stops and libprof says so once (one line on stderr, or to the
+ * program's handler: prof_set_message_handler); when the buffers are full,
  * events are dropped and counted (steps never are). The files libprof
  * opens never take descriptors 0, 1 or 2, even when the program closed
  * them, and are closed on exec.
@@ -62,7 +63,9 @@ typedef struct prof_config {
  * @return 0, or -errno: -EALREADY when already recording, -EINVAL for a bad
  * configuration, the open(2) error for an unwritable output, -ENOTSUP when
  * the output exists and is not a regular file, -ECANCELED when
- * PROF_ENABLE=0 (nothing is recorded then). Prints nothing. */
+ * PROF_ENABLE=0 (nothing is recorded then). Prints nothing: when CUDA
+ * capture is asked for and cannot be had, recording goes on without it and
+ * the reason goes to the message handler as a PROF_MSG_WARNING. */
 int prof_start(const prof_config *cfg);
 
 /* Ends the current step as incomplete, writes what is buffered and the
@@ -74,6 +77,34 @@ int prof_stop(void);
 /* Hands every thread's buffered events to the writer and waits until they
  * are on disk. Costs a few system calls; not for the hot path. */
 void prof_flush(void);
+
+/* What libprof has to say, which is little: it returns errors rather than
+ * printing them. Two levels (values frozen):
+ *   PROF_MSG_ERROR    recording stopped during the run, as the profile
+ *                     could not be written (a full disk; prof_stop() then
+ *                     returns the error too), at most once per recording;
+ *                     or libprof, preloaded, could not start ("not
+ *                     recording: " and why).
+ *   PROF_MSG_WARNING  recording goes on without something asked for:
+ *                     "CUDA capture off: " and why. Once per process. */
+typedef enum { PROF_MSG_ERROR = 1, PROF_MSG_WARNING = 2 } prof_msg_level;
+
+/* A receiver of libprof's messages: the level, the message as one line
+ * without a "prof: " prefix or a newline ("recording stopped: cannot write
+ * 'run.prof': No space left on device"), and the arg given along with it.
+ * It may run on any thread, libprof's writer thread included, with
+ * libprof's internal locks held: it must return soon and must not call
+ * libprof. Calls are serialised. Never called from a signal handler. */
+typedef void (*prof_message_fn)(prof_msg_level level, const char *msg, void *arg);
+
+/* Sends libprof's messages to fn (with arg) from now on. fn NULL restores
+ * the default: errors as one line on stderr ("prof: MSG"), warnings
+ * dropped; where libprof started itself (preloaded with PROF_OUTPUT set, or
+ * by CUDA injection), warnings on stderr too, as no caller sees the result
+ * of that start. Works before prof_start and lasts for the life of the
+ * process. Once it returns, the previous handler is not called again.
+ * Safe from any thread but a handler. */
+void prof_set_message_handler(prof_message_fn fn, void *arg);
 
 /* Regions nest per thread: each end closes the innermost open region of
  * the calling thread. An end without a begin is ignored. Regions deeper

@@ -303,10 +303,12 @@ static void fork_prepare(void)
     pthread_mutex_lock(&rt.reg_mu);
     rt_intern_lock();
     pthread_mutex_lock(&rt.flush_mu);
+    rt_report_lock(); /* last: held while nothing else is taken */
 }
 
 static void fork_parent(void)
 {
+    rt_report_unlock();
     pthread_mutex_unlock(&rt.flush_mu);
     rt_intern_unlock();
     pthread_mutex_unlock(&rt.reg_mu);

@@ -4,7 +4,7 @@
  * Nothing here links against CUDA: the driver (libcuda.so.1) and CUPTI
  * (libcupti.so) are loaded with dlopen when capture is asked for, so the
  * same libprof.so runs on machines without CUDA, and any failure turns
- * capture off with one line on stderr while recording goes on.
+ * capture off with one warning (rt_report) while recording goes on.
  *
  * Flow: prof_start writes the metadata first (rt_gpu_metadata: load the
  * libraries, check CUPTI's version, list the devices, calibrate CUPTI's
@@ -131,7 +131,7 @@ static void warn_once(void)
     if (cu.warned || !cu.reason)
         return;
     cu.warned = 1;
-    fprintf(stderr, "prof: CUDA capture off: %s\n", cu.reason);
+    rt_report(PROF_MSG_WARNING, "CUDA capture off: %s", cu.reason);
 }
 
 #define LOAD(lib, field, sym) (*(void **)&cu.f.field = dlsym((lib), (sym))) != NULL
@@ -674,6 +674,7 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
     if (running)
         return 1;
     cu.injected = 1;
+    rt_report_loud(); /* the driver started us: nobody else hears why capture is off */
     prof_config c = { 0 };
     c.cuda = 1;
     return prof_start(&c) == 0;

@@ -1,10 +1,9 @@
 /* gpu.c - the hook where CUDA capture plugs in. This build has no CUPTI:
  * a request for CUDA capture is recorded in the metadata as not built in,
- * said once on stderr, and nothing GPU-related is recorded. cupti.c (built
+ * said once as a warning (rt_report), and nothing GPU-related is recorded. cupti.c (built
  * when CUDA is found, with -DPROF_HAVE_CUPTI) provides these functions
  * instead. */
 #include <errno.h>
-#include <stdio.h>
 
 #include <cjson/cJSON.h>
 
@@ -12,7 +11,7 @@
 
 #ifndef PROF_HAVE_CUPTI
 
-static int warned; /* the one line, once per process */
+static int warned; /* the one warning, once per process */
 
 int rt_gpu_start(const rt_config *c)
 {
@@ -20,7 +19,7 @@ int rt_gpu_start(const rt_config *c)
         return 0;
     if (!warned) {
         warned = 1;
-        fputs("prof: CUDA capture off: libprof was built without CUPTI\n", stderr);
+        rt_report(PROF_MSG_WARNING, "CUDA capture off: libprof was built without CUPTI");
     }
     return -ENOTSUP;
 }

@@ -12,11 +12,14 @@
  * file being written (a forked child is already kept off it by the fork
  * handler). `prof record` may set PROF_AUTOSTART_PID to the pid it execs.
  * Recording stops at exit through the atexit handler prof_start installs.
- * A start that fails (a malformed PROF_* variable, an output that cannot
- * be written or is not a regular file) is said in one line on stderr: nobody else can tell, as no
- * caller sees prof_start's result here; PROF_ENABLE=0 is not a failure.
+ * Nobody sees prof_start's result here, so before starting it makes the
+ * default message handler loud (report.c): a start that fails (a malformed
+ * PROF_* variable, an output that cannot be written or is not a regular
+ * file) is said in one line on stderr, and so is CUDA capture that cannot
+ * be had; PROF_ENABLE=0 is not a failure. A program that sets its own
+ * handler later gets the messages from then on.
  *
- * In libprof.a this object is never linked in: nothing refers to it. */
+ * Built into libprof.so only (the Makefile's PRELOAD_SRC). */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
@@ -74,13 +77,13 @@ static void report_failure(int e)
     if (ce == -ECANCELED)
         return;
     if (ce == -EINVAL && bad)
-        fprintf(stderr, "prof: not recording: bad %s '%s' (see libprof(3))\n", bad, getenv(bad));
+        rt_report(PROF_MSG_ERROR, "not recording: bad %s '%s' (see libprof(3))", bad, getenv(bad));
     else if (ce == 0 && e == -ENOTSUP) /* strerror's "Operation not supported" says less */
-        fprintf(stderr, "prof: not recording: cannot write '%s': not a regular file\n", c.output);
+        rt_report(PROF_MSG_ERROR, "not recording: cannot write '%s': not a regular file", c.output);
     else if (ce == 0 && e != -ENOMEM)
-        fprintf(stderr, "prof: not recording: cannot write '%s': %s\n", c.output, strerror(-e));
+        rt_report(PROF_MSG_ERROR, "not recording: cannot write '%s': %s", c.output, strerror(-e));
     else
-        fprintf(stderr, "prof: not recording: %s\n", strerror(-e));
+        rt_report(PROF_MSG_ERROR, "not recording: %s", strerror(-e));
     if (ce == 0)
         rt_config_free(&c);
 }
@@ -90,6 +93,7 @@ __attribute__((constructor)) static void preload_start(void)
     const char *out = getenv("PROF_OUTPUT");
     if (!out || !*out || claimed_elsewhere() || !preloaded())
         return;
+    rt_report_loud();
     int e = prof_start(NULL);
     if (e == 0) {
         char pid[24];

@@ -301,6 +301,18 @@ int rt_open_read(const char *path);         /* a descriptor, or -1 (errno)    */
  * path is not a regular file (FIFO, socket, device). Never blocks. */
 int rt_output_open(const char *path);
 
+/* ---- report.c: libprof's one voice ---------------------------------------- */
+
+/* Says a message (printf-style, one line, no "prof: ") at level: to the
+ * program's handler, else by default on stderr (errors; warnings too
+ * once loud). Never from the crash path: it is not async-signal-safe. */
+void rt_report(prof_msg_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Where libprof starts itself (preload, CUDA injection) no caller sees
+ * what prof_start returns: the default then says warnings too. */
+void rt_report_loud(void);
+void rt_report_lock(void);                  /* fork: held across it        */
+void rt_report_unlock(void);
+
 /* ---- crash.c --------------------------------------------------------------- */
 
 int rt_crash_alloc(void);                   /* 0 or -ENOMEM                   */

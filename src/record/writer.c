@@ -8,11 +8,10 @@
  * block that could use them. Every piece of file work holds the io lock,
  * which the crash path takes instead when the process is dying.
  *
- * A failed write stops the recording: one line on stderr, the file keeps
- * the blocks already written, and the program goes on. */
+ * A failed write stops the recording: one error message (rt_report), the
+ * file keeps the blocks already written, and the program goes on. */
 #include <errno.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -81,7 +80,7 @@ prof_err rt_encode(pf_block *b, const rt_rec *recs, uint32_t from, uint32_t to)
 
 /* ---- failure ------------------------------------------------------------------- */
 
-/* The only output of libprof: one line, once. */
+/* Said once per recording; prof_stop returns the error too. */
 static void writer_fail(prof_err e, int err)
 {
     if (atomic_exchange_explicit(&rt.failed, 1, memory_order_acq_rel))
@@ -89,8 +88,8 @@ static void writer_fail(prof_err e, int err)
     rt.err = e == PROF_ERR_NOMEM ? ENOMEM : (err ? err : EIO);
     atomic_store_explicit(&rt_state, 0, memory_order_release);
     atomic_store_explicit(&rt.crash_armed, 0, memory_order_release);
-    fprintf(stderr, "prof: recording stopped: cannot write '%s': %s\n", rt.cfg.output,
-            strerror(rt.err));
+    rt_report(PROF_MSG_ERROR, "recording stopped: cannot write '%s': %s", rt.cfg.output,
+              strerror(rt.err));
 }
 
 static int writer_ok(void)
