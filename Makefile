@@ -1,6 +1,7 @@
 # prof - build, test and install.
 #
-#   make            libprof.a, libprof.so and the prof binary, in build/
+#   make            libprof.a, libprof.so and the prof binary, in build/ (libprof's
+#                   two libraries define nothing but the API of include/: see LIB_SRC)
 #   make check      install missing dependencies, build, run every test
 #                   (plain, AddressSanitizer+UBSan, ThreadSanitizer, fuzz corpus)
 #   make check-gpu  the CUDA tests of tests/gpu/ (SKIPPED without a GPU)
@@ -48,10 +49,20 @@ else
 Q := @
 endif
 
-# The recording library: codec + runtime. The tool code (model, analysis,
-# output) is linked into prof only, never into training programs.
-LIB_SRC  := $(sort $(wildcard src/util/*.c src/format/*.c src/record/*.c))
-TOOL_SRC := $(sort $(wildcard src/model/*.c src/analysis/*.c src/output/*.c src/import/*.c))
+# The recording library: codec + runtime, and the helpers of src/util they
+# use (LIB_UTIL); the preload constructor goes into libprof.so only. The
+# tool code (model, analysis, output, import, the other helpers) is linked
+# into prof only, never into training programs. The library's objects are
+# compiled with hidden visibility: the headers of include/ make the API
+# visible, libprof.so exports that alone, and libprof.a has every other
+# symbol made local (below).
+LIB_UTIL := src/util/crc32c.c src/util/error.c
+LIB_SRC  := $(sort $(LIB_UTIL) $(wildcard src/format/*.c) \
+	$(filter-out src/record/preload.c,$(wildcard src/record/*.c)))
+PRELOAD_SRC := src/record/preload.c
+SO_SRC   := $(LIB_SRC) $(PRELOAD_SRC)
+TOOL_SRC := $(sort $(filter-out $(LIB_UTIL),$(wildcard src/util/*.c)) \
+	$(wildcard src/model/*.c src/analysis/*.c src/output/*.c src/import/*.c))
 # The dashboard's page (viewer/) is compiled into prof by tools/embed.sh.
 VIEWER_FILES := viewer/index.html viewer/app.css viewer/app.js
 TOOL_SRC += $(B)/gen/viewer_assets.c
@@ -64,6 +75,7 @@ BENCH_SRC := $(sort $(wildcard tests/bench/*.c))
 obj = $(patsubst %.c,$(B)/$(1)/%.o,$(2))
 
 LIB_OBJ  := $(call obj,rel,$(LIB_SRC))
+SO_OBJ   := $(call obj,rel,$(SO_SRC))
 TOOL_OBJ := $(call obj,rel,$(TOOL_SRC))
 CMD_OBJ  := $(call obj,rel,$(CMD_SRC))
 SUP_OBJ  := $(call obj,rel,$(SUP_SRC))
@@ -82,18 +94,20 @@ FUZZ_BIN      := $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(wildcard tests/fuzz/fuz
 all: $(B)/libprof.a $(B)/libprof.so $(B)/prof
 
 # ---- objects, one pattern per variant ---------------------------------
+# libprof's own sources get hidden visibility
+vis = $(if $(filter $(SO_SRC),$<),-fvisibility=hidden)
 $(B)/rel/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CFLAGS_ALL) $(OPT) -fPIC -c $< -o $@
+	$(Q)$(CC) $(CFLAGS_ALL) $(vis) $(OPT) -fPIC -c $< -o $@
 $(B)/asan/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC asan $<")
-	$(Q)$(CC) $(CFLAGS_ALL) $(ASAN) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS_ALL) $(vis) $(ASAN) -c $< -o $@
 $(B)/tsan/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC tsan $<")
-	$(Q)$(CC) $(CFLAGS_ALL) $(TSAN) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS_ALL) $(vis) $(TSAN) -c $< -o $@
 
 $(B)/gen/viewer_assets.c: $(VIEWER_FILES) tools/embed.sh
 	@mkdir -p $(dir $@)
@@ -101,17 +115,28 @@ $(B)/gen/viewer_assets.c: $(VIEWER_FILES) tools/embed.sh
 	$(Q)sh tools/embed.sh $@ $(VIEWER_FILES)
 
 # ---- libraries and the binary -------------------------------------------
+# libprof.a as installed: the library's objects linked into one (ld -r),
+# whose hidden symbols, everything but the API, are then made local. A
+# static library cannot hide a symbol otherwise, and a training program
+# linking it must stay free to define any name of its own (rt, fmt_bytes).
+# prof and the tests link $(B)/rel/libprof.a instead: the same objects,
+# with the internal symbols they use left global. libprof.so links with
+# -z defs: a helper missing from LIB_UTIL fails the build, not a program.
+OBJCOPY ?= objcopy
 $(B)/libprof.a: $(LIB_OBJ)
 	@$(if $(Q),echo "  AR      $@")
-	$(Q)rm -f $@ && ar rcs $@ $^
-$(B)/libprof.so: $(LIB_OBJ)
+	$(Q)rm -f $@ $(B)/rel/libprof.o && $(LD) -r -o $(B)/rel/libprof.o $^ && \
+		$(OBJCOPY) --localize-hidden $(B)/rel/libprof.o && ar rcs $@ $(B)/rel/libprof.o
+$(B)/libprof.so: $(SO_OBJ)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -shared -pthread -Wl,-soname,libprof.so.0 -Wl,--version-script=src/record/libprof.map \
-		-o $@ $^ $(LIBS)
-$(B)/prof: $(CMD_OBJ) $(TOOL_OBJ) $(B)/libprof.a
+		-Wl,-z,defs -o $@ $^ $(LIBS)
+$(B)/prof: $(CMD_OBJ) $(TOOL_OBJ) $(B)/rel/libprof.a
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -pthread -o $@ $(CMD_OBJ) $(TOOL_OBJ) $(B)/libprof.a $(TOOL_LIBS) $(LIBS)
+	$(Q)$(CC) -pthread -o $@ $(CMD_OBJ) $(TOOL_OBJ) $(B)/rel/libprof.a $(TOOL_LIBS) $(LIBS)
 
+$(B)/rel/libprof.a: $(LIB_OBJ)
+	$(Q)rm -f $@ && ar rcs $@ $^
 $(B)/asan/libprof.a: $(call obj,asan,$(LIB_SRC))
 	$(Q)rm -f $@ && ar rcs $@ $^
 $(B)/tsan/libprof.a: $(call obj,tsan,$(LIB_SRC))
@@ -120,19 +145,19 @@ $(B)/asan/prof: $(call obj,asan,$(CMD_SRC) $(TOOL_SRC)) $(B)/asan/libprof.a
 	$(Q)$(CC) -pthread $(ASAN) -o $@ $^ $(TOOL_LIBS) $(LIBS)
 
 # ---- tests ------------------------------------------------------------------
-$(B)/rel/tests/unit/%: $(B)/rel/tests/unit/%.o $(SUP_OBJ) $(TOOL_OBJ) $(B)/libprof.a
+$(B)/rel/tests/unit/%: $(B)/rel/tests/unit/%.o $(SUP_OBJ) $(TOOL_OBJ) $(B)/rel/libprof.a
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) -pthread -o $@ $< $(SUP_OBJ) $(TOOL_OBJ) $(B)/libprof.a -lcriterion $(TOOL_LIBS) $(LIBS)
+	$(Q)$(CC) -pthread -o $@ $< $(SUP_OBJ) $(TOOL_OBJ) $(B)/rel/libprof.a -lcriterion $(TOOL_LIBS) $(LIBS)
 $(B)/asan/tests/unit/%: $(B)/asan/tests/unit/%.o $(call obj,asan,$(SUP_SRC) $(TOOL_SRC)) $(B)/asan/libprof.a
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -pthread $(ASAN) -o $@ $^ -lcriterion $(TOOL_LIBS) $(LIBS)
 $(B)/tsan/tests/unit/%: $(B)/tsan/tests/unit/%.o $(call obj,tsan,$(SUP_SRC)) $(B)/tsan/libprof.a
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -pthread $(TSAN) -o $@ $^ -lcriterion $(SUP_LIBS) $(LIBS)
-$(B)/rel/tests/bench/%: $(B)/rel/tests/bench/%.o $(SUP_OBJ) $(TOOL_OBJ) $(B)/libprof.a
+$(B)/rel/tests/bench/%: $(B)/rel/tests/bench/%.o $(SUP_OBJ) $(TOOL_OBJ) $(B)/rel/libprof.a
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -pthread -o $@ $^ $(TOOL_LIBS) $(LIBS)
-$(B)/rel/tests/bin/%: $(B)/rel/tests/support/bin/%.o $(SUP_OBJ) $(B)/libprof.a
+$(B)/rel/tests/bin/%: $(B)/rel/tests/support/bin/%.o $(SUP_OBJ) $(B)/rel/libprof.a
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -pthread -o $@ $^ $(SUP_LIBS) $(LIBS)
 $(B)/asan/tests/bin/%: $(B)/asan/tests/support/bin/%.o $(call obj,asan,$(SUP_SRC)) $(B)/asan/libprof.a
@@ -153,10 +178,10 @@ $(B)/fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(LIB_SRC) $(TOOL_SRC)
 # Both compilers must build the code clean; the tests use cc's objects, so
 # clang only has to compile everything with the same warnings as errors.
 CLANG_STAMP := $(B)/clang.stamp
-$(CLANG_STAMP): $(LIB_SRC) $(TOOL_SRC) $(CMD_SRC) $(SUP_SRC) $(wildcard include/*.h src/*/*.h)
+$(CLANG_STAMP): $(SO_SRC) $(TOOL_SRC) $(CMD_SRC) $(SUP_SRC) $(wildcard include/*.h src/*/*.h)
 	@mkdir -p $(B)
 	@$(if $(Q),echo "  CLANG   -fsyntax-only")
-	$(Q)for f in $(LIB_SRC) $(TOOL_SRC) $(CMD_SRC) $(SUP_SRC); do \
+	$(Q)for f in $(SO_SRC) $(TOOL_SRC) $(CMD_SRC) $(SUP_SRC); do \
 		clang $(filter-out -MMD -MP,$(CFLAGS_ALL)) -fsyntax-only $$f || exit 1; done
 	$(Q)touch $@
 

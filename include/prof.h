@@ -24,6 +24,12 @@
 extern "C" {
 #endif
 
+/* libprof is built with hidden visibility: what this header declares,
+ * the API, is all that libprof.so exports and libprof.a leaves global. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 #define PROF_VERSION_MAJOR 0
 #define PROF_VERSION_MINOR 1
 #define PROF_VERSION_PATCH 0
@@ -176,6 +182,10 @@ static inline void prof__scope_begin(prof_name *site, const char *name)
     prof__scope_begin(&PROF__CAT(prof__site_, __LINE__), (name));               \
     int PROF__CAT(prof__scope_, __LINE__)                                       \
         __attribute__((cleanup(prof__scope_end), unused)) = 0
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

@@ -24,6 +24,12 @@
 extern "C" {
 #endif
 
+/* libprof is built with hidden visibility: what this header declares,
+ * the API, is all that libprof.so exports and libprof.a leaves global. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 /* Error codes. The numbers are frozen: tools and scripts may depend on them. */
 typedef enum prof_err {
     PROF_OK = 0,
@@ -229,6 +235,10 @@ const char *prof_event_type_name(prof_event_type t);
 const char *prof_kind_name(uint32_t kind);
 const char *prof_copy_kind_name(uint32_t kind);
 const char *prof_sync_kind_name(uint32_t kind);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }
