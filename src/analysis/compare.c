@@ -14,6 +14,7 @@
 
 #include "analysis/compare.h"
 #include "analysis/compare_stats.h"
+#include "analysis/report_keys.h"
 #include "analysis/stats.h"
 #include "util/error.h"
 
@@ -74,7 +75,7 @@ static const cJSON *get_path(const cJSON *o, const char *a, const char *b, const
 
 static const cJSON *first_profile(const cJSON *report)
 {
-    return cJSON_GetArrayItem(get(report, "profiles"), 0);
+    return cJSON_GetArrayItem(get(report, RK_PROFILES), 0);
 }
 
 static const cJSON *find_named(const cJSON *arr, const char *key, const char *name)
@@ -89,9 +90,9 @@ static const cJSON *find_named(const cJSON *arr, const char *key, const char *na
 /* Step count behind the step-time statistics (rules.md §1: complete steps). */
 static double stat_steps(const cJSON *report)
 {
-    const cJSON *s = get(report, "summary");
+    const cJSON *s = get(report, RK_SUMMARY);
     double n;
-    return get_num(s, "complete_steps", &n) ? n : num_or(s, "steps", 0);
+    return get_num(s, RK_COMPLETE_STEPS, &n) ? n : num_or(s, RK_STEPS, 0);
 }
 
 /* ---- writing the comparison (sticky failures) ------------------------------ */
@@ -159,7 +160,7 @@ static double relative(double before, double after)
 
 static const char *side_name(int i)
 {
-    return i ? "after" : "before";
+    return i ? RK_AFTER : RK_BEFORE;
 }
 
 static const cJSON *run_of(const cmp_side *s, size_t i)
@@ -175,8 +176,8 @@ static int most_runs(size_t count, size_t runs)
 
 static int by_op_name(const void *a, const void *b)
 {
-    return strcmp(str_or(*(const cJSON *const *)a, "name", ""),
-                  str_or(*(const cJSON *const *)b, "name", ""));
+    return strcmp(str_or(*(const cJSON *const *)a, RK_NAME, ""),
+                  str_or(*(const cJSON *const *)b, RK_NAME, ""));
 }
 
 /* Sorts each run's operations by name (every run's report must be usable). */
@@ -188,7 +189,7 @@ static int index_side(cmp_side *s, const compare_side *src)
     if (!s->ops || !s->nops)
         return -1;
     for (size_t r = 0; r < src->nruns; r++) {
-        const cJSON *arr = get(src->runs[r], "operations"), *op;
+        const cJSON *arr = get(src->runs[r], RK_OPERATIONS), *op;
         size_t n = (size_t)cJSON_GetArraySize(arr);
         if (!(s->ops[r] = calloc(n ? n : 1, sizeof *s->ops[r])))
             return -1;
@@ -209,7 +210,7 @@ static void free_side(cmp_side *s)
 
 static int name_vs_op(const void *key, const void *op)
 {
-    return strcmp(key, str_or(*(const cJSON *const *)op, "name", ""));
+    return strcmp(key, str_or(*(const cJSON *const *)op, RK_NAME, ""));
 }
 
 static const cJSON *side_op(const cmp_side *s, size_t run, const char *name)
@@ -222,19 +223,19 @@ static const cJSON *side_op(const cmp_side *s, size_t run, const char *name)
 static const struct metric {
     const char *name, *unit, *section, *key;
 } metrics[] = {
-    { "steps", "count", NULL, "steps" },
-    { "sampled_steps", "count", NULL, "sampled_steps" },
-    { "wall_ns", "ns", NULL, "wall_ns" },
-    { "profiled_ns", "ns", NULL, "profiled_ns" },
-    { "step_mean_ns", "ns", "step_time", "mean_ns" },
-    { "step_p50_ns", "ns", "step_time", "p50_ns" },
-    { "step_p95_ns", "ns", "step_time", "p95_ns" },
+    { "steps", "count", NULL, RK_STEPS },
+    { "sampled_steps", "count", NULL, RK_SAMPLED_STEPS },
+    { "wall_ns", "ns", NULL, RK_WALL_NS },
+    { "profiled_ns", "ns", NULL, RK_PROFILED_NS },
+    { "step_mean_ns", "ns", RK_STEP_TIME, RK_MEAN_NS },
+    { "step_p50_ns", "ns", RK_STEP_TIME, RK_P50_NS },
+    { "step_p95_ns", "ns", RK_STEP_TIME, RK_P95_NS },
 };
 
 /* Step-time metrics of a profile without steps are missing, not zero. */
 static int metric_value(const cJSON *report, const struct metric *m, double *v)
 {
-    const cJSON *s = get(report, "summary");
+    const cJSON *s = get(report, RK_SUMMARY);
     if (m->section && stat_steps(report) <= 0)
         return 0;
     return get_num(m->section ? get(s, m->section) : s, m->key, v);
@@ -262,8 +263,8 @@ static double metric_side(const cmp_side *s, const struct metric *m, int *have)
  * between repeated runs of one command and is not part of what ran. */
 static int is_output_arg(const char *arg, const cJSON *profile)
 {
-    const char *out = str_or(get_path(profile, "metadata", "config", NULL), "output", "");
-    const char *path = str_or(profile, "path", ""), *base = strrchr(path, '/');
+    const char *out = str_or(get_path(profile, RK_METADATA, MK_CONFIG, NULL), MK_OUTPUT, "");
+    const char *path = str_or(profile, RK_PATH, ""), *base = strrchr(path, '/');
     const char *abase = strrchr(arg, '/');
     base = base ? base + 1 : path;
     abase = abase ? abase + 1 : arg;
@@ -273,7 +274,7 @@ static int is_output_arg(const char *arg, const cJSON *profile)
 /* The recorded command line without the profile's own name, into buf. */
 static const char *command_of(const cJSON *report, char *buf, size_t size)
 {
-    const cJSON *p = first_profile(report), *argv = get(get(p, "metadata"), "argv"), *a;
+    const cJSON *p = first_profile(report), *argv = get(get(p, RK_METADATA), MK_ARGV), *a;
     size_t len = 0;
     buf[0] = '\0';
     cJSON_ArrayForEach(a, argv) {
@@ -289,7 +290,7 @@ static const char *command_of(const cJSON *report, char *buf, size_t size)
 
 static const cJSON *config_of(const cJSON *report, const char *key)
 {
-    return get_path(first_profile(report), "metadata", "config", key);
+    return get_path(first_profile(report), RK_METADATA, MK_CONFIG, key);
 }
 
 static void add_run(cmp_ctx *c, cJSON *cmp, int which)
@@ -299,30 +300,30 @@ static void add_run(cmp_ctx *c, cJSON *cmp, int which)
     const cJSON *first = run_of(s, 0), *p = first_profile(first);
     cJSON *r = put_obj(c, cmp, side_name(which));
     int have, clean = 1;
-    put_str(c, r, "path", s->s->path ? s->s->path : str_or(p, "path", ""));
-    put_str(c, r, "command", command_of(first, cmd, sizeof cmd));
-    put_num(c, r, "runs", (double)s->s->nruns);
-    cJSON *paths = put_arr(c, r, "run_paths");
+    put_str(c, r, RK_PATH, s->s->path ? s->s->path : str_or(p, RK_PATH, ""));
+    put_str(c, r, RK_COMMAND, command_of(first, cmd, sizeof cmd));
+    put_num(c, r, RK_RUNS, (double)s->s->nruns);
+    cJSON *paths = put_arr(c, r, RK_RUN_PATHS);
     for (size_t i = 0; i < s->s->nruns; i++) {
         const cJSON *rp = first_profile(run_of(s, i));
-        attach(c, paths, NULL, cJSON_CreateString(str_or(rp, "path", "")));
-        clean &= !cJSON_IsFalse(get(rp, "clean"));
+        attach(c, paths, NULL, cJSON_CreateString(str_or(rp, RK_PATH, "")));
+        clean &= !cJSON_IsFalse(get(rp, RK_CLEAN));
     }
-    put_num(c, r, "steps", metric_side(s, &metrics[0], &have));
-    put_num(c, r, "sampled_steps", metric_side(s, &metrics[1], &have));
-    const cJSON *sr = config_of(first, "sample_rate");
-    put_num(c, r, "sample_rate", cJSON_IsNumber(sr) ? sr->valuedouble : NAN);
-    put_bool(c, r, "clean", clean);
+    put_num(c, r, RK_STEPS, metric_side(s, &metrics[0], &have));
+    put_num(c, r, RK_SAMPLED_STEPS, metric_side(s, &metrics[1], &have));
+    const cJSON *sr = config_of(first, MK_SAMPLE_RATE);
+    put_num(c, r, RK_SAMPLE_RATE, cJSON_IsNumber(sr) ? sr->valuedouble : NAN);
+    put_bool(c, r, RK_CLEAN, clean);
 }
 
 /* Share of steps that kept their events, or the configured rate. */
 static double sampled_fraction(const cJSON *report)
 {
-    const cJSON *s = get(report, "summary");
-    double steps = num_or(s, "steps", 0);
+    const cJSON *s = get(report, RK_SUMMARY);
+    double steps = num_or(s, RK_STEPS, 0);
     if (steps > 0)
-        return num_or(s, "sampled_steps", steps) / steps;
-    const cJSON *sr = config_of(report, "sample_rate");
+        return num_or(s, RK_SAMPLED_STEPS, steps) / steps;
+    const cJSON *sr = config_of(report, MK_SAMPLE_RATE);
     return cJSON_IsNumber(sr) && sr->valuedouble > 0 ? sr->valuedouble : 1.0;
 }
 
@@ -356,7 +357,7 @@ static void note_differences(cmp_ctx *c, cJSON *notes)
              : sb == 0          ? "before profile"
                                 : "after profile");
     double fb = sampled_fraction(b), fa = sampled_fraction(a);
-    const cJSON *schb = config_of(b, "schedule"), *scha = config_of(a, "schedule");
+    const cJSON *schb = config_of(b, MK_SCHEDULE), *scha = config_of(a, MK_SCHEDULE);
     if (fabs(fb - fa) > 0.005 || !cJSON_Compare(schb, scha, 1))
         note(c, notes, "sampling differs: %.0f%% of steps kept their events before, %.0f%% after; "
                        "calls and totals scale with sampling, compare means",
@@ -375,11 +376,11 @@ static void note_runs(cmp_ctx *c, cJSON *notes)
         const cmp_side *s = &c->side[i];
         for (size_t r = 0; r < s->s->nruns; r++) {
             const cJSON *rep = run_of(s, r), *p = first_profile(rep);
-            if (cJSON_IsFalse(get(p, "clean")))
+            if (cJSON_IsFalse(get(p, RK_CLEAN)))
                 note(c, notes, "the %s profile '%s' was not closed cleanly: it covers what was "
-                               "recorded before it stopped", side_name(i), str_or(p, "path", ""));
-            double total = num_or(rep, "operations_total", 0);
-            double kept = (double)cJSON_GetArraySize(get(rep, "operations"));
+                               "recorded before it stopped", side_name(i), str_or(p, RK_PATH, ""));
+            double total = num_or(rep, RK_OPERATIONS_TOTAL, 0);
+            double kept = (double)cJSON_GetArraySize(get(rep, RK_OPERATIONS));
             if (total > kept)
                 note(c, notes, "the %s report holds %.0f of %.0f operations; the rest are not "
                                "compared", side_name(i), kept, total);
@@ -400,7 +401,7 @@ static void add_change(cmp_ctx *c, cJSON *row, const char *change_key, int hb, d
                        double a)
 {
     put_opt(c, row, change_key, hb && ha, a - b);
-    put_opt(c, row, "relative", hb && ha, relative(b, a));
+    put_opt(c, row, RK_RELATIVE, hb && ha, relative(b, a));
 }
 
 /* The step-time test of every run's steady steps. */
@@ -417,8 +418,8 @@ static cmp_result step_test(const cmp_ctx *c)
         for (int i = 0; i < 2; i++)
             for (size_t k = 0; k < n[i]; k++)
                 st[i][k] = stat_steps(run_of(&c->side[i], k)) > 0
-                               ? get_path(run_of(&c->side[i], k), "summary", "step_time",
-                                          "steady")
+                               ? get_path(run_of(&c->side[i], k), RK_SUMMARY, RK_STEP_TIME,
+                                          RK_STEADY)
                                : NULL;
         r = cmp_test(st[0], n[0], st[1], n[1], &c->o);
     }
@@ -429,7 +430,7 @@ static cmp_result step_test(const cmp_ctx *c)
 
 static void add_summary(cmp_ctx *c, cJSON *cmp, const cmp_result *steps)
 {
-    cJSON *arr = put_arr(c, cmp, "summary");
+    cJSON *arr = put_arr(c, cmp, RK_SUMMARY);
     for (size_t i = 0; i < sizeof metrics / sizeof metrics[0]; i++) {
         int hb, ha;
         double b = metric_side(&c->side[0], &metrics[i], &hb);
@@ -441,33 +442,33 @@ static void add_summary(cmp_ctx *c, cJSON *cmp, const cmp_result *steps)
             a = steps->after;
         }
         cJSON *row = attach(c, arr, NULL, cJSON_CreateObject());
-        put_str(c, row, "metric", metrics[i].name);
-        put_str(c, row, "unit", metrics[i].unit);
-        put_opt(c, row, "before", hb, b);
-        put_opt(c, row, "after", ha, a);
-        add_change(c, row, "change", hb, b, ha, a);
+        put_str(c, row, RK_METRIC, metrics[i].name);
+        put_str(c, row, RK_UNIT, metrics[i].unit);
+        put_opt(c, row, RK_BEFORE, hb, b);
+        put_opt(c, row, RK_AFTER, ha, a);
+        add_change(c, row, RK_CHANGE, hb, b, ha, a);
     }
 }
 
 /* The test's fields shared by the step-time test and every operation. */
 static void put_test(cmp_ctx *c, cJSON *o, const cmp_result *r)
 {
-    put_str(c, o, "method", cmp_method_name(r->method));
-    put_num(c, o, "runs_before", (double)r->runs_before);
-    put_num(c, o, "runs_after", (double)r->runs_after);
-    put_num(c, o, "t", r->t);
-    put_num(c, o, "df", r->df);
-    put_num(c, o, "p_value", r->p);
-    put_num(c, o, "relative_low", r->rel_low);
-    put_num(c, o, "relative_high", r->rel_high);
+    put_str(c, o, RK_METHOD, cmp_method_name(r->method));
+    put_num(c, o, RK_RUNS_BEFORE, (double)r->runs_before);
+    put_num(c, o, RK_RUNS_AFTER, (double)r->runs_after);
+    put_num(c, o, RK_T, r->t);
+    put_num(c, o, RK_DF, r->df);
+    put_num(c, o, RK_P_VALUE, r->p);
+    put_num(c, o, RK_RELATIVE_LOW, r->rel_low);
+    put_num(c, o, RK_RELATIVE_HIGH, r->rel_high);
 }
 
 static void add_step_test(cmp_ctx *c, cJSON *cmp, const cmp_result *r)
 {
-    cJSON *t = put_obj(c, cmp, "step_time_test");
+    cJSON *t = put_obj(c, cmp, RK_STEP_TIME_TEST);
     put_test(c, t, r);
-    put_num(c, t, "relative", r->relative);
-    put_bool(c, t, "significant", r->significant);
+    put_num(c, t, RK_RELATIVE, r->relative);
+    put_bool(c, t, RK_SIGNIFICANT, r->significant);
 }
 
 static void add_speedup(cmp_ctx *c, cJSON *cmp, const cmp_result *steps)
@@ -481,12 +482,12 @@ static void add_speedup(cmp_ctx *c, cJSON *cmp, const cmp_result *steps)
         basis = "profiled_time";
     }
     if (!(mb > 0 && ma > 0)) {
-        attach(c, cmp, "speedup", cJSON_CreateNull());
+        attach(c, cmp, RK_SPEEDUP, cJSON_CreateNull());
         return;
     }
-    cJSON *s = put_obj(c, cmp, "speedup");
-    put_num(c, s, "value", mb / ma);
-    put_str(c, s, "basis", basis);
+    cJSON *s = put_obj(c, cmp, RK_SPEEDUP);
+    put_num(c, s, RK_VALUE, mb / ma);
+    put_str(c, s, RK_BASIS, basis);
 }
 
 /* ---- memory ------------------------------------------------------------------ */
@@ -512,11 +513,11 @@ typedef struct mem_side {
 /* The fitted slope of a report's memory series and its unit. */
 static int series_slope(const cJSON *fit, double *v, const char **unit)
 {
-    if (get_num(fit, "slope_bytes_per_step", v)) {
+    if (get_num(fit, RK_SLOPE_BYTES_PER_STEP, v)) {
         *unit = "bytes_per_step";
         return 1;
     }
-    if (get_num(fit, "slope_bytes_per_s", v)) {
+    if (get_num(fit, RK_SLOPE_BYTES_PER_S, v)) {
         *unit = "bytes_per_s";
         return 1;
     }
@@ -529,15 +530,15 @@ static mem_side memory_side(const cmp_side *s, const char *name)
     size_t n = s->s->nruns, peaks = 0, leaks = 0, slopes = 0;
     double *v = malloc((n ? n : 1) * sizeof *v);
     for (size_t i = 0; i < n; i++) {
-        const cJSON *ser = find_named(get(run_of(s, i), "memory"), "series", name);
+        const cJSON *ser = find_named(get(run_of(s, i), RK_MEMORY), RK_SERIES, name);
         double peak;
-        if (!ser || !get_num(ser, "peak_bytes", &peak))
+        if (!ser || !get_num(ser, RK_PEAK_BYTES, &peak))
             continue;
         m.peak += peak;
         peaks++;
-        if (cJSON_IsTrue(get(get(ser, "fit"), "leak")))
+        if (cJSON_IsTrue(get(get(ser, RK_FIT), RK_LEAK)))
             leaks++;
-        if (v && series_slope(get(ser, "fit"), &v[slopes], &m.unit))
+        if (v && series_slope(get(ser, RK_FIT), &v[slopes], &m.unit))
             slopes++;
     }
     m.have = peaks > 0;
@@ -556,16 +557,16 @@ static void add_series(cmp_ctx *c, cJSON *arr, const char *name)
 {
     mem_side b = memory_side(&c->side[0], name), a = memory_side(&c->side[1], name);
     cJSON *row = attach(c, arr, NULL, cJSON_CreateObject());
-    put_str(c, row, "series", name);
-    put_opt(c, row, "before_peak_bytes", b.have, b.peak);
-    put_opt(c, row, "after_peak_bytes", a.have, a.peak);
-    add_change(c, row, "change_bytes", b.have, b.peak, a.have, a.peak);
-    put_str(c, row, "slope_unit", b.has_slope ? b.unit : a.unit);
-    put_opt(c, row, "before_slope", b.has_slope, b.slope);
-    put_opt(c, row, "after_slope", a.has_slope, a.slope);
-    put_bool(c, row, "leak_before", b.leak);
-    put_bool(c, row, "leak_after", a.leak);
-    put_str(c, row, "leak", verdict(b.leak, a.leak));
+    put_str(c, row, RK_SERIES, name);
+    put_opt(c, row, RK_BEFORE_PEAK_BYTES, b.have, b.peak);
+    put_opt(c, row, RK_AFTER_PEAK_BYTES, a.have, a.peak);
+    add_change(c, row, RK_CHANGE_BYTES, b.have, b.peak, a.have, a.peak);
+    put_str(c, row, RK_SLOPE_UNIT, b.has_slope ? b.unit : a.unit);
+    put_opt(c, row, RK_BEFORE_SLOPE, b.has_slope, b.slope);
+    put_opt(c, row, RK_AFTER_SLOPE, a.has_slope, a.slope);
+    put_bool(c, row, RK_LEAK_BEFORE, b.leak);
+    put_bool(c, row, RK_LEAK_AFTER, a.leak);
+    put_str(c, row, RK_LEAK, verdict(b.leak, a.leak));
 }
 
 /* 1 when a run of a side before run `upto` (or of an earlier side) already
@@ -574,20 +575,20 @@ static int series_seen(const cmp_ctx *c, int side, size_t upto, const char *name
 {
     for (int i = 0; i <= side; i++)
         for (size_t r = 0; r < (i < side ? c->side[i].s->nruns : upto); r++)
-            if (find_named(get(run_of(&c->side[i], r), "memory"), "series", name))
+            if (find_named(get(run_of(&c->side[i], r), RK_MEMORY), RK_SERIES, name))
                 return 1;
     return 0;
 }
 
 static void add_memory(cmp_ctx *c, cJSON *cmp)
 {
-    cJSON *arr = put_arr(c, cmp, "memory");
+    cJSON *arr = put_arr(c, cmp, RK_MEMORY);
     for (int i = 0; i < 2; i++)
         for (size_t r = 0; r < c->side[i].s->nruns; r++) {
             const cJSON *s;
-            cJSON_ArrayForEach(s, get(run_of(&c->side[i], r), "memory"))
-                if (!series_seen(c, i, r, str_or(s, "series", "")))
-                    add_series(c, arr, str_or(s, "series", ""));
+            cJSON_ArrayForEach(s, get(run_of(&c->side[i], r), RK_MEMORY))
+                if (!series_seen(c, i, r, str_or(s, RK_SERIES, "")))
+                    add_series(c, arr, str_or(s, RK_SERIES, ""));
         }
 }
 
@@ -641,7 +642,7 @@ static op_pair *pair_ops(cmp_ctx *c, size_t *n)
     for (int i = 0; i < 2; i++)
         for (size_t r = 0; r < c->side[i].s->nruns; r++)
             for (size_t j = 0; j < c->side[i].nops[r]; j++)
-                v[k++].name = str_or(c->side[i].ops[r][j], "name", "");
+                v[k++].name = str_or(c->side[i].ops[r][j], RK_NAME, "");
     qsort(v, k, sizeof *v, by_pair_name);
     *n = 0;
     for (size_t j = 0; j < k; j++)
@@ -649,8 +650,8 @@ static op_pair *pair_ops(cmp_ctx *c, size_t *n)
             v[(*n)++] = v[j];
     for (size_t j = 0; j < *n; j++) {
         size_t runs;
-        v[j].weight = fmax(op_side_mean(&c->side[0], v[j].name, "incl_ns", &runs),
-                           op_side_mean(&c->side[1], v[j].name, "incl_ns", &runs));
+        v[j].weight = fmax(op_side_mean(&c->side[0], v[j].name, RK_INCL_NS, &runs),
+                           op_side_mean(&c->side[1], v[j].name, RK_INCL_NS, &runs));
     }
     qsort(v, *n, sizeof *v, by_weight);
     return v;
@@ -661,19 +662,19 @@ static void add_side(cmp_ctx *c, cJSON *row, int which, const char *name, double
 {
     const cmp_side *s = &c->side[which];
     size_t runs;
-    double calls = op_side_mean(s, name, "calls", &runs);
+    double calls = op_side_mean(s, name, RK_CALLS, &runs);
     if (!runs) {
         attach(c, row, side_name(which), cJSON_CreateNull());
         return;
     }
     cJSON *o = put_obj(c, row, side_name(which));
-    put_num(c, o, "runs", (double)runs);
-    put_num(c, o, "calls", calls);
-    put_num(c, o, "total_ns", op_side_mean(s, name, "incl_ns", &runs));
-    put_num(c, o, "self_ns", op_side_mean(s, name, "self_ns", &runs));
-    put_num(c, o, "mean_ns", isfinite(mean) ? mean : op_side_mean(s, name, "mean_ns", &runs));
-    put_num(c, o, "stddev_ns", op_side_mean(s, name, "stddev_ns", &runs));
-    put_num(c, o, "share", op_side_mean(s, name, "incl_share", &runs));
+    put_num(c, o, RK_RUNS, (double)runs);
+    put_num(c, o, RK_CALLS, calls);
+    put_num(c, o, RK_TOTAL_NS, op_side_mean(s, name, RK_INCL_NS, &runs));
+    put_num(c, o, RK_SELF_NS, op_side_mean(s, name, RK_SELF_NS, &runs));
+    put_num(c, o, RK_MEAN_NS, isfinite(mean) ? mean : op_side_mean(s, name, RK_MEAN_NS, &runs));
+    put_num(c, o, RK_STDDEV_NS, op_side_mean(s, name, RK_STDDEV_NS, &runs));
+    put_num(c, o, RK_SHARE, op_side_mean(s, name, RK_INCL_SHARE, &runs));
 }
 
 static cmp_result op_test(const cmp_ctx *c, const char *name)
@@ -683,7 +684,7 @@ static cmp_result op_test(const cmp_ctx *c, const char *name)
     cmp_result r;
     for (int i = 0; i < 2; i++)
         for (size_t k = 0; st[i] && k < n[i]; k++)
-            st[i][k] = get(side_op(&c->side[i], k, name), "steady");
+            st[i][k] = get(side_op(&c->side[i], k, name), RK_STEADY);
     if (st[0] && st[1]) {
         r = cmp_test(st[0], n[0], st[1], n[1], &c->o);
     } else {
@@ -706,32 +707,32 @@ static const char *op_status(const cmp_result *r, int hb, int ha)
 static void add_op(cmp_ctx *c, cJSON *arr, const op_pair *p, const cmp_result *r)
 {
     size_t rb, ra;
-    op_side_mean(&c->side[0], p->name, "calls", &rb);
-    op_side_mean(&c->side[1], p->name, "calls", &ra);
+    op_side_mean(&c->side[0], p->name, RK_CALLS, &rb);
+    op_side_mean(&c->side[1], p->name, RK_CALLS, &ra);
     int both = rb && ra && isfinite(r->relative);
     const char *kind = "";
     for (int i = 0; i < 2 && !*kind; i++)
         for (size_t k = 0; k < c->side[i].s->nruns && !*kind; k++)
-            kind = str_or(side_op(&c->side[i], k, p->name), "kind", "");
+            kind = str_or(side_op(&c->side[i], k, p->name), RK_KIND, "");
     cJSON *row = attach(c, arr, NULL, cJSON_CreateObject());
-    put_str(c, row, "name", p->name);
-    put_str(c, row, "kind", kind);
-    put_str(c, row, "status", op_status(r, rb > 0, ra > 0));
+    put_str(c, row, RK_NAME, p->name);
+    put_str(c, row, RK_KIND, kind);
+    put_str(c, row, RK_STATUS, op_status(r, rb > 0, ra > 0));
     add_side(c, row, 0, p->name, r->before);
     add_side(c, row, 1, p->name, r->after);
-    put_opt(c, row, "mean_change_ns", both, r->after - r->before);
-    put_opt(c, row, "relative", both, r->relative);
+    put_opt(c, row, RK_MEAN_CHANGE_NS, both, r->after - r->before);
+    put_opt(c, row, RK_RELATIVE, both, r->relative);
     cmp_result shown = *r;
     if (!rb || !ra) /* on one side only: nothing was tested */
         shown.t = shown.df = shown.p = NAN;
     put_test(c, row, &shown);
-    put_bool(c, row, "significant", r->significant);
+    put_bool(c, row, RK_SIGNIFICANT, r->significant);
 }
 
 static void add_operations(cmp_ctx *c, cJSON *cmp)
 {
     size_t n = 0;
-    cJSON *arr = put_arr(c, cmp, "operations");
+    cJSON *arr = put_arr(c, cmp, RK_OPERATIONS);
     op_pair *v = pair_ops(c, &n);
     cmp_result *r = calloc(n ? n : 1, sizeof *r);
     if (v && r) {
@@ -751,10 +752,10 @@ static void add_operations(cmp_ctx *c, cJSON *cmp)
 static const cJSON *find_finding(const cJSON *report, const cJSON *f)
 {
     const cJSON *g;
-    const char *rule = str_or(f, "rule", ""), *subject = str_or(f, "subject", "");
-    cJSON_ArrayForEach(g, get(report, "bottlenecks"))
-        if (strcmp(str_or(g, "rule", ""), rule) == 0 &&
-            strcmp(str_or(g, "subject", ""), subject) == 0)
+    const char *rule = str_or(f, RK_RULE, ""), *subject = str_or(f, RK_SUBJECT, "");
+    cJSON_ArrayForEach(g, get(report, RK_BOTTLENECKS))
+        if (strcmp(str_or(g, RK_RULE, ""), rule) == 0 &&
+            strcmp(str_or(g, RK_SUBJECT, ""), subject) == 0)
             return g;
     return NULL;
 }
@@ -779,13 +780,13 @@ static void add_finding(cmp_ctx *c, cJSON *arr, const cJSON *b, const cJSON *a)
 {
     const cJSON *f = a ? a : b;
     cJSON *row = attach(c, arr, NULL, cJSON_CreateObject());
-    put_str(c, row, "rule", str_or(f, "rule", ""));
-    put_str(c, row, "subject", str_or(f, "subject", ""));
-    put_str(c, row, "severity", str_or(f, "severity", ""));
-    put_str(c, row, "title", str_or(f, "title", ""));
+    put_str(c, row, RK_RULE, str_or(f, RK_RULE, ""));
+    put_str(c, row, RK_SUBJECT, str_or(f, RK_SUBJECT, ""));
+    put_str(c, row, RK_SEVERITY, str_or(f, RK_SEVERITY, ""));
+    put_str(c, row, RK_TITLE, str_or(f, RK_TITLE, ""));
     if (b && a) {
-        put_str(c, row, "severity_before", str_or(b, "severity", ""));
-        put_str(c, row, "title_before", str_or(b, "title", ""));
+        put_str(c, row, RK_SEVERITY_BEFORE, str_or(b, RK_SEVERITY, ""));
+        put_str(c, row, RK_TITLE_BEFORE, str_or(b, RK_TITLE, ""));
     }
 }
 
@@ -802,13 +803,13 @@ static int finding_seen(const cmp_ctx *c, int side, size_t run, const cJSON *f)
 
 static void add_bottlenecks(cmp_ctx *c, cJSON *cmp)
 {
-    cJSON *o = put_obj(c, cmp, "bottlenecks");
-    cJSON *fixed = put_arr(c, o, "fixed"), *added = put_arr(c, o, "new");
-    cJSON *persisting = put_arr(c, o, "persisting");
+    cJSON *o = put_obj(c, cmp, RK_BOTTLENECKS);
+    cJSON *fixed = put_arr(c, o, RK_FIXED), *added = put_arr(c, o, RK_NEW);
+    cJSON *persisting = put_arr(c, o, RK_PERSISTING);
     for (int i = 0; i < 2; i++)
         for (size_t r = 0; r < c->side[i].s->nruns; r++) {
             const cJSON *f;
-            cJSON_ArrayForEach(f, get(run_of(&c->side[i], r), "bottlenecks")) {
+            cJSON_ArrayForEach(f, get(run_of(&c->side[i], r), RK_BOTTLENECKS)) {
                 if (finding_seen(c, i, r, f))
                     continue;
                 const cJSON *b = side_finding(&c->side[0], f), *a = side_finding(&c->side[1], f);
@@ -824,25 +825,25 @@ static void add_reason(cmp_ctx *c, cJSON *arr, const char *what, const char *nam
                        const cmp_result *r)
 {
     cJSON *o = attach(c, arr, NULL, cJSON_CreateObject());
-    put_str(c, o, "what", what);
-    put_str(c, o, "name", name);
-    put_num(c, o, "relative", r->relative);
-    put_num(c, o, "relative_low", r->rel_low);
-    put_num(c, o, "p_value", r->p);
-    put_str(c, o, "method", cmp_method_name(r->method));
+    put_str(c, o, RK_WHAT, what);
+    put_str(c, o, RK_NAME, name);
+    put_num(c, o, RK_RELATIVE, r->relative);
+    put_num(c, o, RK_RELATIVE_LOW, r->rel_low);
+    put_num(c, o, RK_P_VALUE, r->p);
+    put_str(c, o, RK_METHOD, cmp_method_name(r->method));
 }
 
 static cmp_result row_result(const cJSON *op)
 {
     cmp_result r = cmp_no_test();
-    const char *m = str_or(op, "method", "none");
+    const char *m = str_or(op, RK_METHOD, "none");
     r.method = strcmp(m, "between_runs") == 0 ? CMP_BETWEEN_RUNS
                : strcmp(m, "within_run") == 0 ? CMP_WITHIN_RUN
                                               : CMP_NO_TEST;
-    r.relative = num_or(op, "relative", NAN);
-    r.rel_low = num_or(op, "relative_low", NAN);
-    r.p = num_or(op, "p_value", 1.0);
-    r.significant = cJSON_IsTrue(get(op, "significant"));
+    r.relative = num_or(op, RK_RELATIVE, NAN);
+    r.rel_low = num_or(op, RK_RELATIVE_LOW, NAN);
+    r.p = num_or(op, RK_P_VALUE, 1.0);
+    r.significant = cJSON_IsTrue(get(op, RK_SIGNIFICANT));
     return r;
 }
 
@@ -854,30 +855,30 @@ static cmp_result row_result(const cJSON *op)
  * step time is what the user pays. */
 static void add_regression(cmp_ctx *c, cJSON *cmp, const cmp_result *steps)
 {
-    cJSON *o = put_obj(c, cmp, "regression");
+    cJSON *o = put_obj(c, cmp, RK_REGRESSION);
     int asked = c->o.regression_pct >= 0;
-    put_opt(c, o, "threshold_pct", asked, c->o.regression_pct);
-    cJSON *reasons = attach(c, o, "reasons", cJSON_CreateArray());
+    put_opt(c, o, RK_THRESHOLD_PCT, asked, c->o.regression_pct);
+    cJSON *reasons = attach(c, o, RK_REASONS, cJSON_CreateArray());
     if (asked) {
         double limit = c->o.regression_pct / 100.0;
         if (cmp_regressed_past(steps, limit))
             add_reason(c, reasons, "step_time", "mean step time", steps);
         const cJSON *op;
-        cJSON_ArrayForEach(op, get(cmp, "operations")) {
-            const cJSON *b = get(op, "before"), *a = get(op, "after");
-            double share = fmax(num_or(b, "share", 0), num_or(a, "share", 0));
+        cJSON_ArrayForEach(op, get(cmp, RK_OPERATIONS)) {
+            const cJSON *b = get(op, RK_BEFORE), *a = get(op, RK_AFTER);
+            double share = fmax(num_or(b, RK_SHARE, 0), num_or(a, RK_SHARE, 0));
             cmp_result r = row_result(op);
             if (r.method == CMP_BETWEEN_RUNS && share >= c->o.min_share &&
                 cmp_regressed_past(&r, limit))
-                add_reason(c, reasons, "operation", str_or(op, "name", ""), &r);
+                add_reason(c, reasons, "operation", str_or(op, RK_NAME, ""), &r);
         }
     }
-    put_bool(c, o, "regressed", cJSON_GetArraySize(reasons) > 0);
+    put_bool(c, o, RK_REGRESSED, cJSON_GetArraySize(reasons) > 0);
 }
 
 int compare_regressed(const cJSON *cmp)
 {
-    return cJSON_IsTrue(get(get(cmp, "regression"), "regressed"));
+    return cJSON_IsTrue(get(get(cmp, RK_REGRESSION), RK_REGRESSED));
 }
 
 /* ---- the whole comparison ------------------------------------------------------------- */
@@ -887,32 +888,32 @@ static int usable(const compare_side *s)
     if (!s || s->nruns == 0 || !s->runs)
         return 0;
     for (size_t i = 0; i < s->nruns; i++)
-        if (!cJSON_IsObject(get(s->runs[i], "summary")) ||
-            !cJSON_IsArray(get(s->runs[i], "operations")))
+        if (!cJSON_IsObject(get(s->runs[i], RK_SUMMARY)) ||
+            !cJSON_IsArray(get(s->runs[i], RK_OPERATIONS)))
             return 0;
     return 1;
 }
 
 static void add_options(cmp_ctx *c, cJSON *cmp)
 {
-    cJSON *o = put_obj(c, cmp, "options");
-    put_num(c, o, "noise_pct", c->o.noise_pct);
-    put_num(c, o, "alpha", c->o.alpha);
-    put_opt(c, o, "fail_on_regression_pct", c->o.regression_pct >= 0, c->o.regression_pct);
-    put_num(c, o, "min_share", c->o.min_share);
+    cJSON *o = put_obj(c, cmp, RK_OPTIONS);
+    put_num(c, o, RK_NOISE_PCT, c->o.noise_pct);
+    put_num(c, o, RK_ALPHA, c->o.alpha);
+    put_opt(c, o, RK_FAIL_ON_REGRESSION_PCT, c->o.regression_pct >= 0, c->o.regression_pct);
+    put_num(c, o, RK_MIN_SHARE, c->o.min_share);
 }
 
 static void build(cmp_ctx *c, cJSON *cmp)
 {
     cmp_result steps = step_test(c);
-    put_str(c, cmp, "schema", "prof-compare");
-    put_num(c, cmp, "version", 2);
+    put_str(c, cmp, RK_SCHEMA, "prof-compare");
+    put_num(c, cmp, RK_VERSION, 2);
     add_options(c, cmp);
     add_run(c, cmp, 0);
     add_run(c, cmp, 1);
-    put_str(c, cmp, "method", c->side[0].s->nruns >= 2 || c->side[1].s->nruns >= 2
+    put_str(c, cmp, RK_METHOD, c->side[0].s->nruns >= 2 || c->side[1].s->nruns >= 2
                                   ? "between_runs" : "within_run");
-    add_notes(c, put_arr(c, cmp, "notes"));
+    add_notes(c, put_arr(c, cmp, RK_NOTES));
     add_summary(c, cmp, &steps);
     add_step_test(c, cmp, &steps);
     add_speedup(c, cmp, &steps);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "analysis/compare_stats.h"
+#include "analysis/report_keys.h"
 #include "analysis/stats.h"
 
 #define CMP_MIN_BATCHES 4 /* fewer batch means a side: no within-run test */
@@ -25,7 +26,7 @@ static const cJSON *get(const cJSON *o, const char *key)
 
 static int steady_mean(const cJSON *steady, double *v)
 {
-    const cJSON *m = get(steady, "mean_ns");
+    const cJSON *m = get(steady, RK_MEAN_NS);
     if (!cJSON_IsNumber(m) || !isfinite(m->valuedouble))
         return 0;
     *v = m->valuedouble;
@@ -47,7 +48,7 @@ static size_t batch_means(const cJSON *steady, double *v, size_t cap)
 {
     const cJSON *b;
     size_t k = 0;
-    cJSON_ArrayForEach(b, get(steady, "batch_means_ns"))
+    cJSON_ArrayForEach(b, get(steady, RK_BATCH_MEANS_NS))
         if (k < cap && cJSON_IsNumber(b) && isfinite(b->valuedouble))
             v[k++] = b->valuedouble;
     return k;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "analysis/report_keys.h"
 #include "analysis/sections.h"
 
 /* ---- per device ------------------------------------------------------------- */
@@ -48,11 +49,11 @@ static double share_of(double part, double whole)
 
 static void gaps_list(analysis_ctx *c, cJSON *o, const model_gpu_device *g)
 {
-    cJSON *arr = jarr(c, o, "longest_gaps");
+    cJSON *arr = jarr(c, o, RK_LONGEST_GAPS);
     for (int i = 0; i < MODEL_GPU_GAPS && g->longest[i].dur_ns; i++) {
         cJSON *q = jpush_obj(c, arr);
-        jnum(c, q, "start_ns", (double)g->longest[i].start_ns);
-        jnum(c, q, "dur_ns", (double)g->longest[i].dur_ns);
+        jnum(c, q, RK_START_NS, (double)g->longest[i].start_ns);
+        jnum(c, q, RK_DUR_NS, (double)g->longest[i].dur_ns);
     }
 }
 
@@ -60,32 +61,32 @@ static void summary_device(analysis_ctx *c, cJSON *o, const model_gpu_device *d)
 {
     double span = d->last_ns > d->first_ns ? (double)(d->last_ns - d->first_ns) : 0.0;
     device_time t = device_time_of(d);
-    jnum(c, o, "device", d->device);
-    jnum(c, o, "kernels", (double)d->kernels);
-    jnum(c, o, "kernel_ns", (double)d->kernel_ns);
-    jnum(c, o, "busy_ns", (double)d->busy_ns);
-    jnum(c, o, "busy_share", span > 0 ? (double)d->busy_ns / span : 0.0);
-    jnum(c, o, "memcpy_bytes", (double)d->memcpy_bytes);
-    jnum(c, o, "memcpy_count", (double)d->memcpy_count);
-    jnum(c, o, "memcpy_ns", (double)d->memcpy_ns);
-    jnum(c, o, "memset_count", (double)d->memset_count);
-    jnum(c, o, "idle_gaps", (double)d->idle_gaps);
-    jnum(c, o, "idle_gap_ns", (double)d->idle_gap_ns);
+    jnum(c, o, RK_DEVICE, d->device);
+    jnum(c, o, RK_KERNELS, (double)d->kernels);
+    jnum(c, o, RK_KERNEL_NS, (double)d->kernel_ns);
+    jnum(c, o, RK_BUSY_NS, (double)d->busy_ns);
+    jnum(c, o, RK_BUSY_SHARE, span > 0 ? (double)d->busy_ns / span : 0.0);
+    jnum(c, o, RK_MEMCPY_BYTES, (double)d->memcpy_bytes);
+    jnum(c, o, RK_MEMCPY_COUNT, (double)d->memcpy_count);
+    jnum(c, o, RK_MEMCPY_NS, (double)d->memcpy_ns);
+    jnum(c, o, RK_MEMSET_COUNT, (double)d->memset_count);
+    jnum(c, o, RK_IDLE_GAPS, (double)d->idle_gaps);
+    jnum(c, o, RK_IDLE_GAP_NS, (double)d->idle_gap_ns);
     gaps_list(c, o, d);
-    jnum(c, o, "first_ns", d->first_ns <= d->last_ns ? (double)d->first_ns : 0.0);
-    jnum(c, o, "last_ns", (double)d->last_ns);
-    jstr(c, o, "basis", t.basis);
-    jnum(c, o, "basis_ns", t.base_ns);
-    jnum(c, o, "step_ns", (double)d->step_ns);
-    jnum(c, o, "idle_ns", t.idle_ns);
-    jnum(c, o, "idle_share", share_of(t.idle_ns, t.base_ns));
-    jbool(c, o, "interpolated", d->step_interpolated && d->step_ns > 0);
-    jnum(c, o, "comm_kernels", (double)d->comm_kernels);
-    jnum(c, o, "comm_ns", (double)d->comm_ns);
-    jnum(c, o, "comm_overlap_ns", (double)d->comm_overlap_ns);
-    jnum(c, o, "comm_overlap_share", share_of((double)d->comm_overlap_ns, (double)d->comm_ns));
-    jnum(c, o, "comm_exposed_ns", t.exposed_ns);
-    jnum(c, o, "comm_exposed_share", share_of(t.exposed_ns, t.base_ns));
+    jnum(c, o, RK_FIRST_NS, d->first_ns <= d->last_ns ? (double)d->first_ns : 0.0);
+    jnum(c, o, RK_LAST_NS, (double)d->last_ns);
+    jstr(c, o, RK_BASIS, t.basis);
+    jnum(c, o, RK_BASIS_NS, t.base_ns);
+    jnum(c, o, RK_STEP_NS, (double)d->step_ns);
+    jnum(c, o, RK_IDLE_NS, t.idle_ns);
+    jnum(c, o, RK_IDLE_SHARE, share_of(t.idle_ns, t.base_ns));
+    jbool(c, o, RK_INTERPOLATED, d->step_interpolated && d->step_ns > 0);
+    jnum(c, o, RK_COMM_KERNELS, (double)d->comm_kernels);
+    jnum(c, o, RK_COMM_NS, (double)d->comm_ns);
+    jnum(c, o, RK_COMM_OVERLAP_NS, (double)d->comm_overlap_ns);
+    jnum(c, o, RK_COMM_OVERLAP_SHARE, share_of((double)d->comm_overlap_ns, (double)d->comm_ns));
+    jnum(c, o, RK_COMM_EXPOSED_NS, t.exposed_ns);
+    jnum(c, o, RK_COMM_EXPOSED_SHARE, share_of(t.exposed_ns, t.base_ns));
 }
 
 static double device_busy(const void *gpus, size_t i)
@@ -95,7 +96,7 @@ static double device_busy(const void *gpus, size_t i)
 
 void summary_gpu(analysis_ctx *c, cJSON *s)
 {
-    cJSON *g = jarr(c, s, "gpu");
+    cJSON *g = jarr(c, s, RK_GPU);
     size_t cut;
     unsigned char *listed = report_listed(c, c->m->gpus, c->m->ngpus, device_busy, &cut);
     for (size_t i = 0; i < c->m->ngpus; i++)
@@ -103,7 +104,7 @@ void summary_gpu(analysis_ctx *c, cJSON *s)
             summary_device(c, jpush_obj(c, g), &c->m->gpus[i]);
     free(listed);
     if (cut)
-        jnum(c, s, "gpu_total", (double)c->m->ngpus);
+        jnum(c, s, RK_GPU_TOTAL, (double)c->m->ngpus);
 }
 
 /* ---- kernels ----------------------------------------------------------------------- */
@@ -120,16 +121,16 @@ static int by_gpu_time(const void *a, const void *b, void *arg)
 static void add_kernel(analysis_ctx *c, cJSON *arr, const model_op *op)
 {
     cJSON *o = jpush_obj(c, arr);
-    jstr(c, o, "name", op->name);
-    jnum(c, o, "calls", (double)op->calls);
-    jnum(c, o, "gpu_ns", (double)op->self_ns);
-    jnum(c, o, "share", share_of((double)op->self_ns, c->gpu_busy_ns));
-    jnum(c, o, "mean_ns", op->mean_ns);
-    jnum(c, o, "min_ns", op->calls ? (double)op->min_ns : 0.0);
-    jnum(c, o, "max_ns", (double)op->max_ns);
-    jnum(c, o, "p50_ns", sketch_quantile(&op->dur, 0.50));
-    jnum(c, o, "p95_ns", sketch_quantile(&op->dur, 0.95));
-    jbool(c, o, "comm", op->comm);
+    jstr(c, o, RK_NAME, op->name);
+    jnum(c, o, RK_CALLS, (double)op->calls);
+    jnum(c, o, RK_GPU_NS, (double)op->self_ns);
+    jnum(c, o, RK_SHARE, share_of((double)op->self_ns, c->gpu_busy_ns));
+    jnum(c, o, RK_MEAN_NS, op->mean_ns);
+    jnum(c, o, RK_MIN_NS, op->calls ? (double)op->min_ns : 0.0);
+    jnum(c, o, RK_MAX_NS, (double)op->max_ns);
+    jnum(c, o, RK_P50_NS, sketch_quantile(&op->dur, 0.50));
+    jnum(c, o, RK_P95_NS, sketch_quantile(&op->dur, 0.95));
+    jbool(c, o, RK_COMM, op->comm);
 }
 
 /* GPU time by kernel (rules.md §3), apart from the CPU operations: the
@@ -137,7 +138,7 @@ static void add_kernel(analysis_ctx *c, cJSON *arr, const model_op *op)
 void section_kernels(analysis_ctx *c, cJSON *report)
 {
     const profile_model *m = c->m;
-    cJSON *arr = jarr(c, report, "kernels");
+    cJSON *arr = jarr(c, report, RK_KERNELS);
     uint32_t *order = xcalloc(c, m->nops, sizeof *order);
     size_t n = 0;
     if (order) {
@@ -154,11 +155,11 @@ void section_kernels(analysis_ctx *c, cJSON *report)
                 calls += m->ops[order[i]].calls;
                 gpu += m->ops[order[i]].self_ns;
             }
-            report_others(c, report, "kernels", n - keep, calls, gpu, gpu);
+            report_others(c, report, RK_KERNELS, n - keep, calls, gpu, gpu);
         }
         free(order);
     }
-    jnum(c, report, "kernels_total", (double)n);
+    jnum(c, report, RK_KERNELS_TOTAL, (double)n);
 }
 
 /* ---- gpu_idle --------------------------------------------------------------------- */
@@ -189,14 +190,14 @@ static void idle_finding(analysis_ctx *c, const model_gpu_device *g, const devic
              g->device, fmt_pct(a, sizeof a, idle), basis_words(t), gaps);
     cJSON *e = finding_add(c, "gpu_idle", severity_by(idle, 0.50, 0.20), subject, idle, title,
                            rec);
-    jnum(c, e, "device", g->device);
-    jnum(c, e, "idle_share", idle);
-    jstr(c, e, "basis", t->basis);
-    jnum(c, e, "basis_ns", t->base_ns);
-    jnum(c, e, "idle_ns", t->idle_ns);
-    jnum(c, e, "busy_ns", t->busy_ns);
-    jnum(c, e, "idle_gaps", (double)g->idle_gaps);
-    jnum(c, e, "idle_gap_ns", (double)g->idle_gap_ns);
+    jnum(c, e, RK_DEVICE, g->device);
+    jnum(c, e, RK_IDLE_SHARE, idle);
+    jstr(c, e, RK_BASIS, t->basis);
+    jnum(c, e, RK_BASIS_NS, t->base_ns);
+    jnum(c, e, RK_IDLE_NS, t->idle_ns);
+    jnum(c, e, RK_BUSY_NS, t->busy_ns);
+    jnum(c, e, RK_IDLE_GAPS, (double)g->idle_gaps);
+    jnum(c, e, RK_IDLE_GAP_NS, (double)g->idle_gap_ns);
     gaps_list(c, e, g);
     jnum(c, e, "span_ns", g->last_ns > g->first_ns ? (double)(g->last_ns - g->first_ns) : 0.0);
 }
@@ -235,15 +236,15 @@ static void comm_finding(analysis_ctx *c, const model_gpu_device *g, const devic
              fmt_ns(d, sizeof d, t->exposed_ns), fmt_pct(e2, sizeof e2, share), basis_words(t));
     cJSON *e = finding_add(c, "exposed_comm", severity_by(share, 0.30, 0.10), subject,
                            share > 1 ? 1.0 : share, title, rec);
-    jnum(c, e, "device", g->device);
+    jnum(c, e, RK_DEVICE, g->device);
     jnum(c, e, "exposed_share", share);
-    jstr(c, e, "basis", t->basis);
-    jnum(c, e, "basis_ns", t->base_ns);
-    jnum(c, e, "comm_ns", t->comm_ns);
+    jstr(c, e, RK_BASIS, t->basis);
+    jnum(c, e, RK_BASIS_NS, t->base_ns);
+    jnum(c, e, RK_COMM_NS, t->comm_ns);
     jnum(c, e, "overlap_ns", t->overlap_ns);
     jnum(c, e, "overlap_share", overlapped);
     jnum(c, e, "exposed_ns", t->exposed_ns);
-    jnum(c, e, "comm_kernels", (double)g->comm_kernels);
+    jnum(c, e, RK_COMM_KERNELS, (double)g->comm_kernels);
 }
 
 void rule_exposed_comm(analysis_ctx *c)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "analysis/analysis.h"
+#include "analysis/report_keys.h"
 
 static cJSON *attach(analysis_ctx *c, cJSON *o, const char *key, cJSON *item)
 {
@@ -82,13 +83,13 @@ cJSON *finding_add(analysis_ctx *c, const char *rule, const char *severity,
                    const char *recommendation)
 {
     cJSON *f = jpush_obj(c, c->bottlenecks);
-    jstr(c, f, "rule", rule);
-    jstr(c, f, "severity", severity);
-    jstr(c, f, "title", title);
-    jstr(c, f, "subject", subject);
-    jnum(c, f, "impact_share", isfinite(impact) ? fmin(1.0, fmax(0.0, impact)) : 0.0);
-    cJSON *e = jobj(c, f, "evidence");
-    jstr(c, f, "recommendation", recommendation);
+    jstr(c, f, RK_RULE, rule);
+    jstr(c, f, RK_SEVERITY, severity);
+    jstr(c, f, RK_TITLE, title);
+    jstr(c, f, RK_SUBJECT, subject);
+    jnum(c, f, RK_IMPACT_SHARE, isfinite(impact) ? fmin(1.0, fmax(0.0, impact)) : 0.0);
+    cJSON *e = jobj(c, f, RK_EVIDENCE);
+    jstr(c, f, RK_RECOMMENDATION, recommendation);
     return e;
 }
 

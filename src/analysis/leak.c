@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "analysis/report_keys.h"
 
 /* The device index named in a series, "gpu1.x" or "gpu.1.x"; -1 if none. */
 static long series_device(const char *name)
@@ -24,16 +25,16 @@ static long series_device(const char *name)
 
 static double device_capacity(const cJSON *meta, long device)
 {
-    const cJSON *devs = cJSON_GetObjectItemCaseSensitive(meta, "devices");
+    const cJSON *devs = cJSON_GetObjectItemCaseSensitive(meta, MK_DEVICES);
     const cJSON *d, *chosen = NULL;
     cJSON_ArrayForEach(d, devs) {
-        const cJSON *idx = cJSON_GetObjectItemCaseSensitive(d, "index");
+        const cJSON *idx = cJSON_GetObjectItemCaseSensitive(d, MK_INDEX);
         if (!chosen && device < 0)
             chosen = d;
         if (device >= 0 && cJSON_IsNumber(idx) && idx->valuedouble == (double)device)
             chosen = d;
     }
-    const cJSON *mem = cJSON_GetObjectItemCaseSensitive(chosen, "memory_bytes");
+    const cJSON *mem = cJSON_GetObjectItemCaseSensitive(chosen, MK_MEMORY_BYTES);
     return cJSON_IsNumber(mem) && mem->valuedouble > 0 ? mem->valuedouble : 0.0;
 }
 
@@ -46,7 +47,7 @@ double leak_capacity(const cJSON *meta, const char *series, double override_byte
     if (strncmp(series, "gpu", 3) == 0)
         return device_capacity(meta, series_device(series));
     if (strncmp(series, "host", 4) == 0) {
-        const cJSON *h = cJSON_GetObjectItemCaseSensitive(meta, "host_memory_bytes");
+        const cJSON *h = cJSON_GetObjectItemCaseSensitive(meta, MK_HOST_MEMORY_BYTES);
         return cJSON_IsNumber(h) && h->valuedouble > 0 ? h->valuedouble : 0.0;
     }
     return 0.0;
@@ -258,14 +259,13 @@ int leak_point_step(const analysis_ctx *c, const leak_series *l, size_t *cursor,
 
 /* ---- the fit and the finding as JSON ----------------------------------------------- */
 
-/* "WHAT_bytes_per_step" and "WHAT_bytes_per_s": v on the axis', null on the other. */
-static void put_rate(analysis_ctx *c, cJSON *o, const char *what, double v, int known,
-                     leak_axis axis)
+/* A rate's two members, per step and per second: v on the axis', null on
+ * the other. */
+static void put_rate(analysis_ctx *c, cJSON *o, const char *per_step, const char *per_s,
+                     double v, int known, leak_axis axis)
 {
-    char key[64];
-    static const char *const units[] = { "step", "s" };
     for (int u = 0; u < 2; u++) {
-        fmt_text(key, sizeof key, "%s_bytes_per_%s", what, units[u]);
+        const char *key = u == 0 ? per_step : per_s;
         if (known && axis == (u == 0 ? LEAK_AXIS_STEP : LEAK_AXIS_TIME))
             jnum(c, o, key, v);
         else
@@ -287,42 +287,44 @@ static void put_fit(analysis_ctx *c, cJSON *o, const leak_series *l)
 {
     const stats_fit *f = &l->trend.fit;
     size_t last = l->n - 1;
-    jstr(c, o, "axis", l->axis == LEAK_AXIS_STEP ? "step" : "time");
-    put_rate(c, o, "slope", f->slope, 1, l->axis);
-    put_rate(c, o, "ci95", f->ci95, 1, l->axis);
-    put_rate(c, o, "robust_slope", l->robust_slope, l->robust_ok, l->axis);
-    put_rate(c, o, "late_slope", l->late_slope, 1, l->axis);
-    jnum(c, o, "r2", f->r2);
-    jnum(c, o, "p_value", f->p_value);
-    jstr(c, o, "noise_model", l->trend.increments ? "increments" : "line");
-    jnum(c, o, "unit_root_statistic", l->trend.df_tau);
-    jnum(c, o, "autocorrelation", l->trend.r1);
-    jnum(c, o, "effective_points", l->trend.n_eff);
-    jnum(c, o, "growth_bytes", l->growth);
-    jnum(c, o, "growth_share", l->level > 0 ? l->growth / l->level : NAN);
-    jnum(c, o, "projected_growth_bytes", l->projected);
-    jnum(c, o, "horizon", l->horizon);
-    jnum(c, o, "warmup_points", (double)l->warmup);
-    put_step(c, o, "warmup_steps", l, (double)l->warmup);
-    put_step(c, o, "first_step", l, l->x[l->warmup]);
-    put_step(c, o, "onset_step", l, l->x[l->onset]);
-    put_step(c, o, "last_step", l, l->x[last]);
-    jnum(c, o, "first_t_ns", l->t[l->warmup]);
-    jnum(c, o, "onset_t_ns", l->t[l->onset]);
-    jnum(c, o, "last_t_ns", l->t[last]);
+    jstr(c, o, RK_AXIS, l->axis == LEAK_AXIS_STEP ? "step" : "time");
+    put_rate(c, o, RK_SLOPE_BYTES_PER_STEP, RK_SLOPE_BYTES_PER_S, f->slope, 1, l->axis);
+    put_rate(c, o, RK_CI95_BYTES_PER_STEP, RK_CI95_BYTES_PER_S, f->ci95, 1, l->axis);
+    put_rate(c, o, RK_ROBUST_SLOPE_BYTES_PER_STEP, RK_ROBUST_SLOPE_BYTES_PER_S, l->robust_slope,
+             l->robust_ok, l->axis);
+    put_rate(c, o, RK_LATE_SLOPE_BYTES_PER_STEP, RK_LATE_SLOPE_BYTES_PER_S, l->late_slope, 1,
+             l->axis);
+    jnum(c, o, RK_R2, f->r2);
+    jnum(c, o, RK_P_VALUE, f->p_value);
+    jstr(c, o, RK_NOISE_MODEL, l->trend.increments ? "increments" : "line");
+    jnum(c, o, RK_UNIT_ROOT_STATISTIC, l->trend.df_tau);
+    jnum(c, o, RK_AUTOCORRELATION, l->trend.r1);
+    jnum(c, o, RK_EFFECTIVE_POINTS, l->trend.n_eff);
+    jnum(c, o, RK_GROWTH_BYTES, l->growth);
+    jnum(c, o, RK_GROWTH_SHARE, l->level > 0 ? l->growth / l->level : NAN);
+    jnum(c, o, RK_PROJECTED_GROWTH_BYTES, l->projected);
+    jnum(c, o, RK_HORIZON, l->horizon);
+    jnum(c, o, RK_WARMUP_POINTS, (double)l->warmup);
+    put_step(c, o, RK_WARMUP_STEPS, l, (double)l->warmup);
+    put_step(c, o, RK_FIRST_STEP, l, l->x[l->warmup]);
+    put_step(c, o, RK_ONSET_STEP, l, l->x[l->onset]);
+    put_step(c, o, RK_LAST_STEP, l, l->x[last]);
+    jnum(c, o, RK_FIRST_T_NS, l->t[l->warmup]);
+    jnum(c, o, RK_ONSET_T_NS, l->t[l->onset]);
+    jnum(c, o, RK_LAST_T_NS, l->t[last]);
 }
 
 void leak_report_fit(analysis_ctx *c, cJSON *series, const leak_series *l)
 {
     if (!l->has_fit) {
-        jnull(c, series, "fit");
+        jnull(c, series, RK_FIT);
         return;
     }
-    cJSON *f = jobj(c, series, "fit");
+    cJSON *f = jobj(c, series, RK_FIT);
     put_fit(c, f, l);
-    jnum(c, f, "intercept_bytes", l->trend.fit.intercept);
-    jnum(c, f, "points", (double)l->trend.fit.n);
-    jbool(c, f, "leak", l->leak);
+    jnum(c, f, RK_INTERCEPT_BYTES, l->trend.fit.intercept);
+    jnum(c, f, RK_POINTS, (double)l->trend.fit.n);
+    jbool(c, f, RK_LEAK, l->leak);
 }
 
 /* A rate in MiB: one decimal from 1 up, two significant digits below. */
@@ -409,11 +411,11 @@ static void leak_finding(analysis_ctx *c, const leak_series *l)
                            title, rec);
     put_fit(c, e, l);
     if (l->capacity > 0)
-        jnum(c, e, "capacity_bytes", l->capacity);
+        jnum(c, e, RK_CAPACITY_BYTES, l->capacity);
     else
-        jnull(c, e, "capacity_bytes");
-    jnum(c, e, "projected_oom_step", l->has_projection ? l->oom_step : NAN);
-    jnum(c, e, "projected_oom_t_ns", l->has_projection ? l->oom_t_ns : NAN);
+        jnull(c, e, RK_CAPACITY_BYTES);
+    jnum(c, e, RK_PROJECTED_OOM_STEP, l->has_projection ? l->oom_step : NAN);
+    jnum(c, e, RK_PROJECTED_OOM_T_NS, l->has_projection ? l->oom_t_ns : NAN);
 }
 
 void rule_memory_leak(analysis_ctx *c)

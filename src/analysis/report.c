@@ -10,6 +10,7 @@
 #include "analysis/analysis.h"
 #include "analysis/sections.h"
 #include "analysis/report.h"
+#include "analysis/report_keys.h"
 #include "util/error.h"
 
 void analysis_options_default(analysis_options *o)
@@ -124,25 +125,25 @@ static prof_err check_ranks(const profile_model *const *models, size_t n, prof_e
 
 static void section_profiles(analysis_ctx *c, cJSON *report)
 {
-    cJSON *arr = jarr(c, report, "profiles");
+    cJSON *arr = jarr(c, report, RK_PROFILES);
     for (size_t i = 0; i < c->nmodels; i++) {
         const profile_model *m = c->models[i];
         char ver[32];
         cJSON *o = jpush_obj(c, arr);
-        jstr(c, o, "path", m->path ? m->path : "");
-        jnum(c, o, "rank", m->rank);
-        jnum(c, o, "world_size", m->world_size);
-        jstr(c, o, "format_version", fmt_text(ver, sizeof ver, "%u.%u", m->major, m->minor));
-        jbool(c, o, "clean", m->status.clean);
-        jbool(c, o, "truncated", m->status.truncated);
-        jnum(c, o, "bytes_lost", (double)m->status.bytes_lost);
-        jstr(c, o, "detail", m->status.detail);
+        jstr(c, o, RK_PATH, m->path ? m->path : "");
+        jnum(c, o, RK_RANK, m->rank);
+        jnum(c, o, RK_WORLD_SIZE, m->world_size);
+        jstr(c, o, RK_FORMAT_VERSION, fmt_text(ver, sizeof ver, "%u.%u", m->major, m->minor));
+        jbool(c, o, RK_CLEAN, m->status.clean);
+        jbool(c, o, RK_TRUNCATED, m->status.truncated);
+        jnum(c, o, RK_BYTES_LOST, (double)m->status.bytes_lost);
+        jstr(c, o, RK_DETAIL, m->status.detail);
         cJSON *meta = m->metadata ? cJSON_Parse(m->metadata) : NULL;
         if (!cJSON_IsObject(meta)) {
             cJSON_Delete(meta);
             meta = cJSON_CreateObject();
         }
-        if (!meta || !o || !cJSON_AddItemToObject(o, "metadata", meta)) {
+        if (!meta || !o || !cJSON_AddItemToObject(o, RK_METADATA, meta)) {
             cJSON_Delete(meta);
             c->ok = 0;
         }
@@ -153,20 +154,20 @@ static void summary_steps(analysis_ctx *c, cJSON *s)
 {
     const step_stats *st = &c->steps;
     double steps = counted_steps(c->m);
-    jnum(c, s, "steps", steps);
-    jnum(c, s, "incomplete_steps", (double)c->m->nsteps - steps);
-    jnum(c, s, "sampled_steps", sampled_steps(c->m));
-    jnum(c, s, "complete_steps", (double)st->n);
-    jnum(c, s, "wall_ns", c->m->last_ns > c->m->first_ns ?
+    jnum(c, s, RK_STEPS, steps);
+    jnum(c, s, RK_INCOMPLETE_STEPS, (double)c->m->nsteps - steps);
+    jnum(c, s, RK_SAMPLED_STEPS, sampled_steps(c->m));
+    jnum(c, s, RK_COMPLETE_STEPS, (double)st->n);
+    jnum(c, s, RK_WALL_NS, c->m->last_ns > c->m->first_ns ?
                              (double)(c->m->last_ns - c->m->first_ns) : 0.0);
-    jnum(c, s, "profiled_ns", (double)c->m->profiled_ns);
-    cJSON *t = jobj(c, s, "step_time");
-    jnum(c, t, "mean_ns", st->mean);
-    jnum(c, t, "p50_ns", st->p50);
-    jnum(c, t, "p95_ns", st->p95);
-    jnum(c, t, "min_ns", st->min);
-    jnum(c, t, "max_ns", st->max);
-    jnum(c, t, "stddev_ns", st->sd);
+    jnum(c, s, RK_PROFILED_NS, (double)c->m->profiled_ns);
+    cJSON *t = jobj(c, s, RK_STEP_TIME);
+    jnum(c, t, RK_MEAN_NS, st->mean);
+    jnum(c, t, RK_P50_NS, st->p50);
+    jnum(c, t, RK_P95_NS, st->p95);
+    jnum(c, t, RK_MIN_NS, st->min);
+    jnum(c, t, RK_MAX_NS, st->max);
+    jnum(c, t, RK_STDDEV_NS, st->sd);
     steady_steps(c, t);
 }
 
@@ -174,34 +175,34 @@ static void summary_time(analysis_ctx *c, cJSON *s)
 {
     const profile_model *m = c->m;
     double prof = (double)m->profiled_ns;
-    cJSON *k = jobj(c, s, "time_by_kind");
+    cJSON *k = jobj(c, s, RK_TIME_BY_KIND);
     for (uint32_t i = 0; i < 5; i++) {
         cJSON *o = jobj(c, k, prof_kind_name(i));
-        jnum(c, o, "self_ns", (double)m->kind_ns[i]);
-        jnum(c, o, "share", prof > 0 ? (double)m->kind_ns[i] / prof : 0.0);
+        jnum(c, o, RK_SELF_NS, (double)m->kind_ns[i]);
+        jnum(c, o, RK_SHARE, prof > 0 ? (double)m->kind_ns[i] / prof : 0.0);
     }
     const char *basis;
     double share = sync_share(c, &basis), steps = sampled_steps(m);
-    cJSON *y = jobj(c, s, "sync");
-    jnum(c, y, "count", (double)m->sync_count);
-    jnum(c, y, "blocked_ns", (double)m->sync_blocked_ns);
-    jnum(c, y, "per_step", steps > 0 ? (double)m->sync_count / steps : 0.0);
-    jnum(c, y, "share", share);
-    jstr(c, y, "basis", basis);
+    cJSON *y = jobj(c, s, RK_SYNC);
+    jnum(c, y, RK_COUNT, (double)m->sync_count);
+    jnum(c, y, RK_BLOCKED_NS, (double)m->sync_blocked_ns);
+    jnum(c, y, RK_PER_STEP, steps > 0 ? (double)m->sync_count / steps : 0.0);
+    jnum(c, y, RK_SHARE, share);
+    jstr(c, y, RK_BASIS, basis);
     summary_gpu(c, s);
 }
 
 static void section_summary(analysis_ctx *c, cJSON *report)
 {
     const profile_model *m = c->m;
-    cJSON *s = jobj(c, report, "summary");
+    cJSON *s = jobj(c, report, RK_SUMMARY);
     summary_steps(c, s);
-    jnum(c, s, "events", (double)m->events);
-    jnum(c, s, "region_events", (double)m->region_events);
-    jnum(c, s, "dropped_events", (double)m->dropped_events);
-    jnum(c, s, "threads", (double)m->nthreads);
-    jbool(c, s, "has_gpu", m->has_gpu);
-    cJSON *mem = jarr(c, s, "memory");
+    jnum(c, s, RK_EVENTS, (double)m->events);
+    jnum(c, s, RK_REGION_EVENTS, (double)m->region_events);
+    jnum(c, s, RK_DROPPED_EVENTS, (double)m->dropped_events);
+    jnum(c, s, RK_THREADS, (double)m->nthreads);
+    jbool(c, s, RK_HAS_GPU, m->has_gpu);
+    cJSON *mem = jarr(c, s, RK_MEMORY);
     size_t cut;
     unsigned char *listed = report_listed(c, m->series, m->nseries, memory_peak, &cut);
     for (size_t i = 0; i < m->nseries; i++) {
@@ -209,14 +210,14 @@ static void section_summary(analysis_ctx *c, cJSON *report)
         if (!ser->is_memory || (listed && !listed[i]))
             continue;
         cJSON *o = jpush_obj(c, mem);
-        jstr(c, o, "series", ser->name);
-        jnum(c, o, "peak_bytes", ser->peak);
-        jnum(c, o, "final_bytes", ser->final);
-        jnum(c, o, "peak_t_ns", (double)ser->peak_t_ns);
+        jstr(c, o, RK_SERIES, ser->name);
+        jnum(c, o, RK_PEAK_BYTES, ser->peak);
+        jnum(c, o, RK_FINAL_BYTES, ser->final);
+        jnum(c, o, RK_PEAK_T_NS, (double)ser->peak_t_ns);
     }
     free(listed);
     if (cut)
-        jnum(c, s, "memory_total", (double)(cut + c->o.max_names));
+        jnum(c, s, RK_MEMORY_TOTAL, (double)(cut + c->o.max_names));
     summary_time(c, s);
 }
 
@@ -233,29 +234,29 @@ static void add_operation(analysis_ctx *c, cJSON *arr, const model_op *op)
 {
     double base = op->kind == MODEL_KIND_GPU ? c->gpu_busy_ns : (double)c->m->profiled_ns;
     cJSON *o = jpush_obj(c, arr);
-    jstr(c, o, "name", op->name);
-    jstr(c, o, "kind", op_kind_name(op->kind));
-    jnum(c, o, "calls", (double)op->calls);
-    jnum(c, o, "incl_ns", (double)op->incl_ns);
-    jnum(c, o, "self_ns", (double)op->self_ns);
-    jnum(c, o, "mean_ns", op->mean_ns);
-    jnum(c, o, "stddev_ns", sqrt(model_op_variance(op)));
-    jnum(c, o, "min_ns", op->calls ? (double)op->min_ns : 0.0);
-    jnum(c, o, "max_ns", (double)op->max_ns);
-    jnum(c, o, "p50_ns", sketch_quantile(&op->dur, 0.50));
-    jnum(c, o, "p95_ns", sketch_quantile(&op->dur, 0.95));
-    jnum(c, o, "p99_ns", sketch_quantile(&op->dur, 0.99));
-    jnum(c, o, "self_share", base > 0 ? (double)op->self_ns / base : 0.0);
-    jnum(c, o, "incl_share", base > 0 ? (double)op->incl_ns / base : 0.0);
+    jstr(c, o, RK_NAME, op->name);
+    jstr(c, o, RK_KIND, op_kind_name(op->kind));
+    jnum(c, o, RK_CALLS, (double)op->calls);
+    jnum(c, o, RK_INCL_NS, (double)op->incl_ns);
+    jnum(c, o, RK_SELF_NS, (double)op->self_ns);
+    jnum(c, o, RK_MEAN_NS, op->mean_ns);
+    jnum(c, o, RK_STDDEV_NS, sqrt(model_op_variance(op)));
+    jnum(c, o, RK_MIN_NS, op->calls ? (double)op->min_ns : 0.0);
+    jnum(c, o, RK_MAX_NS, (double)op->max_ns);
+    jnum(c, o, RK_P50_NS, sketch_quantile(&op->dur, 0.50));
+    jnum(c, o, RK_P95_NS, sketch_quantile(&op->dur, 0.95));
+    jnum(c, o, RK_P99_NS, sketch_quantile(&op->dur, 0.99));
+    jnum(c, o, RK_SELF_SHARE, base > 0 ? (double)op->self_ns / base : 0.0);
+    jnum(c, o, RK_INCL_SHARE, base > 0 ? (double)op->incl_ns / base : 0.0);
     if (op->cls) /* what the op is (format §6.5), when the profile says */
-        jstr(c, o, "module_class", op->cls);
+        jstr(c, o, RK_MODULE_CLASS, op->cls);
     steady_op(c, o, op);
 }
 
 static void section_operations(analysis_ctx *c, cJSON *report)
 {
     const profile_model *m = c->m;
-    cJSON *arr = jarr(c, report, "operations");
+    cJSON *arr = jarr(c, report, RK_OPERATIONS);
     uint32_t *order = xcalloc(c, m->nops, sizeof *order);
     if (order) {
         for (uint32_t i = 0; i < m->nops; i++)
@@ -271,22 +272,22 @@ static void section_operations(analysis_ctx *c, cJSON *report)
                 self += m->ops[order[i]].self_ns;
                 incl += m->ops[order[i]].incl_ns;
             }
-            report_others(c, report, "operations", m->nops - keep, calls, self, incl);
+            report_others(c, report, RK_OPERATIONS, m->nops - keep, calls, self, incl);
         }
         free(order);
     }
-    jnum(c, report, "operations_total", (double)m->nops);
+    jnum(c, report, RK_OPERATIONS_TOTAL, (double)m->nops);
 }
 
 void report_others(analysis_ctx *c, cJSON *report, const char *key, size_t count,
                    uint64_t calls, uint64_t self_ns, uint64_t incl_ns)
 {
-    cJSON *others = cJSON_GetObjectItemCaseSensitive(report, "others");
-    cJSON *o = jobj(c, others ? others : jobj(c, report, "others"), key);
-    jnum(c, o, "count", (double)count);
-    jnum(c, o, "calls", (double)calls);
-    jnum(c, o, "self_ns", (double)self_ns);
-    jnum(c, o, "incl_ns", (double)incl_ns);
+    cJSON *others = cJSON_GetObjectItemCaseSensitive(report, RK_OTHERS);
+    cJSON *o = jobj(c, others ? others : jobj(c, report, RK_OTHERS), key);
+    jnum(c, o, RK_COUNT, (double)count);
+    jnum(c, o, RK_CALLS, (double)calls);
+    jnum(c, o, RK_SELF_NS, (double)self_ns);
+    jnum(c, o, RK_INCL_NS, (double)incl_ns);
 }
 
 static double step_dur(const void *steps, size_t i)
@@ -297,18 +298,18 @@ static double step_dur(const void *steps, size_t i)
 static void section_steps(analysis_ctx *c, cJSON *report)
 {
     const profile_model *m = c->m;
-    cJSON *arr = jarr(c, report, "steps");
+    cJSON *arr = jarr(c, report, RK_STEPS);
     size_t *keep, n = report_points(c, m->steps, m->nsteps, step_dur, &keep);
     for (size_t k = 0; k < n; k++) {
         size_t i = keep ? keep[k] : k;
         const model_step *st = &m->steps[i];
         cJSON *o = jpush_obj(c, arr);
-        jnum(c, o, "number", (double)st->number);
-        jnum(c, o, "start_ns", (double)st->start_ns);
-        jnum(c, o, "dur_ns", (double)st->dur_ns);
-        jbool(c, o, "sampled", (st->flags & PROF_STEP_SAMPLED) != 0);
-        jbool(c, o, "outlier", c->steps.outlier && c->steps.outlier[i]);
-        jbool(c, o, "incomplete", (st->flags & PROF_STEP_INCOMPLETE) != 0);
+        jnum(c, o, RK_NUMBER, (double)st->number);
+        jnum(c, o, RK_START_NS, (double)st->start_ns);
+        jnum(c, o, RK_DUR_NS, (double)st->dur_ns);
+        jbool(c, o, RK_SAMPLED, (st->flags & PROF_STEP_SAMPLED) != 0);
+        jbool(c, o, RK_OUTLIER, c->steps.outlier && c->steps.outlier[i]);
+        jbool(c, o, RK_INCOMPLETE, (st->flags & PROF_STEP_INCOMPLETE) != 0);
     }
     free(keep);
 }
@@ -377,7 +378,7 @@ static size_t memory_points(analysis_ctx *c, const leak_series *l, size_t **keep
  * series' value at that step (rules.md §4.2). */
 static void memory_point_list(analysis_ctx *c, cJSON *o, const leak_series *l)
 {
-    cJSON *pts = jarr(c, o, "points");
+    cJSON *pts = jarr(c, o, RK_POINTS);
     size_t *keep, n = memory_points(c, l, &keep), cursor = 0;
     for (size_t j = 0; j < n; j++) {
         size_t k = keep ? keep[j] : j;
@@ -385,18 +386,18 @@ static void memory_point_list(analysis_ctx *c, cJSON *o, const leak_series *l)
         cJSON *q = jpush_obj(c, pts);
         double step;
         if (leak_point_step(c, l, &cursor, k, &step))
-            jnum(c, q, "step", step);
-        jnum(c, q, "t_ns", (double)p->t_ns);
-        jnum(c, q, "bytes", p->value);
+            jnum(c, q, RK_STEP, step);
+        jnum(c, q, RK_T_NS, (double)p->t_ns);
+        jnum(c, q, RK_BYTES, p->value);
     }
     free(keep);
-    jnum(c, o, "points_total", (double)l->s->nsamples);
+    jnum(c, o, RK_POINTS_TOTAL, (double)l->s->nsamples);
 }
 
 static void section_memory(analysis_ctx *c, cJSON *report)
 {
     const profile_model *m = c->m;
-    cJSON *arr = jarr(c, report, "memory");
+    cJSON *arr = jarr(c, report, RK_MEMORY);
     size_t cut;
     unsigned char *listed = report_listed(c, m->series, m->nseries, memory_peak, &cut);
     for (size_t i = 0; i < c->nleaks; i++) {
@@ -404,22 +405,22 @@ static void section_memory(analysis_ctx *c, cJSON *report)
         if (listed && !listed[l->s - m->series])
             continue;
         cJSON *o = jpush_obj(c, arr);
-        jstr(c, o, "series", l->s->name);
-        jstr(c, o, "unit", "bytes");
-        jnum(c, o, "peak_bytes", l->s->peak);
-        jnum(c, o, "final_bytes", l->s->final);
+        jstr(c, o, RK_SERIES, l->s->name);
+        jstr(c, o, RK_UNIT, "bytes");
+        jnum(c, o, RK_PEAK_BYTES, l->s->peak);
+        jnum(c, o, RK_FINAL_BYTES, l->s->final);
         memory_point_list(c, o, l);
         leak_report_fit(c, o, l);
         if (l->capacity > 0)
-            jnum(c, o, "capacity_bytes", l->capacity);
+            jnum(c, o, RK_CAPACITY_BYTES, l->capacity);
         else
-            jnull(c, o, "capacity_bytes");
-        jnum(c, o, "projected_oom_step", l->has_projection ? l->oom_step : NAN);
-        jnum(c, o, "projected_oom_t_ns", l->has_projection ? l->oom_t_ns : NAN);
+            jnull(c, o, RK_CAPACITY_BYTES);
+        jnum(c, o, RK_PROJECTED_OOM_STEP, l->has_projection ? l->oom_step : NAN);
+        jnum(c, o, RK_PROJECTED_OOM_T_NS, l->has_projection ? l->oom_t_ns : NAN);
     }
     free(listed);
     if (cut)
-        jnum(c, report, "memory_total", (double)(cut + c->o.max_names));
+        jnum(c, report, RK_MEMORY_TOTAL, (double)(cut + c->o.max_names));
 }
 
 static void add_note(analysis_ctx *c, cJSON *notes, const char *text)
@@ -436,11 +437,11 @@ static void add_note(analysis_ctx *c, cJSON *notes, const char *text)
 static void import_notes(analysis_ctx *c, cJSON *notes)
 {
     cJSON *meta = cJSON_Parse(c->m->metadata ? c->m->metadata : "");
-    const cJSON *imp = cJSON_GetObjectItemCaseSensitive(meta, "import");
-    const cJSON *counts = cJSON_GetObjectItemCaseSensitive(imp, "counts");
-    const cJSON *damaged = cJSON_GetObjectItemCaseSensitive(imp, "damaged");
-    const cJSON *unknown = cJSON_GetObjectItemCaseSensitive(counts, "unknown");
-    const cJSON *unplaced = cJSON_GetObjectItemCaseSensitive(counts, "unplaced");
+    const cJSON *imp = cJSON_GetObjectItemCaseSensitive(meta, MK_IMPORT);
+    const cJSON *counts = cJSON_GetObjectItemCaseSensitive(imp, MK_COUNTS);
+    const cJSON *damaged = cJSON_GetObjectItemCaseSensitive(imp, MK_DAMAGED);
+    const cJSON *unknown = cJSON_GetObjectItemCaseSensitive(counts, MK_UNKNOWN);
+    const cJSON *unplaced = cJSON_GetObjectItemCaseSensitive(counts, MK_UNPLACED);
     char buf[400];
     if (cJSON_IsString(damaged))
         add_note(c, notes, fmt_text(buf, sizeof buf, "the imported trace is cut short or "
@@ -461,8 +462,8 @@ static void import_notes(analysis_ctx *c, cJSON *notes)
 static void cut_notes(analysis_ctx *c, cJSON *report, cJSON *notes)
 {
     static const struct { const char *total, *what, *kept_by; } lists[] = {
-        { "memory_total", "memory series", "highest peak" },
-        { "counters_total", "counters", "most samples" },
+        { RK_MEMORY_TOTAL, "memory series", "highest peak" },
+        { RK_COUNTERS_TOTAL, "counters", "most samples" },
     };
     char buf[400];
     size_t max = c->o.max_names;
@@ -474,41 +475,41 @@ static void cut_notes(analysis_ctx *c, cJSON *report, cJSON *notes)
                      "with the %s (the limit of its per-name lists)", total, lists[i].what, max,
                      lists[i].kept_by));
     }
-    const cJSON *s = cJSON_GetObjectItemCaseSensitive(report, "summary");
-    double gpus = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(s, "gpu_total"));
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(report, RK_SUMMARY);
+    double gpus = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(s, RK_GPU_TOTAL));
     if (max > 0 && gpus > (double)max)
         add_note(c, notes, fmt_text(buf, sizeof buf, "%.0f GPUs: this report lists the %zu "
                  "busiest (the limit of its per-name lists)", gpus, max));
     const cJSON *roots = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(report, "call_tree"), "children");
+        cJSON_GetObjectItemCaseSensitive(report, RK_CALL_TREE), RK_CHILDREN);
     const cJSON *last = roots ? cJSON_GetArrayItem(roots, cJSON_GetArraySize(roots) - 1) : NULL;
-    const char *last_name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(last, "name"));
+    const char *last_name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(last, RK_NAME));
     if (last_name && strcmp(last_name, "(other threads)") == 0)
         add_note(c, notes, fmt_text(buf, sizeof buf, "%.0f more threads: the call tree shows "
                  "the %zu busiest, the others as one \"(other threads)\" root",
-                 cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(last, "folded")), max));
-    const cJSON *others = cJSON_GetObjectItemCaseSensitive(report, "others");
-    const cJSON *ops = cJSON_GetObjectItemCaseSensitive(others, "operations");
-    const cJSON *ks = cJSON_GetObjectItemCaseSensitive(others, "kernels");
+                 cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(last, RK_FOLDED)), max));
+    const cJSON *others = cJSON_GetObjectItemCaseSensitive(report, RK_OTHERS);
+    const cJSON *ops = cJSON_GetObjectItemCaseSensitive(others, RK_OPERATIONS);
+    const cJSON *ks = cJSON_GetObjectItemCaseSensitive(others, RK_KERNELS);
     if (ops)
         add_note(c, notes, fmt_text(buf, sizeof buf, "%.0f more operations are not listed "
                  "here, with %.0f calls and %.0f ns of self time in all ('prof analyze --top 0 "
                  "--format json' lists every one)",
-                 cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ops, "count")),
-                 cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ops, "calls")),
-                 cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ops, "self_ns"))));
+                 cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ops, RK_COUNT)),
+                 cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ops, RK_CALLS)),
+                 cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ops, RK_SELF_NS))));
     if (ks)
         add_note(c, notes, fmt_text(buf, sizeof buf, "%.0f more kernels are not listed "
                  "here, with %.0f launches and %.0f ns of GPU time in all",
-                 cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ks, "count")),
-                 cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ks, "calls")),
-                 cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ks, "self_ns"))));
+                 cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ks, RK_COUNT)),
+                 cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ks, RK_CALLS)),
+                 cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ks, RK_SELF_NS))));
 }
 
 static void section_notes(analysis_ctx *c, cJSON *report)
 {
     const profile_model *m = c->m;
-    cJSON *notes = jarr(c, report, "notes");
+    cJSON *notes = jarr(c, report, RK_NOTES);
     char buf[400];
     if (!m->has_gpu)
         add_note(c, notes, "no GPU data: the profile has no CUDA activity (record with --cuda "
@@ -546,31 +547,31 @@ static void section_notes(analysis_ctx *c, cJSON *report)
 
 static void section_ranks(analysis_ctx *c, cJSON *report, const step_stats *per_rank)
 {
-    cJSON *arr = jarr(c, report, "ranks");
+    cJSON *arr = jarr(c, report, RK_RANKS);
     for (size_t i = 0; i < c->nmodels; i++) {
         const profile_model *m = c->models[i];
         double comm = rank_comm_per_step(m, &per_rank[i]);
         cJSON *o = jpush_obj(c, arr);
-        jnum(c, o, "rank", m->rank);
-        jstr(c, o, "path", m->path ? m->path : "");
-        jnum(c, o, "steps", (double)per_rank[i].n);
-        jnum(c, o, "mean_step_ns", per_rank[i].mean);
-        jnum(c, o, "p50_step_ns", per_rank[i].p50);
-        jnum(c, o, "comm_ns_per_step", comm);
-        jnum(c, o, "work_ns_per_step", per_rank[i].mean - comm);
+        jnum(c, o, RK_RANK, m->rank);
+        jstr(c, o, RK_PATH, m->path ? m->path : "");
+        jnum(c, o, RK_STEPS, (double)per_rank[i].n);
+        jnum(c, o, RK_MEAN_STEP_NS, per_rank[i].mean);
+        jnum(c, o, RK_P50_STEP_NS, per_rank[i].p50);
+        jnum(c, o, RK_COMM_NS_PER_STEP, comm);
+        jnum(c, o, RK_WORK_NS_PER_STEP, per_rank[i].mean - comm);
         straggler_rank_fields(c, o, i);
     }
 }
 
 static int severity_rank(const cJSON *f)
 {
-    const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "severity"));
+    const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, RK_SEVERITY));
     return !s ? 3 : strcmp(s, "high") == 0 ? 0 : strcmp(s, "medium") == 0 ? 1 : 2;
 }
 
 static double impact(const cJSON *f)
 {
-    return cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(f, "impact_share"));
+    return cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(f, RK_IMPACT_SHARE));
 }
 
 typedef struct ranked {
@@ -678,8 +679,8 @@ cJSON *report_build(const profile_model *const *models, size_t n, const analysis
     cJSON *r = cJSON_CreateObject();
     if (!per_rank || !r || prepare(&c, per_rank) != 0)
         c.ok = 0;
-    jstr(&c, r, "schema", "prof-report");
-    jnum(&c, r, "version", 1);
+    jstr(&c, r, RK_SCHEMA, "prof-report");
+    jnum(&c, r, RK_VERSION, 1);
     section_profiles(&c, r);
     section_summary(&c, r);
     section_operations(&c, r);
@@ -688,7 +689,7 @@ cJSON *report_build(const profile_model *const *models, size_t n, const analysis
     section_memory(&c, r);
     section_counters(&c, r);
     section_call_tree(&c, r);
-    c.bottlenecks = jarr(&c, r, "bottlenecks");
+    c.bottlenecks = jarr(&c, r, RK_BOTTLENECKS);
     if (c.ok)
         run_rules(&c, per_rank);
     section_notes(&c, r);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "analysis/report_keys.h"
 
 /* rules.md §1: a step the program made with prof_step(), not the part
  * after the last one, which prof_stop closed as incomplete. */
@@ -84,17 +85,17 @@ static void hot_finding(analysis_ctx *c, const model_op *op, double base)
              hot_fix(op, fix, sizeof fix));
     cJSON *e = finding_add(c, "hot_operation", severity_by(self, 0.30, 0.10), op->name, self,
                            title, rec);
-    jnum(c, e, "self_share", self);
-    jnum(c, e, "incl_share", incl);
-    jnum(c, e, "self_ns", (double)op->self_ns);
-    jnum(c, e, "incl_ns", (double)op->incl_ns);
-    jnum(c, e, "calls", (double)op->calls);
-    jnum(c, e, "mean_ns", op->mean_ns);
-    jnum(c, e, "p95_ns", sketch_quantile(&op->dur, 0.95));
-    jstr(c, e, "kind", op_kind_name(op->kind));
-    jstr(c, e, "basis", op->kind == MODEL_KIND_GPU ? "gpu_busy" : "profiled");
+    jnum(c, e, RK_SELF_SHARE, self);
+    jnum(c, e, RK_INCL_SHARE, incl);
+    jnum(c, e, RK_SELF_NS, (double)op->self_ns);
+    jnum(c, e, RK_INCL_NS, (double)op->incl_ns);
+    jnum(c, e, RK_CALLS, (double)op->calls);
+    jnum(c, e, RK_MEAN_NS, op->mean_ns);
+    jnum(c, e, RK_P95_NS, sketch_quantile(&op->dur, 0.95));
+    jstr(c, e, RK_KIND, op_kind_name(op->kind));
+    jstr(c, e, RK_BASIS, op->kind == MODEL_KIND_GPU ? "gpu_busy" : "profiled");
     if (op->cls)
-        jstr(c, e, "module_class", op->cls);
+        jstr(c, e, RK_MODULE_CLASS, op->cls);
 }
 
 void rule_hot_operation(analysis_ctx *c)
@@ -172,19 +173,19 @@ void rule_cpu_gpu_sync(analysis_ctx *c)
     double lost = m->profiled_ns ? (double)m->sync_blocked_ns / (double)m->profiled_ns : share;
     cJSON *e = finding_add(c, "cpu_gpu_sync", severity_by(share, 0.30, 0.10), subject, lost,
                            title, rec);
-    jnum(c, e, "share", share);
-    jstr(c, e, "basis", basis);
-    jnum(c, e, "blocked_ns", (double)m->sync_blocked_ns);
-    jnum(c, e, "count", (double)m->sync_count);
-    jnum(c, e, "per_step", per_step);
+    jnum(c, e, RK_SHARE, share);
+    jstr(c, e, RK_BASIS, basis);
+    jnum(c, e, RK_BLOCKED_NS, (double)m->sync_blocked_ns);
+    jnum(c, e, RK_COUNT, (double)m->sync_count);
+    jnum(c, e, RK_PER_STEP, per_step);
     cJSON *sites = jarr(c, e, "sites");
     for (size_t i = 0; i < n; i++) {
         const model_sync_site *s = &m->sync_sites[idx[i]];
         cJSON *o = jpush_obj(c, sites);
-        jstr(c, o, "name", site_name(m, s));
-        jnum(c, o, "count", (double)s->count);
-        jnum(c, o, "blocked_ns", (double)s->blocked_ns);
-        jnum(c, o, "share", m->sync_blocked_ns ? (double)s->blocked_ns /
+        jstr(c, o, RK_NAME, site_name(m, s));
+        jnum(c, o, RK_COUNT, (double)s->count);
+        jnum(c, o, RK_BLOCKED_NS, (double)s->blocked_ns);
+        jnum(c, o, RK_SHARE, m->sync_blocked_ns ? (double)s->blocked_ns /
                                                      (double)m->sync_blocked_ns : 0.0);
     }
 }
@@ -263,12 +264,12 @@ static void data_finding(analysis_ctx *c, const model_thread *t, const thread_ki
     cJSON *e = finding_add(c, "data_loading", severity_by(share, 0.30, 0.10),
                            k->op[0] != MODEL_NONE ? m->ops[k->op[0]].name : name, impact,
                            title, rec);
-    jnum(c, e, "thread", t->index);
+    jnum(c, e, RK_THREAD, t->index);
     jstr(c, e, "thread_name", name);
-    jnum(c, e, "share", share);
+    jnum(c, e, RK_SHARE, share);
     jnum(c, e, "data_ns", data);
-    jnum(c, e, "busy_ns", (double)t->busy_ns);
-    cJSON *list = jarr(c, e, "operations");
+    jnum(c, e, RK_BUSY_NS, (double)t->busy_ns);
+    cJSON *list = jarr(c, e, RK_OPERATIONS);
     for (int i = 0; i < 3 && k->op[i] != MODEL_NONE; i++) {
         cJSON *it = cJSON_CreateString(m->ops[k->op[i]].name);
         if (!it || !list || !cJSON_AddItemToArray(list, it)) {
@@ -318,7 +319,7 @@ void rule_dropped_events(analysis_ctx *c)
              (unsigned long long)m->dropped_events);
     cJSON *e = finding_add(c, "dropped_events", severity_by(frac, 0.10, 0.01), "recording",
                            frac, title, rec);
-    jnum(c, e, "dropped_events", (double)m->dropped_events);
-    jnum(c, e, "events", (double)m->events);
+    jnum(c, e, RK_DROPPED_EVENTS, (double)m->dropped_events);
+    jnum(c, e, RK_EVENTS, (double)m->events);
     jnum(c, e, "fraction", frac);
 }

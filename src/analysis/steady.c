@@ -8,12 +8,13 @@
 #include <stdlib.h>
 
 #include "analysis/analysis.h"
+#include "analysis/report_keys.h"
 
 #define STEADY_MIN_BATCHES 5u /* fewer non-empty op batches: no warm-up to skip */
 
 static void put_batches(analysis_ctx *c, cJSON *o, const double *means, size_t n)
 {
-    cJSON *arr = jarr(c, o, "batch_means_ns");
+    cJSON *arr = jarr(c, o, RK_BATCH_MEANS_NS);
     for (size_t i = 0; i < n; i++)
         jpush_num(c, arr, means[i]);
 }
@@ -35,14 +36,14 @@ void steady_steps(analysis_ctx *c, cJSON *step_time)
 {
     const step_stats *st = &c->steps;
     size_t w = stats_warmup(st->n), n = st->n - w;
-    cJSON *o = jobj(c, step_time, "steady");
-    jnum(c, o, "warmup_steps", (double)w);
-    jnum(c, o, "steps", (double)n);
+    cJSON *o = jobj(c, step_time, RK_STEADY);
+    jnum(c, o, RK_WARMUP_STEPS, (double)w);
+    jnum(c, o, RK_STEPS, (double)n);
     double sum = 0, means[STEADY_BATCHES];
     for (size_t i = 0; i < n; i++)
         sum += st->dur[w + i];
-    jnum(c, o, "mean_ns", n ? sum / (double)n : NAN);
-    jnum(c, o, "batch_steps", (double)((n + STEADY_BATCHES - 1) / STEADY_BATCHES));
+    jnum(c, o, RK_MEAN_NS, n ? sum / (double)n : NAN);
+    jnum(c, o, RK_BATCH_STEPS, (double)((n + STEADY_BATCHES - 1) / STEADY_BATCHES));
     put_batches(c, o, means, steady_batch_means(st->dur + w, n, means));
 }
 
@@ -83,10 +84,10 @@ void steady_op(analysis_ctx *c, cJSON *op_obj, const model_op *op)
         total_ns += (double)ns[i];
         total_calls += (double)calls[i];
     }
-    cJSON *o = jobj(c, op_obj, "steady");
-    jnum(c, o, "warmup_batches", (double)w);
-    jnum(c, o, "calls", total_calls);
-    jnum(c, o, "mean_ns", total_calls > 0 ? total_ns / total_calls : NAN);
-    jnum(c, o, "batch_width_ns", (double)time_batches_width(&op->batches));
+    cJSON *o = jobj(c, op_obj, RK_STEADY);
+    jnum(c, o, RK_WARMUP_BATCHES, (double)w);
+    jnum(c, o, RK_CALLS, total_calls);
+    jnum(c, o, RK_MEAN_NS, total_calls > 0 ? total_ns / total_calls : NAN);
+    jnum(c, o, RK_BATCH_WIDTH_NS, (double)time_batches_width(&op->batches));
     put_batches(c, o, means, n - w >= 2 ? n - w : 0);
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "analysis/analysis.h"
+#include "analysis/report_keys.h"
 
 static int step_used(const model_step *st, int any_complete)
 {
@@ -130,11 +131,11 @@ void rule_step_slowdown(analysis_ctx *c)
     jnum(c, e, "slope_ns_per_step", fit.slope);
     jnum(c, e, "ci95_ns_per_step", fit.ci95);
     jnum(c, e, "robust_slope_ns_per_step", rslope);
-    jnum(c, e, "p_value", fit.p_value);
-    jnum(c, e, "r2", fit.r2);
+    jnum(c, e, RK_P_VALUE, fit.p_value);
+    jnum(c, e, RK_R2, fit.r2);
     jnum(c, e, "relative_drift", rel);
-    jnum(c, e, "first_step", first);
-    jnum(c, e, "last_step", last);
+    jnum(c, e, RK_FIRST_STEP, first);
+    jnum(c, e, RK_LAST_STEP, last);
     jnum(c, e, "median_ns", s->p50);
 }
 
@@ -159,15 +160,15 @@ void rule_step_outliers(analysis_ctx *c)
              s->num[worst], fmt_ns(b, sizeof b, s->dur[worst]));
     cJSON *e = finding_add(c, "step_outliers", severity_by(share, 0.10, 0.02), "steps",
                            fmin(1.0, share), title, rec);
-    jnum(c, e, "count", (double)s->noutliers);
-    cJSON *list = jarr(c, e, "steps");
+    jnum(c, e, RK_COUNT, (double)s->noutliers);
+    cJSON *list = jarr(c, e, RK_STEPS);
     size_t listed = 0;
     for (size_t i = 1; i < s->n && listed < 20; i++)
         if (s->outlier[s->index[i]]) {
             jpush_num(c, list, s->num[i]);
             listed++;
         }
-    jnum(c, e, "max_ns", s->dur[worst]);
+    jnum(c, e, RK_MAX_NS, s->dur[worst]);
     jnum(c, e, "median_ns", s->median);
     jnum(c, e, "excess_ns", s->excess);
     jnum(c, e, "excess_share", share);
@@ -230,13 +231,13 @@ void rule_straggler_work(analysis_ctx *c, const step_stats *per_rank)
                  rank, ratio, fmt_ns(a, sizeof a, mine), fmt_ns(b, sizeof b, med));
         cJSON *e = finding_add(c, "straggler", severity_by(ratio, 1.5, 1.2), subject,
                                (ratio - 1.0) / ratio, title, rec);
-        jnum(c, e, "rank", rank);
-        jstr(c, e, "path", c->models[r]->path ? c->models[r]->path : "");
-        jstr(c, e, "method", "work");
-        jnum(c, e, "work_ns_per_step", mine);
+        jnum(c, e, RK_RANK, rank);
+        jstr(c, e, RK_PATH, c->models[r]->path ? c->models[r]->path : "");
+        jstr(c, e, RK_METHOD, "work");
+        jnum(c, e, RK_WORK_NS_PER_STEP, mine);
         jnum(c, e, "others_median_ns_per_step", med);
         jnum(c, e, "ratio", ratio);
-        jnum(c, e, "mean_step_ns", per_rank[r].mean);
+        jnum(c, e, RK_MEAN_STEP_NS, per_rank[r].mean);
     }
     free(others);
 }

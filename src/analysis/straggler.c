@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "analysis/report_keys.h"
 
 #define MIN_COLLECTIVES 3   /* fewer matched: "most" means nothing       */
 #define STRAGGLER_SHARE 0.05 /* the others' wait, as a share of step time */
@@ -20,7 +21,7 @@
 static const char *host_of(const profile_model *m, char *buf, size_t size)
 {
     cJSON *meta = m->metadata ? cJSON_Parse(m->metadata) : NULL;
-    const char *h = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "host"));
+    const char *h = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, MK_HOST));
     fmt_text(buf, size, "%s", h ? h : "");
     cJSON_Delete(meta);
     return buf;
@@ -202,17 +203,17 @@ static void collective_finding(analysis_ctx *c, size_t r, const step_stats *st)
                                               "longer each rank's part of a collective lasts");
     cJSON *e = finding_add(c, "straggler", severity_by(share, 0.30, 0.15), subject,
                            share > 1 ? 1.0 : share, title, rec);
-    jnum(c, e, "rank", rank);
-    jstr(c, e, "path", c->models[r]->path ? c->models[r]->path : "");
-    jstr(c, e, "method", "collectives");
+    jnum(c, e, RK_RANK, rank);
+    jstr(c, e, RK_PATH, c->models[r]->path ? c->models[r]->path : "");
+    jstr(c, e, RK_METHOD, "collectives");
     jstr(c, e, "source", x->source);
     jstr(c, e, "alignment", x->align);
-    jnum(c, e, "collectives", (double)x->matched);
-    jnum(c, e, "last_arrivals", (double)k->last);
-    jnum(c, e, "caused_wait_ns", k->caused_ns);
-    jnum(c, e, "caused_wait_share", share);
-    jnum(c, e, "basis_ns", k->basis_ns);
-    jnum(c, e, "mean_step_ns", st->mean);
+    jnum(c, e, RK_COLLECTIVES, (double)x->matched);
+    jnum(c, e, RK_LAST_ARRIVALS, (double)k->last);
+    jnum(c, e, RK_CAUSED_WAIT_NS, k->caused_ns);
+    jnum(c, e, RK_CAUSED_WAIT_SHARE, share);
+    jnum(c, e, RK_BASIS_NS, k->basis_ns);
+    jnum(c, e, RK_MEAN_STEP_NS, st->mean);
 }
 
 void rule_straggler(analysis_ctx *c, const step_stats *per_rank)
@@ -237,9 +238,9 @@ void straggler_rank_fields(analysis_ctx *c, cJSON *o, size_t r)
     if (!x->source || !x->ranks)
         return;
     const rank_waits *k = &x->ranks[r];
-    jnum(c, o, "collectives", (double)k->collectives);
-    jnum(c, o, "last_arrivals", (double)k->last);
-    jnum(c, o, "wait_ns", k->wait_ns);
-    jnum(c, o, "caused_wait_ns", k->caused_ns);
-    jnum(c, o, "caused_wait_share", k->basis_ns > 0 ? k->caused_ns / k->basis_ns : 0.0);
+    jnum(c, o, RK_COLLECTIVES, (double)k->collectives);
+    jnum(c, o, RK_LAST_ARRIVALS, (double)k->last);
+    jnum(c, o, RK_WAIT_NS, k->wait_ns);
+    jnum(c, o, RK_CAUSED_WAIT_NS, k->caused_ns);
+    jnum(c, o, RK_CAUSED_WAIT_SHARE, k->basis_ns > 0 ? k->caused_ns / k->basis_ns : 0.0);
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "analysis/analysis.h"
+#include "analysis/report_keys.h"
 #include "analysis/sections.h"
 
 typedef struct tree_walk {
@@ -29,7 +30,7 @@ static int by_incl_desc(const void *a, const void *b, void *arg)
 static void add_children(tree_walk *w, cJSON *node, uint32_t n)
 {
     const profile_model *m = w->c->m;
-    cJSON *arr = jarr(w->c, node, "children");
+    cJSON *arr = jarr(w->c, node, RK_CHILDREN);
     size_t count = 0;
     for (uint32_t k = m->nodes[n].first_child; k != MODEL_NONE; k = m->nodes[k].next_sibling)
         count++;
@@ -57,13 +58,13 @@ static void add_children(tree_walk *w, cJSON *node, uint32_t n)
     free(kids);
     if (folded) {
         cJSON *o = jpush_obj(w->c, arr);
-        jstr(w->c, o, "name", "(other)");
-        jnum(w->c, o, "thread", w->thread);
-        jnum(w->c, o, "calls", (double)o_calls);
-        jnum(w->c, o, "incl_ns", (double)o_ns);
-        jnum(w->c, o, "self_ns", (double)o_ns);
-        jnum(w->c, o, "folded", (double)folded);
-        jarr(w->c, o, "children");
+        jstr(w->c, o, RK_NAME, "(other)");
+        jnum(w->c, o, RK_THREAD, w->thread);
+        jnum(w->c, o, RK_CALLS, (double)o_calls);
+        jnum(w->c, o, RK_INCL_NS, (double)o_ns);
+        jnum(w->c, o, RK_SELF_NS, (double)o_ns);
+        jnum(w->c, o, RK_FOLDED, (double)folded);
+        jarr(w->c, o, RK_CHILDREN);
     }
 }
 
@@ -73,13 +74,13 @@ static void add_node(tree_walk *w, cJSON *arr, uint32_t n)
     const model_node *node = &m->nodes[n];
     const model_op *op = node->op < m->nops ? &m->ops[node->op] : NULL;
     cJSON *o = jpush_obj(w->c, arr);
-    jstr(w->c, o, "name", op ? op->name : "?");
+    jstr(w->c, o, RK_NAME, op ? op->name : "?");
     if (op)
-        jstr(w->c, o, "kind", op_kind_name(op->kind));
-    jnum(w->c, o, "thread", w->thread);
-    jnum(w->c, o, "calls", (double)node->calls);
-    jnum(w->c, o, "incl_ns", (double)node->incl_ns);
-    jnum(w->c, o, "self_ns", (double)node->self_ns);
+        jstr(w->c, o, RK_KIND, op_kind_name(op->kind));
+    jnum(w->c, o, RK_THREAD, w->thread);
+    jnum(w->c, o, RK_CALLS, (double)node->calls);
+    jnum(w->c, o, RK_INCL_NS, (double)node->incl_ns);
+    jnum(w->c, o, RK_SELF_NS, (double)node->self_ns);
     add_children(w, o, n);
 }
 
@@ -95,19 +96,19 @@ static void add_other_threads(analysis_ctx *c, cJSON *threads, size_t folded, ui
                               uint64_t incl)
 {
     cJSON *o = jpush_obj(c, threads);
-    jstr(c, o, "name", "(other threads)");
-    jnum(c, o, "calls", (double)calls);
-    jnum(c, o, "incl_ns", (double)incl);
-    jnum(c, o, "self_ns", 0);
-    jnum(c, o, "folded", (double)folded);
-    jarr(c, o, "children");
+    jstr(c, o, RK_NAME, "(other threads)");
+    jnum(c, o, RK_CALLS, (double)calls);
+    jnum(c, o, RK_INCL_NS, (double)incl);
+    jnum(c, o, RK_SELF_NS, 0);
+    jnum(c, o, RK_FOLDED, (double)folded);
+    jarr(c, o, RK_CHILDREN);
 }
 
 void section_call_tree(analysis_ctx *c, cJSON *report)
 {
     const profile_model *m = c->m;
-    cJSON *root = jobj(c, report, "call_tree");
-    jstr(c, root, "name", "<root>");
+    cJSON *root = jobj(c, report, RK_CALL_TREE);
+    jstr(c, root, RK_NAME, "<root>");
     uint64_t calls = 0, incl = 0, o_calls = 0, o_incl = 0;
     cJSON *threads = cJSON_CreateArray();
     tree_walk w = { c, 0.001 * (double)m->profiled_ns, 0 };
@@ -131,21 +132,21 @@ void section_call_tree(analysis_ctx *c, cJSON *report)
         char name[48];
         cJSON *o = jpush_obj(c, threads);
         w.thread = t->index;
-        jstr(c, o, "name", t->name ? t->name : fmt_text(name, sizeof name, "thread %u",
+        jstr(c, o, RK_NAME, t->name ? t->name : fmt_text(name, sizeof name, "thread %u",
                                                          t->index));
-        jnum(c, o, "thread", t->index);
-        jnum(c, o, "calls", (double)t_calls);
-        jnum(c, o, "incl_ns", (double)t->busy_ns);
-        jnum(c, o, "self_ns", 0);
+        jnum(c, o, RK_THREAD, t->index);
+        jnum(c, o, RK_CALLS, (double)t_calls);
+        jnum(c, o, RK_INCL_NS, (double)t->busy_ns);
+        jnum(c, o, RK_SELF_NS, 0);
         add_children(&w, o, t->root);
     }
     free(listed);
     if (cut)
         add_other_threads(c, threads, cut, o_calls, o_incl);
-    jnum(c, root, "calls", (double)calls);
-    jnum(c, root, "incl_ns", (double)incl);
-    jnum(c, root, "self_ns", 0);
-    if (!threads || !root || !cJSON_AddItemToObject(root, "children", threads)) {
+    jnum(c, root, RK_CALLS, (double)calls);
+    jnum(c, root, RK_INCL_NS, (double)incl);
+    jnum(c, root, RK_SELF_NS, 0);
+    if (!threads || !root || !cJSON_AddItemToObject(root, RK_CHILDREN, threads)) {
         cJSON_Delete(threads);
         c->ok = 0;
     }
@@ -166,7 +167,7 @@ static double counter_samples(const void *series, size_t i)
 void section_counters(analysis_ctx *c, cJSON *report)
 {
     const profile_model *m = c->m;
-    cJSON *arr = jarr(c, report, "counters");
+    cJSON *arr = jarr(c, report, RK_COUNTERS);
     size_t cut;
     unsigned char *listed = report_listed(c, m->series, m->nseries, counter_samples, &cut);
     for (size_t i = 0; i < m->nseries; i++) {
@@ -174,8 +175,8 @@ void section_counters(analysis_ctx *c, cJSON *report)
         if (s->is_memory || s->nsamples == 0 || (listed && !listed[i]))
             continue;
         cJSON *o = jpush_obj(c, arr);
-        jstr(c, o, "name", s->name);
-        cJSON *pts = jarr(c, o, "points");
+        jstr(c, o, RK_NAME, s->name);
+        cJSON *pts = jarr(c, o, RK_POINTS);
         double lo = s->samples[0].value, hi = lo;
         for (size_t k = 0; k < s->nsamples; k++) {
             lo = s->samples[k].value < lo ? s->samples[k].value : lo;
@@ -185,16 +186,16 @@ void section_counters(analysis_ctx *c, cJSON *report)
         for (size_t k = 0; k < n; k++) {
             size_t at = keep ? keep[k] : k;
             cJSON *p = jpush_obj(c, pts);
-            jnum(c, p, "t_ns", (double)s->samples[at].t_ns);
-            jnum(c, p, "value", s->samples[at].value);
+            jnum(c, p, RK_T_NS, (double)s->samples[at].t_ns);
+            jnum(c, p, RK_VALUE, s->samples[at].value);
         }
         free(keep);
-        jnum(c, o, "samples", (double)s->nsamples);
-        jnum(c, o, "min", lo);
-        jnum(c, o, "max", hi);
-        jnum(c, o, "final", s->samples[s->nsamples - 1].value);
+        jnum(c, o, RK_SAMPLES, (double)s->nsamples);
+        jnum(c, o, RK_MIN, lo);
+        jnum(c, o, RK_MAX, hi);
+        jnum(c, o, RK_FINAL, s->samples[s->nsamples - 1].value);
     }
     free(listed);
     if (cut)
-        jnum(c, report, "counters_total", (double)(cut + c->o.max_names));
+        jnum(c, report, RK_COUNTERS_TOTAL, (double)(cut + c->o.max_names));
 }

@@ -3,6 +3,7 @@
  * gives each table; cells that make no sense for a section stay empty. */
 #include <string.h>
 
+#include "analysis/report_keys.h"
 #include "output/compare_csv.h"
 #include "output/csvout.h"
 
@@ -48,19 +49,19 @@ static void put_row(FILE *out, const csv_row *r)
 
 static void summary_rows(FILE *out, const cJSON *cmp)
 {
-    const cJSON *m, *test = get(cmp, "step_time_test"), *speedup = get(cmp, "speedup");
-    cJSON_ArrayForEach(m, get(cmp, "summary")) {
-        int mean = strcmp(str(m, "metric"), "step_mean_ns") == 0;
-        csv_row r = { .section = "summary", .name = str(m, "metric"), .unit = str(m, "unit"),
-                      .before = get(m, "before"), .after = get(m, "after"),
-                      .change = get(m, "change"), .relative = get(m, "relative"),
-                      .p_value = mean ? get(test, "p_value") : NULL,
-                      .significant = mean ? get(test, "significant") : NULL };
+    const cJSON *m, *test = get(cmp, RK_STEP_TIME_TEST), *speedup = get(cmp, RK_SPEEDUP);
+    cJSON_ArrayForEach(m, get(cmp, RK_SUMMARY)) {
+        int mean = strcmp(str(m, RK_METRIC), "step_mean_ns") == 0;
+        csv_row r = { .section = "summary", .name = str(m, RK_METRIC), .unit = str(m, RK_UNIT),
+                      .before = get(m, RK_BEFORE), .after = get(m, RK_AFTER),
+                      .change = get(m, RK_CHANGE), .relative = get(m, RK_RELATIVE),
+                      .p_value = mean ? get(test, RK_P_VALUE) : NULL,
+                      .significant = mean ? get(test, RK_SIGNIFICANT) : NULL };
         put_row(out, &r);
     }
     if (cJSON_IsObject(speedup)) {
-        csv_row r = { .section = "summary", .name = "speedup", .status = str(speedup, "basis"),
-                      .unit = "ratio", .after = get(speedup, "value") };
+        csv_row r = { .section = "summary", .name = "speedup", .status = str(speedup, RK_BASIS),
+                      .unit = "ratio", .after = get(speedup, RK_VALUE) };
         put_row(out, &r);
     }
 }
@@ -68,11 +69,11 @@ static void summary_rows(FILE *out, const cJSON *cmp)
 static void memory_rows(FILE *out, const cJSON *cmp)
 {
     const cJSON *m;
-    cJSON_ArrayForEach(m, get(cmp, "memory")) {
-        csv_row r = { .section = "memory", .name = str(m, "series"), .status = str(m, "leak"),
-                      .unit = "bytes", .before = get(m, "before_peak_bytes"),
-                      .after = get(m, "after_peak_bytes"), .change = get(m, "change_bytes"),
-                      .relative = get(m, "relative") };
+    cJSON_ArrayForEach(m, get(cmp, RK_MEMORY)) {
+        csv_row r = { .section = "memory", .name = str(m, RK_SERIES), .status = str(m, RK_LEAK),
+                      .unit = "bytes", .before = get(m, RK_BEFORE_PEAK_BYTES),
+                      .after = get(m, RK_AFTER_PEAK_BYTES), .change = get(m, RK_CHANGE_BYTES),
+                      .relative = get(m, RK_RELATIVE) };
         put_row(out, &r);
     }
 }
@@ -80,15 +81,15 @@ static void memory_rows(FILE *out, const cJSON *cmp)
 static void operation_rows(FILE *out, const cJSON *cmp)
 {
     const cJSON *op;
-    cJSON_ArrayForEach(op, get(cmp, "operations")) {
-        const cJSON *b = get(op, "before"), *a = get(op, "after");
-        csv_row r = { .section = "operation", .name = str(op, "name"), .kind = str(op, "kind"),
-                      .status = str(op, "status"), .unit = "ns",
-                      .before = get(b, "mean_ns"), .after = get(a, "mean_ns"),
-                      .change = get(op, "mean_change_ns"), .relative = get(op, "relative"),
-                      .before_calls = get(b, "calls"), .after_calls = get(a, "calls"),
-                      .before_total = get(b, "total_ns"), .after_total = get(a, "total_ns"),
-                      .p_value = get(op, "p_value"), .significant = get(op, "significant") };
+    cJSON_ArrayForEach(op, get(cmp, RK_OPERATIONS)) {
+        const cJSON *b = get(op, RK_BEFORE), *a = get(op, RK_AFTER);
+        csv_row r = { .section = "operation", .name = str(op, RK_NAME), .kind = str(op, RK_KIND),
+                      .status = str(op, RK_STATUS), .unit = "ns",
+                      .before = get(b, RK_MEAN_NS), .after = get(a, RK_MEAN_NS),
+                      .change = get(op, RK_MEAN_CHANGE_NS), .relative = get(op, RK_RELATIVE),
+                      .before_calls = get(b, RK_CALLS), .after_calls = get(a, RK_CALLS),
+                      .before_total = get(b, RK_TOTAL_NS), .after_total = get(a, RK_TOTAL_NS),
+                      .p_value = get(op, RK_P_VALUE), .significant = get(op, RK_SIGNIFICANT) };
         put_row(out, &r);
     }
 }
@@ -97,14 +98,14 @@ static void operation_rows(FILE *out, const cJSON *cmp)
  * severity in each run (empty where the finding is absent). */
 static void bottleneck_rows(FILE *out, const cJSON *cmp)
 {
-    static const char *const groups[] = { "fixed", "new", "persisting" };
+    static const char *const groups[] = { RK_FIXED, RK_NEW, RK_PERSISTING };
     for (size_t g = 0; g < 3; g++) {
         const cJSON *f;
-        cJSON_ArrayForEach(f, get(get(cmp, "bottlenecks"), groups[g])) {
-            const cJSON *sev = get(f, "severity");
-            csv_row r = { .section = "bottleneck", .name = str(f, "subject"),
-                          .kind = str(f, "rule"), .status = groups[g], .unit = "severity",
-                          .before = g == 0 ? sev : g == 2 ? get(f, "severity_before") : NULL,
+        cJSON_ArrayForEach(f, get(get(cmp, RK_BOTTLENECKS), groups[g])) {
+            const cJSON *sev = get(f, RK_SEVERITY);
+            csv_row r = { .section = "bottleneck", .name = str(f, RK_SUBJECT),
+                          .kind = str(f, RK_RULE), .status = groups[g], .unit = "severity",
+                          .before = g == 0 ? sev : g == 2 ? get(f, RK_SEVERITY_BEFORE) : NULL,
                           .after = g == 0 ? NULL : sev };
             put_row(out, &r);
         }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/report_keys.h"
 #include "output/compare_text.h"
 #include "output/textout.h"
 #include "util/fmt.h"
@@ -82,8 +83,8 @@ static const char *p_value(char buf[FMT_BUF], const cJSON *o, const char *key)
 /* "p < 0.001", "p = 0.024" */
 static const char *p_phrase(char buf[FMT_BUF], const cJSON *o)
 {
-    double p = num(o, "p_value");
-    if (!has(o, "p_value"))
+    double p = num(o, RK_P_VALUE);
+    if (!has(o, RK_P_VALUE))
         snprintf(buf, FMT_BUF, "no test");
     else if (p < 0.001)
         snprintf(buf, FMT_BUF, "p < 0.001");
@@ -121,32 +122,32 @@ static void render_run(textout *t, const char *which, const cJSON *r)
 {
     char b[FMT_BUF];
     fprintf(t->out, "  %-8s ", which);
-    textout_put_safe(t, str(r, "path"));
-    if (num(r, "runs") > 1)
-        fprintf(t->out, " (%s runs)", fmt_count(b, textout_u64(num(r, "runs"))));
+    textout_put_safe(t, str(r, RK_PATH));
+    if (num(r, RK_RUNS) > 1)
+        fprintf(t->out, " (%s runs)", fmt_count(b, textout_u64(num(r, RK_RUNS))));
     fputs(": ", t->out);
-    if (*str(r, "command")) {
-        textout_put_safe(t, str(r, "command"));
+    if (*str(r, RK_COMMAND)) {
+        textout_put_safe(t, str(r, RK_COMMAND));
         fputs(", ", t->out);
     }
-    fprintf(t->out, "%s steps%s", fmt_count(b, textout_u64(num(r, "steps"))),
-            num(r, "runs") > 1 ? " a run" : "");
-    if (num(r, "sampled_steps") != num(r, "steps"))
-        fprintf(t->out, " (%s sampled)", fmt_count(b, textout_u64(num(r, "sampled_steps"))));
-    fputs(cJSON_IsFalse(get(r, "clean")) ? ", not closed cleanly\n" : "\n", t->out);
+    fprintf(t->out, "%s steps%s", fmt_count(b, textout_u64(num(r, RK_STEPS))),
+            num(r, RK_RUNS) > 1 ? " a run" : "");
+    if (num(r, RK_SAMPLED_STEPS) != num(r, RK_STEPS))
+        fprintf(t->out, " (%s sampled)", fmt_count(b, textout_u64(num(r, RK_SAMPLED_STEPS))));
+    fputs(cJSON_IsFalse(get(r, RK_CLEAN)) ? ", not closed cleanly\n" : "\n", t->out);
 }
 
 static void render_header(textout *t, const cJSON *c)
 {
     textout_sgr(t, "1");
     fputs("prof compare ", t->out);
-    textout_put_safe(t, str(get(c, "before"), "path"));
+    textout_put_safe(t, str(get(c, RK_BEFORE), RK_PATH));
     fputs(t->st.unicode ? " \xe2\x86\x92 " : " -> ", t->out);
-    textout_put_safe(t, str(get(c, "after"), "path"));
+    textout_put_safe(t, str(get(c, RK_AFTER), RK_PATH));
     textout_sgr(t, "0");
     fputc('\n', t->out);
-    render_run(t, "before", get(c, "before"));
-    render_run(t, "after", get(c, "after"));
+    render_run(t, "before", get(c, RK_BEFORE));
+    render_run(t, "after", get(c, RK_AFTER));
 }
 
 /* ---- summary ----------------------------------------------------------------------------- */
@@ -181,19 +182,19 @@ static void put_values(textout *t, const char *unit, const cJSON *row, const cha
     double d = num(row, kc);
     int worse = lower_is_better && d > 0, better = lower_is_better && d < 0;
     colored(t, worse, better, VALUE_COLS, has(row, kc) ? change(b3, unit, d) : "-");
-    fprintf(t->out, " %8s", percent(b4, row, "relative"));
+    fprintf(t->out, " %8s", percent(b4, row, RK_RELATIVE));
 }
 
 static void render_step_test(textout *t, const cJSON *c)
 {
     char b[FMT_BUF];
-    const cJSON *test = get(c, "step_time_test");
-    if (!has(test, "relative"))
+    const cJSON *test = get(c, RK_STEP_TIME_TEST);
+    if (!has(test, RK_RELATIVE))
         return;
-    if (cJSON_IsTrue(get(test, "significant"))) {
+    if (cJSON_IsTrue(get(test, RK_SIGNIFICANT))) {
         fputc(' ', t->out);
-        colored(t, num(test, "relative") > 0, num(test, "relative") < 0, 0,
-                num(test, "relative") > 0 ? "slower" : "faster");
+        colored(t, num(test, RK_RELATIVE) > 0, num(test, RK_RELATIVE) < 0, 0,
+                num(test, RK_RELATIVE) > 0 ? "slower" : "faster");
     } else {
         fputs(" no significant change", t->out);
     }
@@ -203,13 +204,13 @@ static void render_step_test(textout *t, const cJSON *c)
 static void render_metrics(textout *t, const cJSON *c)
 {
     const cJSON *row;
-    cJSON_ArrayForEach(row, get(c, "summary")) {
-        const char *metric = str(row, "metric");
-        if (strcmp(metric, "sampled_steps") == 0 && num(row, "before") == num(row, "after"))
+    cJSON_ArrayForEach(row, get(c, RK_SUMMARY)) {
+        const char *metric = str(row, RK_METRIC);
+        if (strcmp(metric, "sampled_steps") == 0 && num(row, RK_BEFORE) == num(row, RK_AFTER))
             continue; /* every step or the same ones sampled: no news */
         label(t, "", label_of(metric));
-        int timed = strcmp(str(row, "unit"), "ns") == 0 && strncmp(metric, "step_", 5) == 0;
-        put_values(t, str(row, "unit"), row, "before", "after", "change", timed);
+        int timed = strcmp(str(row, RK_UNIT), "ns") == 0 && strncmp(metric, "step_", 5) == 0;
+        put_values(t, str(row, RK_UNIT), row, RK_BEFORE, RK_AFTER, RK_CHANGE, timed);
         if (strcmp(metric, "step_mean_ns") == 0)
             render_step_test(t, c);
         fputc('\n', t->out);
@@ -220,7 +221,7 @@ static void render_metrics(textout *t, const cJSON *c)
 static void render_slope(textout *t, const cJSON *m, const char *key)
 {
     char b[FMT_BUF], cell[FMT_BUF + 16];
-    const char *per = strcmp(str(m, "slope_unit"), "bytes_per_s") == 0 ? "/s" : "/step";
+    const char *per = strcmp(str(m, RK_SLOPE_UNIT), "bytes_per_s") == 0 ? "/s" : "/step";
     if (!has(m, key))
         snprintf(cell, sizeof cell, "-");
     else
@@ -242,18 +243,18 @@ static const char *leak_phrase(const char *verdict)
 static void render_memory(textout *t, const cJSON *c)
 {
     const cJSON *m;
-    cJSON_ArrayForEach(m, get(c, "memory")) {
-        label(t, "peak ", str(m, "series"));
-        put_values(t, "bytes", m, "before_peak_bytes", "after_peak_bytes", "change_bytes", 1);
+    cJSON_ArrayForEach(m, get(c, RK_MEMORY)) {
+        label(t, "peak ", str(m, RK_SERIES));
+        put_values(t, "bytes", m, RK_BEFORE_PEAK_BYTES, RK_AFTER_PEAK_BYTES, RK_CHANGE_BYTES, 1);
         fputc('\n', t->out);
     }
-    cJSON_ArrayForEach(m, get(c, "memory")) {
-        if (!has(m, "before_slope") && !has(m, "after_slope"))
+    cJSON_ArrayForEach(m, get(c, RK_MEMORY)) {
+        if (!has(m, RK_BEFORE_SLOPE) && !has(m, RK_AFTER_SLOPE))
             continue;
-        label(t, "slope ", str(m, "series"));
-        render_slope(t, m, "before_slope");
-        render_slope(t, m, "after_slope");
-        const char *v = str(m, "leak");
+        label(t, "slope ", str(m, RK_SERIES));
+        render_slope(t, m, RK_BEFORE_SLOPE);
+        render_slope(t, m, RK_AFTER_SLOPE);
+        const char *v = str(m, RK_LEAK);
         colored(t, strcmp(v, "new") == 0 || strcmp(v, "persisting") == 0,
                 strcmp(v, "fixed") == 0, 0, leak_phrase(v));
         fputc('\n', t->out);
@@ -262,16 +263,16 @@ static void render_memory(textout *t, const cJSON *c)
 
 static void render_speedup(textout *t, const cJSON *c)
 {
-    const cJSON *s = get(c, "speedup");
-    if (!has(s, "value"))
+    const cJSON *s = get(c, RK_SPEEDUP);
+    if (!has(s, RK_VALUE))
         return;
-    double v = num(s, "value");
+    double v = num(s, RK_VALUE);
     label(t, "", "speedup");
     char buf[FMT_BUF];
     snprintf(buf, sizeof buf, "%.2fx", v);
     colored(t, v < 0.995, v > 1.005, 0, buf);
     fprintf(t->out, " by %s\n",
-            strcmp(str(s, "basis"), "step_time") == 0 ? "mean step time" : "profiled time");
+            strcmp(str(s, RK_BASIS), "step_time") == 0 ? "mean step time" : "profiled time");
 }
 
 static void render_summary(textout *t, const cJSON *c)
@@ -288,27 +289,27 @@ static void render_summary(textout *t, const cJSON *c)
 
 static int is_status(const cJSON *op, const char *status)
 {
-    return strcmp(str(op, "status"), status) == 0;
+    return strcmp(str(op, RK_STATUS), status) == 0;
 }
 
 static void render_matched(textout *t, const cJSON *op, int nw)
 {
     char b[6][FMT_BUF], calls[2 * FMT_BUF + 8];
-    const cJSON *bf = get(op, "before"), *af = get(op, "after");
+    const cJSON *bf = get(op, RK_BEFORE), *af = get(op, RK_AFTER);
     fputs("  ", t->out);
-    textout_put_cell(t, str(op, "name"), nw);
-    snprintf(calls, sizeof calls, "%s/%s", fmt_count(b[0], textout_u64(num(bf, "calls"))),
-             fmt_count(b[1], textout_u64(num(af, "calls"))));
-    fprintf(t->out, "  %15s %10s %10s %10s %10s ", calls, value(b[2], "ns", num(bf, "total_ns")),
-            value(b[3], "ns", num(af, "total_ns")), value(b[4], "ns", num(bf, "mean_ns")),
-            value(b[5], "ns", num(af, "mean_ns")));
-    int sig = cJSON_IsTrue(get(op, "significant"));
+    textout_put_cell(t, str(op, RK_NAME), nw);
+    snprintf(calls, sizeof calls, "%s/%s", fmt_count(b[0], textout_u64(num(bf, RK_CALLS))),
+             fmt_count(b[1], textout_u64(num(af, RK_CALLS))));
+    fprintf(t->out, "  %15s %10s %10s %10s %10s ", calls, value(b[2], "ns", num(bf, RK_TOTAL_NS)),
+            value(b[3], "ns", num(af, RK_TOTAL_NS)), value(b[4], "ns", num(bf, RK_MEAN_NS)),
+            value(b[5], "ns", num(af, RK_MEAN_NS)));
+    int sig = cJSON_IsTrue(get(op, RK_SIGNIFICANT));
     int slower = sig && is_status(op, "slower"), faster = sig && is_status(op, "faster");
-    colored(t, slower, faster, 8, percent(b[0], op, "relative"));
-    fprintf(t->out, " %7s", p_value(b[1], op, "p_value"));
+    colored(t, slower, faster, 8, percent(b[0], op, RK_RELATIVE));
+    fprintf(t->out, " %7s", p_value(b[1], op, RK_P_VALUE));
     if (sig) {
         fputs("  ", t->out);
-        colored(t, slower, faster, 0, str(op, "status"));
+        colored(t, slower, faster, 0, str(op, RK_STATUS));
     }
     fputc('\n', t->out);
 }
@@ -330,23 +331,23 @@ static void render_one_sided(textout *t, const cJSON *ops, const char *status, c
             continue;
         const cJSON *s = get(op, side);
         fputs("  ", t->out);
-        textout_put_cell(t, str(op, "name"), nw);
-        fprintf(t->out, "  %s calls, total %s, mean %s\n", value(b1, "count", num(s, "calls")),
-                value(b2, "ns", num(s, "total_ns")), value(b3, "ns", num(s, "mean_ns")));
+        textout_put_cell(t, str(op, RK_NAME), nw);
+        fprintf(t->out, "  %s calls, total %s, mean %s\n", value(b1, "count", num(s, RK_CALLS)),
+                value(b2, "ns", num(s, RK_TOTAL_NS)), value(b3, "ns", num(s, RK_MEAN_NS)));
     }
 }
 
 static void render_operations(textout *t, const cJSON *c)
 {
-    const cJSON *ops = get(c, "operations"), *op, *o = get(c, "options");
-    int nw = textout_name_width(t, ops, "name", (int)strlen("operation"), NAME_MAX_COLS);
+    const cJSON *ops = get(c, RK_OPERATIONS), *op, *o = get(c, RK_OPTIONS);
+    int nw = textout_name_width(t, ops, RK_NAME, (int)strlen("operation"), NAME_MAX_COLS);
     int matched = 0;
     cJSON_ArrayForEach(op, ops)
         matched += !is_status(op, "added") && !is_status(op, "removed");
     textout_heading(t, "Operations");
     fprintf(t->out, " (mean per call after warm-up; significant: beyond the %g%% noise floor "
-            "at p < %g%s)\n", num(o, "noise_pct"), num(o, "alpha"),
-            strcmp(str(c, "method"), "within_run") == 0 ? ", within each run" : "");
+            "at p < %g%s)\n", num(o, RK_NOISE_PCT), num(o, RK_ALPHA),
+            strcmp(str(c, RK_METHOD), "within_run") == 0 ? ", within each run" : "");
     if (matched == 0) {
         fputs("  none in both runs\n", t->out);
     } else {
@@ -376,52 +377,52 @@ static void render_findings(textout *t, const cJSON *list, const char *what, con
         fprintf(t->out, "%-11s", what);
         textout_sgr(t, "0");
         char line[640];
-        snprintf(line, sizeof line, "%s [%s]", str(f, "title"), str(f, "rule"));
-        if (*str(f, "severity_before") && strcmp(str(f, "severity_before"), str(f, "severity")))
+        snprintf(line, sizeof line, "%s [%s]", str(f, RK_TITLE), str(f, RK_RULE));
+        if (*str(f, RK_SEVERITY_BEFORE) && strcmp(str(f, RK_SEVERITY_BEFORE), str(f, RK_SEVERITY)))
             snprintf(line + strlen(line), sizeof line - strlen(line), " (%s, was %s)",
-                     str(f, "severity"), str(f, "severity_before"));
+                     str(f, RK_SEVERITY), str(f, RK_SEVERITY_BEFORE));
         textout_put_wrapped(t, line, 13, 13);
     }
 }
 
 static void render_bottlenecks(textout *t, const cJSON *c)
 {
-    const cJSON *b = get(c, "bottlenecks");
-    int nf = cJSON_GetArraySize(get(b, "fixed")), nn = cJSON_GetArraySize(get(b, "new"));
-    int np = cJSON_GetArraySize(get(b, "persisting"));
+    const cJSON *b = get(c, RK_BOTTLENECKS);
+    int nf = cJSON_GetArraySize(get(b, RK_FIXED)), nn = cJSON_GetArraySize(get(b, RK_NEW));
+    int np = cJSON_GetArraySize(get(b, RK_PERSISTING));
     textout_heading(t, "Bottlenecks");
     fprintf(t->out, " (%d fixed, %d new, %d persisting)\n", nf, nn, np);
     if (nf + nn + np == 0) {
         fputs("  none in either run\n", t->out);
         return;
     }
-    render_findings(t, get(b, "fixed"), "fixed", "32");
-    render_findings(t, get(b, "new"), "new", "31");
-    render_findings(t, get(b, "persisting"), "persisting", "33");
+    render_findings(t, get(b, RK_FIXED), "fixed", "32");
+    render_findings(t, get(b, RK_NEW), "new", "31");
+    render_findings(t, get(b, RK_PERSISTING), "persisting", "33");
 }
 
 static void render_regression(textout *t, const cJSON *c)
 {
     char b1[FMT_BUF], b2[FMT_BUF];
-    const cJSON *r = get(c, "regression"), *why;
-    if (!has(r, "threshold_pct"))
+    const cJSON *r = get(c, RK_REGRESSION), *why;
+    if (!has(r, RK_THRESHOLD_PCT))
         return;
     textout_heading(t, "Regression check");
-    fprintf(t->out, " (--fail-on-regression %g%%): ", num(r, "threshold_pct"));
-    if (!cJSON_IsTrue(get(r, "regressed"))) {
+    fprintf(t->out, " (--fail-on-regression %g%%): ", num(r, RK_THRESHOLD_PCT));
+    if (!cJSON_IsTrue(get(r, RK_REGRESSED))) {
         colored(t, 0, 1, 0, "passed");
         fprintf(t->out, ", nothing significantly slower by more than %g%%\n",
-                num(r, "threshold_pct"));
+                num(r, RK_THRESHOLD_PCT));
         return;
     }
     colored(t, 1, 0, 0, "FAILED");
     fputc('\n', t->out);
-    cJSON_ArrayForEach(why, get(r, "reasons")) {
+    cJSON_ArrayForEach(why, get(r, RK_REASONS)) {
         fputs("  ", t->out);
-        textout_put_cell(t, str(why, "name"), NAME_MAX_COLS);
-        fprintf(t->out, "  %s slower (%s", percent(b1, why, "relative"), p_phrase(b2, why));
-        if (strcmp(str(why, "method"), "within_run") == 0)
-            fprintf(t->out, "; at least %s", percent(b1, why, "relative_low"));
+        textout_put_cell(t, str(why, RK_NAME), NAME_MAX_COLS);
+        fprintf(t->out, "  %s slower (%s", percent(b1, why, RK_RELATIVE), p_phrase(b2, why));
+        if (strcmp(str(why, RK_METHOD), "within_run") == 0)
+            fprintf(t->out, "; at least %s", percent(b1, why, RK_RELATIVE_LOW));
         fputs(")\n", t->out);
     }
 }
@@ -431,7 +432,7 @@ prof_err compare_render_text(FILE *out, const cJSON *cmp, const report_style *st
     textout t;
     textout_init(&t, out, style);
     render_header(&t, cmp);
-    textout_notes(&t, get(cmp, "notes"));
+    textout_notes(&t, get(cmp, RK_NOTES));
     render_summary(&t, cmp);
     render_operations(&t, cmp);
     render_bottlenecks(&t, cmp);

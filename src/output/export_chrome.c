@@ -14,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "analysis/report_keys.h"
 #include "output/export_map.h"
 #include "output/export_out.h"
 #include "util/error.h"
@@ -96,7 +97,7 @@ static void meta_event(export_ctx *x, const char *what, uint64_t pid, uint64_t t
 /* "python3 train.py --epochs 1", from the metadata's argv. */
 static char *process_name(const cJSON *meta)
 {
-    const cJSON *argv = cJSON_GetObjectItemCaseSensitive(meta, "argv"), *a;
+    const cJSON *argv = cJSON_GetObjectItemCaseSensitive(meta, MK_ARGV), *a;
     size_t len = 0;
     cJSON_ArrayForEach(a, argv)
         if (cJSON_IsString(a))
@@ -125,7 +126,7 @@ static prof_err chrome_begin(export_ctx *x)
         return prof_error_set(x->err, PROF_ERR_NOMEM, "out of memory");
     x->state = c;
     c->meta = cJSON_Parse(prof_reader_metadata(x->reader));
-    const cJSON *pid = cJSON_GetObjectItemCaseSensitive(c->meta, "pid");
+    const cJSON *pid = cJSON_GetObjectItemCaseSensitive(c->meta, MK_PID);
     c->pid = cJSON_IsNumber(pid) && pid->valuedouble >= 1 && pid->valuedouble < 1e7
                  ? (uint64_t)pid->valuedouble
                  : DEFAULT_PID;
@@ -144,11 +145,11 @@ static prof_err chrome_begin(export_ctx *x)
 static void name_device(export_ctx *x, uint32_t device)
 {
     chrome *c = x->state;
-    const cJSON *devs = cJSON_GetObjectItemCaseSensitive(c->meta, "devices"), *d;
+    const cJSON *devs = cJSON_GetObjectItemCaseSensitive(c->meta, MK_DEVICES), *d;
     const char *model = NULL;
     cJSON_ArrayForEach(d, devs) {
-        const cJSON *idx = cJSON_GetObjectItemCaseSensitive(d, "index");
-        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(d, "name");
+        const cJSON *idx = cJSON_GetObjectItemCaseSensitive(d, MK_INDEX);
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(d, MK_NAME);
         if (cJSON_IsNumber(idx) && idx->valuedouble == (double)device && cJSON_IsString(nm))
             model = nm->valuestring;
     }

@@ -8,6 +8,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "analysis/report_keys.h"
 #include "output/info_text.h"
 #include "util/fmt.h"
 
@@ -37,9 +38,9 @@ static double json_num(const cJSON *o, const char *key, double dflt)
 
 static void render_origin(FILE *out, const cJSON *m)
 {
-    const cJSON *clock = cJSON_GetObjectItemCaseSensitive(m, "clock");
-    double epoch = json_num(clock, "origin_epoch_ns", 0);
-    const char *host = json_str(m, "host");
+    const cJSON *clock = cJSON_GetObjectItemCaseSensitive(m, MK_CLOCK);
+    double epoch = json_num(clock, MK_ORIGIN_EPOCH_NS, 0);
+    const char *host = json_str(m, MK_HOST);
     fputs("recorded   ", out);
     char when[64];
     struct tm tm;
@@ -60,9 +61,9 @@ static void render_origin(FILE *out, const cJSON *m)
         fputs(" on ", out);
         put_safe(out, host);
     }
-    fprintf(out, ", pid %.0f, rank %.0f of %.0f\n", json_num(m, "pid", 0), json_num(m, "rank", 0),
-            json_num(m, "world_size", 1));
-    const cJSON *argv = cJSON_GetObjectItemCaseSensitive(m, "argv"), *a;
+    fprintf(out, ", pid %.0f, rank %.0f of %.0f\n", json_num(m, MK_PID, 0), json_num(m, MK_RANK, 0),
+            json_num(m, MK_WORLD_SIZE, 1));
+    const cJSON *argv = cJSON_GetObjectItemCaseSensitive(m, MK_ARGV), *a;
     if (cJSON_IsArray(argv) && cJSON_GetArraySize(argv) > 0) {
         fputs("command   ", out);
         cJSON_ArrayForEach(a, argv) {
@@ -73,7 +74,7 @@ static void render_origin(FILE *out, const cJSON *m)
         }
         fputc('\n', out);
     }
-    const char *ver = json_str(m, "libprof_version"), *src = json_str(clock, "source");
+    const char *ver = json_str(m, MK_LIBPROF_VERSION), *src = json_str(clock, MK_SOURCE);
     if (ver) {
         fputs("libprof    ", out);
         put_safe(out, ver);
@@ -105,8 +106,8 @@ static void put_counted(FILE *out, const cJSON *o)
  * from what, and what it left out. */
 static void render_import(FILE *out, const cJSON *m)
 {
-    const cJSON *imp = cJSON_GetObjectItemCaseSensitive(m, "import");
-    const char *source = json_str(imp, "source"), *file = json_str(imp, "file");
+    const cJSON *imp = cJSON_GetObjectItemCaseSensitive(m, MK_IMPORT);
+    const char *source = json_str(imp, MK_SOURCE), *file = json_str(imp, MK_FILE);
     if (!source)
         return;
     fputs("imported   from a ", out);
@@ -117,8 +118,8 @@ static void render_import(FILE *out, const cJSON *m)
         put_safe(out, file);
     }
     fputc('\n', out);
-    static const char *const lists[][2] = { { "skipped_categories", "left out " },
-                                            { "unknown_categories", "unknown    " } };
+    static const char *const lists[][2] = { { MK_SKIPPED_CATEGORIES, "left out " },
+                                            { MK_UNKNOWN_CATEGORIES, "unknown    " } };
     for (size_t i = 0; i < 2; i++) {
         const cJSON *o = cJSON_GetObjectItemCaseSensitive(imp, lists[i][0]);
         if (cJSON_GetArraySize(o) == 0)
@@ -127,7 +128,7 @@ static void render_import(FILE *out, const cJSON *m)
         put_counted(out, o);
         fputc('\n', out);
     }
-    const char *damaged = json_str(imp, "damaged");
+    const char *damaged = json_str(imp, MK_DAMAGED);
     if (damaged) {
         fputs("  damaged    ", out);
         put_safe(out, damaged);
@@ -181,7 +182,7 @@ static void render_counts(FILE *out, const profile_summary *s)
 
 static void render_tags(FILE *out, const cJSON *m)
 {
-    const cJSON *tags = cJSON_GetObjectItemCaseSensitive(m, "tags"), *t;
+    const cJSON *tags = cJSON_GetObjectItemCaseSensitive(m, MK_TAGS), *t;
     if (!cJSON_IsObject(tags) || !tags->child)
         return;
     fputs("tags      ", out);

@@ -3,24 +3,25 @@
  * array of the report, so the columns are the schema's field names. */
 #include <string.h>
 
+#include "analysis/report_keys.h"
 #include "output/csvout.h"
 #include "output/report_csv.h"
 
 static const char *const table_names[] = { "ops", "steps", "memory", "bottlenecks", "kernels" };
 
-static const char *const ops_columns[] = { "name", "kind", "calls", "self_ns", "self_share",
-                                           "incl_ns", "incl_share", "mean_ns", "stddev_ns",
-                                           "min_ns", "max_ns", "p50_ns", "p95_ns", "p99_ns",
-                                           NULL };
-static const char *const steps_columns[] = { "number", "start_ns", "dur_ns", "sampled",
-                                             "outlier", "incomplete", NULL };
-static const char *const memory_columns[] = { "step", "t_ns", "bytes", NULL };
-static const char *const kernel_columns[] = { "name", "calls", "gpu_ns", "share", "mean_ns",
-                                              "min_ns", "max_ns", "p50_ns", "p95_ns", "comm",
-                                              NULL };
-static const char *const bottleneck_columns[] = { "severity", "rule", "subject",
-                                                  "impact_share", "title",
-                                                  "recommendation", NULL };
+static const char *const ops_columns[] = { RK_NAME, RK_KIND, RK_CALLS, RK_SELF_NS,
+                                           RK_SELF_SHARE, RK_INCL_NS, RK_INCL_SHARE, RK_MEAN_NS,
+                                           RK_STDDEV_NS, RK_MIN_NS, RK_MAX_NS, RK_P50_NS,
+                                           RK_P95_NS, RK_P99_NS, NULL };
+static const char *const steps_columns[] = { RK_NUMBER, RK_START_NS, RK_DUR_NS, RK_SAMPLED,
+                                             RK_OUTLIER, RK_INCOMPLETE, NULL };
+static const char *const memory_columns[] = { RK_STEP, RK_T_NS, RK_BYTES, NULL };
+static const char *const kernel_columns[] = { RK_NAME, RK_CALLS, RK_GPU_NS, RK_SHARE, RK_MEAN_NS,
+                                              RK_MIN_NS, RK_MAX_NS, RK_P50_NS, RK_P95_NS,
+                                              RK_COMM, NULL };
+static const char *const bottleneck_columns[] = { RK_SEVERITY, RK_RULE, RK_SUBJECT,
+                                                  RK_IMPACT_SHARE, RK_TITLE, RK_RECOMMENDATION,
+                                                  NULL };
 
 int report_table_parse(const char *name, report_table *t)
 {
@@ -70,12 +71,13 @@ static void put_rows(FILE *out, const cJSON *report, const char *array,
 /* Memory: the points of every series, in long form (series, step, t, bytes). */
 static void put_memory(FILE *out, const cJSON *report)
 {
-    put_header(out, "series", memory_columns);
+    put_header(out, RK_SERIES, memory_columns);
     const cJSON *series;
-    cJSON_ArrayForEach(series, cJSON_GetObjectItemCaseSensitive(report, "memory")) {
-        const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(series, "series"));
+    cJSON_ArrayForEach(series, cJSON_GetObjectItemCaseSensitive(report, RK_MEMORY)) {
+        const char *name =
+            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(series, RK_SERIES));
         const cJSON *point;
-        cJSON_ArrayForEach(point, cJSON_GetObjectItemCaseSensitive(series, "points"))
+        cJSON_ArrayForEach(point, cJSON_GetObjectItemCaseSensitive(series, RK_POINTS))
             put_row(out, name ? name : "", point, memory_columns);
     }
 }
@@ -83,11 +85,11 @@ static void put_memory(FILE *out, const cJSON *report)
 prof_err report_render_csv(FILE *out, const cJSON *report, report_table t)
 {
     switch (t) {
-    case REPORT_TABLE_OPS: put_rows(out, report, "operations", ops_columns); break;
-    case REPORT_TABLE_STEPS: put_rows(out, report, "steps", steps_columns); break;
+    case REPORT_TABLE_OPS: put_rows(out, report, RK_OPERATIONS, ops_columns); break;
+    case REPORT_TABLE_STEPS: put_rows(out, report, RK_STEPS, steps_columns); break;
     case REPORT_TABLE_MEMORY: put_memory(out, report); break;
-    case REPORT_TABLE_BOTTLENECKS: put_rows(out, report, "bottlenecks", bottleneck_columns); break;
-    case REPORT_TABLE_KERNELS: put_rows(out, report, "kernels", kernel_columns); break;
+    case REPORT_TABLE_BOTTLENECKS: put_rows(out, report, RK_BOTTLENECKS, bottleneck_columns); break;
+    case REPORT_TABLE_KERNELS: put_rows(out, report, RK_KERNELS, kernel_columns); break;
     }
     return ferror(out) ? PROF_ERR_IO : PROF_OK;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "analysis/report_keys.h"
 #include "output/report_json.h"
 #include "output/report_text.h"
 #include "output/textout.h"
@@ -87,7 +88,7 @@ static void put_bar(textout *t, double share)
 
 static void put_when(textout *t, const cJSON *meta)
 {
-    double epoch = num(get(meta, "clock"), "origin_epoch_ns");
+    double epoch = num(get(meta, MK_CLOCK), MK_ORIGIN_EPOCH_NS);
     char when[64];
     struct tm tm;
     /* Metadata is user data: keep the conversion to time_t in range. */
@@ -101,12 +102,12 @@ static void put_when(textout *t, const cJSON *meta)
 static void render_completeness(textout *t, const cJSON *p)
 {
     char b[FMT_BUF];
-    fprintf(t->out, "format %s, ", str(p, "format_version"));
-    if (cJSON_IsTrue(get(p, "clean"))) {
+    fprintf(t->out, "format %s, ", str(p, RK_FORMAT_VERSION));
+    if (cJSON_IsTrue(get(p, RK_CLEAN))) {
         fputs("closed cleanly", t->out);
-    } else if (cJSON_IsTrue(get(p, "truncated"))) {
-        fprintf(t->out, "cut short (%s unreadable: ", bytes(b, num(p, "bytes_lost")));
-        textout_put_safe(t, str(p, "detail"));
+    } else if (cJSON_IsTrue(get(p, RK_TRUNCATED))) {
+        fprintf(t->out, "cut short (%s unreadable: ", bytes(b, num(p, RK_BYTES_LOST)));
+        textout_put_safe(t, str(p, RK_DETAIL));
         fputs(")", t->out);
     } else {
         fputs("not closed cleanly (no footer), every block intact", t->out);
@@ -117,18 +118,18 @@ static void render_origin(textout *t, const cJSON *meta)
 {
     fputs("  recorded", t->out);
     put_when(t, meta);
-    const char *host = str(meta, "host");
+    const char *host = str(meta, MK_HOST);
     if (*host) {
         fputs(" on ", t->out);
         textout_put_safe(t, host);
     }
-    if (cJSON_IsNumber(get(meta, "pid")))
-        fprintf(t->out, ", pid %.0f", num(meta, "pid"));
-    if (cJSON_IsNumber(get(meta, "rank")))
-        fprintf(t->out, ", rank %.0f of %.0f", num(meta, "rank"),
-                fmax(1.0, num(meta, "world_size")));
+    if (cJSON_IsNumber(get(meta, MK_PID)))
+        fprintf(t->out, ", pid %.0f", num(meta, MK_PID));
+    if (cJSON_IsNumber(get(meta, MK_RANK)))
+        fprintf(t->out, ", rank %.0f of %.0f", num(meta, MK_RANK),
+                fmax(1.0, num(meta, MK_WORLD_SIZE)));
     fputc('\n', t->out);
-    const cJSON *argv = get(meta, "argv"), *a;
+    const cJSON *argv = get(meta, MK_ARGV), *a;
     if (!cJSON_IsArray(argv) || !argv->child)
         return;
     fputs("  command ", t->out);
@@ -144,15 +145,15 @@ static void render_origin(textout *t, const cJSON *meta)
 static void render_profiles(textout *t, const cJSON *r)
 {
     const cJSON *p;
-    cJSON_ArrayForEach(p, get(r, "profiles")) {
+    cJSON_ArrayForEach(p, get(r, RK_PROFILES)) {
         textout_sgr(t, "1");
         fputs("prof analyze ", t->out);
-        textout_put_safe(t, str(p, "path"));
+        textout_put_safe(t, str(p, RK_PATH));
         textout_sgr(t, "0");
         fputs(": ", t->out);
         render_completeness(t, p);
         fputc('\n', t->out);
-        render_origin(t, get(p, "metadata"));
+        render_origin(t, get(p, RK_METADATA));
     }
 }
 
@@ -164,8 +165,8 @@ static void render_profiles(textout *t, const cJSON *r)
 static void render_step_count(textout *t, const cJSON *s)
 {
     char b1[FMT_BUF], b2[FMT_BUF];
-    double steps = num(s, "steps"), sampled = num(s, "sampled_steps");
-    double incomplete = num(s, "incomplete_steps");
+    double steps = num(s, RK_STEPS), sampled = num(s, RK_SAMPLED_STEPS);
+    double incomplete = num(s, RK_INCOMPLETE_STEPS);
     const char *sep = " (";
     label(t, "steps");
     fputs(count(b1, steps), t->out);
@@ -184,31 +185,31 @@ static void render_steps(textout *t, const cJSON *s)
 {
     char b1[FMT_BUF], b2[FMT_BUF], b3[FMT_BUF];
     render_step_count(t, s);
-    if (num(s, "steps") == 0)
+    if (num(s, RK_STEPS) == 0)
         return;
-    const cJSON *st = get(s, "step_time");
+    const cJSON *st = get(s, RK_STEP_TIME);
     label(t, "step time");
-    fprintf(t->out, "mean %s, p50 %s, p95 %s", dur(b1, num(st, "mean_ns")),
-            dur(b2, num(st, "p50_ns")), dur(b3, num(st, "p95_ns")));
-    fprintf(t->out, " (min %s, max %s)\n", dur(b1, num(st, "min_ns")),
-            dur(b2, num(st, "max_ns")));
+    fprintf(t->out, "mean %s, p50 %s, p95 %s", dur(b1, num(st, RK_MEAN_NS)),
+            dur(b2, num(st, RK_P50_NS)), dur(b3, num(st, RK_P95_NS)));
+    fprintf(t->out, " (min %s, max %s)\n", dur(b1, num(st, RK_MIN_NS)),
+            dur(b2, num(st, RK_MAX_NS)));
 }
 
 static void render_times(textout *t, const cJSON *s)
 {
     char b1[FMT_BUF], b2[FMT_BUF];
     label(t, "wall time");
-    fprintf(t->out, "%s\n", dur(b1, num(s, "wall_ns")));
+    fprintf(t->out, "%s\n", dur(b1, num(s, RK_WALL_NS)));
     label(t, "profiled time");
-    double threads = num(s, "threads");
-    fprintf(t->out, "%s in regions on %s thread%s\n", dur(b1, num(s, "profiled_ns")),
+    double threads = num(s, RK_THREADS);
+    fprintf(t->out, "%s in regions on %s thread%s\n", dur(b1, num(s, RK_PROFILED_NS)),
             count(b2, threads), threads == 1 ? "" : "s");
-    static const char *const kinds[] = { "compute", "data", "sync", "comm", "io" };
-    const cJSON *by_kind = get(s, "time_by_kind");
+    static const char *const kinds[] = { RK_COMPUTE, RK_DATA, RK_SYNC, RK_COMM, RK_IO };
+    const cJSON *by_kind = get(s, RK_TIME_BY_KIND);
     label(t, "time by kind");
     int shown = 0;
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
-        double share = num(get(by_kind, kinds[i]), "share");
+        double share = num(get(by_kind, kinds[i]), RK_SHARE);
         if (share <= 0)
             continue;
         fprintf(t->out, "%s%s %.1f%%", shown++ ? ", " : "", kinds[i], 100.0 * share);
@@ -219,22 +220,22 @@ static void render_times(textout *t, const cJSON *s)
 static void render_memory_peaks(textout *t, const cJSON *s)
 {
     char b1[FMT_BUF], b2[FMT_BUF], b3[FMT_BUF];
-    const cJSON *m, *series = get(s, "memory");
-    int width = textout_name_width(t, series, "series", 0, NAME_MAX_COLS);
+    const cJSON *m, *series = get(s, RK_MEMORY);
+    int width = textout_name_width(t, series, RK_SERIES, 0, NAME_MAX_COLS);
     int first = 1;
     cJSON_ArrayForEach(m, series) {
         label(t, first ? "memory peak" : "");
         first = 0;
-        textout_put_cell(t, str(m, "series"), width);
-        fprintf(t->out, "  %s at %s (final %s)\n", bytes(b1, num(m, "peak_bytes")),
-                dur(b2, num(m, "peak_t_ns")), bytes(b3, num(m, "final_bytes")));
+        textout_put_cell(t, str(m, RK_SERIES), width);
+        fprintf(t->out, "  %s at %s (final %s)\n", bytes(b1, num(m, RK_PEAK_BYTES)),
+                dur(b2, num(m, RK_PEAK_T_NS)), bytes(b3, num(m, RK_FINAL_BYTES)));
     }
 }
 
 /* What a device's idle and exposed shares are of (rules.md §4.5). */
 static const char *basis_words(const cJSON *g)
 {
-    return strcmp(str(g, "basis"), "steps") == 0 ? "of step time" : "of its active span";
+    return strcmp(str(g, RK_BASIS), "steps") == 0 ? "of step time" : "of its active span";
 }
 
 /* Communication kernels of a device: their time, how much computation
@@ -244,35 +245,35 @@ static void render_gpu_comm(textout *t, const cJSON *g)
     char b1[FMT_BUF], b2[FMT_BUF], b3[FMT_BUF];
     label(t, "");
     fprintf(t->out, "  communication: %s kernels, %s, %.1f%% overlapped; exposed %s = %.1f%% %s\n",
-            count(b1, num(g, "comm_kernels")), dur(b2, num(g, "comm_ns")),
-            100.0 * num(g, "comm_overlap_share"), dur(b3, num(g, "comm_exposed_ns")),
-            100.0 * num(g, "comm_exposed_share"), basis_words(g));
+            count(b1, num(g, RK_COMM_KERNELS)), dur(b2, num(g, RK_COMM_NS)),
+            100.0 * num(g, RK_COMM_OVERLAP_SHARE), dur(b3, num(g, RK_COMM_EXPOSED_NS)),
+            100.0 * num(g, RK_COMM_EXPOSED_SHARE), basis_words(g));
 }
 
 static void render_gpu(textout *t, const cJSON *s)
 {
     char b1[FMT_BUF], b2[FMT_BUF], b3[FMT_BUF], b4[FMT_BUF];
     label(t, "GPU");
-    if (!cJSON_IsTrue(get(s, "has_gpu"))) {
+    if (!cJSON_IsTrue(get(s, RK_HAS_GPU))) {
         fputs("no activity recorded\n", t->out);
         return;
     }
     const cJSON *g;
     int first = 1;
-    cJSON_ArrayForEach(g, get(s, "gpu")) {
+    cJSON_ArrayForEach(g, get(s, RK_GPU)) {
         if (!first)
             label(t, "");
         first = 0;
         fprintf(t->out, "device %.0f: %s kernels (%s), busy %s = %.1f%% of its active span",
-                num(g, "device"), count(b1, num(g, "kernels")), dur(b2, num(g, "kernel_ns")),
-                dur(b3, num(g, "busy_ns")), 100.0 * num(g, "busy_share"));
-        fprintf(t->out, ", copies %s\n", bytes(b1, num(g, "memcpy_bytes")));
+                num(g, RK_DEVICE), count(b1, num(g, RK_KERNELS)), dur(b2, num(g, RK_KERNEL_NS)),
+                dur(b3, num(g, RK_BUSY_NS)), 100.0 * num(g, RK_BUSY_SHARE));
+        fprintf(t->out, ", copies %s\n", bytes(b1, num(g, RK_MEMCPY_BYTES)));
         label(t, "");
         fprintf(t->out, "  idle %.1f%% %s%s; %s gaps of 1 ms or more (%s)\n",
-                100.0 * num(g, "idle_share"), basis_words(g),
-                cJSON_IsTrue(get(g, "interpolated")) ? " (interpolated)" : "",
-                count(b3, num(g, "idle_gaps")), dur(b4, num(g, "idle_gap_ns")));
-        if (num(g, "comm_kernels") > 0)
+                100.0 * num(g, RK_IDLE_SHARE), basis_words(g),
+                cJSON_IsTrue(get(g, RK_INTERPOLATED)) ? " (interpolated)" : "",
+                count(b3, num(g, RK_IDLE_GAPS)), dur(b4, num(g, RK_IDLE_GAP_NS)));
+        if (num(g, RK_COMM_KERNELS) > 0)
             render_gpu_comm(t, g);
     }
 }
@@ -280,14 +281,14 @@ static void render_gpu(textout *t, const cJSON *s)
 static void render_sync(textout *t, const cJSON *s)
 {
     char b1[FMT_BUF], b2[FMT_BUF];
-    const cJSON *sync = get(s, "sync");
-    if (num(sync, "count") == 0)
+    const cJSON *sync = get(s, RK_SYNC);
+    if (num(sync, RK_COUNT) == 0)
         return;
     label(t, "CPU-GPU sync");
-    int gpu = strcmp(str(sync, "basis"), "gpu_busy") == 0;
+    int gpu = strcmp(str(sync, RK_BASIS), "gpu_busy") == 0;
     fprintf(t->out, "%s syncs (%.2f per step), blocked %s = %.1f%% of %s time\n",
-            count(b1, num(sync, "count")), num(sync, "per_step"),
-            dur(b2, num(sync, "blocked_ns")), 100.0 * num(sync, "share"),
+            count(b1, num(sync, RK_COUNT)), num(sync, RK_PER_STEP),
+            dur(b2, num(sync, RK_BLOCKED_NS)), 100.0 * num(sync, RK_SHARE),
             gpu ? "GPU busy" : "profiled");
 }
 
@@ -295,13 +296,13 @@ static void render_events(textout *t, const cJSON *s)
 {
     char b1[FMT_BUF], b2[FMT_BUF], b3[FMT_BUF];
     label(t, "events");
-    fprintf(t->out, "%s (%s regions, %s dropped)\n", count(b1, num(s, "events")),
-            count(b2, num(s, "region_events")), count(b3, num(s, "dropped_events")));
+    fprintf(t->out, "%s (%s regions, %s dropped)\n", count(b1, num(s, RK_EVENTS)),
+            count(b2, num(s, RK_REGION_EVENTS)), count(b3, num(s, RK_DROPPED_EVENTS)));
 }
 
 static void render_summary(textout *t, const cJSON *r)
 {
-    const cJSON *s = get(r, "summary");
+    const cJSON *s = get(r, RK_SUMMARY);
     textout_heading(t, "Summary\n");
     render_steps(t, s);
     render_times(t, s);
@@ -317,26 +318,27 @@ static void render_op(textout *t, const cJSON *op, int nw)
 {
     char b1[FMT_BUF], b2[FMT_BUF], b3[FMT_BUF], b4[FMT_BUF], b5[FMT_BUF];
     fputs("  ", t->out);
-    textout_put_cell(t, str(op, "name"), nw);
-    fprintf(t->out, "  %-7s %10s  %5.1f%% ", str(op, "kind"), dur(b1, num(op, "self_ns")),
-            100.0 * num(op, "self_share"));
-    put_bar(t, num(op, "self_share"));
-    fprintf(t->out, " %10s %9s %9s %9s\n", dur(b2, num(op, "incl_ns")),
-            count(b3, num(op, "calls")), dur(b4, num(op, "mean_ns")), dur(b5, num(op, "p95_ns")));
+    textout_put_cell(t, str(op, RK_NAME), nw);
+    fprintf(t->out, "  %-7s %10s  %5.1f%% ", str(op, RK_KIND), dur(b1, num(op, RK_SELF_NS)),
+            100.0 * num(op, RK_SELF_SHARE));
+    put_bar(t, num(op, RK_SELF_SHARE));
+    fprintf(t->out, " %10s %9s %9s %9s\n", dur(b2, num(op, RK_INCL_NS)),
+            count(b3, num(op, RK_CALLS)), dur(b4, num(op, RK_MEAN_NS)),
+            dur(b5, num(op, RK_P95_NS)));
 }
 
 static int is_kernel(const cJSON *op)
 {
-    return strcmp(str(op, "kind"), "gpu") == 0;
+    return strcmp(str(op, RK_KIND), "gpu") == 0;
 }
 
 /* The CPU operations: kernels have their own table (render_kernels). */
 static void render_operations(textout *t, const cJSON *r)
 {
-    const cJSON *ops = get(r, "operations"), *op;
+    const cJSON *ops = get(r, RK_OPERATIONS), *op;
     int n = 0;
     cJSON_ArrayForEach(op, ops) n += !is_kernel(op);
-    double total = num(r, "operations_total") - num(r, "kernels_total");
+    double total = num(r, RK_OPERATIONS_TOTAL) - num(r, RK_KERNELS_TOTAL);
     textout_heading(t, "Top operations by self time");
     if (n == 0) {
         fputs("\n  no regions recorded\n", t->out);
@@ -345,7 +347,7 @@ static void render_operations(textout *t, const cJSON *r)
     if (total > n)
         fprintf(t->out, " (%d of %.0f)", n, total);
     fputc('\n', t->out);
-    int nw = textout_name_width(t, ops, "name", (int)strlen("operation"), NAME_MAX_COLS);
+    int nw = textout_name_width(t, ops, RK_NAME, (int)strlen("operation"), NAME_MAX_COLS);
     textout_sgr(t, "2");
     fprintf(t->out, "  %-*s  %-7s %10s  %-*s %10s %9s %9s %9s", nw, "operation", "kind", "self",
             7 + BAR_CELLS, "share", "incl", "calls", "mean", "p95");
@@ -360,26 +362,26 @@ static void render_kernel(textout *t, const cJSON *k, int nw)
 {
     char b1[FMT_BUF], b2[FMT_BUF], b3[FMT_BUF], b4[FMT_BUF];
     fputs("  ", t->out);
-    textout_put_cell(t, str(k, "name"), nw);
-    fprintf(t->out, "  %10s  %5.1f%% ", dur(b1, num(k, "gpu_ns")), 100.0 * num(k, "share"));
-    put_bar(t, num(k, "share"));
-    fprintf(t->out, " %9s %9s %9s  %s\n", count(b2, num(k, "calls")), dur(b3, num(k, "mean_ns")),
-            dur(b4, num(k, "p95_ns")), cJSON_IsTrue(get(k, "comm")) ? "comm" : "");
+    textout_put_cell(t, str(k, RK_NAME), nw);
+    fprintf(t->out, "  %10s  %5.1f%% ", dur(b1, num(k, RK_GPU_NS)), 100.0 * num(k, RK_SHARE));
+    put_bar(t, num(k, RK_SHARE));
+    fprintf(t->out, " %9s %9s %9s  %s\n", count(b2, num(k, RK_CALLS)), dur(b3, num(k, RK_MEAN_NS)),
+            dur(b4, num(k, RK_P95_NS)), cJSON_IsTrue(get(k, RK_COMM)) ? "comm" : "");
 }
 
 /* GPU time by kernel, share of the devices' busy time (rules.md §3). */
 static void render_kernels(textout *t, const cJSON *r)
 {
-    const cJSON *ks = get(r, "kernels"), *k;
+    const cJSON *ks = get(r, RK_KERNELS), *k;
     int n = cJSON_GetArraySize(ks);
-    double total = num(r, "kernels_total");
+    double total = num(r, RK_KERNELS_TOTAL);
     if (n == 0)
         return;
     textout_heading(t, "Top kernels by GPU time");
     if (total > n)
         fprintf(t->out, " (%d of %.0f)", n, total);
     fputc('\n', t->out);
-    int nw = textout_name_width(t, ks, "name", (int)strlen("kernel"), NAME_MAX_COLS);
+    int nw = textout_name_width(t, ks, RK_NAME, (int)strlen("kernel"), NAME_MAX_COLS);
     textout_sgr(t, "2");
     fprintf(t->out, "  %-*s  %10s  %-*s %9s %9s %9s", nw, "kernel", "GPU time",
             7 + BAR_CELLS, "share", "calls", "mean", "p95");
@@ -409,10 +411,10 @@ static void put_severity(textout *t, const char *severity)
 
 static void render_bottlenecks(textout *t, const cJSON *r)
 {
-    const cJSON *list = get(r, "bottlenecks"), *f;
+    const cJSON *list = get(r, RK_BOTTLENECKS), *f;
     int n[3] = { 0, 0, 0 };
     cJSON_ArrayForEach(f, list) {
-        const char *sev = str(f, "severity");
+        const char *sev = str(f, RK_SEVERITY);
         n[strcmp(sev, "high") == 0 ? 0 : strcmp(sev, "medium") == 0 ? 1 : 2]++;
     }
     textout_heading(t, "Bottlenecks");
@@ -422,12 +424,12 @@ static void render_bottlenecks(textout *t, const cJSON *r)
     }
     fprintf(t->out, " (%d high, %d medium, %d low)\n", n[0], n[1], n[2]);
     cJSON_ArrayForEach(f, list) {
-        put_severity(t, str(f, "severity"));
+        put_severity(t, str(f, RK_SEVERITY));
         char title[512];
-        snprintf(title, sizeof title, "%s [%s]", str(f, "title"), str(f, "rule"));
+        snprintf(title, sizeof title, "%s [%s]", str(f, RK_TITLE), str(f, RK_RULE));
         textout_put_wrapped(t, title, FINDING_INDENT, FINDING_INDENT);
         fprintf(t->out, "%*s", FINDING_INDENT, "");
-        textout_put_wrapped(t, str(f, "recommendation"), FINDING_INDENT, FINDING_INDENT);
+        textout_put_wrapped(t, str(f, RK_RECOMMENDATION), FINDING_INDENT, FINDING_INDENT);
     }
 }
 
@@ -436,10 +438,10 @@ static void render_bottlenecks(textout *t, const cJSON *r)
 static void render_ranks(textout *t, const cJSON *r)
 {
     char b1[FMT_BUF], b2[FMT_BUF], b3[FMT_BUF], b4[FMT_BUF];
-    const cJSON *ranks = get(r, "ranks"), *k;
+    const cJSON *ranks = get(r, RK_RANKS), *k;
     if (!cJSON_IsArray(ranks) || !ranks->child)
         return;
-    int coll = get(ranks->child, "last_arrivals") != NULL;
+    int coll = get(ranks->child, RK_LAST_ARRIVALS) != NULL;
     textout_heading(t, "Ranks\n");
     textout_sgr(t, "2");
     fprintf(t->out, "  %-6s %9s %10s %10s  ", "rank", "steps", "mean step", "p50 step");
@@ -449,15 +451,15 @@ static void render_ranks(textout *t, const cJSON *r)
     textout_sgr(t, "0");
     fputc('\n', t->out);
     cJSON_ArrayForEach(k, ranks) {
-        fprintf(t->out, "  %-6.0f %9s %10s %10s  ", num(k, "rank"), count(b1, num(k, "steps")),
-                dur(b2, num(k, "mean_step_ns")), dur(b3, num(k, "p50_step_ns")));
+        fprintf(t->out, "  %-6.0f %9s %10s %10s  ", num(k, RK_RANK), count(b1, num(k, RK_STEPS)),
+                dur(b2, num(k, RK_MEAN_STEP_NS)), dur(b3, num(k, RK_P50_STEP_NS)));
         if (coll) {
             char last[48];
-            snprintf(last, sizeof last, "%.0f/%.0f", num(k, "last_arrivals"),
-                     num(k, "collectives"));
-            fprintf(t->out, "%9s %11s  ", last, dur(b4, num(k, "caused_wait_ns")));
+            snprintf(last, sizeof last, "%.0f/%.0f", num(k, RK_LAST_ARRIVALS),
+                     num(k, RK_COLLECTIVES));
+            fprintf(t->out, "%9s %11s  ", last, dur(b4, num(k, RK_CAUSED_WAIT_NS)));
         }
-        textout_put_safe(t, str(k, "path"));
+        textout_put_safe(t, str(k, RK_PATH));
         fputc('\n', t->out);
     }
 }
@@ -472,6 +474,6 @@ prof_err report_render_text(FILE *out, const cJSON *report, const report_style *
     render_kernels(&t, report);
     render_bottlenecks(&t, report);
     render_ranks(&t, report);
-    textout_notes(&t, get(report, "notes"));
+    textout_notes(&t, get(report, RK_NOTES));
     return textout_finish(&t);
 }
