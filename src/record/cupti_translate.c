@@ -92,10 +92,7 @@ static uint32_t intern_n(const rt_cu_state *st, const char *s, size_t n)
 {
     if (st->intern)
         return st->intern(st->intern_ctx, s, n);
-    uint64_t h = 0xcbf29ce484222325u; /* FNV-1a, as rt_hash_bytes */
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 0x100000001b3u;
-    return rt_intern(s, n, h);
+    return rt_intern(s, n, hash_fnv1a(s, n));
 }
 
 static uint32_t intern(const rt_cu_state *st, const char *s)

@@ -4,12 +4,14 @@
  * Copies sit in pages that never move and the id → copy table is two-level
  * with pages published atomically, so the writer, the hot path's cache
  * check and the crash path read strings without the lock; only inserting
- * takes it. Classes are a log of changes in pages published the same way,
+ * takes it, and the index from content to id (util/hmap, by FNV-1a hash)
+ * is used under it alone. Classes are a log of changes in pages published the same way,
  * which every session writes from its start. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "record/runtime.h"
+#include "util/hmap.h"
 
 #define IDS_PER_PAGE 4096u
 #define ID_PAGES (PF_STRING_IDS / IDS_PER_PAGE)
@@ -23,14 +25,12 @@ typedef struct str_entry {
     const char *s;
     uint32_t len;
     uint32_t cls;      /* string id of its class, 0 none (mu)               */
-    uint64_t hash;
 } str_entry;
 
 static struct {
     pthread_mutex_t mu;
     str_entry *_Atomic pages[ID_PAGES];  /* id → entry, page by page         */
-    uint32_t *slots;                     /* hash index of ids (mu)           */
-    uint32_t nslots;
+    hmap index;                          /* content hash → id (mu)           */
     char *arena;                         /* current arena page (mu)          */
     size_t arena_left;
     _Atomic uint32_t nattrs;             /* attrs[0..nattrs) exist           */
@@ -63,7 +63,6 @@ const char *rt_intern_get(uint32_t id, uint32_t *len)
     return e->s;
 }
 
-
 /* A stable NUL-terminated copy; never freed (ids outlive sessions). */
 static char *copy_string(const char *s, size_t len)
 {
@@ -86,42 +85,21 @@ static char *copy_string(const char *s, size_t len)
     return p;
 }
 
-static int index_grow(void)
+typedef struct str_key {
+    const char *s;
+    size_t len;
+} str_key;
+
+/* The index's equality: whether id's string is the key looked up. */
+static int same_string(const void *ctx, uint64_t id)
 {
-    uint32_t n = tab.nslots ? tab.nslots * 2 : 1024;
-    uint32_t *slots = calloc(n, sizeof *slots);
-    if (!slots)
-        return -1;
-    for (uint32_t i = 0; i < tab.nslots; i++) {
-        uint32_t id = tab.slots[i];
-        if (!id)
-            continue;
-        uint32_t j = (uint32_t)entry_of(id)->hash & (n - 1);
-        while (slots[j])
-            j = (j + 1) & (n - 1);
-        slots[j] = id;
-    }
-    free(tab.slots);
-    tab.slots = slots;
-    tab.nslots = n;
-    return 0;
+    const str_key *k = ctx;
+    const str_entry *e = entry_of((uint32_t)id);
+    return e->len == k->len && memcmp(e->s, k->s, k->len) == 0;
 }
 
-/* The slot holding s, or the empty slot where it goes. */
-static uint32_t *index_find(const char *s, size_t len, uint64_t hash)
-{
-    uint32_t j = (uint32_t)hash & (tab.nslots - 1);
-    for (;; j = (j + 1) & (tab.nslots - 1)) {
-        uint32_t id = tab.slots[j];
-        if (!id)
-            return &tab.slots[j];
-        str_entry *e = entry_of(id);
-        if (e->hash == hash && e->len == len && memcmp(e->s, s, len) == 0)
-            return &tab.slots[j];
-    }
-}
-
-static uint32_t insert(const char *s, size_t len, uint64_t hash, uint32_t *slot)
+/* A new id for s, or 0. */
+static uint32_t insert(const char *s, size_t len)
 {
     uint32_t id = count_locked() + 1;
     if (id >= PF_STRING_IDS || len > UINT32_MAX)
@@ -135,8 +113,7 @@ static uint32_t insert(const char *s, size_t len, uint64_t hash, uint32_t *slot)
     char *copy = copy_string(s, len);
     if (!copy)
         return 0;
-    *entry_of(id) = (str_entry){ copy, (uint32_t)len, 0, hash };
-    *slot = id;
+    *entry_of(id) = (str_entry){ copy, (uint32_t)len, 0 };
     /* Publishing the count last makes the entry visible to lock-free
      * readers (the writer defines ids up to the count it loads). */
     atomic_store_explicit(&rt_nstrings, id, memory_order_release);
@@ -145,13 +122,17 @@ static uint32_t insert(const char *s, size_t len, uint64_t hash, uint32_t *slot)
 
 uint32_t rt_intern(const char *s, size_t len, uint64_t hash)
 {
+    str_key key = { s, len };
+    int added;
     uint32_t id = 0;
     pthread_mutex_lock(&tab.mu);
-    if ((count_locked() + 1) * 2 >= tab.nslots && index_grow() < 0)
-        goto out;
-    uint32_t *slot = index_find(s, len, hash);
-    id = *slot ? *slot : insert(s, len, hash, slot);
-out:
+    uint64_t *slot = hmap_slot_by(&tab.index, hash, same_string, &key, &added);
+    if (slot && !added)
+        id = (uint32_t)*slot;
+    else if (slot && (id = insert(s, len)) != 0)
+        *slot = id;
+    else if (slot)
+        hmap_remove(&tab.index, slot); /* no id: the key is not kept */
     pthread_mutex_unlock(&tab.mu);
     return id;
 }
@@ -161,7 +142,7 @@ out:
 uint32_t rt_name_miss(rt_thread *t, const char *name)
 {
     size_t len;
-    uint64_t h = rt_hash_bytes(name, &len);
+    uint64_t h = hash_fnv1a_str(name, &len);
     rt_str_slot *ss = &t->str_cache[(h >> 40) & (RT_STR_CACHE - 1)];
     uint32_t id;
     if (ss->hash == h && ss->len == len && memcmp(ss->copy, name, len) == 0) {
@@ -243,6 +224,6 @@ prof_name prof_intern(const char *name)
     size_t len;
     if (!name)
         return 0;
-    uint64_t h = rt_hash_bytes(name, &len);
+    uint64_t h = hash_fnv1a_str(name, &len);
     return len > UINT32_MAX ? 0 : rt_intern(name, len, h);
 }

@@ -27,6 +27,7 @@
 #include "prof.h"
 #include "record/clock.h"
 #include "record/config.h"
+#include "util/hash.h"
 
 #pragma GCC visibility push(hidden)
 
@@ -34,8 +35,9 @@
 #define RT_MIN_CHUNKS 4u      /* a tiny buffer_bytes still gets this many     */
 #define RT_SPARE_CHUNKS 16u   /* beyond buffer_bytes, for step boundaries     */
 #define RT_MAX_DEPTH 255u     /* open regions recorded per thread             */
-#define RT_PTR_CACHE 256u     /* by-name lookup: slots keyed by pointer       */
-#define RT_STR_CACHE 256u     /* by-name lookup: slots keyed by content hash  */
+#define RT_CACHE_BITS 8u      /* by-name lookup: 2^8 slots in each cache      */
+#define RT_PTR_CACHE (1u << RT_CACHE_BITS) /* slots keyed by pointer          */
+#define RT_STR_CACHE (1u << RT_CACHE_BITS) /* slots keyed by content hash     */
 #define RT_THREAD_NAME_MAX 128u
 #define RT_ATTR_MAX (1u << 16)   /* class changes kept per process; past it,
                                     prof_name_class does nothing           */
@@ -146,11 +148,12 @@ typedef struct rt_thread {
  * a dlopen'ed libprof.so (ctypes) fits in glibc's static TLS surplus. */
 extern __thread rt_thread *rt_self __attribute__((tls_model("initial-exec")));
 
-/* The pointer-keyed slot of the by-name cache: a multiplicative hash, as
- * neighbouring string literals differ only in their low bits. */
+/* The pointer-keyed slot of the by-name cache: the top bits of a
+ * multiplicative hash, as neighbouring string literals differ only in
+ * their low bits. */
 static inline rt_ptr_slot *rt_ptr_slot_of(rt_thread *t, const char *name)
 {
-    return &t->ptr_cache[((uintptr_t)name * 0x9E3779B97F4A7C15u) >> 56 & (RT_PTR_CACHE - 1)];
+    return &t->ptr_cache[hash_top((uintptr_t)name, RT_CACHE_BITS)];
 }
 
 /* ---- the runtime --------------------------------------------------------- */
@@ -237,6 +240,8 @@ void rt_writer_kick(void);
 
 /* ---- intern.c ------------------------------------------------------------ */
 
+/* The id of the len bytes at s, interned on first use (hash: their
+ * hash_fnv1a); 0 when out of memory or out of ids. Takes a lock. */
 uint32_t rt_intern(const char *s, size_t len, uint64_t hash);
 /* The interned copy of id (NUL-terminated) and its length; lock-free. */
 const char *rt_intern_get(uint32_t id, uint32_t *len);
@@ -260,16 +265,6 @@ typedef struct rt_attr {
 uint32_t rt_attr_count(void);
 const rt_attr *rt_attr_get(uint32_t i);     /* NULL past the count           */
 void rt_intern_unlock(void);
-
-static inline uint64_t rt_hash_bytes(const char *s, size_t *len)
-{
-    uint64_t h = 0xcbf29ce484222325u; /* FNV-1a */
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p)
-        h = (h ^ *p++) * 0x100000001b3u;
-    *len = (size_t)(p - (const unsigned char *)s);
-    return h;
-}
 
 /* ---- writer.c ------------------------------------------------------------- */
 

@@ -1,6 +1,6 @@
 /* record_api.c - every call of prof.h round-trips through a real file read
  * back with the public reader: regions (nested, kinds, depth, by id, by
- * name, PROF_SCOPE, an id never interned), steps and their flags, memory,
+ * name, PROF_SCOPE, an id never interned, many names), steps and their flags, memory,
  * counters, marks, thread names, classes of names, sampling and the
  * schedule, configuration from the environment, start/stop/flush
  * semantics and errors. */
@@ -211,6 +211,38 @@ Test(record_api, id_path_and_scope)
     cr_assert_eq(rb_find(&rb, PROF_EV_REGION, "inside", 0)->ev.depth, 1);
     cr_assert_eq(rb_find(&rb, PROF_EV_REGION, "block", 0)->ev.depth, 0);
     cr_assert_eq(rb_count(&rb, PROF_EV_REGION, NULL), 6);
+    readback_free(&rb);
+}
+
+/* Enough names to grow the string index many times over: each keeps one
+ * id, by name and by content, and reads back under its own name. */
+Test(record_api, many_names_one_id_each)
+{
+    enum { N = 20000 };
+    static prof_name ids[N];
+    char name[32];
+    prof_config c = cfg_for("names.prof");
+    start_ok(&c);
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof name, "name-%d", i);
+        ids[i] = prof_intern(name);
+        cr_assert(ids[i] != 0 && (i == 0 || ids[i] > ids[i - 1]), "a new id for %s", name);
+        prof_region_begin(name); /* a copy: the by-name path must find the same id */
+        prof_region_end();
+    }
+    for (int i = 0; i < N; i += 7) {
+        snprintf(name, sizeof name, "name-%d", i);
+        cr_assert_eq(prof_intern(name), ids[i], "%s keeps its id", name);
+    }
+    cr_assert_eq(prof_stop(), 0);
+    readback rb;
+    readback_load(c.output, &rb);
+    cr_assert_eq(rb_count(&rb, PROF_EV_REGION, NULL), N);
+    for (int i = 0; i < N; i += 997) {
+        snprintf(name, sizeof name, "name-%d", i);
+        const rb_event *r = rb_find(&rb, PROF_EV_REGION, name, 0);
+        cr_assert(r && r->ev.name_id == ids[i], "%s read back with its id", name);
+    }
     readback_free(&rb);
 }
 
