@@ -4,8 +4,8 @@
  * The constructor starts only when all of these hold:
  *  - PROF_OUTPUT is set (and PROF_ENABLE is not 0: prof_start checks it);
  *  - the code runs from a shared object named in LD_PRELOAD (dladdr of
- *    this very function), so linking libprof.a or a normal dependency on
- *    libprof.so never starts anything by surprise;
+ *    this very function), so a normal dependency on libprof.so never
+ *    starts anything by surprise (libprof.a has no constructor at all);
  *  - PROF_AUTOSTART_PID is unset or equals this process's pid.
  * After starting it sets PROF_AUTOSTART_PID to its own pid: programs it
  * executes inherit LD_PRELOAD and PROF_OUTPUT, and must not truncate the

@@ -1,7 +1,8 @@
 /* session.c - the life of a recording: prof_start (configuration, clock,
  * output file, buffers, writer thread, signal handlers), prof_stop (last
- * step, final drain, footer) and prof_flush. Also holds the runtime's one
- * global object, the only mutable global state of libprof. */
+ * step, final drain, footer) and prof_flush. Also holds rt, the runtime's
+ * one global object; what outlives a session (the string table, the
+ * message handler, CUPTI's state) is kept by its own file. */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
