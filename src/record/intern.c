@@ -91,10 +91,10 @@ typedef struct str_key {
 } str_key;
 
 /* The index's equality: whether id's string is the key looked up. */
-static int same_string(const void *ctx, uint64_t id)
+static int same_string(const void *ctx, uint32_t id)
 {
     const str_key *k = ctx;
-    const str_entry *e = entry_of((uint32_t)id);
+    const str_entry *e = entry_of(id);
     return e->len == k->len && memcmp(e->s, k->s, k->len) == 0;
 }
 
@@ -126,9 +126,9 @@ uint32_t rt_intern(const char *s, size_t len, uint64_t hash)
     int added;
     uint32_t id = 0;
     pthread_mutex_lock(&tab.mu);
-    uint64_t *slot = hmap_slot_by(&tab.index, hash, same_string, &key, &added);
+    uint32_t *slot = hmap_slot_by(&tab.index, hash, same_string, &key, &added);
     if (slot && !added)
-        id = (uint32_t)*slot;
+        id = *slot;
     else if (slot && (id = insert(s, len)) != 0)
         *slot = id;
     else if (slot)

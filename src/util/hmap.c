@@ -8,43 +8,43 @@
 #define HMAP_FIRST_BITS 4 /* 16 entries in a first table           */
 #define HMAP_KEEP 64      /* hmap_clear wipes a table up to this size */
 
-static hmap_entry *table_new(size_t cap)
-{
-    hmap_entry *e = malloc(cap * sizeof *e);
-    if (e)
-        memset(e, 0xFF, cap * sizeof *e); /* every key HMAP_FREE */
-    return e;
-}
-
 int hmap_grow(hmap *m)
 {
     unsigned bits = m->cap ? m->bits + 1 : HMAP_FIRST_BITS;
-    if (bits >= 8 * sizeof(size_t) - 5) /* 16-byte entries: the size fits */
+    if (bits >= 8 * sizeof(size_t) - 4) /* cap * 8 bytes of keys must fit */
         return -1;
     size_t cap = (size_t)1 << bits;
-    hmap_entry *e = table_new(cap);
-    if (!e)
+    uint64_t *key = malloc(cap * sizeof *key);
+    uint32_t *val = malloc(cap * sizeof *val);
+    if (!key || !val) {
+        free(key);
+        free(val);
         return -1;
-    hmap old = *m;
-    m->e = e;
+    }
+    memset(key, 0xFF, cap * sizeof *key); /* every key HMAP_FREE */
+    /* into the first free entry: keys kept by the caller may share a hash */
+    for (size_t i = 0; i < m->cap; i++) {
+        if (m->key[i] == HMAP_FREE)
+            continue;
+        size_t k = hash_top(m->key[i], bits);
+        while (key[k] != HMAP_FREE)
+            k = (k + 1) & (cap - 1);
+        key[k] = m->key[i];
+        val[k] = m->val[i];
+    }
+    free(m->key);
+    free(m->val);
+    m->key = key;
+    m->val = val;
     m->cap = cap;
     m->bits = bits;
-    /* into the first free entry: keys kept by the caller may share a hash */
-    for (size_t i = 0; i < old.cap; i++) {
-        if (old.e[i].key == HMAP_FREE)
-            continue;
-        size_t k = hash_top(old.e[i].key, bits);
-        while (e[k].key != HMAP_FREE)
-            k = (k + 1) & (cap - 1);
-        e[k] = old.e[i];
-    }
-    free(old.e);
     return 0;
 }
 
 void hmap_free(hmap *m)
 {
-    free(m->e);
+    free(m->key);
+    free(m->val);
     memset(m, 0, sizeof *m);
 }
 
@@ -57,7 +57,7 @@ void hmap_clear(hmap *m)
         hmap_free(m);
         return;
     }
-    memset(m->e, 0xFF, m->cap * sizeof *m->e);
+    memset(m->key, 0xFF, m->cap * sizeof *m->key);
     m->n = 0;
 }
 
@@ -71,30 +71,30 @@ static int may_fill(size_t home, size_t i, size_t j)
 
 /* Backward-shift deletion: the entries after the hole that probed past it
  * move back, so that no lookup stops early and no tombstone is needed. */
-void hmap_remove(hmap *m, uint64_t *val)
+void hmap_remove(hmap *m, uint32_t *val)
 {
     if (val == &m->aside_val) {
         m->aside = 0;
         return;
     }
-    hmap_entry *hole = (hmap_entry *)(void *)((char *)val - offsetof(hmap_entry, val));
-    size_t mask = m->cap - 1, i = (size_t)(hole - m->e);
-    for (size_t j = (i + 1) & mask; m->e[j].key != HMAP_FREE; j = (j + 1) & mask) {
-        if (may_fill(hash_top(m->e[j].key, m->bits), i, j)) {
-            m->e[i] = m->e[j];
+    size_t mask = m->cap - 1, i = (size_t)(val - m->val);
+    for (size_t j = (i + 1) & mask; m->key[j] != HMAP_FREE; j = (j + 1) & mask) {
+        if (may_fill(hash_top(m->key[j], m->bits), i, j)) {
+            m->key[i] = m->key[j];
+            m->val[i] = m->val[j];
             i = j;
         }
     }
-    m->e[i].key = HMAP_FREE;
+    m->key[i] = HMAP_FREE;
     m->n--;
 }
 
-int hmap_next(const hmap *m, size_t *it, uint64_t *key, uint64_t *val)
+int hmap_next(const hmap *m, size_t *it, uint64_t *key, uint32_t *val)
 {
     for (; *it < m->cap; ++*it)
-        if (m->e[*it].key != HMAP_FREE) {
-            *key = m->e[*it].key;
-            *val = m->e[(*it)++].val;
+        if (m->key[*it] != HMAP_FREE) {
+            *key = m->key[*it];
+            *val = m->val[(*it)++];
             return 1;
         }
     if (*it == m->cap && m->aside) {

@@ -23,7 +23,8 @@ Test(util_hmap, empty_map)
 {
     hmap m = { 0 };
     size_t it = 0;
-    uint64_t k, v;
+    uint64_t k;
+    uint32_t v;
     cr_assert_null(hmap_find(&m, 0));
     cr_assert_null(hmap_find(&m, HMAP_FREE));
     cr_assert_eq(hmap_next(&m, &it, &k, &v), 0);
@@ -38,17 +39,17 @@ Test(util_hmap, integer_keys_insert_find)
     int added;
     for (uint64_t i = 0; i < 50000; i++) {
         uint64_t key = i << 32 | (i * 7 % 13); /* parent << 32 | op */
-        uint64_t *v = hmap_slot(&m, key, &added);
+        uint32_t *v = hmap_slot(&m, key, &added);
         cr_assert_not_null(v);
         cr_assert_eq(added, 1);
         cr_assert_eq(*v, 0u);
-        *v = i;
+        *v = (uint32_t)i;
         cr_assert_leq(2 * m.n, m.cap, "at most half full");
     }
     cr_assert_eq(hmap_count(&m), 50000u);
     for (uint64_t i = 0; i < 50000; i++) {
         uint64_t key = i << 32 | (i * 7 % 13);
-        uint64_t *v = hmap_find(&m, key);
+        uint32_t *v = hmap_find(&m, key);
         cr_assert_not_null(v);
         cr_assert_eq(*v, i);
         cr_assert_eq(hmap_slot(&m, key, &added), v);
@@ -66,24 +67,25 @@ Test(util_hmap, every_key_value_storable)
     int added;
     uint64_t keys[] = { 0, 1, HMAP_FREE, HMAP_FREE - 1, UINT64_C(1) << 63 };
     for (size_t i = 0; i < 5; i++) {
-        uint64_t *v = hmap_slot(&m, keys[i], &added);
+        uint32_t *v = hmap_slot(&m, keys[i], &added);
         cr_assert(v && added);
-        *v = UINT64_MAX - i;
+        *v = UINT32_MAX - (uint32_t)i;
     }
     for (size_t i = 0; i < 5; i++) {
-        cr_assert_eq(*hmap_find(&m, keys[i]), UINT64_MAX - i);
-        cr_assert_eq(*hmap_slot(&m, keys[i], &added), UINT64_MAX - i);
+        cr_assert_eq(*hmap_find(&m, keys[i]), UINT32_MAX - i);
+        cr_assert_eq(*hmap_slot(&m, keys[i], &added), UINT32_MAX - i);
         cr_assert_eq(added, 0);
     }
     cr_assert_eq(hmap_count(&m), 5);
     size_t it = 0, seen = 0;
-    uint64_t k, v;
+    uint64_t k;
+    uint32_t v;
     while (hmap_next(&m, &it, &k, &v)) {
         size_t i = 0;
         while (i < 5 && keys[i] != k)
             i++;
         cr_assert_lt(i, 5u);
-        cr_assert_eq(v, UINT64_MAX - i);
+        cr_assert_eq(v, UINT32_MAX - i);
         seen++;
     }
     cr_assert_eq(seen, 5);
@@ -108,10 +110,10 @@ Test(util_hmap, removal_against_reference)
     size_t count = 0;
     for (int step = 0; step < 400000; step++) {
         uint64_t key = next_rand(&s) % RANGE, r = next_rand(&s);
-        uint64_t *v = hmap_find(&m, key);
+        uint32_t *v = hmap_find(&m, key);
         cr_assert_eq(v != NULL, ref[key] != 0, "step %d key %llu", step, (unsigned long long)key);
         if (v)
-            cr_assert_eq(*v + 1, ref[key]);
+            cr_assert_eq(*v + UINT64_C(1), ref[key]);
         if (r % 3 == 0 && v) {
             hmap_remove(&m, v);
             ref[key] = 0;
@@ -120,20 +122,21 @@ Test(util_hmap, removal_against_reference)
             int added;
             v = hmap_slot(&m, key, &added);
             cr_assert(v && added);
-            *v = r;
-            ref[key] = r + 1;
+            *v = (uint32_t)r;
+            ref[key] = (uint32_t)r + UINT64_C(1);
             count++;
         }
         cr_assert_eq(hmap_count(&m), count);
     }
     for (uint64_t key = 0; key < RANGE; key++) {
-        uint64_t *v = hmap_find(&m, key);
+        uint32_t *v = hmap_find(&m, key);
         cr_assert_eq(v != NULL, ref[key] != 0);
     }
     size_t it = 0, seen = 0;
-    uint64_t k, v;
+    uint64_t k;
+    uint32_t v;
     while (hmap_next(&m, &it, &k, &v)) {
-        cr_assert_eq(v + 1, ref[k]);
+        cr_assert_eq(v + UINT64_C(1), ref[k]);
         seen++;
     }
     cr_assert_eq(seen, count);
@@ -156,16 +159,16 @@ Test(util_hmap, removal_across_the_end)
     int added;
     uint64_t order[4] = { at14[0], at14[1], at0, at14[2] };
     for (int i = 0; i < 4; i++)
-        *hmap_slot(&m, order[i], &added) = order[i];
+        *hmap_slot(&m, order[i], &added) = (uint32_t)i;
     cr_assert_eq(m.cap, 16);
-    cr_assert_eq(m.e[1].key, at14[2], "the third key of home 14 wrapped to 1");
+    cr_assert_eq(m.key[1], at14[2], "the third key of home 14 wrapped to 1");
     hmap_remove(&m, hmap_find(&m, at14[0]));
-    cr_assert_eq(m.e[14].key, at14[1]);
-    cr_assert_eq(m.e[15].key, at14[2]);
-    cr_assert_eq(m.e[0].key, at0);
-    cr_assert_eq(m.e[1].key, HMAP_FREE);
+    cr_assert_eq(m.key[14], at14[1]);
+    cr_assert_eq(m.key[15], at14[2]);
+    cr_assert_eq(m.key[0], at0);
+    cr_assert_eq(m.key[1], HMAP_FREE);
     for (int i = 1; i < 4; i++)
-        cr_assert_eq(*hmap_find(&m, order[i]), order[i]);
+        cr_assert_eq(*hmap_find(&m, order[i]), (uint32_t)i);
     cr_assert_null(hmap_find(&m, at14[0]));
     hmap_free(&m);
 }
@@ -177,7 +180,7 @@ typedef struct names {
     const char *want;
 } names;
 
-static int name_eq(const void *ctx, uint64_t val)
+static int name_eq(const void *ctx, uint32_t val)
 {
     const names *n = ctx;
     return strcmp(n->v[val], n->want) == 0;
@@ -219,12 +222,12 @@ static void interns(uint64_t (*hash)(const char *))
             snprintf(text[i], sizeof text[i], "op.%zu", i);
             ctx.want = text[i];
             int added;
-            uint64_t *val = hmap_slot_by(&m, hash(text[i]), name_eq, &ctx, &added);
+            uint32_t *val = hmap_slot_by(&m, hash(text[i]), name_eq, &ctx, &added);
             cr_assert_not_null(val);
             cr_assert_eq(added, round == 0, "%s", text[i]);
             if (added) {
                 v[i] = text[i];
-                *val = i;
+                *val = (uint32_t)i;
             }
             cr_assert_eq(*val, i);
         }
@@ -234,7 +237,7 @@ static void interns(uint64_t (*hash)(const char *))
     }
     for (size_t i = 0; i < N; i++) {
         ctx.want = text[i];
-        uint64_t *val = hmap_find_by(&m, hash(text[i]), name_eq, &ctx);
+        uint32_t *val = hmap_find_by(&m, hash(text[i]), name_eq, &ctx);
         cr_assert_eq(val != NULL, i % 2 == 1, "%s", text[i]);
         if (val)
             cr_assert_eq(*val, i);
@@ -275,13 +278,13 @@ Test(util_hmap, clear_lets_big_tables_go)
     hmap m = { 0 };
     int added;
     for (uint64_t i = 0; i < 10; i++)
-        *hmap_slot(&m, i, &added) = i;
+        *hmap_slot(&m, i, &added) = (uint32_t)i;
     size_t small = m.cap;
     hmap_clear(&m);
     cr_assert_eq(m.cap, small, "a small table is kept");
     cr_assert_null(hmap_find(&m, 3));
     for (uint64_t i = 0; i < 1000; i++)
-        *hmap_slot(&m, i, &added) = i;
+        *hmap_slot(&m, i, &added) = (uint32_t)i;
     hmap_clear(&m);
     cr_assert_eq(m.cap, 0, "a big one is freed");
     cr_assert_eq(hmap_count(&m), 0);
