@@ -1,0 +1,447 @@
+/* reader_decode.c - records to events (format §6): the decoder generated
+ * from the record table of records.h, the string table that names resolve
+ * through, and the checks of §9 on what definitions may keep. Runs on the
+ * producer's side, one block at a time; it keeps names (and thread names)
+ * in an arena until the reader is closed, as the API promises. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/reader_int.h"
+#include "format/varint.h"
+#include "util/error.h"
+
+/* size bytes that live until the reader is closed, or NULL. */
+static char *arena_alloc(decoder *d, size_t size)
+{
+    arena_chunk *c = d->arena;
+    if (!c || c->cap - c->used < size) {
+        size_t cap = size > ARENA_CHUNK ? size : ARENA_CHUNK;
+        c = malloc(sizeof *c + cap);
+        if (!c)
+            return NULL;
+        c->next = d->arena;
+        c->used = 0;
+        c->cap = cap;
+        d->arena = c;
+    }
+    char *out = c->data + c->used;
+    c->used += size;
+    return out;
+}
+
+static const char *arena_strdup(decoder *d, const uint8_t *s, size_t len)
+{
+    char *out = arena_alloc(d, len + 1);
+    if (!out)
+        return NULL;
+    if (len)
+        memcpy(out, s, len);
+    out[len] = '\0';
+    return out;
+}
+
+/* Counts len bytes of definition text against the file's budget (format
+ * §9), which bounds what the string table and thread names can hold
+ * however well the file compresses. */
+static prof_err text_take(decoder *d, uint64_t len, const char *what, uint64_t which)
+{
+    if (len > PF_TEXT_MAX - d->text)
+        return prof_error_set(&d->err, PROF_ERR_LIMIT,
+                              "%s %llu takes the file's definitions past the %u-byte limit",
+                              what, (unsigned long long)which, PF_TEXT_MAX);
+    d->text += len;
+    return PROF_OK;
+}
+
+/* Makes the table hold id. */
+static prof_err strings_reserve(decoder *d, uint64_t id)
+{
+    if (id < d->nstrings)
+        return PROF_OK;
+    uint32_t n = d->nstrings ? d->nstrings : 256;
+    while (n <= id)
+        n *= 2;
+    const char **a = realloc(d->strings, n * sizeof *a);
+    if (!a)
+        return prof_error_set(&d->err, PROF_ERR_NOMEM, "out of memory for string %llu",
+                              (unsigned long long)id);
+    d->strings = a;
+    uint32_t *l = realloc(d->lens, n * sizeof *l);
+    if (!l)
+        return prof_error_set(&d->err, PROF_ERR_NOMEM, "out of memory for string %llu",
+                              (unsigned long long)id);
+    d->lens = l;
+    memset(a + d->nstrings, 0, (n - d->nstrings) * sizeof *a);
+    memset(l + d->nstrings, 0, (n - d->nstrings) * sizeof *l);
+    d->nstrings = n;
+    return PROF_OK;
+}
+
+/* An id is defined once (format §6.3): names handed out stay valid until
+ * closing, so a second text could only pile up beside the first. The same
+ * text again changes nothing and costs nothing. */
+static prof_err define_string(decoder *d, uint64_t id, const uint8_t *s, uint64_t len)
+{
+    prof_err e;
+    if (id == 0 || id >= PF_STRING_IDS)
+        return prof_error_set(&d->err, PROF_ERR_CORRUPT, "string id %llu out of range (1 to %u)",
+                              (unsigned long long)id, PF_STRING_IDS - 1);
+    if (len > PF_STRING_MAX)
+        return prof_error_set(&d->err, PROF_ERR_CORRUPT,
+                              "string %llu of %llu bytes, over the %u-byte limit",
+                              (unsigned long long)id, (unsigned long long)len, PF_STRING_MAX);
+    if ((e = strings_reserve(d, id)) != PROF_OK)
+        return e;
+    if (d->strings[id]) {
+        if (d->lens[id] == len && memcmp(d->strings[id], s, (size_t)len) == 0)
+            return PROF_OK;
+        return prof_error_set(&d->err, PROF_ERR_CORRUPT,
+                              "string %llu defined again with other text",
+                              (unsigned long long)id);
+    }
+    if ((e = text_take(d, len, "string", id)) != PROF_OK)
+        return e;
+    if (!(d->strings[id] = arena_strdup(d, s, (size_t)len)))
+        return prof_error_set(&d->err, PROF_ERR_NOMEM, "out of memory for string %llu",
+                              (unsigned long long)id);
+    d->lens[id] = (uint32_t)len;
+    return PROF_OK;
+}
+
+/* A thread definition is checked here; the table prof_reader_thread_name
+ * reads is kept by the caller's side as it hands the definitions out. A
+ * thread may be renamed: every name given counts against the budget. */
+static prof_err define_thread(decoder *d, uint64_t t, const uint8_t *s, uint64_t len,
+                              const char **name)
+{
+    prof_err e;
+    if (t >= PF_THREADS)
+        return prof_error_set(&d->err, PROF_ERR_CORRUPT,
+                              "thread index %llu out of range (below %u)",
+                              (unsigned long long)t, PF_THREADS);
+    if (len > PF_STRING_MAX)
+        return prof_error_set(&d->err, PROF_ERR_CORRUPT,
+                              "name of thread %llu of %llu bytes, over the %u-byte limit",
+                              (unsigned long long)t, (unsigned long long)len, PF_STRING_MAX);
+    if ((e = text_take(d, len, "name of thread", t)) != PROF_OK)
+        return e;
+    if (!(*name = arena_strdup(d, s, (size_t)len)))
+        return prof_error_set(&d->err, PROF_ERR_NOMEM,
+                              "out of memory for the name of thread %llu", (unsigned long long)t);
+    return PROF_OK;
+}
+
+/* Field decoding for one record; any failure marks the record malformed. */
+typedef struct cur {
+    const uint8_t *p, *end;
+    int bad;
+} cur;
+
+/* Inlined: several per record, on the path of every event. */
+static inline __attribute__((always_inline)) uint64_t cur_u(cur *c)
+{
+    uint64_t v = 0;
+    if (!c->bad && pf_varint_get(&c->p, c->end, &v) < 0)
+        c->bad = 1;
+    return v;
+}
+
+static inline __attribute__((always_inline)) uint32_t cur_u32(cur *c)
+{
+    uint64_t v = cur_u(c);
+    if (v > UINT32_MAX)
+        c->bad = 1;
+    return (uint32_t)v;
+}
+
+static const uint8_t *cur_bytes(cur *c, uint64_t len)
+{
+    if (c->bad || len > (uint64_t)(c->end - c->p)) {
+        c->bad = 1;
+        return NULL;
+    }
+    const uint8_t *s = c->p;
+    c->p += len;
+    return s;
+}
+
+static uint64_t cur_time(cur *c, decoder *d)
+{
+    uint64_t dt = cur_u(c);
+    d->cursor += (uint64_t)pf_unzigzag(dt);
+    return d->cursor;
+}
+
+static double cur_f64(cur *c)
+{
+    const uint8_t *b = cur_bytes(c, 8);
+    double v = 0;
+    if (b) {
+        uint64_t bits = pf_load_u64(b);
+        memcpy(&v, &bits, sizeof v);
+    }
+    return v;
+}
+
+/* A SPAN field: the fields after it are read from within its length.
+ * Returns where the record ends, past fields this reader does not know. */
+static const uint8_t *cur_span(cur *c)
+{
+    uint64_t len = cur_u(c);
+    const uint8_t *body = cur_bytes(c, len), *end = c->p;
+    if (body) {
+        c->p = body;
+        c->end = end;
+    }
+    return end;
+}
+
+static const char *name_of(decoder *d, uint32_t id, cur *c)
+{
+    if (id == 0)
+        return "";
+    if (id >= d->nstrings || !d->strings[id]) {
+        c->bad = 2;
+        return "";
+    }
+    return d->strings[id];
+}
+
+/* What a record of this tag is called in messages (records.h). */
+static const char *record_what(uint8_t tag)
+{
+    switch (tag) {
+#define WHAT_CASE(NAME, TAG, LAST, ROLE, EVENT, WHAT, FIELDS)                                 \
+    case TAG ... LAST: return WHAT;
+        PF_RECORDS(WHAT_CASE)
+#undef WHAT_CASE
+    }
+    return "extension record";
+}
+
+/* Says in d->err that the record is malformed; the record's outcome. */
+static int malformed(decoder *d, uint8_t tag)
+{
+    prof_error_set(&d->err, PROF_ERR_CORRUPT, "malformed %s (tag 0x%02x)", record_what(tag),
+                   tag);
+    return -1;
+}
+
+/* ---- definitions: what the reader does with their decoded fields ----------
+ * Each returns the record's outcome, as decode_record. */
+
+static int def_string(decoder *d, prof_event *ev, uint64_t id, const uint8_t *text,
+                      uint64_t text_len)
+{
+    (void)ev; /* kept by the reader, not handed out */
+    return define_string(d, id, text, text_len) == PROF_OK ? 2 : -1;
+}
+
+static int def_thread(decoder *d, prof_event *ev, uint64_t thread, uint64_t os_tid,
+                      const uint8_t *name, uint64_t name_len)
+{
+    if (define_thread(d, thread, name, name_len, &ev->name) != PROF_OK)
+        return -1;
+    ev->thread = (uint32_t)thread;
+    ev->value = os_tid;
+    return 1;
+}
+
+/* A name attribute (format §6.5) as a PROF_EV_ATTR event whose name is
+ * the described name followed, after its NUL, by the value's text (what
+ * prof_event_attr_value reads): both strings, resolved, in one arena copy,
+ * as the event has a single name field. */
+static int def_attr(decoder *d, prof_event *ev, uint32_t key, uint32_t name, uint32_t value)
+{
+    cur f = { NULL, NULL, 0 };
+    if (name == 0 || value == 0)
+        return malformed(d, PF_TAG_ATTR);
+    const char *a = name_of(d, name, &f), *v = name_of(d, value, &f);
+    if (f.bad) {
+        prof_error_set(&d->err, PROF_ERR_CORRUPT, "string %lu used before its definition",
+                       (unsigned long)(name >= d->nstrings || !d->strings[name] ? name : value));
+        return -1;
+    }
+    size_t na = strlen(a), nv = strlen(v);
+    if (text_take(d, na + nv, "attribute of string", name) != PROF_OK)
+        return -1;
+    char *both = arena_alloc(d, na + nv + 2);
+    if (!both) {
+        prof_error_set(&d->err, PROF_ERR_NOMEM, "out of memory for the attribute of string %lu",
+                       (unsigned long)name);
+        return -1;
+    }
+    memcpy(both, a, na + 1);
+    memcpy(both + na + 1, v, nv + 1);
+    ev->name = both;
+    ev->name_id = name;
+    ev->subkind = key;
+    ev->value = value;
+    return 1;
+}
+
+/* ---- the decoder, generated from records.h ----------------------------------
+ * Each field is read into a variable named after it; an event then hands
+ * its fields out in their prof_event members, a definition passes them to
+ * its def_ function. */
+#define READ(KIND, PARAM, MEMBER) READ_##KIND(PARAM)
+#define READ_U32(v) uint32_t v = cur_u32(&c);
+#define READ_U64(v) uint64_t v = cur_u(&c);
+#define READ_DT(v) uint64_t v = cur_time(&c, d);
+#define READ_DUR(v) uint64_t v = cur_u(&c);
+#define READ_F64(v) double v = cur_f64(&c);
+#define READ_DROPS(v) uint64_t v = cur_u(&c);
+#define READ_TEXT(v)                                                                          \
+    uint64_t v##_len = cur_u(&c);                                                             \
+    const uint8_t *v = cur_bytes(&c, v##_len);
+#define READ_CSTR(v) READ_TEXT(v)
+#define READ_KIND(v) uint32_t v = (uint32_t)(tag - first_tag);
+#define READ_SPAN(v) const uint8_t *v##_end = cur_span(&c);
+
+/* After the fields: a span's record ends past what this reader knows. */
+#define SKIP(KIND, PARAM, MEMBER) SKIP_##KIND(PARAM)
+#define SKIP_U32(v)
+#define SKIP_U64(v)
+#define SKIP_DT(v)
+#define SKIP_DUR(v)
+#define SKIP_F64(v)
+#define SKIP_DROPS(v)
+#define SKIP_TEXT(v)
+#define SKIP_CSTR(v)
+#define SKIP_KIND(v)
+#define SKIP_SPAN(v) c.p = v##_end;
+
+/* An event's fields into its members (events have no text fields). */
+#define STORE(KIND, PARAM, MEMBER) STORE_##KIND(PARAM, MEMBER)
+#define STORE_U32(v, m) ev->m = v;
+#define STORE_U64(v, m) ev->m = v;
+#define STORE_DT(v, m) ev->m = v;
+#define STORE_DUR(v, m) ev->m = v;
+#define STORE_F64(v, m) ev->m = v;
+#define STORE_DROPS(v, m) ev->m = v;
+#define STORE_KIND(v, m) ev->m = v;
+#define STORE_SPAN(v, m)
+
+/* A definition's fields as arguments of its def_ function. */
+#define ARG(KIND, PARAM, MEMBER) ARG_##KIND(PARAM)
+#define ARG_U32(v) , v
+#define ARG_U64(v) , v
+#define ARG_DT(v) , v
+#define ARG_DUR(v) , v
+#define ARG_F64(v) , v
+#define ARG_DROPS(v) , v
+#define ARG_TEXT(v) , v, v##_len
+#define ARG_CSTR(v) , v, v##_len
+#define ARG_KIND(v) , v
+#define ARG_SPAN(v)
+
+/* Case ranges (a GNU C extension, in gcc and clang) give a run of tags,
+ * such as a region's five, one case. */
+#define CASE_EVENT(NAME, TAG, LAST, EVENT, FIELDS)                                            \
+    case TAG ... LAST: {                                                                      \
+        enum { first_tag = TAG };                                                             \
+        ev->type = EVENT;                                                                     \
+        FIELDS(READ)                                                                          \
+        FIELDS(SKIP)                                                                          \
+        FIELDS(STORE)                                                                         \
+        break;                                                                                \
+    }
+#define CASE_DEF(NAME, TAG, LAST, EVENT, FIELDS)                                              \
+    case TAG ... LAST: {                                                                      \
+        enum { first_tag = TAG };                                                             \
+        ev->type = (prof_event_type)(EVENT);                                                  \
+        FIELDS(READ)                                                                          \
+        FIELDS(SKIP)                                                                          \
+        if (c.bad)                                                                            \
+            return malformed(d, tag);                                                         \
+        d->p = c.p;                                                                           \
+        return def_##NAME(d, ev FIELDS(ARG));                                                 \
+    }
+#define CASE(NAME, TAG, LAST, ROLE, EVENT, WHAT, FIELDS) CASE_##ROLE(NAME, TAG, LAST, EVENT, FIELDS)
+
+/* Decodes the next record into ev. Returns 1 for an event, 2 for a record
+ * the reader consumed itself, -1 for a fault, said in d->err. */
+static int decode_record(decoder *d, prof_event *ev)
+{
+    cur c = { d->p + 1, d->end, 0 };
+    uint8_t tag = *d->p;
+    memset(ev, 0, sizeof *ev);
+    ev->thread = d->thread;
+    switch (tag) {
+        PF_RECORDS(CASE)
+    default:
+        if (tag >= PF_TAG_EXTENSION) { /* a newer minor version's record */
+            cur_bytes(&c, cur_u(&c));
+            if (c.bad)
+                return malformed(d, tag);
+            d->p = c.p;
+            return 2;
+        }
+        prof_error_set(&d->err, PROF_ERR_CORRUPT, "unknown record tag 0x%02x", tag);
+        return -1;
+    }
+    d->cursor = ev->start_ns + ev->dur_ns; /* the next time is coded from this end */
+    ev->name = name_of(d, ev->name_id, &c);
+    if (c.bad == 2) {
+        prof_error_set(&d->err, PROF_ERR_CORRUPT, "string %lu used before its definition",
+                       (unsigned long)ev->name_id);
+        return -1;
+    }
+    if (c.bad)
+        return malformed(d, tag);
+    d->p = c.p;
+    return 1;
+}
+
+/* ---- blocks -------------------------------------------------------------------- */
+
+void pf_decode_block(decoder *d, const block_buf *b)
+{
+    d->p = b->payload;
+    d->end = b->payload + b->rawlen;
+    d->left = b->records;
+    d->thread = b->thread;
+    d->cursor = 0;
+}
+
+int pf_decode_batch(decoder *d, batch *it)
+{
+    for (;;) {
+        if (d->left == 0) {
+            if (d->p != d->end) {
+                prof_error_set(&it->err, PROF_ERR_CORRUPT, "%llu bytes after the last record",
+                               (unsigned long long)(d->end - d->p));
+            }
+            return 1;
+        }
+        if (it->nevents == BATCH_EVENTS)
+            return 0;
+        if (d->p >= d->end) {
+            prof_error_set(&it->err, PROF_ERR_CORRUPT,
+                           "payload ends %lu records short of its count", (unsigned long)d->left);
+            return 1;
+        }
+        d->left--;
+        int rc = decode_record(d, &it->events[it->nevents]);
+        if (rc == 1)
+            it->nevents++;
+        else if (rc < 0) {
+            it->err = d->err;
+            return 1;
+        }
+    }
+}
+
+void pf_decoder_free(decoder *d)
+{
+    free(d->strings);
+    free(d->lens);
+    while (d->arena) {
+        arena_chunk *next = d->arena->next;
+        free(d->arena);
+        d->arena = next;
+    }
+    d->strings = NULL;
+    d->lens = NULL;
+    d->nstrings = 0;
+}

@@ -1,0 +1,235 @@
+/* reader_int.h - what the files of the .prof reader share, and no one else:
+ * its state and the functions each file gives the others.
+ *
+ * The reader (include/prof_reader.h) is split by job:
+ *   reader_source.c    the bytes: a regular file read with pread, or memory
+ *   reader_header.c    the file header, the metadata and the trailer
+ *   reader_block.c     fetching a block: header, checksums, zstd, windows
+ *   reader_decode.c    decoding records into events; the string table
+ *   reader_prefetch.c  producing batches of events, on a thread ahead of
+ *                      the caller (file sources) or on demand
+ *   reader.c           the public API: opening, handing events out, the
+ *                      status, the footer check, closing
+ *
+ * Reading is split in two: a producer fetches blocks and decodes their
+ * records into batches of events, carrying the string table; the caller's
+ * side takes the batches in order and keeps what the API shows (status,
+ * thread names, errors). The producer depends only on the file's bytes
+ * (pf_file, fixed once opened), so for files it runs on a second thread, up
+ * to BATCH_RING batches ahead; damage it meets is handed over as a value
+ * and acted on when the caller reaches it, so events, status and errors are
+ * exactly those of reading on one thread (what memory sources do).
+ *
+ * Errors take one path. A fault is written with prof_error_set() into the
+ * prof_error of the stage that finds it: the caller's err while opening,
+ * the fetched block's (block_buf.err), the decoder's (decoder.err). The
+ * producer hands it over by value in the batch (batch.err), and the
+ * caller's side gives it its place, "block N at offset O: ", in one
+ * function, reader_stop() in reader.c, which makes it the reader's error or,
+ * for damage to a file that promised no footer, the status's detail of what
+ * was cut. Functions that can fail return the prof_err they set, or, where
+ * the result says more (a fetch outcome, a decoded record), a value that
+ * says a fault is in their stage's prof_error.
+ */
+#ifndef PROF_FORMAT_READER_INT_H
+#define PROF_FORMAT_READER_INT_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include <zstd.h>
+
+#include "format/format.h"
+
+/* The reader's own memory, not limits of the format. */
+#define ARENA_CHUNK (64u << 10) /* strings and thread names are kept in these */
+#define BATCH_EVENTS 2048u      /* events decoded per batch                   */
+#define BATCH_RING 4            /* batches in flight, the caller's included   */
+
+/* What opening learned of the file, fixed from then on: all of the reader
+ * that the producing thread reads besides its own state. */
+typedef struct pf_file {
+    int fd;                 /* -1 for memory sources                      */
+    const uint8_t *mem;     /* memory sources: the bytes                  */
+    uint64_t size;
+    uint64_t first_block;   /* the header length: where blocks begin      */
+    int has_trailer;        /* a trailer promised a footer ...            */
+    uint64_t footer_offset; /* ... at this offset                         */
+} pf_file;
+
+/* A buffer that grows to the largest read and is reused. */
+typedef struct pf_buf {
+    uint8_t *data;
+    size_t cap;
+} pf_buf;
+
+typedef struct arena_chunk {
+    struct arena_chunk *next;
+    size_t used, cap;
+    char data[];
+} arena_chunk;
+
+typedef enum fetch_outcome {
+    FETCH_BLOCK,    /* events of a block                                   */
+    FETCH_SKIP,     /* an events block outside the window: stored_len      */
+    FETCH_FOOTER,   /* the footer the trailer promised                     */
+    FETCH_END,      /* no more blocks, nothing lost                        */
+    FETCH_CUT       /* damage at the block's offset: err                   */
+} fetch_outcome;
+
+/* One block as fetched from the file, with the buffers that hold it. */
+typedef struct block_buf {
+    prof_error err;         /* FETCH_CUT: what is wrong                   */
+    uint64_t next;          /* offset of the following block header      */
+    uint32_t records, thread, rawlen, stored_len;
+    uint64_t skipped, skipped_bytes; /* pf_block_fetch: blocks skipped
+                                        before this one, their payload bytes */
+    const uint8_t *payload;
+    pf_buf stored;          /* header and payload as stored (files)       */
+    pf_buf raw;             /* decompressed payload                       */
+} block_buf;
+
+/* The time window of prof_reader_set_window, as fetching sees it. */
+typedef struct fetch_window {
+    int on;
+    uint64_t from, to;
+} fetch_window;
+
+/* Record decoding: the block being decoded and the string table. */
+typedef struct decoder {
+    const uint8_t *p, *end; /* undecoded records of the current block     */
+    uint32_t left;          /* records left in it                         */
+    uint32_t thread;
+    uint64_t cursor;
+    const char **strings;   /* by id; NULL when undefined                 */
+    uint32_t *lens;         /* by id: the length of each defined string   */
+    uint32_t nstrings;
+    uint64_t text;          /* definition text kept, against PF_TEXT_MAX  */
+    arena_chunk *arena;     /* strings and thread names, until closing    */
+    prof_error err;         /* damage found, or memory that ran out       */
+} decoder;
+
+/* The producer's state: where it is in the file and in the block. */
+typedef struct producer {
+    ZSTD_DCtx *dctx;
+    block_buf blk;
+    fetch_window win;
+    uint64_t offset;        /* next block header to fetch                 */
+    int in_block;           /* records of blk are left to decode          */
+    decoder dec;
+} producer;
+
+/* What the producer hands over, in file order: the events of a block (the
+ * first batch of each block says so), or the outcome of fetching one. */
+typedef struct batch {
+    fetch_outcome what;
+    int begins;             /* FETCH_BLOCK: the first batch of its block  */
+    uint64_t next;          /* begins: offset after the block             */
+    uint32_t stored_len;    /* FETCH_SKIP                                 */
+    uint64_t skipped, skipped_bytes; /* blocks the window skipped first   */
+    prof_event *events;     /* FETCH_BLOCK, BATCH_EVENTS allocated        */
+    uint32_t nevents;
+    prof_error err;         /* FETCH_CUT; FETCH_BLOCK: a fault after the
+                               events when its code is not PROF_OK        */
+    uint8_t footer[PF_FOOTER_FIXED]; /* FETCH_FOOTER: its fixed part      */
+    size_t footer_len;
+} batch;
+
+/* The producing thread and the ring it fills: ring[taken % N] is the
+ * caller's, the thread fills ring[filled % N] while filled - taken < N. */
+typedef struct prefetch {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint64_t filled, taken;
+    int holding;            /* the caller holds ring[taken % N]           */
+    int stop;
+    int producer_waits, caller_waits; /* asleep on cv: wake only then,
+                                        the producer at half a ring free */
+    struct prof_reader *r;
+} prefetch;
+
+typedef struct thread_info {
+    const char *name;
+    uint64_t os_tid;
+} thread_info;
+
+struct prof_reader {
+    pf_file file;           /* read by the producer: never written after
+                               opening                                   */
+    char *meta;
+    unsigned major, minor;
+    int done;
+
+    uint64_t offset;        /* next block header                          */
+    uint64_t block_offset;  /* header of the block being decoded          */
+    producer prod;          /* the producer's alone while pf runs         */
+    batch ring[BATCH_RING]; /* ring[0] alone without pf                   */
+    prefetch *pf;           /* NULL: batches are produced on demand       */
+    int want_prefetch;      /* start pf at the first block (file sources) */
+    batch *cur;             /* the batch being handed out                 */
+    uint32_t next_event;    /* its next event                             */
+
+    thread_info *threads;   /* as of the events handed out                */
+    uint32_t nthreads;
+
+    int windowed;           /* prof_reader_set_window() was called        */
+    uint64_t win_from, win_to;
+    uint64_t skipped_blocks, skipped_bytes;
+
+    prof_read_status st;
+    prof_error err;
+};
+
+/* ---- reader_source.c ---------------------------------------------------- */
+
+/* Opens path for reading, refusing at once anything but a regular file. A
+ * descriptor with sb filled, or -1 with the error in err. */
+int pf_source_open(const char *path, struct stat *sb, prof_error *err);
+
+/* len bytes at off of f, which the caller checked are in the file: *out
+ * points to them, read into buf for files, in place for memory. On a fault
+ * err says nomem when memory ran out, "read failed: ..." otherwise. */
+prof_err pf_source_read(const pf_file *f, uint64_t off, size_t len, const uint8_t **out,
+                        pf_buf *buf, prof_error *err, const char *nomem);
+
+/* ---- reader_header.c ---------------------------------------------------- */
+
+/* Reads and checks the file header, the metadata and the trailer: fills
+ * r->file (first_block, has_trailer, footer_offset), r->major, r->minor,
+ * r->meta and the status's bytes_read. r->file's source must be set. */
+prof_err pf_read_header(prof_reader *r, prof_error *err);
+
+/* ---- reader_block.c ------------------------------------------------------ */
+
+/* Reads, checks and unpacks the block at offset into b, going on past the
+ * events blocks the window excludes (counted in b), so that a run of them
+ * costs one hand-over. Uses only f and dctx: it runs on the producer's
+ * thread. */
+fetch_outcome pf_block_fetch(const pf_file *f, ZSTD_DCtx *dctx, const fetch_window *win,
+                             uint64_t offset, block_buf *b);
+void pf_block_buf_free(block_buf *b);
+
+/* ---- reader_decode.c ---------------------------------------------------- */
+
+/* Starts decoding the records of the block b holds. */
+void pf_decode_block(decoder *d, const block_buf *b);
+
+/* Decodes records of the current block into it until the batch is full
+ * (0) or the block ends (1). A fault ends the block too, in it->err. */
+int pf_decode_batch(decoder *d, batch *it);
+
+void pf_decoder_free(decoder *d);
+
+/* ---- reader_prefetch.c --------------------------------------------------- */
+
+/* The next batch: handed over by the producing thread (the one before it
+ * is given back), or produced now. Starts the thread at the first call for
+ * a reader that wants it. */
+batch *pf_batch_next(prof_reader *r);
+
+/* Stops the producing thread, if one runs; before the source is closed. */
+void pf_prefetch_stop(prof_reader *r);
+
+#endif
