@@ -69,7 +69,8 @@ TOOL_SRC += $(B)/gen/viewer_assets.c
 CMD_SRC  := $(sort $(wildcard cmd/prof/*.c))
 SUP_SRC  := $(sort $(wildcard tests/support/*.c))
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
-TSAN_UNITS := $(sort $(wildcard tests/unit/record_thread*.c))
+# the units with threads of their own: the recorder's, and the reader's producer
+TSAN_UNITS := $(sort $(wildcard tests/unit/record_thread*.c tests/unit/format_prefetch.c))
 BENCH_SRC := $(sort $(wildcard tests/bench/*.c))
 
 obj = $(patsubst %.c,$(B)/$(1)/%.o,$(2))

@@ -5,34 +5,11 @@
  * exactly, while steps and their memory samples are never dropped. */
 #include <pthread.h>
 
+#include "criterion_tsan.h"
 #include "record_util.h"
 
 #define THREADS 8
 #define REGIONS 1000000u
-
-#if defined(__SANITIZE_THREAD__)
-#define RECORD_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define RECORD_TSAN 1
-#endif
-#endif
-
-#ifdef RECORD_TSAN
-/* Criterion (through BoxFort) maps its shared arena at a random address
- * in [0x2000'0000'0000, 0x6000'0000'0000) with three tries, a range that
- * ThreadSanitizer mostly reserves for its shadow memory, so it fails to
- * start ("Could not initialize inheritable arena", Criterion issue #274).
- * BoxFort draws those addresses with rand_r: this one steers them into
- * TSan's middle application range (0x5500'0000'0000-0x5680'0000'0000),
- * a different 4 GiB slot on every call. The test itself never calls it. */
-int rand_r(unsigned *seed)
-{
-    static int k;
-    (void)seed;
-    return 0x360000 + (k++ % 64) * 0x100;
-}
-#endif
 
 static void setup(void)
 {
