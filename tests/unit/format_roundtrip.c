@@ -684,54 +684,6 @@ Test(format_roundtrip, synth_fixture)
     fu_free(&l);
 }
 
-/* The worked example of formats/prof-format.md §11 is what the codec
- * writes today: its xxd dump, byte for byte. Run from the repository root. */
-Test(format_roundtrip, worked_example_of_the_spec)
-{
-    static const char meta[] =
-        "{\"format\":\"prof\",\"libprof_version\":\"0.1.0\",\"clock\":{\"source\":"
-        "\"synthetic\",\"origin_epoch_ns\":1767225600000000000},\"host\":\"h\",\"pid\":7,"
-        "\"argv\":[\"t\"],\"rank\":0,\"world_size\":1,\"local_rank\":0,\"devices\":[],"
-        "\"tags\":{}}";
-    const char *path = fu_path("tiny.prof");
-    synth *s = synth_open(path, meta);
-    synth_thread(s, 0, 100, "main");
-    synth_region(s, 0, "fwd", PROF_KIND_COMPUTE, 0, 1000, 500);
-    synth_region(s, 0, "fwd", PROF_KIND_COMPUTE, 0, 1600, 400);
-    synth_memory(s, 0, "host.rss", 2000, 1048576);
-    synth_step(s, 0, 0, PROF_STEP_SAMPLED | PROF_STEP_INCOMPLETE, 900, 1200);
-    cr_assert_eq(synth_close(s, NULL), 0);
-    size_t size;
-    uint8_t *got = fu_load(path, &size);
-
-    FILE *f = fopen("formats/prof-format.md", "r");
-    cr_assert_not_null(f, "run from the repository root");
-    uint8_t want[1024];
-    size_t n = 0;
-    char line[256];
-    int in_dump = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (strstr(line, "`xxd tiny.prof`"))
-            in_dump = 1;
-        else if (in_dump && strncmp(line, "    0000", 8) == 0) {
-            const char *p = line + 14; /* after "    OFFSET: " */
-            for (int g = 0; g < 8 && p[0] != ' '; g++, p += 5)
-                for (int k = 0; k < 4 && p[k] != ' '; k += 2) {
-                    unsigned v;
-                    cr_assert_eq(sscanf(p + k, "%2x", &v), 1, "bad dump line: %s", line);
-                    cr_assert_lt(n, sizeof want);
-                    want[n++] = (uint8_t)v;
-                }
-        } else if (in_dump && n)
-            break;
-    }
-    fclose(f);
-    cr_assert_eq(n, size, "the spec's dump has %zu bytes, the codec writes %zu", n, size);
-    for (size_t i = 0; i < n; i++)
-        cr_assert_eq(got[i], want[i], "byte 0x%zx: spec 0x%02x, codec 0x%02x", i, want[i], got[i]);
-    free(got);
-}
-
 Test(format_roundtrip, varint_and_zigzag_edges)
 {
     const uint64_t values[] = { 0, 1, 127, 128, 255, 16383, 16384, (1ull << 21) - 1,
