@@ -19,6 +19,7 @@
 
 #include "format/reader_int.h"
 #include "util/error.h"
+#include "util/vec.h"
 
 static prof_err reader_init(prof_reader *r, prof_error *err)
 {
@@ -175,17 +176,8 @@ static int reader_load_batch(prof_reader *r)
 /* The caller's side of a thread definition being handed out. */
 static int thread_table_set(prof_reader *r, uint32_t t, const char *name, uint64_t tid)
 {
-    if (t >= r->nthreads) {
-        uint32_t n = r->nthreads ? r->nthreads : 16;
-        while (n <= t)
-            n *= 2;
-        thread_info *a = realloc(r->threads, n * sizeof *a);
-        if (!a)
-            return -1;
-        memset(a + r->nthreads, 0, (n - r->nthreads) * sizeof *a);
-        r->threads = a;
-        r->nthreads = n;
-    }
+    if (vec_grow_zero(&r->threads, &r->cap_threads, t, sizeof *r->threads) < 0)
+        return -1;
     r->threads[t].name = name;
     r->threads[t].os_tid = tid;
     return 0;
@@ -304,7 +296,7 @@ void prof_reader_skipped(const prof_reader *r, uint64_t *blocks, uint64_t *bytes
 
 const char *prof_reader_thread_name(const prof_reader *r, uint32_t thread)
 {
-    return thread < r->nthreads ? r->threads[thread].name : NULL;
+    return thread < r->cap_threads ? r->threads[thread].name : NULL;
 }
 
 const char *prof_event_attr_value(const prof_event *ev)

@@ -9,6 +9,7 @@
 #include "format/reader_int.h"
 #include "format/varint.h"
 #include "util/error.h"
+#include "util/vec.h"
 
 /* size bytes that live until the reader is closed, or NULL. */
 static char *arena_alloc(decoder *d, size_t size)
@@ -53,30 +54,6 @@ static prof_err text_take(decoder *d, uint64_t len, const char *what, uint64_t w
     return PROF_OK;
 }
 
-/* Makes the table hold id. */
-static prof_err strings_reserve(decoder *d, uint64_t id)
-{
-    if (id < d->nstrings)
-        return PROF_OK;
-    uint32_t n = d->nstrings ? d->nstrings : 256;
-    while (n <= id)
-        n *= 2;
-    const char **a = realloc(d->strings, n * sizeof *a);
-    if (!a)
-        return prof_error_set(&d->err, PROF_ERR_NOMEM, "out of memory for string %llu",
-                              (unsigned long long)id);
-    d->strings = a;
-    uint32_t *l = realloc(d->lens, n * sizeof *l);
-    if (!l)
-        return prof_error_set(&d->err, PROF_ERR_NOMEM, "out of memory for string %llu",
-                              (unsigned long long)id);
-    d->lens = l;
-    memset(a + d->nstrings, 0, (n - d->nstrings) * sizeof *a);
-    memset(l + d->nstrings, 0, (n - d->nstrings) * sizeof *l);
-    d->nstrings = n;
-    return PROF_OK;
-}
-
 /* An id is defined once (format §6.3): names handed out stay valid until
  * closing, so a second text could only pile up beside the first. The same
  * text again changes nothing and costs nothing. */
@@ -90,10 +67,12 @@ static prof_err define_string(decoder *d, uint64_t id, const uint8_t *s, uint64_
         return prof_error_set(&d->err, PROF_ERR_CORRUPT,
                               "string %llu of %llu bytes, over the %u-byte limit",
                               (unsigned long long)id, (unsigned long long)len, PF_STRING_MAX);
-    if ((e = strings_reserve(d, id)) != PROF_OK)
-        return e;
-    if (d->strings[id]) {
-        if (d->lens[id] == len && memcmp(d->strings[id], s, (size_t)len) == 0)
+    if (vec_grow_zero(&d->strings, &d->cap_strings, (size_t)id, sizeof *d->strings) < 0)
+        return prof_error_set(&d->err, PROF_ERR_NOMEM, "out of memory for string %llu",
+                              (unsigned long long)id);
+    pf_string *str = &d->strings[id];
+    if (str->text) {
+        if (str->len == len && memcmp(str->text, s, (size_t)len) == 0)
             return PROF_OK;
         return prof_error_set(&d->err, PROF_ERR_CORRUPT,
                               "string %llu defined again with other text",
@@ -101,10 +80,10 @@ static prof_err define_string(decoder *d, uint64_t id, const uint8_t *s, uint64_
     }
     if ((e = text_take(d, len, "string", id)) != PROF_OK)
         return e;
-    if (!(d->strings[id] = arena_strdup(d, s, (size_t)len)))
+    if (!(str->text = arena_strdup(d, s, (size_t)len)))
         return prof_error_set(&d->err, PROF_ERR_NOMEM, "out of memory for string %llu",
                               (unsigned long long)id);
-    d->lens[id] = (uint32_t)len;
+    str->len = (uint32_t)len;
     return PROF_OK;
 }
 
@@ -200,11 +179,11 @@ static const char *name_of(decoder *d, uint32_t id, cur *c)
 {
     if (id == 0)
         return "";
-    if (id >= d->nstrings || !d->strings[id]) {
+    if (id >= d->cap_strings || !d->strings[id].text) {
         c->bad = 2;
         return "";
     }
-    return d->strings[id];
+    return d->strings[id].text;
 }
 
 /* What a record of this tag is called in messages (records.h). */
@@ -258,8 +237,9 @@ static int def_attr(decoder *d, prof_event *ev, uint32_t key, uint32_t name, uin
         return malformed(d, PF_TAG_ATTR);
     const char *a = name_of(d, name, &f), *v = name_of(d, value, &f);
     if (f.bad) {
+        uint32_t undefined = name >= d->cap_strings || !d->strings[name].text ? name : value;
         prof_error_set(&d->err, PROF_ERR_CORRUPT, "string %lu used before its definition",
-                       (unsigned long)(name >= d->nstrings || !d->strings[name] ? name : value));
+                       (unsigned long)undefined);
         return -1;
     }
     size_t na = strlen(a), nv = strlen(v);
@@ -435,13 +415,11 @@ int pf_decode_batch(decoder *d, batch *it)
 void pf_decoder_free(decoder *d)
 {
     free(d->strings);
-    free(d->lens);
     while (d->arena) {
         arena_chunk *next = d->arena->next;
         free(d->arena);
         d->arena = next;
     }
     d->strings = NULL;
-    d->lens = NULL;
-    d->nstrings = 0;
+    d->cap_strings = 0;
 }

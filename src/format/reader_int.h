@@ -96,15 +96,20 @@ typedef struct fetch_window {
     uint64_t from, to;
 } fetch_window;
 
+/* A defined string: names handed out point at text. */
+typedef struct pf_string {
+    const char *text;
+    uint32_t len;
+} pf_string;
+
 /* Record decoding: the block being decoded and the string table. */
 typedef struct decoder {
     const uint8_t *p, *end; /* undecoded records of the current block     */
     uint32_t left;          /* records left in it                         */
     uint32_t thread;
     uint64_t cursor;
-    const char **strings;   /* by id; NULL when undefined                 */
-    uint32_t *lens;         /* by id: the length of each defined string   */
-    uint32_t nstrings;
+    pf_string *strings;     /* by id; text NULL when undefined            */
+    size_t cap_strings;
     uint64_t text;          /* definition text kept, against PF_TEXT_MAX  */
     arena_chunk *arena;     /* strings and thread names, until closing    */
     prof_error err;         /* damage found, or memory that ran out       */
@@ -171,8 +176,9 @@ struct prof_reader {
     batch *cur;             /* the batch being handed out                 */
     uint32_t next_event;    /* its next event                             */
 
-    thread_info *threads;   /* as of the events handed out                */
-    uint32_t nthreads;
+    thread_info *threads;   /* by index, as of the events handed out; a
+                               NULL name: not defined                    */
+    size_t cap_threads;
 
     int windowed;           /* prof_reader_set_window() was called        */
     uint64_t win_from, win_to;

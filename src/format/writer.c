@@ -13,6 +13,7 @@
 #include "format/format.h"
 #include "util/crc32c.h"
 #include "util/error.h"
+#include "util/vec.h"
 
 struct pf_writer {
     int fd;
@@ -89,14 +90,8 @@ static void writer_account(pf_writer *w, const pf_block *b)
 
 static prof_err index_add(pf_writer *w, const pf_block *b, prof_error *err)
 {
-    if (w->nindex == w->cap_index) {
-        size_t cap = w->cap_index ? w->cap_index * 2 : 256;
-        pf_index_entry *ix = realloc(w->index, cap * sizeof *ix);
-        if (!ix)
-            return prof_error_set(err, PROF_ERR_NOMEM, "out of memory for the block index");
-        w->index = ix;
-        w->cap_index = cap;
-    }
+    if (vec_grow(&w->index, &w->cap_index, w->nindex, sizeof *w->index) < 0)
+        return prof_error_set(err, PROF_ERR_NOMEM, "out of memory for the block index");
     w->index[w->nindex++] = (pf_index_entry){ w->offset, block_first(b), b->last_ns, b->thread,
                                               b->count };
     return PROF_OK;
