@@ -3,8 +3,9 @@
 # example compiled against the installed headers and library through
 # pkg-config (shared and static), run, and its profile read back: what a
 # user does first. The Python package, where the installed `prof record`
-# finds it and puts it on PYTHONPATH, loading the installed libprof. Then
-# `make uninstall` leaves no file behind.
+# finds it and puts it on PYTHONPATH, loading the installed libprof. The
+# installed `prof help` finds the installed pages. Then `make uninstall`
+# leaves no file behind.
 # Needs the build tree B (as tests/run.sh sets it); runs once, for the plain
 # variant only, since it exercises packaging rather than the binary.
 # variants: rel
@@ -94,6 +95,16 @@ if command -v python3 >/dev/null 2>&1; then
         ok installed-record-python
     else
         not_ok installed-record-python "$(cat "$tmp/out" "$tmp/err")"
+    fi
+fi
+
+# The installed prof finds its pages in ../share/man (no source tree there).
+if ! command -v script >/dev/null 2>&1 || ! command -v man >/dev/null 2>&1; then
+    echo "ok installed-help-page # skip no script(1) or man(1)"
+else
+    tty_run "$tmp/page" "MANPAGER=cat PAGER=cat $root/usr/bin/prof help analyze"
+    if grep -q 'PROF-ANALYZE(1)' "$tmp/page"; then ok installed-help-page; else
+        not_ok installed-help-page "no manual page: $(head -c 300 "$tmp/page")"
     fi
 fi
 
