@@ -98,6 +98,14 @@ static int same_string(const void *ctx, uint32_t id)
     return e->len == k->len && memcmp(e->s, k->s, k->len) == 0;
 }
 
+/* The hash of id's string, where the index moves it when it grows. */
+static uint64_t string_hash(const void *ctx, uint32_t id)
+{
+    const str_entry *e = entry_of(id);
+    (void)ctx;
+    return hash_fnv1a(e->s, e->len);
+}
+
 /* A new id for s, or 0. */
 static uint32_t insert(const char *s, size_t len)
 {
@@ -126,13 +134,13 @@ uint32_t rt_intern(const char *s, size_t len, uint64_t hash)
     int added;
     uint32_t id = 0;
     pthread_mutex_lock(&tab.mu);
-    uint32_t *slot = hmap_slot_by(&tab.index, hash, same_string, &key, &added);
+    uint32_t *slot = hmap_slot_by(&tab.index, hash, same_string, string_hash, &key, &added);
     if (slot && !added)
         id = *slot;
     else if (slot && (id = insert(s, len)) != 0)
         *slot = id;
     else if (slot)
-        hmap_remove(&tab.index, slot); /* no id: the key is not kept */
+        hmap_remove_by(&tab.index, slot, string_hash, &key); /* no id: the key is not kept */
     pthread_mutex_unlock(&tab.mu);
     return id;
 }

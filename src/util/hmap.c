@@ -8,33 +8,60 @@
 #define HMAP_FIRST_BITS 4 /* 16 entries in a first table           */
 #define HMAP_KEEP 64      /* hmap_clear wipes a table up to this size */
 
-int hmap_grow(hmap *m)
+/* The size of the next table: its bits, or 0 when it would not fit. */
+static unsigned next_bits(const hmap *m)
 {
     unsigned bits = m->cap ? m->bits + 1 : HMAP_FIRST_BITS;
-    if (bits >= 8 * sizeof(size_t) - 4) /* cap * 8 bytes of keys must fit */
-        return -1;
-    size_t cap = (size_t)1 << bits;
-    uint64_t *key = malloc(cap * sizeof *key);
-    uint32_t *val = malloc(cap * sizeof *val);
+    return bits < 8 * sizeof(size_t) - 4 ? bits : 0; /* cap * 8 bytes fit */
+}
+
+int hmap_grow(hmap *m)
+{
+    unsigned bits = next_bits(m);
+    size_t cap = (size_t)1 << bits, mask = cap - 1;
+    uint64_t *key = bits ? malloc(cap * sizeof *key) : NULL;
+    uint32_t *val = bits ? malloc(cap * sizeof *val) : NULL;
     if (!key || !val) {
         free(key);
         free(val);
         return -1;
     }
     memset(key, 0xFF, cap * sizeof *key); /* every key HMAP_FREE */
-    /* into the first free entry: keys kept by the caller may share a hash */
     for (size_t i = 0; i < m->cap; i++) {
         if (m->key[i] == HMAP_FREE)
             continue;
         size_t k = hash_top(m->key[i], bits);
         while (key[k] != HMAP_FREE)
-            k = (k + 1) & (cap - 1);
+            k = (k + 1) & mask;
         key[k] = m->key[i];
         val[k] = m->val[i];
     }
     free(m->key);
     free(m->val);
     m->key = key;
+    m->val = val;
+    m->cap = cap;
+    m->bits = bits;
+    return 0;
+}
+
+int hmap_grow_by(hmap *m, hmap_hash hash, const void *ctx)
+{
+    unsigned bits = next_bits(m);
+    size_t cap = (size_t)1 << bits, mask = cap - 1;
+    uint32_t *val = bits ? malloc(cap * sizeof *val) : NULL;
+    if (!val)
+        return -1;
+    memset(val, 0xFF, cap * sizeof *val); /* every value HMAP_NONE */
+    for (size_t i = 0; i < m->cap; i++) {
+        if (m->val[i] == HMAP_NONE)
+            continue;
+        size_t k = hash_top(hash(ctx, m->val[i]), bits);
+        while (val[k] != HMAP_NONE)
+            k = (k + 1) & mask;
+        val[k] = m->val[i];
+    }
+    free(m->val);
     m->val = val;
     m->cap = cap;
     m->bits = bits;
@@ -57,7 +84,10 @@ void hmap_clear(hmap *m)
         hmap_free(m);
         return;
     }
-    memset(m->key, 0xFF, m->cap * sizeof *m->key);
+    if (m->key)
+        memset(m->key, 0xFF, m->cap * sizeof *m->key);
+    else
+        memset(m->val, 0xFF, m->cap * sizeof *m->val);
     m->n = 0;
 }
 
@@ -86,6 +116,19 @@ void hmap_remove(hmap *m, uint32_t *val)
         }
     }
     m->key[i] = HMAP_FREE;
+    m->n--;
+}
+
+void hmap_remove_by(hmap *m, uint32_t *val, hmap_hash hash, const void *ctx)
+{
+    size_t mask = m->cap - 1, i = (size_t)(val - m->val);
+    for (size_t j = (i + 1) & mask; m->val[j] != HMAP_NONE; j = (j + 1) & mask) {
+        if (may_fill(hash_top(hash(ctx, m->val[j]), m->bits), i, j)) {
+            m->val[i] = m->val[j];
+            i = j;
+        }
+    }
+    m->val[i] = HMAP_NONE;
     m->n--;
 }
 

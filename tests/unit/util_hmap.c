@@ -1,5 +1,5 @@
 /* util_hmap.c - the hash map against a plain reference: integer keys of
- * every kind (0, HMAP_FREE, pairs, pointers), keys kept by the caller and
+ * every kind (0, HMAP_FREE, pairs), index maps over the caller's names
  * told apart by eq when their hashes collide, removal in the middle of
  * probe runs and across the table's end, iteration, clearing, and a table
  * that stays at most half full. */
@@ -173,17 +173,24 @@ Test(util_hmap, removal_across_the_end)
     hmap_free(&m);
 }
 
-/* ---- keys kept by the caller ------------------------------------------------ */
+/* ---- index maps: keys kept by the caller ------------------------------------------------ */
 
 typedef struct names {
     const char **v;
     const char *want;
+    uint64_t (*hash)(const char *);
 } names;
 
 static int name_eq(const void *ctx, uint32_t val)
 {
     const names *n = ctx;
     return strcmp(n->v[val], n->want) == 0;
+}
+
+static uint64_t name_hash(const void *ctx, uint32_t val)
+{
+    const names *n = ctx;
+    return n->hash(n->v[val]);
 }
 
 static uint64_t fnv(const char *s)
@@ -199,7 +206,7 @@ static uint64_t collide(const char *s)
 static uint64_t worst(const char *s)
 {
     (void)s;
-    return HMAP_FREE; /* every one, and the hash of a free entry */
+    return HMAP_FREE; /* every one */
 }
 
 static uint64_t wrap_hash;
@@ -216,13 +223,13 @@ static void interns(uint64_t (*hash)(const char *))
     static char text[N][16];
     static const char *v[N];
     hmap m = { 0 };
-    names ctx = { v, NULL };
+    names ctx = { v, NULL, hash };
     for (int round = 0; round < 2; round++)
         for (size_t i = 0; i < N; i++) {
             snprintf(text[i], sizeof text[i], "op.%zu", i);
             ctx.want = text[i];
             int added;
-            uint32_t *val = hmap_slot_by(&m, hash(text[i]), name_eq, &ctx, &added);
+            uint32_t *val = hmap_slot_by(&m, hash(text[i]), name_eq, name_hash, &ctx, &added);
             cr_assert_not_null(val);
             cr_assert_eq(added, round == 0, "%s", text[i]);
             if (added) {
@@ -233,7 +240,7 @@ static void interns(uint64_t (*hash)(const char *))
         }
     for (size_t i = 0; i < N; i += 2) {
         ctx.want = text[i];
-        hmap_remove(&m, hmap_find_by(&m, hash(text[i]), name_eq, &ctx));
+        hmap_remove_by(&m, hmap_find_by(&m, hash(text[i]), name_eq, &ctx), name_hash, &ctx);
     }
     for (size_t i = 0; i < N; i++) {
         ctx.want = text[i];
@@ -269,6 +276,29 @@ Test(util_hmap, caller_keys_run_across_the_end)
     while (hash_top(wrap_hash, 12) != 4090)
         wrap_hash++;
     interns(wraps);
+}
+
+Test(util_hmap, index_map_clear)
+{
+    const char *v[] = { "a", "b", "c" };
+    names ctx = { v, NULL, fnv };
+    hmap m = { 0 };
+    int added;
+    for (uint32_t i = 0; i < 3; i++) {
+        ctx.want = v[i];
+        cr_assert_null(hmap_find_by(&m, fnv(v[i]), name_eq, &ctx));
+        *hmap_slot_by(&m, fnv(v[i]), name_eq, name_hash, &ctx, &added) = i;
+    }
+    cr_assert_eq(hmap_count(&m), 3);
+    cr_assert_null(m.key, "an index map keeps no keys");
+    hmap_clear(&m);
+    cr_assert_eq(hmap_count(&m), 0);
+    ctx.want = "b";
+    cr_assert_null(hmap_find_by(&m, fnv("b"), name_eq, &ctx));
+    *hmap_slot_by(&m, fnv("b"), name_eq, name_hash, &ctx, &added) = 1;
+    cr_assert_eq(added, 1);
+    cr_assert_eq(*hmap_find_by(&m, fnv("b"), name_eq, &ctx), 1u);
+    hmap_free(&m);
 }
 
 /* A map emptied over and over (a level of the folded export): what it
