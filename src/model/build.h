@@ -11,6 +11,8 @@
 
 #include "format/format.h"
 #include "model/profile.h"
+#include "util/hmap.h"
+#include "util/vec.h"
 
 #define MB_MAX_DEPTH 1024u        /* deeper regions are treated as at this depth  */
 #define MB_RECENT 64u             /* recent regions kept per thread for late syncs */
@@ -51,12 +53,17 @@ typedef struct mb_sync {                  /* sync records waiting for their regi
     uint64_t start, end, count, blocked_ns;
 } mb_sync;
 
+typedef struct mb_level {  /* the floating nodes waiting at one depth             */
+    uint32_t head;         /* list of mb_fnode waiting for a parent at depth-1, or
+                              MODEL_NONE                                           */
+    uint64_t ops;          /* bit op % 64 set for each op in the list               */
+    uint64_t gen;          /* the list in the floating index, 0 none                */
+} mb_level;
+
 typedef struct mb_thread {
-    uint32_t *levels;      /* by depth: list of mb_fnode waiting for a parent at depth-1 */
-    uint32_t nlevels;      /* allocated                                                 */
+    mb_level *level;       /* by depth                                                  */
+    size_t nlevels;        /* allocated                                                 */
     uint32_t top;          /* levels at and above top are empty                          */
-    uint64_t *level_ops;   /* by depth: bit op % 64 set for each op in levels[depth]      */
-    uint64_t *level_gen;   /* by depth: levels[depth] in the floating index, 0 none       */
     mb_recent recent[MB_RECENT];
     uint32_t nrecent, next_recent;
     mb_sync *syncs;        /* in arrival order                                           */
@@ -107,9 +114,9 @@ typedef struct mb_name_slot {              /* name id -> index, checked by name 
     uint32_t index;
 } mb_name_slot;
 
-typedef struct mb_idmap {
+typedef struct mb_idmap {  /* by name id; grown with vec_grow_zero */
     mb_name_slot *v;
-    uint32_t n;
+    size_t n;
 } mb_idmap;
 
 typedef struct mb_class {                 /* a name's class attribute   */
@@ -125,11 +132,8 @@ typedef struct model_builder {
     uint32_t *thread_pos;  /* profile thread index -> position + 1, 0 unknown   */
     size_t nthread_pos;    /* (indexes below MB_THREAD_DIRECT; above: a search) */
     mb_idmap region_ops, kernel_ops, memory_series, counter_series;
-    uint32_t *op_hash;     /* open addressing over ops by (name, is GPU)      */
-    size_t op_hash_cap;
-    uint64_t *node_keys;   /* open addressing over nodes by (parent, op)      */
-    uint32_t *node_vals;
-    size_t node_hash_cap, node_hash_n;
+    hmap op_index;         /* ops by (name, is GPU): hash of both, equality on the op */
+    hmap node_index;       /* nodes by parent << 32 | op                      */
     mb_fnode *pool;        /* floating nodes; free ones linked by next_sibling */
     size_t npool, cap_pool, live;
     uint32_t free_node;
@@ -137,24 +141,16 @@ typedef struct model_builder {
     size_t fidx_cap, fidx_used;
     uint64_t next_gen;
     mb_gpu *gpu;           /* parallel to m->gpus                             */
-    uint32_t *gpu_index;   /* open addressing over m->gpus by device: position + 1,
-                              0 empty (a profile may name any number of devices) */
-    size_t gpu_index_cap;
+    hmap gpu_index;        /* m->gpus by device (a profile may name any number) */
     size_t *series_cap;    /* parallel to m->series: allocated samples        */
-    uint32_t *series_hash; /* open addressing over m->series by (name, is
-                              memory): a profile may name any number of them */
-    size_t series_hash_cap;
+    hmap series_index;     /* m->series by (name, is memory), as op_index: a
+                              profile may name any number of them            */
     size_t cap_comm_kernels, cap_comm_regions;
     size_t cap_series_cap, cap_bgpus;
     mb_class *classes;     /* class attributes in file order, applied to the ops
                               once loaded (an attribute precedes its regions)  */
     size_t nclasses, cap_classes;
 } model_builder;
-
-/* Grows the array whose pointer is at arrayp (elements of size sz,
- * capacity *cap) to hold at least n + 1 elements; 0, or -1 out of memory
- * (the array unchanged). */
-int mb_grow(void *arrayp, size_t *cap, size_t n, size_t sz);
 
 /* qsort for arrays that may be empty (and NULL) */
 void mb_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));

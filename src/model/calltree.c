@@ -46,7 +46,7 @@ static uint32_t fnode_new(model_builder *b)
     if (i != MODEL_NONE) {
         b->free_node = b->pool[i].next_sibling;
     } else {
-        if (b->npool >= MODEL_NONE - 1 || mb_grow(&b->pool, &b->cap_pool, b->npool, sizeof *b->pool) < 0)
+        if (b->npool >= MODEL_NONE - 1 || vec_grow(&b->pool, &b->cap_pool, b->npool, sizeof *b->pool) < 0)
             return MODEL_NONE;
         i = (uint32_t)b->npool++;
     }
@@ -73,8 +73,7 @@ static void fnode_free(model_builder *b, uint32_t i)
 
 static size_t fidx_slot(uint64_t gen, uint32_t op, size_t cap)
 {
-    uint64_t h = (gen ^ (uint64_t)op << 40 ^ op) * 0x9E3779B97F4A7C15ull;
-    return (size_t)(h >> (64 - __builtin_ctzll(cap)));
+    return hash_top(gen ^ (uint64_t)op << 40 ^ op, (unsigned)__builtin_ctzll(cap));
 }
 
 /* The node of op in the list named gen, or MODEL_NONE. */
@@ -147,8 +146,8 @@ static int fidx_reserve(model_builder *b)
     for (uint32_t i = 0; i < b->m->nthreads; i++) {
         const mb_thread *t = &b->threads[i];
         for (uint32_t d = 0; d < t->top; d++)
-            if (t->levels[d] != MODEL_NONE)
-                fidx_put_tree(b, t->level_gen[d], t->levels[d]);
+            if (t->level[d].head != MODEL_NONE)
+                fidx_put_tree(b, t->level[d].gen, t->level[d].head);
     }
     return 0;
 }
@@ -223,28 +222,11 @@ static int attach_real(model_builder *b, uint32_t real, uint32_t list)
 
 static int levels_reserve(mb_thread *t, uint32_t n)
 {
-    if (n <= t->nlevels)
-        return 0;
-    uint32_t c = t->nlevels ? t->nlevels : 16;
-    while (c < n)
-        c *= 2;
-    uint32_t *v = realloc(t->levels, c * sizeof *v);
-    if (!v)
+    size_t old = t->nlevels;
+    if (vec_grow(&t->level, &t->nlevels, n - 1, sizeof *t->level) < 0)
         return -1;
-    t->levels = v;
-    uint64_t *ops = realloc(t->level_ops, c * sizeof *ops);
-    if (!ops)
-        return -1;
-    t->level_ops = ops;
-    uint64_t *gens = realloc(t->level_gen, c * sizeof *gens);
-    if (!gens)
-        return -1;
-    t->level_gen = gens;
-    for (uint32_t i = t->nlevels; i < c; i++) {
-        v[i] = MODEL_NONE;
-        ops[i] = gens[i] = 0;
-    }
-    t->nlevels = c;
+    for (size_t i = old; i < t->nlevels; i++)
+        t->level[i] = (mb_level){ MODEL_NONE, 0, 0 };
     return 0;
 }
 
@@ -253,9 +235,9 @@ static int orphans_to_root(model_builder *b, uint32_t tpos, uint32_t from)
 {
     mb_thread *t = &b->threads[tpos];
     for (uint32_t l = from; l < t->top; l++) {
-        uint32_t list = t->levels[l];
-        t->levels[l] = MODEL_NONE;
-        t->level_ops[l] = 0;
+        uint32_t list = t->level[l].head;
+        t->level[l].head = MODEL_NONE;
+        t->level[l].ops = 0;
         if (attach_real(b, b->m->threads[tpos].root, list) < 0)
             return -1;
     }
@@ -276,11 +258,11 @@ typedef struct adopted {
 static int adopt(model_builder *b, uint32_t tpos, uint32_t level, uint64_t start, adopted *kids)
 {
     mb_thread *t = &b->threads[tpos];
-    uint32_t list = level < t->top ? t->levels[level] : MODEL_NONE, orphans = MODEL_NONE;
-    *kids = (adopted){ MODEL_NONE, list != MODEL_NONE ? t->level_gen[level] : 0, 0 };
+    uint32_t list = level < t->top ? t->level[level].head : MODEL_NONE, orphans = MODEL_NONE;
+    *kids = (adopted){ MODEL_NONE, list != MODEL_NONE ? t->level[level].gen : 0, 0 };
     if (level < t->top) {
-        t->levels[level] = MODEL_NONE;
-        t->level_ops[level] = 0;
+        t->level[level].head = MODEL_NONE;
+        t->level[level].ops = 0;
     }
     while (list != MODEL_NONE) {
         mb_fnode *f = &b->pool[list];
@@ -308,7 +290,7 @@ static int site_add(model_builder *b, uint32_t op, uint64_t count, uint64_t bloc
     while (i < m->nsync_sites && m->sync_sites[i].op != op)
         i++;
     if (i == m->nsync_sites) {
-        if (mb_grow(&m->sync_sites, &b->cap_sites, i, sizeof *m->sync_sites) < 0)
+        if (vec_grow(&m->sync_sites, &b->cap_sites, i, sizeof *m->sync_sites) < 0)
             return -1;
         m->sync_sites[i] = (model_sync_site){ op, 0, 0 };
         m->nsync_sites++;
@@ -396,7 +378,7 @@ int mb_sync_record(model_builder *b, uint32_t tpos, const prof_event *ev)
         a->blocked_ns += c->blocked_ns;
         sync_remove(t, 1);
     }
-    if (mb_grow(&t->syncs, &t->cap_syncs, t->nsyncs, sizeof *t->syncs) < 0)
+    if (vec_grow(&t->syncs, &t->cap_syncs, t->nsyncs, sizeof *t->syncs) < 0)
         return -1;
     t->syncs[t->nsyncs++] = g;
     return 0;
@@ -438,10 +420,10 @@ static int place_nested(model_builder *b, uint32_t tpos, uint32_t d, uint32_t op
 {
     mb_thread *t = &b->threads[tpos];
     uint64_t bit = UINT64_C(1) << (op & 63);
-    int listed = d < t->top && t->levels[d] != MODEL_NONE;
+    int listed = d < t->top && t->level[d].head != MODEL_NONE;
     /* most arrivals of a new path are told apart by the bit alone */
-    uint32_t f = listed && (t->level_ops[d] & bit)
-                     ? flist_find(b, t->levels[d], &t->level_gen[d], op) : MODEL_NONE;
+    uint32_t f = listed && (t->level[d].ops & bit)
+                     ? flist_find(b, t->level[d].head, &t->level[d].gen, op) : MODEL_NONE;
     if (f == MODEL_NONE) {
         if ((f = fnode_new(b)) == MODEL_NONE)
             return -1;
@@ -451,14 +433,14 @@ static int place_nested(model_builder *b, uint32_t tpos, uint32_t d, uint32_t op
         n->first_child = kids->head;
         n->gen = kids->gen; /* a whole level list keeps its entries */
         if (!listed) {
-            t->level_ops[d] = 0;
-            t->level_gen[d] = 0;
+            t->level[d].ops = 0;
+            t->level[d].gen = 0;
         }
-        n->next_sibling = listed ? t->levels[d] : MODEL_NONE;
-        t->levels[d] = f;
-        t->level_ops[d] |= bit;
-        if (t->level_gen[d])
-            fidx_put(b, t->level_gen[d], op, f);
+        n->next_sibling = listed ? t->level[d].head : MODEL_NONE;
+        t->level[d].head = f;
+        t->level[d].ops |= bit;
+        if (t->level[d].gen)
+            fidx_put(b, t->level[d].gen, op, f);
     } else {
         if (s < b->pool[f].min_start)
             b->pool[f].min_start = s;
@@ -575,9 +557,7 @@ int mb_tree_finish(model_builder *b)
 void mb_tree_free(model_builder *b)
 {
     for (size_t i = 0; b->threads && i < b->m->nthreads; i++) {
-        free(b->threads[i].levels);
-        free(b->threads[i].level_ops);
-        free(b->threads[i].level_gen);
+        free(b->threads[i].level);
         free(b->threads[i].syncs);
     }
     free(b->threads);

@@ -15,7 +15,7 @@ static int add(model_collective **v, size_t *n, size_t *cap, uint64_t *dropped,
         (*dropped)++;
         return 0;
     }
-    if (mb_grow(v, cap, *n, sizeof **v) < 0)
+    if (vec_grow(v, cap, *n, sizeof **v) < 0)
         return -1;
     (*v)[(*n)++] = c;
     return 0;

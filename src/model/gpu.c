@@ -37,56 +37,27 @@ int model_kernel_is_comm(const char *name)
     return 0;
 }
 
-static size_t device_slot(uint32_t device, size_t cap)
-{
-    return (size_t)(device * 2654435761u) & (cap - 1);
-}
-
-/* The index slot of device: where it is, or the empty slot it would take. */
-static size_t index_find(const model_builder *b, uint32_t device)
-{
-    size_t k = device_slot(device, b->gpu_index_cap);
-    while (b->gpu_index[k] && b->m->gpus[b->gpu_index[k] - 1].device != device)
-        k = (k + 1) & (b->gpu_index_cap - 1);
-    return k;
-}
-
-/* Keeps the index at most half full, so that a lookup is a probe or two
- * however many devices a profile names (an untrusted one may name 100,000). */
-static int index_grow(model_builder *b)
-{
-    if ((b->m->ngpus + 1) * 2 <= b->gpu_index_cap)
-        return 0;
-    size_t cap = b->gpu_index_cap ? 2 * b->gpu_index_cap : 16;
-    uint32_t *v = calloc(cap, sizeof *v);
-    if (!v)
-        return -1;
-    free(b->gpu_index);
-    b->gpu_index = v;
-    b->gpu_index_cap = cap;
-    for (size_t i = 0; i < b->m->ngpus; i++)
-        v[index_find(b, b->m->gpus[i].device)] = (uint32_t)i + 1;
-    return 0;
-}
-
 static int device_of(model_builder *b, uint32_t device, size_t *pos)
 {
     profile_model *m = b->m;
-    if (m->ngpus >= UINT32_MAX - 1 || index_grow(b) < 0)
+    int added;
+    uint32_t *i = hmap_slot(&b->gpu_index, device, &added);
+    if (!i)
         return -1;
-    size_t k = index_find(b, device), i = b->gpu_index[k] ? b->gpu_index[k] - 1u : m->ngpus;
-    if (i == m->ngpus) {
-        if (mb_grow(&m->gpus, &b->cap_gpus, i, sizeof *m->gpus) < 0 ||
-            mb_grow(&b->gpu, &b->cap_bgpus, i, sizeof *b->gpu) < 0)
+    if (added) {
+        size_t n = m->ngpus;
+        if (n >= UINT32_MAX - 1 || vec_grow(&m->gpus, &b->cap_gpus, n, sizeof *m->gpus) < 0 ||
+            vec_grow(&b->gpu, &b->cap_bgpus, n, sizeof *b->gpu) < 0) {
+            hmap_remove(&b->gpu_index, i);
             return -1;
-        memset(&m->gpus[i], 0, sizeof m->gpus[i]);
-        memset(&b->gpu[i], 0, sizeof b->gpu[i]);
-        m->gpus[i].device = device;
-        m->gpus[i].first_ns = UINT64_MAX;
-        b->gpu_index[k] = (uint32_t)i + 1;
-        m->ngpus++;
+        }
+        memset(&m->gpus[n], 0, sizeof m->gpus[n]);
+        memset(&b->gpu[n], 0, sizeof b->gpu[n]);
+        m->gpus[n].device = device;
+        m->gpus[n].first_ns = UINT64_MAX;
+        *i = (uint32_t)m->ngpus++;
     }
-    *pos = i;
+    *pos = *i;
     return 0;
 }
 
@@ -116,7 +87,7 @@ static int merge_class(mb_gpu *g, uint32_t cls, size_t nb)
 {
     mb_intervals *l = &g->merged[cls];
     size_t n = 0, i = 0, j = 0;
-    if (mb_grow(&g->scratch, &g->cap_scratch, l->n + nb, sizeof *g->scratch) < 0)
+    if (vec_grow(&g->scratch, &g->cap_scratch, l->n + nb, sizeof *g->scratch) < 0)
         return -1;
     for (;;) {
         while (j < nb && g->batch[j].cls != cls)
@@ -130,7 +101,7 @@ static int merge_class(mb_gpu *g, uint32_t cls, size_t nb)
             j++;
         }
     }
-    if (mb_grow(&l->v, &l->cap, n, sizeof *l->v) < 0)
+    if (vec_grow(&l->v, &l->cap, n, sizeof *l->v) < 0)
         return -1;
     if (n)
         memcpy(l->v, g->scratch, n * sizeof *l->v);
@@ -203,7 +174,7 @@ static int span_add(mb_gpu *g, uint64_t a, uint64_t b, int comm, int overlap)
     }
     if (g->nspans == MB_GPU_SPANS && spans_compact(g) < 0)
         return -1;
-    if (mb_grow(&g->spans, &g->cap_spans, g->nspans, sizeof *g->spans) < 0)
+    if (vec_grow(&g->spans, &g->cap_spans, g->nspans, sizeof *g->spans) < 0)
         return -1;
     g->spans[g->nspans++] = (mb_span){ a, b, len, comm ? len : 0, overlap ? len : 0 };
     return 0;
@@ -337,7 +308,7 @@ int mb_gpu_event(model_builder *b, const prof_event *ev, int comm)
         d->last_ns = end;
     if (end == start)
         return 0; /* covers no time */
-    if (mb_grow(&g->batch, &g->cap_batch, g->nbatch, sizeof *g->batch) < 0)
+    if (vec_grow(&g->batch, &g->cap_batch, g->nbatch, sizeof *g->batch) < 0)
         return -1;
     g->batch[g->nbatch++] = (mb_tagged){ start, end, cls };
     return g->nbatch == MB_GPU_BATCH ? gpu_flush(d, g, 0) : 0;
@@ -446,7 +417,5 @@ void mb_gpu_free(model_builder *b)
     }
     free(b->gpu);
     b->gpu = NULL;
-    free(b->gpu_index);
-    b->gpu_index = NULL;
-    b->gpu_index_cap = 0;
+    hmap_free(&b->gpu_index);
 }

@@ -15,26 +15,6 @@
 #define PROGRESS_BLOCKS 64    /* report progress about this often              */
 #define PROGRESS_EVENTS 1024u /* and look at the reader's block count this often */
 
-int mb_grow(void *arrayp, size_t *cap, size_t n, size_t sz)
-{
-    if (n < *cap)
-        return 0;
-    size_t c = *cap ? *cap : 8;
-    while (c <= n) {
-        if (c > SIZE_MAX / 2 / sz)
-            return -1;
-        c *= 2;
-    }
-    void *p;
-    memcpy(&p, arrayp, sizeof p); /* any object pointer, without type punning */
-    p = realloc(p, c * sz);
-    if (!p)
-        return -1;
-    memcpy(arrayp, &p, sizeof p);
-    *cap = c;
-    return 0;
-}
-
 void mb_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
     if (n > 1)
@@ -56,71 +36,44 @@ int mb_idmap_get(const mb_idmap *map, const prof_event *ev, uint32_t *index)
 
 int mb_idmap_set(mb_idmap *map, const prof_event *ev, uint32_t index)
 {
-    if (ev->name_id >= map->n) {
-        uint32_t n = map->n ? map->n : 64;
-        while (n <= ev->name_id)
-            n *= 2;
-        mb_name_slot *v = realloc(map->v, n * sizeof *v);
-        if (!v)
-            return -1;
-        memset(v + map->n, 0, (n - map->n) * sizeof *v);
-        map->v = v;
-        map->n = n;
-    }
+    if (vec_grow_zero(&map->v, &map->n, ev->name_id, sizeof *map->v) < 0)
+        return -1;
     map->v[ev->name_id] = (mb_name_slot){ ev->name, index };
     return 0;
 }
 
 /* ---- operations ------------------------------------------------------------ */
 
-static size_t op_hash_of(const char *name, int gpu)
+/* An operation sought in op_index: its name, and whether it is a kernel. */
+typedef struct op_key {
+    const profile_model *m;
+    const char *name;
+    int gpu;
+} op_key;
+
+static uint64_t op_hash(const char *name, int gpu)
 {
-    uint64_t h = UINT64_C(1469598103934665603) ^ (uint64_t)gpu;
-    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-        h = (h ^ *p) * UINT64_C(1099511628211);
-    return (size_t)(h ^ (h >> 29));
+    return hash_fnv1a_str(name, NULL) ^ (uint64_t)gpu;
 }
 
-static int op_is(const model_op *op, const char *name, int gpu)
+static int op_is(const void *ctx, uint32_t i)
 {
-    return (op->kind == MODEL_KIND_GPU) == (gpu != 0) && strcmp(op->name, name) == 0;
+    const op_key *k = ctx;
+    const model_op *op = &k->m->ops[i];
+    return (op->kind == MODEL_KIND_GPU) == (k->gpu != 0) && strcmp(op->name, k->name) == 0;
 }
 
-static int op_hash_rebuild(model_builder *b, size_t cap)
+static uint64_t op_rehash(const void *ctx, uint32_t i)
 {
-    uint32_t *h = malloc(cap * sizeof *h);
-    if (!h)
-        return -1;
-    memset(h, 0xFF, cap * sizeof *h);
-    for (size_t i = 0; i < b->m->nops; i++) {
-        const model_op *op = &b->m->ops[i];
-        size_t k = op_hash_of(op->name, op->kind == MODEL_KIND_GPU) & (cap - 1);
-        while (h[k] != MODEL_NONE)
-            k = (k + 1) & (cap - 1);
-        h[k] = (uint32_t)i;
-    }
-    free(b->op_hash);
-    b->op_hash = h;
-    b->op_hash_cap = cap;
-    return 0;
+    const model_op *op = &((const op_key *)ctx)->m->ops[i];
+    return op_hash(op->name, op->kind == MODEL_KIND_GPU);
 }
 
-/* The operation named name (a kernel when gpu), created on first sight
- * with the kind of that first region. */
-static int op_find_or_add(model_builder *b, const char *name, uint32_t kind, int gpu,
-                          uint32_t *out)
+/* A new operation at the end of ops. 0, or -1 out of memory. */
+static int op_new(model_builder *b, const char *name, uint32_t kind, int gpu)
 {
     profile_model *m = b->m;
-    if ((m->nops + 1) * 2 > b->op_hash_cap &&
-        op_hash_rebuild(b, b->op_hash_cap ? b->op_hash_cap * 2 : 64) < 0)
-        return -1;
-    size_t k = op_hash_of(name, gpu) & (b->op_hash_cap - 1);
-    for (; b->op_hash[k] != MODEL_NONE; k = (k + 1) & (b->op_hash_cap - 1))
-        if (op_is(&m->ops[b->op_hash[k]], name, gpu)) {
-            *out = b->op_hash[k];
-            return 0;
-        }
-    if (m->nops >= MODEL_NONE - 1 || mb_grow(&m->ops, &b->cap_ops, m->nops, sizeof *m->ops) < 0)
+    if (m->nops >= MODEL_NONE - 1 || vec_grow(&m->ops, &b->cap_ops, m->nops, sizeof *m->ops) < 0)
         return -1;
     model_op *op = &m->ops[m->nops];
     memset(op, 0, sizeof *op);
@@ -130,8 +83,28 @@ static int op_find_or_add(model_builder *b, const char *name, uint32_t kind, int
     op->comm = gpu && model_kernel_is_comm(name);
     op->min_ns = UINT64_MAX;
     sketch_init(&op->dur);
-    b->op_hash[k] = (uint32_t)m->nops;
-    *out = (uint32_t)m->nops++;
+    m->nops++;
+    return 0;
+}
+
+/* The operation named name (a kernel when gpu), created on first sight
+ * with the kind of that first region. */
+static int op_find_or_add(model_builder *b, const char *name, uint32_t kind, int gpu,
+                          uint32_t *out)
+{
+    op_key key = { b->m, name, gpu };
+    int added;
+    uint32_t *i = hmap_slot_by(&b->op_index, op_hash(name, gpu), op_is, op_rehash, &key, &added);
+    if (!i)
+        return -1;
+    if (added) {
+        if (op_new(b, name, kind, gpu) < 0) {
+            hmap_remove_by(&b->op_index, i, op_rehash, &key);
+            return -1;
+        }
+        *i = (uint32_t)b->m->nops - 1;
+    }
+    *out = *i;
     return 0;
 }
 
@@ -189,7 +162,7 @@ static int class_add(model_builder *b, const prof_event *ev)
 {
     if (ev->subkind != PROF_ATTR_CLASS)
         return 0;
-    if (mb_grow(&b->classes, &b->cap_classes, b->nclasses, sizeof *b->classes) < 0)
+    if (vec_grow(&b->classes, &b->cap_classes, b->nclasses, sizeof *b->classes) < 0)
         return -1;
     mb_class *c = &b->classes[b->nclasses];
     c->name = strdup(ev->name);
@@ -206,13 +179,9 @@ static int class_add(model_builder *b, const prof_event *ev)
 /* The op of that name on the CPU (gpu 0) or the GPU, or NULL. */
 static model_op *op_lookup(model_builder *b, const char *name, int gpu)
 {
-    if (!b->op_hash_cap)
-        return NULL;
-    size_t k = op_hash_of(name, gpu) & (b->op_hash_cap - 1);
-    for (; b->op_hash[k] != MODEL_NONE; k = (k + 1) & (b->op_hash_cap - 1))
-        if (op_is(&b->m->ops[b->op_hash[k]], name, gpu))
-            return &b->m->ops[b->op_hash[k]];
-    return NULL;
+    op_key key = { b->m, name, gpu };
+    const uint32_t *i = hmap_find_by(&b->op_index, op_hash(name, gpu), op_is, &key);
+    return i ? &b->m->ops[*i] : NULL;
 }
 
 /* In file order, so that a later attribute of a name replaces an earlier
@@ -239,7 +208,7 @@ static uint32_t node_new(model_builder *b, uint32_t parent, uint32_t op)
 {
     profile_model *m = b->m;
     if (m->nnodes >= MODEL_NONE - 1 ||
-        mb_grow(&m->nodes, &b->cap_nodes, m->nnodes, sizeof *m->nodes) < 0)
+        vec_grow(&m->nodes, &b->cap_nodes, m->nnodes, sizeof *m->nodes) < 0)
         return MODEL_NONE;
     model_node *n = &m->nodes[m->nnodes];
     memset(n, 0, sizeof *n);
@@ -253,60 +222,26 @@ static uint32_t node_new(model_builder *b, uint32_t parent, uint32_t op)
     return (uint32_t)m->nnodes++;
 }
 
-/* Fibonacci hashing: the top bits of the product are the only ones that
- * depend on every bit of the key, and the parent is in its upper half. (A
- * slot from the middle bits ignored the parent, so the same operation
- * under many parents - layer_norm in each of 260 layers - piled up in one
- * probe run.) cap is a power of two from 256. */
-static size_t node_slot(uint64_t key, size_t cap)
-{
-    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> (64 - __builtin_ctzll(cap)));
-}
-
-static int node_hash_grow(model_builder *b)
-{
-    size_t cap = b->node_hash_cap ? b->node_hash_cap * 2 : 256;
-    uint64_t *keys = malloc(cap * sizeof *keys);
-    uint32_t *vals = malloc(cap * sizeof *vals);
-    if (!keys || !vals) {
-        free(keys);
-        free(vals);
-        return -1;
-    }
-    memset(keys, 0xFF, cap * sizeof *keys);
-    for (size_t i = 0; i < b->node_hash_cap; i++) {
-        if (b->node_keys[i] == UINT64_MAX)
-            continue;
-        size_t k = node_slot(b->node_keys[i], cap);
-        while (keys[k] != UINT64_MAX)
-            k = (k + 1) & (cap - 1);
-        keys[k] = b->node_keys[i];
-        vals[k] = b->node_vals[i];
-    }
-    free(b->node_keys);
-    free(b->node_vals);
-    b->node_keys = keys;
-    b->node_vals = vals;
-    b->node_hash_cap = cap;
-    return 0;
-}
-
+/* The parent is in the key's upper half: the index takes its slots from
+ * the top bits of the mixed key (util/hash.h), which depend on it. (Slots
+ * from the middle bits ignored the parent, so the same operation under
+ * many parents - layer_norm in each of 260 layers - piled up in one probe
+ * run.) */
 uint32_t mb_node_child(model_builder *b, uint32_t parent, uint32_t op)
 {
-    if ((b->node_hash_n + 1) * 2 > b->node_hash_cap && node_hash_grow(b) < 0)
+    int added;
+    uint32_t *n = hmap_slot(&b->node_index, (uint64_t)parent << 32 | op, &added);
+    if (!n)
         return MODEL_NONE;
-    uint64_t key = (uint64_t)parent << 32 | op; /* parent is never MODEL_NONE here */
-    size_t k = node_slot(key, b->node_hash_cap);
-    for (; b->node_keys[k] != UINT64_MAX; k = (k + 1) & (b->node_hash_cap - 1))
-        if (b->node_keys[k] == key)
-            return b->node_vals[k];
-    uint32_t n = node_new(b, parent, op);
-    if (n == MODEL_NONE)
-        return MODEL_NONE;
-    b->node_keys[k] = key;
-    b->node_vals[k] = n;
-    b->node_hash_n++;
-    return n;
+    if (added) {
+        uint32_t node = node_new(b, parent, op);
+        if (node == MODEL_NONE) {
+            hmap_remove(&b->node_index, n);
+            return MODEL_NONE;
+        }
+        *n = node;
+    }
+    return *n;
 }
 
 /* ---- threads ----------------------------------------------------------------- */
@@ -320,25 +255,16 @@ static int thread_of(model_builder *b, uint32_t index, uint32_t *pos)
     }
     size_t i = 0;
     if (index < MB_THREAD_DIRECT) {
-        if (index >= b->nthread_pos) {
-            size_t n = b->nthread_pos ? b->nthread_pos : 64;
-            while (n <= index)
-                n *= 2;
-            uint32_t *v = realloc(b->thread_pos, n * sizeof *v);
-            if (!v)
-                return -1;
-            memset(v + b->nthread_pos, 0, (n - b->nthread_pos) * sizeof *v);
-            b->thread_pos = v;
-            b->nthread_pos = n;
-        }
+        if (vec_grow_zero(&b->thread_pos, &b->nthread_pos, index, sizeof *b->thread_pos) < 0)
+            return -1;
         i = b->thread_pos[index] ? b->thread_pos[index] - 1 : m->nthreads;
     } else { /* an index outside the format's range: rare, searched */
         while (i < m->nthreads && m->threads[i].index != index)
             i++;
     }
     if (i == m->nthreads) {
-        if (mb_grow(&m->threads, &b->cap_threads, i, sizeof *m->threads) < 0 ||
-            mb_grow(&b->threads, &b->cap_bthreads, i, sizeof *b->threads) < 0)
+        if (vec_grow(&m->threads, &b->cap_threads, i, sizeof *m->threads) < 0 ||
+            vec_grow(&b->threads, &b->cap_bthreads, i, sizeof *b->threads) < 0)
             return -1;
         uint32_t root = node_new(b, MODEL_NONE, MODEL_NONE);
         if (root == MODEL_NONE)
@@ -476,11 +402,10 @@ static void builder_free(model_builder *b)
     free(b->kernel_ops.v);
     free(b->memory_series.v);
     free(b->counter_series.v);
-    free(b->op_hash);
-    free(b->node_keys);
-    free(b->node_vals);
+    hmap_free(&b->op_index);
+    hmap_free(&b->node_index);
     free(b->series_cap);
-    free(b->series_hash);
+    hmap_free(&b->series_index);
     free(b->thread_pos);
     for (size_t i = 0; i < b->nclasses; i++) {
         free(b->classes[i].name);

@@ -17,6 +17,7 @@
 #include "model/profile.h"
 #include "model/runset.h"
 #include "util/error.h"
+#include "util/vec.h"
 
 typedef struct member {
     char *path;
@@ -102,13 +103,8 @@ static prof_err scan(const char *dir, member **out, size_t *n, size_t *skipped, 
         member m = { path, -1, -1, 0, 0 };
         if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
             rc = probe(path, &m, &is_profile, err);
-        if (rc == PROF_OK && is_profile && *n == cap) {
-            member *g = realloc(v, (cap = cap ? 2 * cap : 16) * sizeof *v);
-            if (!g)
-                rc = prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
-            else
-                v = g;
-        }
+        if (rc == PROF_OK && is_profile && vec_grow(&v, &cap, *n, sizeof *v) < 0)
+            rc = prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
         if (rc == PROF_OK && is_profile)
             v[(*n)++] = m;
         else

@@ -9,78 +9,74 @@
 int mb_step_add(model_builder *b, const prof_event *ev)
 {
     profile_model *m = b->m;
-    if (mb_grow(&m->steps, &b->cap_steps, m->nsteps, sizeof *m->steps) < 0)
+    if (vec_grow(&m->steps, &b->cap_steps, m->nsteps, sizeof *m->steps) < 0)
         return -1;
     m->steps[m->nsteps++] = (model_step){ ev->value, ev->start_ns, ev->dur_ns, ev->flags };
     return 0;
 }
 
-static size_t series_hash_of(const char *name, int is_memory)
+/* A series sought in series_index: its name and kind. */
+typedef struct series_key {
+    const profile_model *m;
+    const char *name;
+    int is_memory;
+} series_key;
+
+static int series_is(const void *ctx, uint32_t i)
 {
-    uint64_t h = UINT64_C(1469598103934665603) ^ (uint64_t)is_memory;
-    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-        h = (h ^ *p) * UINT64_C(1099511628211);
-    return (size_t)(h ^ (h >> 29));
+    const series_key *k = ctx;
+    const model_series *s = &k->m->series[i];
+    return s->is_memory == k->is_memory && strcmp(s->name, k->name) == 0;
 }
 
-/* The slot of (name, is_memory) in the series index: where it is, or the
- * empty slot it would take. */
-static size_t series_slot(const model_builder *b, const char *name, int is_memory)
+static uint64_t series_hash(const char *name, int is_memory)
 {
-    const profile_model *m = b->m;
-    size_t k = series_hash_of(name, is_memory) & (b->series_hash_cap - 1);
-    for (; b->series_hash[k] != MODEL_NONE; k = (k + 1) & (b->series_hash_cap - 1)) {
-        const model_series *s = &m->series[b->series_hash[k]];
-        if (s->is_memory == is_memory && strcmp(s->name, name) == 0)
-            break;
-    }
-    return k;
+    return hash_fnv1a_str(name, NULL) ^ (uint64_t)is_memory;
 }
 
-/* Keeps the index at most half full, for one more series. */
-static int series_index_reserve(model_builder *b)
+static uint64_t series_rehash(const void *ctx, uint32_t i)
 {
-    const profile_model *m = b->m;
-    if ((m->nseries + 1) * 2 <= b->series_hash_cap)
-        return 0;
-    size_t cap = b->series_hash_cap ? 2 * b->series_hash_cap : 64;
-    uint32_t *h = malloc(cap * sizeof *h);
-    if (!h)
+    const model_series *s = &((const series_key *)ctx)->m->series[i];
+    return series_hash(s->name, s->is_memory);
+}
+
+/* A new series at the end of m->series. 0, or -1 out of memory. */
+static int series_new(model_builder *b, const char *name, int is_memory)
+{
+    profile_model *m = b->m;
+    size_t i = m->nseries;
+    if (i >= MODEL_NONE - 1 || vec_grow(&m->series, &b->cap_series, i, sizeof *m->series) < 0 ||
+        vec_grow(&b->series_cap, &b->cap_series_cap, i, sizeof *b->series_cap) < 0)
         return -1;
-    memset(h, 0xFF, cap * sizeof *h);
-    free(b->series_hash);
-    b->series_hash = h;
-    b->series_hash_cap = cap;
-    for (size_t i = 0; i < m->nseries; i++)
-        h[series_slot(b, m->series[i].name, m->series[i].is_memory)] = (uint32_t)i;
+    model_series *s = &m->series[i];
+    memset(s, 0, sizeof *s);
+    if (!(s->name = strdup(name)))
+        return -1;
+    s->is_memory = is_memory;
+    b->series_cap[i] = 0;
+    m->nseries++;
     return 0;
 }
 
 static int series_of(model_builder *b, const prof_event *ev, int is_memory, uint32_t *out)
 {
-    profile_model *m = b->m;
     mb_idmap *map = is_memory ? &b->memory_series : &b->counter_series;
     if (mb_idmap_get(map, ev, out))
         return 0;
-    if (series_index_reserve(b) < 0)
+    series_key key = { b->m, ev->name, is_memory };
+    int added;
+    uint32_t *i = hmap_slot_by(&b->series_index, series_hash(ev->name, is_memory), series_is,
+                               series_rehash, &key, &added);
+    if (!i)
         return -1;
-    size_t k = series_slot(b, ev->name, is_memory);
-    size_t i = b->series_hash[k] != MODEL_NONE ? b->series_hash[k] : m->nseries;
-    if (i == m->nseries) {
-        if (i >= MODEL_NONE - 1 ||
-            mb_grow(&m->series, &b->cap_series, i, sizeof *m->series) < 0 ||
-            mb_grow(&b->series_cap, &b->cap_series_cap, i, sizeof *b->series_cap) < 0)
+    if (added) {
+        if (series_new(b, ev->name, is_memory) < 0) {
+            hmap_remove_by(&b->series_index, i, series_rehash, &key);
             return -1;
-        model_series *s = &m->series[i];
-        memset(s, 0, sizeof *s);
-        if (!(s->name = strdup(ev->name)))
-            return -1;
-        s->is_memory = is_memory;
-        b->series_cap[i] = 0;
-        b->series_hash[k] = (uint32_t)i;
-        m->nseries++;
+        }
+        *i = (uint32_t)b->m->nseries - 1;
     }
-    *out = (uint32_t)i;
+    *out = *i;
     return mb_idmap_set(map, ev, *out);
 }
 
@@ -90,7 +86,7 @@ int mb_sample_add(model_builder *b, const prof_event *ev, int is_memory)
     if (series_of(b, ev, is_memory, &i) < 0)
         return -1;
     model_series *s = &b->m->series[i];
-    if (mb_grow(&s->samples, &b->series_cap[i], s->nsamples, sizeof *s->samples) < 0)
+    if (vec_grow(&s->samples, &b->series_cap[i], s->nsamples, sizeof *s->samples) < 0)
         return -1;
     s->samples[s->nsamples++] =
         (model_sample){ ev->start_ns, MODEL_NONE, is_memory ? (double)ev->value : ev->fvalue };

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "model/sketch.h"
+#include "util/vec.h"
 
 /* gamma = (1 + SKETCH_ALPHA) / (1 - SKETCH_ALPHA) and 1 / ln(gamma), as
  * literals; tests check them. */
@@ -156,14 +157,8 @@ static int bucket_add(quantile_sketch *s, uint64_t value)
  * operation called a few times holds a few values. */
 static int exact_add(quantile_sketch *s, uint64_t value)
 {
-    if (s->count == s->exact_cap) {
-        uint32_t cap = s->exact_cap ? 2 * s->exact_cap : 8;
-        uint64_t *v = realloc(s->exact, cap * sizeof *v);
-        if (!v)
-            return -1;
-        s->exact = v;
-        s->exact_cap = cap;
-    }
+    if (vec_grow(&s->exact, &s->exact_cap, (size_t)s->count, sizeof *s->exact) < 0)
+        return -1;
     s->exact[s->count] = value;
     return 0;
 }

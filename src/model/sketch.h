@@ -36,7 +36,7 @@
 typedef struct quantile_sketch {
     uint64_t *exact;       /* the values, while count <= SKETCH_EXACT and
                               no bucket exists; NULL after                */
-    uint32_t exact_cap;
+    size_t exact_cap;
     uint64_t *bins;        /* counts for bucket indexes [lo, lo + nbins)  */
     int32_t lo;
     uint32_t nbins;

@@ -5,17 +5,16 @@
 
 #include "model/summary.h"
 #include "util/error.h"
+#include "util/vec.h"
 
 static summary_thread *thread_slot(profile_summary *s, uint32_t index)
 {
     for (uint32_t i = 0; i < s->nthreads; i++)
         if (s->threads[i].index == index)
             return &s->threads[i];
-    summary_thread *t = realloc(s->threads, (s->nthreads + 1) * sizeof *t);
-    if (!t)
+    if (vec_grow(&s->threads, &s->cap_threads, s->nthreads, sizeof *s->threads) < 0)
         return NULL;
-    s->threads = t;
-    t = &s->threads[s->nthreads++];
+    summary_thread *t = &s->threads[s->nthreads++];
     memset(t, 0, sizeof *t);
     t->index = index;
     return t;

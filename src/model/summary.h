@@ -22,6 +22,7 @@ typedef struct profile_summary {
     uint64_t first_ns, last_ns;       /* span of all timed events          */
     summary_thread *threads;          /* by first appearance               */
     uint32_t nthreads;
+    size_t cap_threads;
     uint64_t gpu_events;              /* events on the GPU's own timeline  */
     uint64_t incomplete_steps;        /* steps closed by prof_stop, not by
                                          prof_step: counts[PROF_EV_STEP] less
