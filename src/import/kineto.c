@@ -22,6 +22,7 @@
 #include "format/format.h"
 #include "import/import.h"
 #include "import/sink.h"
+#include "util/hash.h"
 
 /* Text is inflated and parsed KIN_CHUNK bytes at a time, through a gzip
  * input buffer of KIN_GZ_BUFFER. A read at least twice that buffer makes
@@ -286,14 +287,6 @@ static int str_int(const char *s, size_t n, int64_t *out)
     return num_int(s, n, out);
 }
 
-static uint64_t fnv1a(const char *s, size_t n)
-{
-    uint64_t h = UINT64_C(0xcbf29ce484222325);
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * UINT64_C(0x100000001b3);
-    return h;
-}
-
 /* ---- the sink, and how a failure of it stops the parse ----------------------------- */
 
 static int sink_ok(kin_parser *p, prof_err e)
@@ -325,7 +318,7 @@ static int thread_key(kin_parser *p, const kin_id *tid, uint64_t *key)
         *key = (uint64_t)v;
         return 1;
     }
-    *key = fnv1a(tid->s, tid->len) | (UINT64_C(1) << 63);
+    *key = hash_fnv1a(tid->s, tid->len) | (UINT64_C(1) << 63);
     for (uint32_t i = 0; i < p->nstr_threads; i++)
         if (p->str_thread[i] == *key)
             return 1;

@@ -22,6 +22,7 @@
 #include "prof.h"
 #include "util/error.h"
 #include "util/jsonesc.h"
+#include "util/vec.h"
 
 /* The tables read, as bits of nsys_db.tables. */
 enum {
@@ -278,14 +279,8 @@ static prof_err note_process(nsys_db *d, uint64_t global_pid)
     for (size_t i = d->nprocs; i-- > 0;)
         if (d->procs[i] == global_pid)
             return PROF_OK;
-    if (d->nprocs == d->cap_procs) {
-        size_t cap = d->cap_procs ? 2 * d->cap_procs : 8;
-        uint64_t *p = realloc(d->procs, cap * sizeof *p);
-        if (!p)
-            return nomem(d);
-        d->procs = p;
-        d->cap_procs = cap;
-    }
+    if (vec_grow(&d->procs, &d->cap_procs, d->nprocs, sizeof *d->procs) < 0)
+        return nomem(d);
     d->procs[d->nprocs++] = global_pid;
     return PROF_OK;
 }
@@ -339,15 +334,9 @@ static prof_err add_thread_name(nsys_db *d, sqlite3_stmt *st, void *arg)
         d->names[d->nnames - 1].name = copy;
         return PROF_OK;
     }
-    if (d->nnames == *cap) {
-        size_t c = *cap ? 2 * *cap : 16;
-        thread_name *v = realloc(d->names, c * sizeof *v);
-        if (!v) {
-            free(copy);
-            return nomem(d);
-        }
-        d->names = v;
-        *cap = c;
+    if (vec_grow(&d->names, cap, d->nnames, sizeof *d->names) < 0) {
+        free(copy);
+        return nomem(d);
     }
     d->names[d->nnames++] = (thread_name){ key, copy, 0 };
     return PROF_OK;
@@ -676,14 +665,8 @@ static prof_err nvtx_domain(nsys_db *d, sqlite3_stmt *st, uint64_t key)
         known |= strcmp(text, comm[i]) == 0;
     if (!known || sqlite3_column_type(st, 5) == SQLITE_NULL || is_comm_domain(d, key, st))
         return PROF_OK;
-    if (d->ncomm == d->cap_comm) {
-        size_t cap = d->cap_comm ? 2 * d->cap_comm : 4;
-        comm_domain *v = realloc(d->comm, cap * sizeof *v);
-        if (!v)
-            return nomem(d);
-        d->comm = v;
-        d->cap_comm = cap;
-    }
+    if (vec_grow(&d->comm, &d->cap_comm, d->ncomm, sizeof *d->comm) < 0)
+        return nomem(d);
     d->comm[d->ncomm++] = (comm_domain){ global_pid(key), col_i64(st, 5) };
     return PROF_OK;
 }

@@ -30,12 +30,15 @@
 #include "import/sink.h"
 #include "prof.h"
 #include "util/error.h"
+#include "util/hash.h"
+#include "util/hmap.h"
+#include "util/vec.h"
 
 #define SINK_WINDOW 4096             /* pending items a thread holds        */
 #define SINK_BLOCK_BYTES (256u << 10) /* a block is written past this size  */
 #define SINK_META_RESERVED (16u << 10) /* room kept for the final metadata   */
 #define SINK_STACK_MAX 256            /* nesting kept; deeper is flattened   */
-#define SINK_PENDING_SYNCS 65536      /* syncs waiting for their API call    */
+#define SINK_PENDING_SYNCS 32768      /* syncs waiting for their API call    */
 #define SINK_CATEGORIES 64            /* distinct categories noted by name   */
 #define SINK_DEVICES 1024             /* devices described in the metadata   */
 #define SINK_DEVICES_BRIEF 64         /* when the metadata would not fit      */
@@ -69,10 +72,15 @@ typedef struct counted {
 } counted;
 
 typedef struct pending_sync {
-    uint64_t correlation; /* 0: empty slot */
+    uint64_t correlation;
     prof_event ev;
     int64_t start, end;
 } pending_sync;
+
+typedef struct sink_name { /* a name as defined, id = position + 1 */
+    char *s;
+    size_t len;
+} sink_name;
 
 typedef struct device {
     uint32_t index;
@@ -88,23 +96,19 @@ struct import_sink {
     int64_t epoch;        /* wall clock of trace time 0                    */
     int64_t origin;       /* trace time of profile time 0                  */
     int has_origin;
-    /* names: open addressing on FNV-1a, ids from 1 */
-    char **names;
-    size_t *name_len;
-    uint32_t nnames, cap_names;
-    uint32_t *name_slots;  /* id or 0 */
-    size_t cap_slots;
-    /* threads: open addressing on the key */
+    sink_name *names;       /* by id - 1                                    */
+    size_t nnames, cap_names;
+    hmap name_index;        /* names by FNV-1a: id                          */
     sink_thread **threads;
     size_t nthreads, cap_threads;
-    uint32_t *thread_slots; /* position + 1, or 0 */
-    size_t cap_thread_slots;
+    hmap thread_index;      /* threads by key: position                     */
     pf_block gpu, memory;   /* memory goes to the first thread's block      */
     rt_cu_state cu;
-    pending_sync *syncs;    /* SINK_PENDING_SYNCS slots, by correlation    */
-    size_t nsyncs;
+    pending_sync *syncs;    /* at most SINK_PENDING_SYNCS, in no order      */
+    size_t nsyncs, cap_syncs;
+    hmap sync_index;        /* syncs by correlation: position               */
     device *devices;
-    size_t ndevices;
+    size_t ndevices, cap_devices;
     counted unknown[SINK_CATEGORIES], skipped[SINK_CATEGORIES];
     cJSON *facts;
     char *damage;
@@ -127,20 +131,6 @@ static prof_err fail(import_sink *s, prof_err code, const char *what)
 static prof_err fail_nomem(import_sink *s)
 {
     return fail(s, PROF_ERR_NOMEM, "out of memory");
-}
-
-static int grow(void *pv, size_t *cap, size_t n, size_t size)
-{
-    void **p = pv;
-    if (n < *cap)
-        return 0;
-    size_t c = *cap ? *cap * 2 : 16;
-    void *q = realloc(*p, c * size);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = c;
-    return 0;
 }
 
 /* ---- time ------------------------------------------------------------------------ */
@@ -166,37 +156,43 @@ static uint64_t prof_time(import_sink *s, int64_t t)
 
 /* ---- names ---------------------------------------------------------------------- */
 
-static uint64_t fnv1a(const char *p, size_t n)
+/* A name sought in name_index: its bytes. */
+typedef struct name_key {
+    const import_sink *s;
+    const char *p;
+    size_t n;
+} name_key;
+
+static int name_is(const void *ctx, uint32_t id)
 {
-    uint64_t h = 0xcbf29ce484222325u;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)p[i]) * 0x100000001b3u;
-    return h;
+    const name_key *k = ctx;
+    const sink_name *nm = &k->s->names[id - 1];
+    return nm->len == k->n && memcmp(nm->s, k->p, k->n) == 0;
 }
 
-static size_t name_slot(const import_sink *s, const char *p, size_t n)
+static uint64_t name_rehash(const void *ctx, uint32_t id)
 {
-    size_t k = (size_t)fnv1a(p, n) & (s->cap_slots - 1);
-    for (;;) {
-        uint32_t id = s->name_slots[k];
-        if (!id || (s->name_len[id - 1] == n && memcmp(s->names[id - 1], p, n) == 0))
-            return k;
-        k = (k + 1) & (s->cap_slots - 1);
-    }
+    const sink_name *nm = &((const name_key *)ctx)->s->names[id - 1];
+    return hash_fnv1a(nm->s, nm->len);
 }
 
-static int names_rehash(import_sink *s)
+/* Defines the next name, copied. Its id, or 0 on failure (sticky). */
+static uint32_t name_new(import_sink *s, const char *p, size_t n)
 {
-    size_t cap = s->cap_slots ? 2 * s->cap_slots : 1024;
-    uint32_t *v = calloc(cap, sizeof *v);
-    if (!v)
-        return -1;
-    free(s->name_slots);
-    s->name_slots = v;
-    s->cap_slots = cap;
-    for (uint32_t id = 1; id <= s->nnames; id++)
-        v[name_slot(s, s->names[id - 1], s->name_len[id - 1])] = id;
-    return 0;
+    if (s->nnames >= UINT32_MAX - 2 ||
+        vec_grow(&s->names, &s->cap_names, s->nnames, sizeof *s->names) < 0)
+        return fail_nomem(s), 0;
+    char *copy = malloc(n + 1);
+    if (!copy)
+        return fail_nomem(s), 0;
+    memcpy(copy, p, n);
+    copy[n] = '\0';
+    s->names[s->nnames++] = (sink_name){ copy, n };
+    uint32_t id = (uint32_t)s->nnames;
+    prof_err e = pf_writer_define_string(s->w, id, copy, n);
+    if (e)
+        return fail(s, e, "cannot define a name"), 0;
+    return id;
 }
 
 /* The id of a name, defining it on first use; 0 on failure (sticky). */
@@ -204,31 +200,20 @@ static uint32_t intern(import_sink *s, const char *p, size_t n)
 {
     if (n > PF_STRING_MAX)
         n = PF_STRING_MAX;
-    if ((size_t)(s->nnames + 1) * 2 > s->cap_slots && names_rehash(s) < 0)
+    name_key key = { s, p, n };
+    int added;
+    uint32_t *id = hmap_slot_by(&s->name_index, hash_fnv1a(p, n), name_is, name_rehash, &key,
+                                &added);
+    if (!id)
         return fail_nomem(s), 0;
-    size_t k = name_slot(s, p, n);
-    if (s->name_slots[k])
-        return s->name_slots[k];
-    size_t cap = s->cap_names;
-    if (s->nnames >= UINT32_MAX - 2 || grow(&s->names, &cap, s->nnames, sizeof *s->names) < 0)
-        return fail_nomem(s), 0;
-    cap = s->cap_names;
-    if (grow(&s->name_len, &cap, s->nnames, sizeof *s->name_len) < 0)
-        return fail_nomem(s), 0;
-    s->cap_names = (uint32_t)cap;
-    char *copy = malloc(n + 1);
-    if (!copy)
-        return fail_nomem(s), 0;
-    memcpy(copy, p, n);
-    copy[n] = '\0';
-    uint32_t id = ++s->nnames;
-    s->names[id - 1] = copy;
-    s->name_len[id - 1] = n;
-    s->name_slots[k] = id;
-    prof_err e = pf_writer_define_string(s->w, id, copy, n);
-    if (e)
-        return fail(s, e, "cannot define a name"), 0;
-    return id;
+    if (!added)
+        return *id;
+    uint32_t new_id = name_new(s, p, n);
+    if (new_id)
+        *id = new_id;
+    else
+        hmap_remove_by(&s->name_index, id, name_rehash, &key); /* failed: the import stops */
+    return new_id;
 }
 
 static uint32_t intern_cb(void *ctx, const char *p, size_t n)
@@ -238,33 +223,11 @@ static uint32_t intern_cb(void *ctx, const char *p, size_t n)
 
 /* ---- threads ---------------------------------------------------------------------- */
 
-static size_t thread_slot(const import_sink *s, uint64_t key)
-{
-    size_t k = (size_t)((key * 0x9E3779B97F4A7C15u) >> 20) & (s->cap_thread_slots - 1);
-    while (s->thread_slots[k] && s->threads[s->thread_slots[k] - 1]->key != key)
-        k = (k + 1) & (s->cap_thread_slots - 1);
-    return k;
-}
-
-static int threads_rehash(import_sink *s)
-{
-    size_t cap = s->cap_thread_slots ? 2 * s->cap_thread_slots : 64;
-    uint32_t *v = calloc(cap, sizeof *v);
-    if (!v)
-        return -1;
-    free(s->thread_slots);
-    s->thread_slots = v;
-    s->cap_thread_slots = cap;
-    for (size_t i = 0; i < s->nthreads; i++)
-        v[thread_slot(s, s->threads[i]->key)] = (uint32_t)i + 1;
-    return 0;
-}
-
-static sink_thread *thread_new(import_sink *s, uint64_t key, size_t slot)
+static sink_thread *thread_new(import_sink *s, uint64_t key)
 {
     sink_thread *t = calloc(1, sizeof *t);
     if (!t || s->nthreads >= PF_THREAD_GPU - 1 ||
-        grow(&s->threads, &s->cap_threads, s->nthreads, sizeof *s->threads) < 0) {
+        vec_grow(&s->threads, &s->cap_threads, s->nthreads, sizeof *s->threads) < 0) {
         free(t);
         return fail_nomem(s), NULL;
     }
@@ -273,7 +236,6 @@ static sink_thread *thread_new(import_sink *s, uint64_t key, size_t slot)
     t->last_start = INT64_MIN;
     pf_block_init(&t->block, PF_BLOCK_EVENTS, t->index);
     s->threads[s->nthreads++] = t;
-    s->thread_slots[slot] = (uint32_t)s->nthreads;
     prof_err e = pf_writer_define_thread(s->w, t->index, key, NULL);
     if (e)
         return fail(s, e, "cannot define a thread"), NULL;
@@ -282,12 +244,19 @@ static sink_thread *thread_new(import_sink *s, uint64_t key, size_t slot)
 
 static sink_thread *thread_of(import_sink *s, uint64_t key)
 {
-    if ((s->nthreads + 1) * 2 > s->cap_thread_slots && threads_rehash(s) < 0)
+    int added;
+    uint32_t *i = hmap_slot(&s->thread_index, key, &added);
+    if (!i)
         return fail_nomem(s), NULL;
-    size_t k = thread_slot(s, key);
-    if (s->thread_slots[k])
-        return s->threads[s->thread_slots[k] - 1];
-    return thread_new(s, key, k);
+    if (!added)
+        return s->threads[*i];
+    size_t n = s->nthreads;
+    sink_thread *t = thread_new(s, key); /* NULL on failure (sticky) */
+    if (s->nthreads == n)
+        hmap_remove(&s->thread_index, i); /* not added: the key is not kept */
+    else
+        *i = (uint32_t)n;
+    return t;
 }
 
 /* Writes b when it is big enough, or always when force. */
@@ -402,7 +371,7 @@ static prof_err item_in(import_sink *s, sink_thread *t, const item *it)
         if (e)
             return e;
     }
-    if (grow(&t->heap, &t->cap_heap, t->nheap, sizeof *t->heap) < 0)
+    if (vec_grow(&t->heap, &t->cap_heap, t->nheap, sizeof *t->heap) < 0)
         return fail_nomem(s);
     t->heap[t->nheap] = *it;
     heap_up(t->heap, t->nheap++);
@@ -428,8 +397,7 @@ prof_err sink_open(import_sink **out, int fd, const char *source, const char *in
     char *blank = malloc(SINK_META_RESERVED + 1);
     *out = NULL;
     if (!s || !blank || !(s->source = strdup(source)) || !(s->input = strdup(input)) ||
-        !(s->facts = cJSON_CreateObject()) ||
-        !(s->syncs = calloc(SINK_PENDING_SYNCS, sizeof *s->syncs))) {
+        !(s->facts = cJSON_CreateObject())) {
         free(blank);
         if (s)
             sink_abandon(s);
@@ -500,10 +468,8 @@ prof_err sink_add_device(import_sink *s, uint32_t index, const char *name, uint6
     if (i == s->ndevices) {
         if (s->ndevices >= SINK_DEVICES) /* more than any machine has */
             return PROF_OK;
-        device *v = realloc(s->devices, (s->ndevices + 1) * sizeof *v);
-        if (!v)
+        if (vec_grow(&s->devices, &s->cap_devices, s->ndevices, sizeof *s->devices) < 0)
             return fail_nomem(s);
-        s->devices = v;
         s->devices[s->ndevices++] = (device){ index, NULL, 0 };
     }
     char cut[128]; /* a device's name, not a document */
@@ -616,34 +582,43 @@ static void count_event(import_sink *s, const prof_event *ev)
     }
 }
 
-static size_t sync_slot(uint64_t correlation)
-{
-    return (size_t)((correlation * 0x9E3779B97F4A7C15u) >> 32) & (SINK_PENDING_SYNCS - 1);
-}
-
-/* A sync whose API call has not come: kept by correlation until it does. */
+/* A sync whose API call has not come: kept by correlation until it does
+ * (at most SINK_PENDING_SYNCS; a second sync of one correlation is not). */
 static void sync_wait(import_sink *s, const prof_event *ev, int64_t start, int64_t end)
 {
-    size_t k = sync_slot(ev->correlation);
-    if (!ev->correlation || s->nsyncs * 2 >= SINK_PENDING_SYNCS || s->syncs[k].correlation) {
+    int added = 0;
+    uint32_t *i = NULL;
+    if (ev->correlation && s->nsyncs < SINK_PENDING_SYNCS &&
+        !(i = hmap_slot(&s->sync_index, ev->correlation, &added)))
+        return (void)fail_nomem(s);
+    if (!added) {
         s->counts.unplaced++;
         s->counts.syncs--;
         return;
     }
-    s->syncs[k] = (pending_sync){ ev->correlation, *ev, start, end };
-    s->nsyncs++;
+    if (vec_grow(&s->syncs, &s->cap_syncs, s->nsyncs, sizeof *s->syncs) < 0) {
+        hmap_remove(&s->sync_index, i);
+        return (void)fail_nomem(s);
+    }
+    *i = (uint32_t)s->nsyncs;
+    s->syncs[s->nsyncs++] = (pending_sync){ ev->correlation, *ev, start, end };
 }
 
-/* An API call came: the sync waiting for it goes to its thread. */
+/* An API call came: the sync waiting for it goes to its thread. The last
+ * pending sync takes its place in the array. */
 static prof_err sync_release(import_sink *s, uint64_t correlation, sink_thread *t)
 {
-    size_t k = sync_slot(correlation);
-    pending_sync *p = &s->syncs[k];
-    if (!s->nsyncs || !correlation || p->correlation != correlation)
+    uint32_t *i = s->nsyncs && correlation ? hmap_find(&s->sync_index, correlation) : NULL;
+    if (!i)
         return PROF_OK;
-    item it = { p->start, p->end, p->ev, 0 };
-    p->correlation = 0;
-    s->nsyncs--;
+    pending_sync p = s->syncs[*i];
+    size_t at = *i;
+    hmap_remove(&s->sync_index, i);
+    if (at != --s->nsyncs) {
+        s->syncs[at] = s->syncs[s->nsyncs];
+        *hmap_find(&s->sync_index, s->syncs[at].correlation) = (uint32_t)at;
+    }
+    item it = { p.start, p.end, p.ev, 0 };
     return item_in(s, t, &it);
 }
 
@@ -889,18 +864,17 @@ void sink_abandon(import_sink *s)
 {
     if (s->w)
         pf_writer_abandon(s->w);
-    for (uint32_t i = 0; i < s->nnames; i++)
-        free(s->names[i]);
+    for (size_t i = 0; i < s->nnames; i++)
+        free(s->names[i].s);
     free(s->names);
-    free(s->name_len);
-    free(s->name_slots);
+    hmap_free(&s->name_index);
     for (size_t i = 0; i < s->nthreads; i++) {
         free(s->threads[i]->heap);
         pf_block_free(&s->threads[i]->block);
         free(s->threads[i]);
     }
     free(s->threads);
-    free(s->thread_slots);
+    hmap_free(&s->thread_index);
     pf_block_free(&s->gpu);
     pf_block_free(&s->memory);
     for (size_t i = 0; i < s->ndevices; i++)
@@ -912,6 +886,7 @@ void sink_abandon(import_sink *s)
     }
     cJSON_Delete(s->facts);
     free(s->syncs);
+    hmap_free(&s->sync_index);
     free(s->damage);
     free(s->source);
     free(s->input);
