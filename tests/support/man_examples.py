@@ -37,6 +37,7 @@ import gzip
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -45,6 +46,7 @@ ROFF = [("\\\\", "\0"), ("\\-", "-"), ("\\(aq", "'"), ("\\(dq", '"'), ("\\(em", 
         ("\\e", "\\"), ("\\&", ""), ("\\ ", " "), ("\\fB", ""), ("\\fI", ""), ("\\fR", ""),
         ("\\fP", ""), ("\0", "\\")]
 MARK = "@@man-example@@"
+TIMEOUT = int(os.environ.get("MAN_EXAMPLE_TIMEOUT", "120"))  # seconds a block may take
 
 
 def unroff(line):
@@ -188,14 +190,20 @@ def run_session(block, cwd, env):
     for kind, arg in block.markers:
         if kind == "exit":
             exit_status = int(arg.split()[0])
-    try:
-        p = subprocess.run(["sh", "-c", script(block.commands)], cwd=cwd, env=env,
-                           capture_output=True, text=True, timeout=120, check=False)
-    except subprocess.TimeoutExpired:
-        return "timed out after 120 s"
-    outputs = p.stdout.split(f"\n{MARK} ")
+    # a session of its own, so that a command left running (a server) is
+    # stopped with the shell
+    with subprocess.Popen(["sh", "-c", script(block.commands)], cwd=cwd, env=env, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          start_new_session=True) as p:
+        try:
+            stdout, stderr = p.communicate(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+            return f"timed out after {TIMEOUT} s"
+    outputs = stdout.split(f"\n{MARK} ")
     if len(outputs) != len(block.commands) + 1:
-        return f"the session stopped early: {p.stdout[-300:]}{p.stderr[-300:]}"
+        return f"the session stopped early: {stdout[-300:]}{stderr[-300:]}"
     for i, (cmd, expected) in enumerate(block.commands):
         text = outputs[i] if i == 0 else outputs[i].split("\n", 1)[1] if "\n" in outputs[i] \
             else ""
@@ -210,6 +218,30 @@ def run_session(block, cwd, env):
     return None
 
 
+def run_block(b, cwd, env):
+    """The block's line: "ok NAME", "ok NAME # skip WHY", "not ok NAME - WHY",
+    or None for a block that is no example (a file it writes, an
+    illustration outside EXAMPLES)."""
+    if b.file:
+        with open(os.path.join(cwd, b.file), "w", encoding="utf-8") as f:
+            f.write("\n".join(b.lines) + "\n")
+        return None
+    for kind, arg in b.markers:
+        if kind == "skip":
+            return f"ok {b.name} # skip {arg or 'no reason given'}"
+    if not b.commands:
+        if b.section != "EXAMPLES":
+            return None
+        return (f"not ok {b.name} - neither commands ($ ...) nor a file (/* NAME */), and not "
+                "marked: .\\\" example: skip WHY")
+    for kind, arg in b.markers:
+        lack = missing(arg) if kind == "needs" else None
+        if lack:
+            return f"ok {b.name} # skip needs {lack}"
+    err = run_session(b, cwd, env)
+    return f"not ok {b.name} - " + err.replace("\n", "\n# ") if err else f"ok {b.name}"
+
+
 def main():
     if len(sys.argv) < 5:
         print("usage: man_examples.py PROF TEST_BIN LIBPROF_A PAGE...", file=sys.stderr)
@@ -218,41 +250,18 @@ def main():
     failed = 0
     with tempfile.TemporaryDirectory(prefix="prof-man-") as work:
         template = fixtures(work, prof, test_bin, libprof_a)
-        env = dict(os.environ)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PROF_")}
         env["PATH"] = os.path.join(template, ".bin") + os.pathsep + env.get("PATH", "")
         env["PKG_CONFIG_PATH"] = os.path.join(template, ".pc")
         env["NO_COLOR"] = "1"
-        for k in [k for k in env if k.startswith("PROF_")]:
-            del env[k]
         for page in pages:
             cwd = os.path.join(work, os.path.basename(page))
             shutil.copytree(template, cwd, symlinks=True)
             for b in blocks(page):
-                why = next((a or "no reason given" for k, a in b.markers if k == "skip"), None)
-                lack = next((missing(a) for k, a in b.markers if k == "needs" and missing(a)),
-                            None)
-                if b.file:
-                    with open(os.path.join(cwd, b.file), "w", encoding="utf-8") as f:
-                        f.write("\n".join(b.lines) + "\n")
-                    continue
-                if why:
-                    print(f"ok {b.name} # skip {why}")
-                    continue
-                if not b.commands:
-                    if b.section == "EXAMPLES":
-                        print(f"not ok {b.name} - neither commands ($ ...) nor a file "
-                              "(/* NAME */), and not marked: .\\\" example: skip WHY")
-                        failed += 1
-                    continue
-                if lack:
-                    print(f"ok {b.name} # skip needs {lack}")
-                    continue
-                err = run_session(b, cwd, env)
-                if err:
-                    print(f"not ok {b.name} - " + err.replace("\n", "\n# "))
-                    failed += 1
-                else:
-                    print(f"ok {b.name}")
+                line = run_block(b, cwd, env)
+                if line:
+                    print(line, flush=True)
+                    failed += line.startswith("not ok")
     return 1 if failed else 0
 
 
