@@ -37,8 +37,9 @@ typedef struct cmd_spec {
     const struct option *longopts; /* zero-terminated, without help; long-only
                                       ones numbered from CMD_FIRST_LONG           */
     size_t args_size;
-    void (*init)(void *args);
-    /* c's value into args: EXIT_OK or a reported usage error */
+    void (*init)(void *args);      /* NULL: the zeroed struct is the defaults    */
+    /* c's value into args: EXIT_OK or a reported usage error; NULL for a
+     * command without options of its own */
     int (*option)(void *args, int c, const char *arg);
     /* the command on its operands: the exit status, its error reported */
     int (*run)(void *args, int argc, char **argv);
