@@ -15,9 +15,9 @@
 #include <cjson/cJSON.h>
 
 #include "analysis/report_keys.h"
-#include "output/export_map.h"
 #include "output/export_out.h"
 #include "util/error.h"
+#include "util/hmap.h"
 
 #define STEPS_TID 2000000u         /* beyond the reader's profile thread indexes */
 #define GPU_PID_BASE 10000000ull   /* beyond Linux's largest pid (2^22)           */
@@ -26,8 +26,8 @@
 typedef struct chrome {
     uint64_t pid;          /* of the recorded process                        */
     cJSON *meta;           /* the parsed metadata, for names of devices      */
-    u64map devices;        /* GPU devices named so far                       */
-    u64map streams;        /* (device, stream) pairs named so far            */
+    hmap devices;          /* GPU devices named so far (values unused)        */
+    hmap streams;          /* (device, stream) pairs named so far            */
     uint64_t written;      /* trace events written, for the separators       */
 } chrome;
 
@@ -165,15 +165,11 @@ static prof_err name_gpu_track(export_ctx *x, uint32_t device, uint32_t stream)
 {
     chrome *c = x->state;
     int added;
-    uint64_t key = (uint64_t)device << 32 | stream;
-    /* The one pair the map cannot hold is named at every use instead. */
-    if (key != U64MAP_EMPTY) {
-        if (!u64map_slot(&c->streams, key, &added))
-            return prof_error_set(x->err, PROF_ERR_NOMEM, "out of memory");
-        if (!added)
-            return PROF_OK;
-    }
-    if (!u64map_slot(&c->devices, device, &added))
+    if (!hmap_slot(&c->streams, (uint64_t)device << 32 | stream, &added))
+        return prof_error_set(x->err, PROF_ERR_NOMEM, "out of memory");
+    if (!added)
+        return PROF_OK;
+    if (!hmap_slot(&c->devices, device, &added))
         return prof_error_set(x->err, PROF_ERR_NOMEM, "out of memory");
     if (added)
         name_device(x, device);
@@ -383,8 +379,8 @@ static void chrome_finish(export_ctx *x)
     if (!c)
         return;
     cJSON_Delete(c->meta);
-    u64map_free(&c->devices);
-    u64map_free(&c->streams);
+    hmap_free(&c->devices);
+    hmap_free(&c->streams);
     free(c);
     x->state = NULL;
 }

@@ -23,24 +23,38 @@
 #include <string.h>
 
 #include "output/export.h"
-#include "output/export_map.h"
 #include "output/export_out.h"
 #include "util/error.h"
+#include "util/hmap.h"
 #include "util/jsonesc.h"
+#include "util/vec.h"
 
 #define NODE_MAX (1u << 31)
+
+/* Self nanoseconds by stack node, in order of first sight: an index over
+ * an array, which merging and writing walk. A zeroed sums is empty. */
+typedef struct sum {
+    uint64_t ns;
+    uint32_t node;
+} sum;
+
+typedef struct sums {
+    hmap index;       /* node -> position in v */
+    sum *v;
+    size_t n, cap;
+} sums;
 
 typedef struct level {
     uint32_t depth;
     uint64_t dur_sum; /* of the regions completed at this depth  */
-    u64map selfs;     /* relative stack node -> self ns          */
+    sums selfs;       /* relative stack node -> self ns          */
 } level;
 
 typedef struct thread_stacks {
     uint32_t thread;
     level *levels; /* pending, by increasing depth; levels[n..cap) are spare */
-    uint32_t n, cap;
-    u64map done;   /* stacks with no parent to come: node -> self ns         */
+    size_t n, cap;
+    sums done;     /* stacks with no parent to come: node -> self ns         */
 } thread_stacks;
 
 typedef struct node {
@@ -48,36 +62,25 @@ typedef struct node {
 } node;
 
 typedef struct folded {
-    u64map frame_ids;  /* name pointer (stable until the reader closes) -> frame */
+    hmap frame_ids;    /* name pointer (stable until the reader closes) -> frame */
     char **frames;     /* frame -> display text                                  */
-    uint32_t nframes, frames_cap;
-    u64map node_ids;   /* frame << 32 | below -> node (nodes start at 1)         */
+    uint32_t nframes;
+    size_t frames_cap;
+    hmap node_ids;     /* frame << 32 | below -> node (nodes start at 1)         */
     node *nodes;
-    uint32_t nnodes, nodes_cap;
-    u64map thread_ids; /* profile thread -> index into threads                   */
+    uint32_t nnodes;
+    size_t nodes_cap;
+    hmap thread_ids;   /* profile thread -> index into threads                   */
     thread_stacks *threads;
-    uint32_t nthreads, threads_cap;
-    u64map scratch;    /* reused while a level is rewritten                      */
-    u64map unnamed_threads; /* profile thread -> its "thread N" frame             */
+    uint32_t nthreads;
+    size_t threads_cap;
+    sums scratch;      /* reused while a level is rewritten                      */
+    hmap unnamed_threads; /* profile thread -> its "thread N" frame              */
 } folded;
 
 static prof_err nomem(export_ctx *x)
 {
     return prof_error_set(x->err, PROF_ERR_NOMEM, "out of memory");
-}
-
-/* Grows an array of n elements to hold one more. 0 or -1. */
-static int grow(void **a, uint32_t *cap, uint32_t n, size_t size)
-{
-    if (n < *cap)
-        return 0;
-    uint32_t c = *cap ? *cap * 2 : 16;
-    void *p = realloc(*a, (size_t)c * size);
-    if (!p)
-        return -1;
-    *a = p;
-    *cap = c;
-    return 0;
 }
 
 /* The frame text of a name: ';' would split the frame and newlines the
@@ -117,7 +120,7 @@ static char *frame_text(const char *name)
 static uint32_t new_frame(folded *f, char *text)
 {
     if (!text || f->nframes + 1 >= NODE_MAX ||
-        grow((void **)&f->frames, &f->frames_cap, f->nframes + 1, sizeof *f->frames) < 0) {
+        vec_grow(&f->frames, &f->frames_cap, f->nframes + 1, sizeof *f->frames) < 0) {
         free(text);
         return 0;
     }
@@ -131,10 +134,10 @@ static uint32_t new_frame(folded *f, char *text)
 static uint32_t frame_of(folded *f, const char *name)
 {
     int added;
-    uint64_t *id = u64map_slot(&f->frame_ids, (uint64_t)(uintptr_t)name, &added);
+    uint32_t *id = hmap_slot(&f->frame_ids, (uint64_t)(uintptr_t)name, &added);
     if (id && added && !(*id = new_frame(f, frame_text(name))))
         return 0;
-    return id ? (uint32_t)*id : 0;
+    return id ? *id : 0;
 }
 
 /* The node of the stack `frame;<below>`. 0 when out of memory or past the
@@ -142,29 +145,29 @@ static uint32_t frame_of(folded *f, const char *name)
 static uint32_t node_of(folded *f, uint32_t frame, uint32_t below)
 {
     int added;
-    uint64_t *id = u64map_slot(&f->node_ids, (uint64_t)frame << 32 | below, &added);
+    uint32_t *id = hmap_slot(&f->node_ids, (uint64_t)frame << 32 | below, &added);
     if (!id)
         return 0;
     if (!added)
-        return (uint32_t)*id;
+        return *id;
     if (f->nnodes + 1 >= NODE_MAX ||
-        grow((void **)&f->nodes, &f->nodes_cap, f->nnodes + 1, sizeof *f->nodes) < 0)
+        vec_grow(&f->nodes, &f->nodes_cap, f->nnodes + 1, sizeof *f->nodes) < 0)
         return 0;
     if (f->nnodes == 0)
         f->nodes[f->nnodes++] = (node){ 0, 0 };
     f->nodes[f->nnodes] = (node){ frame, below };
     *id = f->nnodes++;
-    return (uint32_t)*id;
+    return *id;
 }
 
 static thread_stacks *thread_of(folded *f, uint32_t thread)
 {
     int added;
-    uint64_t *i = u64map_slot(&f->thread_ids, thread, &added);
+    uint32_t *i = hmap_slot(&f->thread_ids, thread, &added);
     if (!i)
         return NULL;
     if (added) {
-        if (grow((void **)&f->threads, &f->threads_cap, f->nthreads, sizeof *f->threads) < 0)
+        if (vec_grow(&f->threads, &f->threads_cap, f->nthreads, sizeof *f->threads) < 0)
             return NULL;
         memset(&f->threads[f->nthreads], 0, sizeof *f->threads);
         f->threads[f->nthreads].thread = thread;
@@ -173,37 +176,62 @@ static thread_stacks *thread_of(folded *f, uint32_t thread)
     return &f->threads[*i];
 }
 
-static int add(u64map *m, uint32_t stack, uint64_t ns)
+static int add(sums *s, uint32_t stack, uint64_t ns)
 {
     int added;
-    uint64_t *v = u64map_slot(m, stack, &added);
-    if (!v)
+    uint32_t *i = hmap_slot(&s->index, stack, &added);
+    if (!i)
         return -1;
-    *v += ns;
+    if (added) {
+        if (vec_grow(&s->v, &s->cap, s->n, sizeof *s->v) < 0) {
+            hmap_remove(&s->index, i);
+            return -1;
+        }
+        s->v[s->n] = (sum){ 0, stack };
+        *i = (uint32_t)s->n++;
+    }
+    s->v[*i].ns += ns;
     return 0;
 }
 
-/* Adds every stack of `from` to `to`, each below `frame` when it is not 0. */
-static int merge(folded *f, u64map *to, const u64map *from, uint32_t frame)
+/* Empties s; what a big level held is let go, as hmap_clear does. */
+static void sums_clear(sums *s)
 {
-    for (size_t i = 0; i < from->cap; i++) {
-        if (from->keys[i] == U64MAP_EMPTY)
-            continue;
-        uint32_t n = (uint32_t)from->keys[i];
+    hmap_clear(&s->index);
+    s->n = 0;
+    if (s->cap > 64) {
+        free(s->v);
+        s->v = NULL;
+        s->cap = 0;
+    }
+}
+
+static void sums_free(sums *s)
+{
+    hmap_free(&s->index);
+    free(s->v);
+    memset(s, 0, sizeof *s);
+}
+
+/* Adds every stack of `from` to `to`, each below `frame` when it is not 0. */
+static int merge(folded *f, sums *to, const sums *from, uint32_t frame)
+{
+    for (size_t i = 0; i < from->n; i++) {
+        uint32_t n = from->v[i].node;
         if (frame && !(n = node_of(f, frame, n)))
             return -1;
-        if (add(to, n, from->vals[i]) < 0)
+        if (add(to, n, from->v[i].ns) < 0)
             return -1;
     }
     return 0;
 }
 
 /* Removes the top pending level, its stacks moved into `to` below `frame`. */
-static int pop_level(folded *f, thread_stacks *t, u64map *to, uint32_t frame)
+static int pop_level(folded *f, thread_stacks *t, sums *to, uint32_t frame)
 {
     level *l = &t->levels[--t->n];
     int rc = merge(f, to, &l->selfs, frame);
-    u64map_clear(&l->selfs);
+    sums_clear(&l->selfs);
     l->dur_sum = 0;
     return rc;
 }
@@ -211,15 +239,8 @@ static int pop_level(folded *f, thread_stacks *t, u64map *to, uint32_t frame)
 /* A new top pending level of depth d. */
 static level *push_level(thread_stacks *t, uint32_t d)
 {
-    if (t->n == t->cap) {
-        uint32_t c = t->cap ? t->cap * 2 : 8;
-        level *a = realloc(t->levels, (size_t)c * sizeof *a);
-        if (!a)
-            return NULL;
-        memset(a + t->cap, 0, (size_t)(c - t->cap) * sizeof *a);
-        t->levels = a;
-        t->cap = c;
-    }
+    if (vec_grow_zero(&t->levels, &t->cap, t->n, sizeof *t->levels) < 0)
+        return NULL;
     level *l = &t->levels[t->n++];
     l->depth = d;
     l->dur_sum = 0;
@@ -237,10 +258,10 @@ static level *adopt_children(folded *f, thread_stacks *t, uint32_t d, uint32_t f
             return NULL;
         return &t->levels[t->n - 1];
     }
-    u64map_clear(&f->scratch);
+    sums_clear(&f->scratch);
     if (merge(f, &f->scratch, &kids->selfs, frame) < 0)
         return NULL;
-    u64map tmp = kids->selfs;
+    sums tmp = kids->selfs;
     kids->selfs = f->scratch;
     f->scratch = tmp;
     kids->depth = d;
@@ -329,18 +350,18 @@ static uint32_t thread_frame(export_ctx *x, uint32_t thread)
     if (name && *name)
         return frame_of(f, name);
     int added;
-    uint64_t *id = u64map_slot(&f->unnamed_threads, thread, &added);
+    uint32_t *id = hmap_slot(&f->unnamed_threads, thread, &added);
     if (id && added) {
         char buf[32];
         snprintf(buf, sizeof buf, "thread %u", thread);
         *id = new_frame(f, strdup(buf));
     }
-    return id ? (uint32_t)*id : 0;
+    return id ? *id : 0;
 }
 
 /* Every stack with its self time, threads merged (or each below its
  * thread's frame), in `all`. */
-static prof_err collect(export_ctx *x, u64map *all)
+static prof_err collect(export_ctx *x, sums *all)
 {
     folded *f = x->state;
     for (uint32_t i = 0; i < f->nthreads; i++) {
@@ -358,17 +379,17 @@ static prof_err collect(export_ctx *x, u64map *all)
 }
 
 /* Sorted lines, those of equal text (one name defined twice) merged. */
-static prof_err write_lines(export_ctx *x, const u64map *all)
+static prof_err write_lines(export_ctx *x, const sums *all)
 {
     folded *f = x->state;
     line *lines = calloc(all->n ? all->n : 1, sizeof *lines);
     size_t n = 0;
     prof_err e = lines ? PROF_OK : nomem(x);
-    for (size_t i = 0; e == PROF_OK && i < all->cap; i++) {
-        if (all->keys[i] == U64MAP_EMPTY || all->vals[i] == 0)
+    for (size_t i = 0; e == PROF_OK && i < all->n; i++) {
+        if (all->v[i].ns == 0)
             continue;
-        lines[n].ns = all->vals[i];
-        if (!(lines[n++].text = stack_text(f, (uint32_t)all->keys[i])))
+        lines[n].ns = all->v[i].ns;
+        if (!(lines[n++].text = stack_text(f, all->v[i].node)))
             e = nomem(x);
     }
     if (e == PROF_OK)
@@ -391,11 +412,11 @@ static prof_err write_lines(export_ctx *x, const u64map *all)
 static prof_err folded_end(export_ctx *x, const prof_read_status *st)
 {
     (void)st;
-    u64map all = { 0 };
+    sums all = { 0 };
     prof_err e = collect(x, &all);
     if (e == PROF_OK)
         e = write_lines(x, &all);
-    u64map_free(&all);
+    sums_free(&all);
     return e;
 }
 
@@ -406,21 +427,21 @@ static void folded_finish(export_ctx *x)
         return;
     for (uint32_t i = 0; i < f->nthreads; i++) {
         thread_stacks *t = &f->threads[i];
-        for (uint32_t j = 0; j < t->cap; j++)
-            u64map_free(&t->levels[j].selfs);
+        for (size_t j = 0; j < t->cap; j++)
+            sums_free(&t->levels[j].selfs);
         free(t->levels);
-        u64map_free(&t->done);
+        sums_free(&t->done);
     }
     free(f->threads);
     for (uint32_t i = 1; i < f->nframes; i++)
         free(f->frames[i]);
     free(f->frames);
     free(f->nodes);
-    u64map_free(&f->frame_ids);
-    u64map_free(&f->node_ids);
-    u64map_free(&f->thread_ids);
-    u64map_free(&f->scratch);
-    u64map_free(&f->unnamed_threads);
+    hmap_free(&f->frame_ids);
+    hmap_free(&f->node_ids);
+    hmap_free(&f->thread_ids);
+    sums_free(&f->scratch);
+    hmap_free(&f->unnamed_threads);
     free(f);
     x->state = NULL;
 }

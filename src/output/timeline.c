@@ -18,7 +18,9 @@
 
 #include "model/profile.h"
 #include "util/error.h"
+#include "util/hmap.h"
 #include "util/jsonesc.h"
+#include "util/vec.h"
 
 #define STEP_LIMIT 20000u
 #define MARK_LIMIT 2000u
@@ -44,10 +46,9 @@ typedef struct tl_state {
     uint64_t overlapping;  /* events in the window, kept or not             */
     tl_lane *lanes;
     size_t nlanes, lanes_cap;
-    char **names;          /* interned; slots is an open-addressing index    */
+    char **names;          /* interned, in order of first sight              */
     size_t nnames, names_cap;
-    uint32_t *slots;       /* name index + 1, 0 = empty                      */
-    size_t nslots;
+    hmap name_index;       /* names: index map                              */
     uint64_t (*steps)[3];
     size_t nsteps;
     struct { uint32_t name; uint64_t t; } *marks;
@@ -55,65 +56,41 @@ typedef struct tl_state {
     int nomem;
 } tl_state;
 
-static int grow(void **v, size_t *cap, size_t need, size_t size)
+/* A name sought in the index. */
+typedef struct tl_name_key {
+    const tl_state *st;
+    const char *name;
+} tl_name_key;
+
+static int name_is(const void *ctx, uint32_t i)
 {
-    if (need <= *cap)
-        return 1;
-    size_t n = *cap ? *cap * 2 : 16;
-    while (n < need)
-        n *= 2;
-    void *p = realloc(*v, n * size);
-    if (!p)
-        return 0;
-    *v = p;
-    *cap = n;
-    return 1;
+    const tl_name_key *k = ctx;
+    return strcmp(k->st->names[i], k->name) == 0;
 }
 
-static uint64_t hash_name(const char *s)
+static uint64_t name_rehash(const void *ctx, uint32_t i)
 {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
-static int rehash(tl_state *st)
-{
-    size_t n = st->nslots ? st->nslots * 2 : 256;
-    uint32_t *slots = calloc(n, sizeof *slots);
-    if (!slots)
-        return 0;
-    for (size_t i = 0; i < st->nnames; i++) {
-        size_t k = (size_t)(hash_name(st->names[i]) & (n - 1));
-        while (slots[k])
-            k = (k + 1) & (n - 1);
-        slots[k] = (uint32_t)i + 1;
-    }
-    free(st->slots);
-    st->slots = slots;
-    st->nslots = n;
-    return 1;
+    return hash_fnv1a_str(((const tl_name_key *)ctx)->st->names[i], NULL);
 }
 
 /* The index of name in the names table, added when new. */
 static uint32_t intern(tl_state *st, const char *name)
 {
-    if ((st->nnames + 1) * 2 > st->nslots && !rehash(st))
-        goto nomem;
-    size_t k = (size_t)(hash_name(name) & (st->nslots - 1));
-    for (; st->slots[k]; k = (k + 1) & (st->nslots - 1))
-        if (strcmp(st->names[st->slots[k] - 1], name) == 0)
-            return st->slots[k] - 1;
-    if (!grow((void **)&st->names, &st->names_cap, st->nnames + 1, sizeof *st->names))
-        goto nomem;
-    char *copy = strdup(name);
-    if (!copy)
-        goto nomem;
-    st->names[st->nnames] = copy;
-    st->slots[k] = (uint32_t)++st->nnames;
-    return st->slots[k] - 1;
-nomem:
+    tl_name_key key = { st, name };
+    int added;
+    uint32_t *i = hmap_slot_by(&st->name_index, hash_fnv1a_str(name, NULL), name_is, name_rehash,
+                               &key, &added);
+    if (i && !added)
+        return *i;
+    char *copy = i ? strdup(name) : NULL;
+    if (copy && vec_grow(&st->names, &st->names_cap, st->nnames, sizeof *st->names) == 0) {
+        st->names[st->nnames] = copy;
+        *i = (uint32_t)st->nnames++;
+        return *i;
+    }
+    free(copy);
+    if (i)
+        hmap_remove_by(&st->name_index, i, name_rehash, &key);
     st->nomem = 1;
     return 0;
 }
@@ -125,7 +102,7 @@ static uint32_t lane_of(tl_state *st, int gpu, uint32_t thread, uint32_t device,
         if (l->gpu == gpu && (gpu ? l->device == device && l->stream == stream : l->thread == thread))
             return (uint32_t)i;
     }
-    if (!grow((void **)&st->lanes, &st->lanes_cap, st->nlanes + 1, sizeof *st->lanes)) {
+    if (vec_grow(&st->lanes, &st->lanes_cap, st->nlanes, sizeof *st->lanes) < 0) {
         st->nomem = 1;
         return 0;
     }
@@ -343,7 +320,7 @@ static void state_free(tl_state *st)
     for (size_t i = 0; i < st->nnames; i++)
         free(st->names[i]);
     free(st->names);
-    free(st->slots);
+    hmap_free(&st->name_index);
     free(st->heap);
     free(st->lanes);
     free(st->steps);
