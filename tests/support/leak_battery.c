@@ -9,6 +9,7 @@
 
 #include "fixtures.h"
 #include "leak_battery.h"
+#include "util/vec.h"
 
 #define GIB (1024.0 * FX_MB)
 
@@ -37,7 +38,7 @@ typedef struct lb_case {
     size_t nsteps;
     uint64_t *t;
     double *y;
-    size_t n, cap;
+    size_t n, cap_t, cap_y;
     double noise, phi, sd;       /* AR(1) state, coefficient, marginal sd       */
     double level, rate, amp, at, width, period; /* the shape's parameters      */
     int kind;
@@ -61,18 +62,9 @@ static double noise(lb_case *k)
 
 static int add_sample(lb_case *k, uint64_t t, double y)
 {
-    if (k->n == k->cap) {
-        size_t cap = k->cap ? 2 * k->cap : 1024;
-        uint64_t *nt = realloc(k->t, cap * sizeof *nt);
-        if (nt)
-            k->t = nt;
-        double *ny = realloc(k->y, cap * sizeof *ny);
-        if (ny)
-            k->y = ny;
-        if (!nt || !ny)
-            return -1;
-        k->cap = cap;
-    }
+    if (vec_grow(&k->t, &k->cap_t, k->n, sizeof *k->t) < 0 ||
+        vec_grow(&k->y, &k->cap_y, k->n, sizeof *k->y) < 0)
+        return -1;
     k->t[k->n] = t;
     k->y[k->n++] = y < 0 ? 0 : y;
     return 0;

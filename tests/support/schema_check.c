@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "schema_check.h"
+#include "util/vec.h"
 
 typedef struct sc {
     const cJSON *root;
@@ -190,13 +191,8 @@ cJSON *schema_load(const char *path)
     char *buf = NULL;
     size_t len = 0, cap = 0;
     for (;;) {
-        if (len + 4096 + 1 > cap) {
-            cap = cap ? cap * 2 : 65536;
-            char *nb = realloc(buf, cap);
-            if (!nb)
-                break;
-            buf = nb;
-        }
+        if (vec_grow(&buf, &cap, len + 4096, 1) < 0) /* 4096 bytes and a NUL */
+            break;
         size_t got = fread(buf + len, 1, cap - len - 1, f);
         len += got;
         if (got == 0)

@@ -6,6 +6,7 @@
 
 #include "format/format.h"
 #include "synth.h"
+#include "util/vec.h"
 
 #define SYNTH_THREADS_MAX 64
 #define SYNTH_GPU_SLOT SYNTH_THREADS_MAX
@@ -21,7 +22,8 @@ struct synth {
     int used[SYNTH_THREADS_MAX + 1];
     uint32_t per_block;
     name_entry *names;
-    uint32_t nnames, cap;
+    uint32_t nnames;
+    size_t cap;
     prof_err err;
     prof_error detail;
 };
@@ -69,15 +71,9 @@ uint32_t synth_name(synth *s, const char *name)
     for (uint32_t i = 0; i < s->nnames; i++) /* fixtures have few names */
         if (strcmp(s->names[i].name, name) == 0)
             return s->names[i].id;
-    if (s->nnames == s->cap) {
-        uint32_t cap = s->cap ? s->cap * 2 : 64;
-        name_entry *n = realloc(s->names, cap * sizeof *n);
-        if (!n) {
-            synth_fail(s, PROF_ERR_NOMEM);
-            return 0;
-        }
-        s->names = n;
-        s->cap = cap;
+    if (vec_grow(&s->names, &s->cap, s->nnames, sizeof *s->names) < 0) {
+        synth_fail(s, PROF_ERR_NOMEM);
+        return 0;
     }
     char *copy = strdup(name);
     if (!copy) {
