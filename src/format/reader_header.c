@@ -100,14 +100,11 @@ static void find_trailer(pf_file *f)
     pf_trailer tr;
     if (f->size < f->first_block + PF_BLOCK_HEADER_LEN + PF_TRAILER_LEN)
         return;
-    if (pf_source_read(f, f->size - PF_TRAILER_LEN, PF_TRAILER_LEN, &t, &tmp, NULL, "") ==
-            PROF_OK &&
-        pf_trailer_load(t, &tr) == 0) {
-        uint64_t off = tr.footer_offset;
-        if (off >= f->first_block && off <= f->size - PF_TRAILER_LEN - PF_BLOCK_HEADER_LEN) {
-            f->has_trailer = 1;
-            f->footer_offset = off;
-        }
+    prof_err e = pf_source_read(f, f->size - PF_TRAILER_LEN, PF_TRAILER_LEN, &t, &tmp, NULL, "");
+    if (e == PROF_OK && pf_trailer_load(t, &tr) == 0 && tr.footer_offset >= f->first_block &&
+        tr.footer_offset <= f->size - PF_TRAILER_LEN - PF_BLOCK_HEADER_LEN) {
+        f->has_trailer = 1;
+        f->footer_offset = tr.footer_offset;
     }
     free(tmp.data);
 }
