@@ -16,6 +16,7 @@
 #include "analysis/trend.h"
 #include "model/profile.h"
 #include "prof.h"
+#include "util/fmt.h"
 
 #define MIB (1024.0 * 1024.0)
 #define MIN_FIT_POINTS 10
@@ -117,9 +118,8 @@ const char *fmt_text(char *buf, size_t size, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 const char *severity_by(double v, double high, double medium); /* "high"/"medium"/"low" */
 const char *op_kind_name(uint32_t kind);
-/* "12.3%" / "45.6 ms" into buf */
+/* "12.3%" into buf; durations: fmt_duration (util/fmt.h), as the reports */
 const char *fmt_pct(char *buf, size_t size, double share);
-const char *fmt_ns(char *buf, size_t size, double ns);
 
 /* steady.c: the steady state compare tests (rules.md §6.2) */
 void steady_steps(analysis_ctx *c, cJSON *step_time);

@@ -179,8 +179,8 @@ static void idle_finding(analysis_ctx *c, const model_gpu_device *g, const devic
              basis_words(t));
     if (g->idle_gaps)
         fmt_text(gaps, sizeof gaps, "; %llu gaps of 1 ms or more take %s, the longest %s",
-                 (unsigned long long)g->idle_gaps, fmt_ns(a, sizeof a, (double)g->idle_gap_ns),
-                 fmt_ns(b, sizeof b, (double)g->longest[0].dur_ns));
+                 (unsigned long long)g->idle_gaps, fmt_duration(a, (double)g->idle_gap_ns),
+                 fmt_duration(b, (double)g->longest[0].dur_ns));
     fmt_text(rec, sizeof rec,
              "GPU %u is idle %s %s%s: the host does not feed it fast enough. Long gaps are "
              "the CPU doing something else (data loading, host synchronisations, Python "
@@ -232,8 +232,8 @@ static void comm_finding(analysis_ctx *c, const model_gpu_device *g, const devic
              "(backward_prefetch, forward_prefetch); launch your own collectives with "
              "async_op=True and wait as late as possible; or communicate less (bf16 "
              "gradients, compression hooks, larger per-GPU batches).",
-             g->device, fmt_ns(a, sizeof a, t->comm_ns), fmt_pct(b, sizeof b, overlapped),
-             fmt_ns(d, sizeof d, t->exposed_ns), fmt_pct(e2, sizeof e2, share), basis_words(t));
+             g->device, fmt_duration(a, t->comm_ns), fmt_pct(b, sizeof b, overlapped),
+             fmt_duration(d, t->exposed_ns), fmt_pct(e2, sizeof e2, share), basis_words(t));
     cJSON *e = finding_add(c, "exposed_comm", severity_by(share, 0.30, 0.10), subject,
                            share > 1 ? 1.0 : share, title, rec);
     jnum(c, e, RK_DEVICE, g->device);

@@ -116,15 +116,3 @@ const char *fmt_pct(char *buf, size_t size, double share)
 {
     return fmt_text(buf, size, "%.1f%%", 100.0 * share);
 }
-
-const char *fmt_ns(char *buf, size_t size, double ns)
-{
-    double a = fabs(ns);
-    if (a >= 1e9)
-        return fmt_text(buf, size, "%.2f s", ns / 1e9);
-    if (a >= 1e6)
-        return fmt_text(buf, size, "%.2f ms", ns / 1e6);
-    if (a >= 1e3)
-        return fmt_text(buf, size, "%.2f us", ns / 1e3);
-    return fmt_text(buf, size, "%.0f ns", ns);
-}

@@ -367,7 +367,7 @@ static void leak_course(char *buf, size_t size, const analysis_ctx *c, const lea
     if (by_step)
         fmt_text(span, sizeof span, "%.0f steps", width + 1);
     else
-        fmt_ns(span, sizeof span, width * 1e9);
+        fmt_duration(span, width * 1e9);
     if (l->level > 0)
         fmt_pct(share, sizeof share, l->growth / l->level);
     fmt_text(buf, size, " (95%% CI +/- %s MiB) %s; it gained %s MiB%s%s%s over the %s fitted",
@@ -381,15 +381,15 @@ static void leak_when(char *buf, size_t size, const leak_series *l)
     if (l->has_projection && l->axis == LEAK_AXIS_STEP)
         fmt_text(buf, size, "at this rate it reaches its capacity (%.0f MiB) at step %.0f, in "
                  "about %s", l->capacity / MIB, l->oom_step,
-                 fmt_ns(a, sizeof a, fmax(0.0, l->oom_t_ns - l->t[l->n - 1])));
+                 fmt_duration(a, fmax(0.0, l->oom_t_ns - l->t[l->n - 1])));
     else if (l->has_projection)
         fmt_text(buf, size, "at this rate it reaches its capacity (%.0f MiB) in about %s",
-                 l->capacity / MIB, fmt_ns(a, sizeof a, fmax(0.0, l->oom_t_ns - l->t[l->n - 1])));
+                 l->capacity / MIB, fmt_duration(a, fmax(0.0, l->oom_t_ns - l->t[l->n - 1])));
     else
         fmt_text(buf, size, "it would grow by half within %s; its capacity is unknown (pass "
                  "--capacity to project when it runs out)", l->axis == LEAK_AXIS_STEP ?
                  fmt_text(h, sizeof h, "%.0f steps", l->horizon) :
-                 fmt_ns(h, sizeof h, l->horizon * 1e9));
+                 fmt_duration(h, l->horizon * 1e9));
 }
 
 static void leak_finding(analysis_ctx *c, const leak_series *l)

@@ -119,13 +119,13 @@ void rule_step_slowdown(analysis_ctx *c)
         return;
     char title[160], rec[600], a[32], b[32];
     fmt_text(title, sizeof title, "step time grows %s per step (+%s over the run)",
-             fmt_ns(a, sizeof a, fit.slope), fmt_pct(b, sizeof b, rel));
+             fmt_duration(a, fit.slope), fmt_pct(b, sizeof b, rel));
     fmt_text(rec, sizeof rec,
              "Step time grows by %s per step (+%s from step %.0f to %.0f): something "
              "accumulates - a growing Python structure walked every step, an autograd graph "
              "kept alive, a cache or a data source that slows down. Compare the first and "
              "last steps with prof compare, or profile a late step.",
-             fmt_ns(a, sizeof a, fit.slope), fmt_pct(b, sizeof b, rel), first, last);
+             fmt_duration(a, fit.slope), fmt_pct(b, sizeof b, rel), first, last);
     cJSON *e = finding_add(c, "step_slowdown", severity_by(rel, 0.50, 0.25), "steps",
                            fmin(1.0, rel / 2.0), title, rec);
     jnum(c, e, "slope_ns_per_step", fit.slope);
@@ -156,8 +156,8 @@ void rule_step_outliers(analysis_ctx *c)
              "%zu step%s took far longer than the median %s (worst: step %.0f, %s): look at "
              "what runs only then - checkpoint saving, evaluation, garbage collection, a new "
              "data shard, recompilation on a new input shape.",
-             s->noutliers, s->noutliers == 1 ? "" : "s", fmt_ns(a, sizeof a, s->median),
-             s->num[worst], fmt_ns(b, sizeof b, s->dur[worst]));
+             s->noutliers, s->noutliers == 1 ? "" : "s", fmt_duration(a, s->median),
+             s->num[worst], fmt_duration(b, s->dur[worst]));
     cJSON *e = finding_add(c, "step_outliers", severity_by(share, 0.10, 0.02), "steps",
                            fmin(1.0, share), title, rec);
     jnum(c, e, RK_COUNT, (double)s->noutliers);
@@ -228,7 +228,7 @@ void rule_straggler_work(analysis_ctx *c, const step_stats *per_rank)
                  "others wait for it in every collective. Check its data shard (longer "
                  "sequences, heavier samples), its host (CPU contention, thermal throttling, a "
                  "slower GPU) and its input pipeline.",
-                 rank, ratio, fmt_ns(a, sizeof a, mine), fmt_ns(b, sizeof b, med));
+                 rank, ratio, fmt_duration(a, mine), fmt_duration(b, med));
         cJSON *e = finding_add(c, "straggler", severity_by(ratio, 1.5, 1.2), subject,
                                (ratio - 1.0) / ratio, title, rec);
         jnum(c, e, RK_RANK, rank);

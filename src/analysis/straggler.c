@@ -194,8 +194,8 @@ static void collective_finding(analysis_ctx *c, size_t r, const step_stats *st)
              "in all (%s%s), %s of its %s (%s). Check its data shard (longer sequences, heavier "
              "samples), its host (CPU contention, thermal throttling, a slower GPU or link) "
              "and its input pipeline; compare its profile with a fast rank's (prof compare).",
-             rank, k->last, x->matched, fmt_ns(a, sizeof a, k->caused_ns),
-             st->n ? fmt_ns(b, sizeof b, per_step) : "",
+             rank, k->last, x->matched, fmt_duration(a, k->caused_ns),
+             st->n ? fmt_duration(b, per_step) : "",
              st->n ? " per step" : "no steps", fmt_pct(d, sizeof d, share),
              st->n ? "step time" : "time between its first and last collective",
              strcmp(x->align, "start") == 0 ? "arrivals compared on one host's clock"

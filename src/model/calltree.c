@@ -46,7 +46,8 @@ static uint32_t fnode_new(model_builder *b)
     if (i != MODEL_NONE) {
         b->free_node = b->pool[i].next_sibling;
     } else {
-        if (b->npool >= MODEL_NONE - 1 || vec_grow(&b->pool, &b->cap_pool, b->npool, sizeof *b->pool) < 0)
+        if (b->npool >= MODEL_NONE - 1 ||
+            vec_grow(&b->pool, &b->cap_pool, b->npool, sizeof *b->pool) < 0)
             return MODEL_NONE;
         i = (uint32_t)b->npool++;
     }

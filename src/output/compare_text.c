@@ -45,7 +45,7 @@ static const char *str(const cJSON *o, const char *key)
 static const char *value(char buf[FMT_BUF], const char *unit, double v)
 {
     if (strcmp(unit, "ns") == 0)
-        return fmt_duration(buf, textout_u64(v));
+        return fmt_duration(buf, (double)textout_u64(v));
     if (strcmp(unit, "bytes") == 0)
         return fmt_bytes(buf, textout_u64(v));
     return fmt_count(buf, textout_u64(v));

@@ -209,7 +209,7 @@ prof_err info_render_text(FILE *out, const char *path, const profile_summary *s)
         render_origin(out, m);
         render_import(out, m);
     }
-    fprintf(out, "span       %s, blocks %s\n", fmt_duration(b1, s->last_ns - s->first_ns),
+    fprintf(out, "span       %s, blocks %s\n", fmt_duration(b1, (double)(s->last_ns - s->first_ns)),
             fmt_count(b2, s->status.blocks));
     render_threads(out, s);
     render_counts(out, s);

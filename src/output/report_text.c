@@ -38,7 +38,7 @@ static const char *str(const cJSON *o, const char *key)
 
 static const char *dur(char buf[FMT_BUF], double ns)
 {
-    return fmt_duration(buf, textout_u64(ns));
+    return fmt_duration(buf, (double)textout_u64(ns));
 }
 
 static const char *bytes(char buf[FMT_BUF], double b)

@@ -1,4 +1,5 @@
 /* fmt.c - human-readable numbers (see fmt.h). */
+#include <math.h>
 #include <stdio.h>
 
 #include "util/fmt.h"
@@ -19,17 +20,17 @@ const char *fmt_bytes(char buf[FMT_BUF], uint64_t bytes)
     return buf;
 }
 
-const char *fmt_duration(char buf[FMT_BUF], uint64_t ns)
+const char *fmt_duration(char buf[FMT_BUF], double ns)
 {
-    double v = (double)ns;
-    if (ns < 1000)
-        snprintf(buf, FMT_BUF, "%llu ns", (unsigned long long)ns);
-    else if (ns < 1000000)
-        snprintf(buf, FMT_BUF, "%.2f us", v / 1e3);
-    else if (ns < 1000000000)
-        snprintf(buf, FMT_BUF, "%.2f ms", v / 1e6);
+    double a = fabs(ns);
+    if (a >= 1e9)
+        snprintf(buf, FMT_BUF, "%.3f s", ns / 1e9);
+    else if (a >= 1e6)
+        snprintf(buf, FMT_BUF, "%.2f ms", ns / 1e6);
+    else if (a >= 1e3)
+        snprintf(buf, FMT_BUF, "%.2f us", ns / 1e3);
     else
-        snprintf(buf, FMT_BUF, "%.3f s", v / 1e9);
+        snprintf(buf, FMT_BUF, "%.0f ns", ns);
     return buf;
 }
 

@@ -9,7 +9,10 @@
 #define FMT_BUF 32
 
 const char *fmt_bytes(char buf[FMT_BUF], uint64_t bytes);   /* "31.2 KiB"  */
-const char *fmt_duration(char buf[FMT_BUF], uint64_t ns);   /* "1.234 s"   */
+/* The one duration format of reports and findings: ns, us and ms with two
+ * decimals, seconds with three (the text report's columns), negative
+ * values (deltas) as their magnitude would be, signed. */
+const char *fmt_duration(char buf[FMT_BUF], double ns);     /* "1.234 s"   */
 const char *fmt_count(char buf[FMT_BUF], uint64_t n);       /* "7,812"     */
 
 #endif
