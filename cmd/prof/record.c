@@ -131,9 +131,11 @@ static int check_options(const record_opts *o, int argc)
     if (o->output && !*o->output)
         return cmd_usage_error("record", "empty output path");
     if (o->sample_rate && rt_config_parse_rate(o->sample_rate, &rate) != 0)
-        return cmd_usage_error("record", "bad sample rate '%s': want 0 < R <= 1", o->sample_rate);
+        return cmd_usage_error("record", "bad sample rate '%s': want " RT_RATE_LIMITS,
+                               o->sample_rate);
     if (o->schedule && rt_config_parse_schedule(o->schedule, schedule) != 0)
-        return cmd_usage_error("record", "bad schedule '%s': want W:WU:A:R", o->schedule);
+        return cmd_usage_error("record", "bad schedule '%s': want " RT_SCHEDULE_LIMITS,
+                               o->schedule);
     if (o->python_hooks && !valid_hooks(o->python_hooks))
         return cmd_usage_error("record", "bad Python hooks '%s': want a comma list of steps, "
                                "modules, data, syncs, memory or all", o->python_hooks);

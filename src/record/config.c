@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "record/runtime.h"
+#include "util/vec.h"
 
 #define DEFAULT_OUTPUT "run.prof"
 #define DEFAULT_BUFFER ((size_t)64 << 20)
@@ -93,12 +94,17 @@ int rt_config_parse_schedule(const char *s, unsigned out[4])
     return *s ? -EINVAL : 0;
 }
 
+int rt_config_rate_ok(double r)
+{
+    return r > 0 && r <= 1;
+}
+
 int rt_config_parse_rate(const char *s, double *out)
 {
     char *end;
     errno = 0;
     double r = strtod(s, &end);
-    if (errno || *end || end == s || !(r > 0 && r <= 1))
+    if (errno || *end || end == s || !rt_config_rate_ok(r))
         return -EINVAL;
     *out = r;
     return 0;
@@ -109,11 +115,9 @@ static int add_tag(rt_config *c, const char *item, size_t len)
     const char *eq = memchr(item, '=', len);
     if (!eq || eq == item)
         return -EINVAL;
-    rt_tag *tags = realloc(c->tags, (c->ntags + 1) * sizeof *tags);
-    if (!tags)
+    if (vec_grow(&c->tags, &c->cap_tags, c->ntags, sizeof *c->tags) < 0)
         return -ENOMEM;
-    c->tags = tags;
-    rt_tag *t = &tags[c->ntags];
+    rt_tag *t = &c->tags[c->ntags];
     t->key = strndup(item, (size_t)(eq - item));
     t->value = strndup(eq + 1, len - (size_t)(eq - item) - 1);
     c->ntags++;
@@ -209,8 +213,8 @@ static int resolve_sizes(const prof_config *cfg, rt_config *c, const char **bad)
 static int resolve_sampling(const prof_config *cfg, rt_config *c, const char **bad)
 {
     const char *s;
-    if (isnan(cfg->sample_rate) || cfg->sample_rate < 0 || cfg->sample_rate > 1)
-        return -EINVAL;
+    if (cfg->sample_rate != 0 && !rt_config_rate_ok(cfg->sample_rate))
+        return -EINVAL; /* 0: not set, the environment's or 1 */
     c->sample_rate = cfg->sample_rate;
     if (c->sample_rate == 0 && (s = env("PROF_SAMPLE_RATE")) &&
         rt_config_parse_rate(s, &c->sample_rate))

@@ -25,7 +25,7 @@ typedef struct rt_config {
     int cuda;
     long rank, world_size, local_rank;
     rt_tag *tags;
-    size_t ntags;
+    size_t ntags, cap_tags;
 } rt_config;
 
 /* 0, -EINVAL or -ECANCELED (PROF_ENABLE=0); -ENOMEM. Fills *out, which
@@ -38,10 +38,20 @@ void rt_config_free(rt_config *c);
 /* Whether step n keeps its region, mark and counter events. */
 int rt_step_sampled(const rt_config *c, uint64_t n);
 
-/* A sample rate, 0 < r <= 1 (PROF_SAMPLE_RATE). 0 or -EINVAL. */
+/* The limits of the sampling settings: one set, checked here for
+ * prof_start (a prof_config's fields, PROF_SAMPLE_RATE, PROF_SCHEDULE) and
+ * for `prof record`, which refuses its options before the command runs;
+ * man/libprof.3 and man/prof-record.1 state them. A schedule with active 0
+ * is no schedule. */
+#define RT_RATE_LIMITS "0 < R <= 1"
+#define RT_SCHEDULE_LIMITS "W:WU:A:R, four whole numbers up to 4294967295"
+
+/* Whether r is a sample rate: 0 < r <= 1 (NaN is not). */
+int rt_config_rate_ok(double r);
+/* A sample rate as text (PROF_SAMPLE_RATE, --sample-rate). 0 or -EINVAL. */
 int rt_config_parse_rate(const char *s, double *out);
-/* "wait:warmup:active:repeat", four whole numbers (PROF_SCHEDULE), into
- * out[0..3]. 0 or -EINVAL. */
+/* "wait:warmup:active:repeat" (PROF_SCHEDULE, --schedule), into out[0..3].
+ * 0 or -EINVAL. */
 int rt_config_parse_schedule(const char *s, unsigned out[4]);
 
 #pragma GCC visibility pop

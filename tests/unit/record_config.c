@@ -2,7 +2,10 @@
  * which `prof record -o 'run.%p.%r.prof'` relies on: from the environment
  * and from prof_config, with %% and unknown sequences, and end to end
  * through prof_start writing the file under the expanded name; and the
- * step schedule at the edge of its arithmetic. */
+ * step schedule at the edge of its arithmetic; and the one set of limits
+ * of the sample rate and the schedule. */
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 
 #include "record/runtime.h"
@@ -94,4 +97,52 @@ Test(record_config, schedule_past_64_bits_keeps_its_active_steps)
     cr_expect(rt_step_sampled(&c, first_active + 1));
     cr_expect(!rt_step_sampled(&c, first_active + 2)); /* the next cycle's wait */
     rt_config_free(&c);
+}
+
+/* One set of limits for the sample rate, whether it comes from a
+ * prof_config, PROF_SAMPLE_RATE or `prof record --sample-rate` (which
+ * parses with rt_config_parse_rate before the command runs). */
+Test(record_config, sample_rate_limits_are_one_set)
+{
+    static const struct {
+        const char *text;
+        double value;
+        int ok;
+    } cases[] = { { "1", 1.0, 1 },      { "0.25", 0.25, 1 }, { "1e-9", 1e-9, 1 },
+                  { "0", 0.0, 0 },      { "-0.5", -0.5, 0 }, { "1.0001", 1.0001, 0 },
+                  { "nan", NAN, 0 },    { "inf", INFINITY, 0 } };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        double r;
+        rt_config c;
+        prof_config cfg = { 0 };
+        cr_expect_eq(rt_config_rate_ok(cases[i].value), cases[i].ok, "%s", cases[i].text);
+        cr_expect_eq(rt_config_parse_rate(cases[i].text, &r) == 0, cases[i].ok, "%s",
+                     cases[i].text);
+        setenv("PROF_SAMPLE_RATE", cases[i].text, 1);
+        int e = rt_config_resolve(NULL, &c);
+        cr_expect_eq(e == 0, cases[i].ok, "PROF_SAMPLE_RATE=%s", cases[i].text);
+        if (!e)
+            rt_config_free(&c);
+        unsetenv("PROF_SAMPLE_RATE");
+        cfg.sample_rate = cases[i].value; /* 0 in a prof_config: not set, so 1 */
+        e = rt_config_resolve(&cfg, &c);
+        cr_expect_eq(e == 0, cases[i].ok || cases[i].value == 0, "prof_config %s", cases[i].text);
+        if (!e) {
+            cr_expect_eq(c.sample_rate, cases[i].value == 0 ? 1.0 : cases[i].value);
+            rt_config_free(&c);
+        }
+    }
+}
+
+Test(record_config, schedule_limits)
+{
+    unsigned s[4];
+    cr_expect_eq(rt_config_parse_schedule("1:1:3:2", s), 0);
+    cr_expect(s[0] == 1 && s[1] == 1 && s[2] == 3 && s[3] == 2);
+    cr_expect_eq(rt_config_parse_schedule("0:0:4294967295:0", s), 0);
+    cr_expect_eq(s[2], 4294967295u);
+    const char *bad[] = { "", "1:1:3", "1:1:3:2:0", "1:1:4294967296:0", "1:-1:3:2", "1::3:2",
+                          "1:1:3:2x", " 1:1:3:2", "1:1:3:+2" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        cr_expect_eq(rt_config_parse_schedule(bad[i], s), -EINVAL, "'%s'", bad[i]);
 }
