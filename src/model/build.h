@@ -155,9 +155,21 @@ typedef struct model_builder {
 /* qsort for arrays that may be empty (and NULL) */
 void mb_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 
+/* The index cached for ev's name id, 1, or 0 when there is none. The
+ * reader hands out one stable string per name id (a redefinition gives a
+ * new one), so a cached id is still valid while its pointer matches.
+ * Inline: every region and sample asks. */
+static inline int mb_idmap_get(const mb_idmap *map, const prof_event *ev, uint32_t *index)
+{
+    if (ev->name_id < map->n && map->v[ev->name_id].name == ev->name) {
+        *index = map->v[ev->name_id].index;
+        return 1;
+    }
+    return 0;
+}
+
 /* profile.c */
 uint32_t mb_node_child(model_builder *b, uint32_t parent, uint32_t op); /* MODEL_NONE: no memory */
-int mb_idmap_get(const mb_idmap *map, const prof_event *ev, uint32_t *index); /* 1 found */
 int mb_idmap_set(mb_idmap *map, const prof_event *ev, uint32_t index);
 
 /* series.c */

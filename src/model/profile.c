@@ -23,17 +23,6 @@ void mb_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const v
 
 /* ---- name id caches ------------------------------------------------------ */
 
-/* The reader hands out one stable string per name id (a redefinition gives
- * a new one), so a cached id is still valid while its pointer matches. */
-int mb_idmap_get(const mb_idmap *map, const prof_event *ev, uint32_t *index)
-{
-    if (ev->name_id < map->n && map->v[ev->name_id].name == ev->name) {
-        *index = map->v[ev->name_id].index;
-        return 1;
-    }
-    return 0;
-}
-
 int mb_idmap_set(mb_idmap *map, const prof_event *ev, uint32_t index)
 {
     if (vec_grow_zero(&map->v, &map->n, ev->name_id, sizeof *map->v) < 0)

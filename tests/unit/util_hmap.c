@@ -301,6 +301,47 @@ Test(util_hmap, index_map_clear)
     hmap_free(&m);
 }
 
+/* Values far apart (not indexes of one array) grow the table as well as
+ * dense ones, which it moves in their order. */
+static const char *sparse_want;
+
+static int sparse_eq(const void *ctx, uint32_t val)
+{
+    (void)ctx;
+    return val / 100000 == (uint32_t)atoi(sparse_want);
+}
+
+static uint64_t sparse_hash(const void *ctx, uint32_t val)
+{
+    char buf[16];
+    (void)ctx;
+    snprintf(buf, sizeof buf, "%u", val / 100000);
+    return hash_fnv1a_str(buf, NULL);
+}
+
+Test(util_hmap, index_map_sparse_values)
+{
+    hmap m = { 0 };
+    char buf[16];
+    int added;
+    for (uint32_t i = 0; i < 5000; i++) {
+        snprintf(buf, sizeof buf, "%u", i);
+        sparse_want = buf;
+        uint32_t *v = hmap_slot_by(&m, hash_fnv1a_str(buf, NULL), sparse_eq, sparse_hash, NULL,
+                                   &added);
+        cr_assert(v && added);
+        *v = i * 100000 + 7;
+    }
+    for (uint32_t i = 0; i < 5000; i++) {
+        snprintf(buf, sizeof buf, "%u", i);
+        sparse_want = buf;
+        uint32_t *v = hmap_find_by(&m, hash_fnv1a_str(buf, NULL), sparse_eq, NULL);
+        cr_assert_not_null(v, "%u", i);
+        cr_assert_eq(*v, i * 100000 + 7);
+    }
+    hmap_free(&m);
+}
+
 /* A map emptied over and over (a level of the folded export): what it
  * once held is let go. */
 Test(util_hmap, clear_lets_big_tables_go)
