@@ -70,7 +70,9 @@ CMD_SRC  := $(sort $(wildcard cmd/prof/*.c))
 SUP_SRC  := $(sort $(wildcard tests/support/*.c))
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 # the units with threads of their own: the recorder's, and the reader's producer
-TSAN_UNITS := $(sort $(wildcard tests/unit/record_thread*.c tests/unit/format_prefetch.c))
+# (model_threads: while the model consumes what it hands over)
+TSAN_UNITS := $(sort $(wildcard tests/unit/record_thread*.c tests/unit/format_prefetch.c \
+	tests/unit/model_threads.c))
 BENCH_SRC := $(sort $(wildcard tests/bench/*.c))
 
 obj = $(patsubst %.c,$(B)/$(1)/%.o,$(2))
@@ -155,6 +157,11 @@ $(B)/asan/tests/unit/%: $(B)/asan/tests/unit/%.o $(call obj,asan,$(SUP_SRC) $(TO
 $(B)/tsan/tests/unit/%: $(B)/tsan/tests/unit/%.o $(call obj,tsan,$(SUP_SRC)) $(B)/tsan/libprof.a
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -pthread $(TSAN) -o $@ $^ -lcriterion $(SUP_LIBS) $(LIBS)
+# model_threads builds models: the model's code is checked with the reader's
+$(B)/tsan/tests/unit/model_threads: $(B)/tsan/tests/unit/model_threads.o \
+		$(call obj,tsan,$(SUP_SRC) $(TOOL_SRC)) $(B)/tsan/libprof.a
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -pthread $(TSAN) -o $@ $^ -lcriterion $(TOOL_LIBS) $(LIBS)
 $(B)/rel/tests/bench/%: $(B)/rel/tests/bench/%.o $(SUP_OBJ) $(TOOL_OBJ) $(B)/rel/libprof.a
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -pthread -o $@ $^ $(TOOL_LIBS) $(LIBS)

@@ -139,7 +139,8 @@ typedef struct prof_reader prof_reader;
  * prof_reader_next() on, a thread of the reader's own reads, checks and
  * decodes blocks ahead of the caller (the events, status and errors are
  * those of reading in order); prof_reader_close() ends it. Without a
- * thread (none could be created) the caller's does all of it.
+ * thread (none could be created, or PROF_THREADS=1 in the environment when
+ * the file is opened) the caller's does all of it.
  * @return PROF_OK and *out, or an error described in *err (may be NULL).
  * Errors: PROF_ERR_IO, PROF_ERR_EMPTY, PROF_ERR_NOT_PROF, PROF_ERR_VERSION,
  * PROF_ERR_TRUNCATED, PROF_ERR_CORRUPT, PROF_ERR_NOMEM. */

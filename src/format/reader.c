@@ -33,6 +33,15 @@ static prof_err reader_init(prof_reader *r, prof_error *err)
     return PROF_OK;
 }
 
+/* PROF_THREADS=1 reads on the caller's thread alone: the reference that
+ * reading ahead on a second thread must match (tests), and a way to take
+ * the thread out when measuring or debugging. */
+static int one_thread(void)
+{
+    const char *v = getenv("PROF_THREADS");
+    return v && strcmp(v, "1") == 0;
+}
+
 prof_err prof_reader_open(const char *path, prof_reader **out, prof_error *err)
 {
     struct stat sb;
@@ -52,7 +61,7 @@ prof_err prof_reader_open(const char *path, prof_reader **out, prof_error *err)
         prof_reader_close(r);
         return e;
     }
-    r->want_prefetch = 1;
+    r->want_prefetch = !one_thread();
     *out = r;
     return PROF_OK;
 }
