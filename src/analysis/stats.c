@@ -324,12 +324,74 @@ void stats_sort(double *v, size_t n)
         quick_sort(v, n, depth);
 }
 
+/* Puts the k-th smallest of v[0..n) at v[k], the smaller ones before it
+ * and the larger after (quickselect, partitioned as quick_sort does; past
+ * the same depth it sorts what is left, so the worst case stays n log n). */
+static void select_kth(double *v, size_t n, size_t k)
+{
+    unsigned depth = 0;
+    for (size_t m = n; m > 1; m >>= 1)
+        depth += 2;
+    while (n > 16) {
+        if (depth-- == 0) {
+            gsl_sort(v, 1, n);
+            return;
+        }
+        size_t mid = n / 2;
+        if (v[mid] < v[0])
+            swap_d(&v[mid], &v[0]);
+        if (v[n - 1] < v[0])
+            swap_d(&v[n - 1], &v[0]);
+        if (v[n - 1] < v[mid])
+            swap_d(&v[n - 1], &v[mid]);
+        double pivot = v[mid];
+        size_t i = 0, j = n - 1;
+        for (;;) {
+            while (v[i] < pivot)
+                i++;
+            while (pivot < v[j])
+                j--;
+            if (i >= j)
+                break;
+            swap_d(&v[i], &v[j]);
+            i++;
+            j--;
+        }
+        size_t left = j + 1; /* [0, left) <= pivot <= [left, n) */
+        if (k < left) {
+            n = left;
+        } else {
+            v += left;
+            n -= left;
+            k -= left;
+        }
+    }
+    insertion_sort(v, n);
+}
+
+double stats_quantile_select(double *v, size_t n, double q)
+{
+    if (n == 0)
+        return 0.0;
+    /* gsl_stats_quantile_from_sorted_data's interpolation, on the two order
+     * statistics it reads */
+    double index = (q < 0 ? 0 : q > 1 ? 1 : q) * (double)(n - 1);
+    size_t lhs = (size_t)index;
+    double delta = index - (double)lhs;
+    select_kth(v, n, lhs);
+    if (lhs == n - 1)
+        return v[lhs];
+    double next = v[lhs + 1];
+    for (size_t i = lhs + 2; i < n; i++)
+        next = v[i] < next ? v[i] : next;
+    return (1 - delta) * v[lhs] + delta * next;
+}
+
 double stats_mad(const double *v, size_t n, double median, double *scratch)
 {
     for (size_t i = 0; i < n; i++)
         scratch[i] = fabs(v[i] - median);
-    stats_sort(scratch, n);
-    return stats_quantile_sorted(scratch, n, 0.5);
+    return stats_quantile_select(scratch, n, 0.5);
 }
 
 size_t stats_warmup(size_t n)

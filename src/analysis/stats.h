@@ -82,10 +82,15 @@ double stats_p_beyond(const stats_diff *d, double margin);
 /* Quantile q in [0, 1] of sorted values, interpolated; 0 when n = 0. */
 double stats_quantile_sorted(const double *sorted, size_t n, double q);
 
+/* Quantile q in [0, 1] of n values, the same number stats_quantile_sorted
+ * gives for them sorted, found by selection in O(n): v is reordered. */
+double stats_quantile_select(double *v, size_t n, double q);
+
 /* Sorts v in place (ascending). */
 void stats_sort(double *v, size_t n);
 
-/* Median absolute deviation from `median` of n values; uses scratch[n]. */
+/* Median absolute deviation from `median` of n values; uses scratch[n],
+ * which may be v itself (v is then overwritten). */
 double stats_mad(const double *v, size_t n, double median, double *scratch);
 
 /* Warm-up points skipped at the start of a per-step series of n points

@@ -13,22 +13,17 @@ static int step_used(const model_step *st, int any_complete)
     return !any_complete || !(st->flags & PROF_STEP_INCOMPLETE);
 }
 
-/* Median and MAD outlier test over every used step but the first. */
-static int find_outliers(const profile_model *m, step_stats *s)
+/* Median and MAD outlier test over every used step but the first; work
+ * holds s->n values and is overwritten. */
+static int find_outliers(const profile_model *m, step_stats *s, double *work)
 {
     size_t k = s->n > 0 ? s->n - 1 : 0;
-    s->outlier = calloc(m->nsteps ? m->nsteps : 1, 1);
-    double *v = malloc((k ? k : 1) * sizeof *v), *scratch = malloc((k ? k : 1) * sizeof *v);
-    if (!s->outlier || !v || !scratch) {
-        free(v);
-        free(scratch);
+    if (!(s->outlier = calloc(m->nsteps ? m->nsteps : 1, 1)))
         return -1;
-    }
     for (size_t i = 0; i < k; i++)
-        v[i] = s->dur[i + 1];
-    stats_sort(v, k);
-    s->median = stats_quantile_sorted(v, k, 0.5);
-    s->sigma = k ? 1.4826 * stats_mad(v, k, s->median, scratch) : 0.0;
+        work[i] = s->dur[i + 1];
+    s->median = stats_quantile_select(work, k, 0.5);
+    s->sigma = k ? 1.4826 * stats_mad(work, k, s->median, work) : 0.0;
     for (size_t i = 1; i < s->n && k >= 3; i++) {
         double d = s->dur[i];
         if (d > 1.5 * s->median && d > s->median + 5.0 * s->sigma) {
@@ -37,9 +32,28 @@ static int find_outliers(const profile_model *m, step_stats *s)
             s->excess += d - s->median;
         }
     }
-    free(v);
-    free(scratch);
     return 0;
+}
+
+/* Mean, spread and order statistics of the used steps' durations, by
+ * selection on work (s->n values, overwritten) rather than a sort. */
+static void duration_summary(step_stats *s, double *work)
+{
+    s->min = s->max = s->dur[0];
+    for (size_t i = 0; i < s->n; i++) {
+        work[i] = s->dur[i];
+        s->mean += s->dur[i];
+        s->total += s->dur[i];
+        s->min = s->dur[i] < s->min ? s->dur[i] : s->min;
+        s->max = s->dur[i] > s->max ? s->dur[i] : s->max;
+    }
+    s->mean /= (double)s->n;
+    double ss = 0;
+    for (size_t i = 0; i < s->n; i++)
+        ss += (s->dur[i] - s->mean) * (s->dur[i] - s->mean);
+    s->sd = s->n > 1 ? sqrt(ss / (double)(s->n - 1)) : 0.0;
+    s->p50 = stats_quantile_select(work, s->n, 0.5);
+    s->p95 = stats_quantile_select(work, s->n, 0.95);
 }
 
 int steps_analyze(const profile_model *m, step_stats *s)
@@ -52,8 +66,8 @@ int steps_analyze(const profile_model *m, step_stats *s)
     s->dur = malloc(cap * sizeof *s->dur);
     s->num = malloc(cap * sizeof *s->num);
     s->index = malloc(cap * sizeof *s->index);
-    double *sorted = malloc(cap * sizeof *sorted);
-    if (!s->dur || !s->num || !s->index || !sorted)
+    double *work = malloc(cap * sizeof *work);
+    if (!s->dur || !s->num || !s->index || !work)
         goto fail;
     for (size_t i = 0; i < m->nsteps; i++) {
         if (!step_used(&m->steps[i], any_complete))
@@ -62,29 +76,14 @@ int steps_analyze(const profile_model *m, step_stats *s)
         s->num[s->n] = (double)m->steps[i].number;
         s->index[s->n++] = i;
     }
-    for (size_t i = 0; i < s->n; i++) {
-        sorted[i] = s->dur[i];
-        s->mean += s->dur[i];
-        s->total += s->dur[i];
-    }
-    if (s->n) {
-        s->mean /= (double)s->n;
-        double ss = 0;
-        for (size_t i = 0; i < s->n; i++)
-            ss += (s->dur[i] - s->mean) * (s->dur[i] - s->mean);
-        s->sd = s->n > 1 ? sqrt(ss / (double)(s->n - 1)) : 0.0;
-        stats_sort(sorted, s->n);
-        s->min = sorted[0];
-        s->max = sorted[s->n - 1];
-        s->p50 = stats_quantile_sorted(sorted, s->n, 0.5);
-        s->p95 = stats_quantile_sorted(sorted, s->n, 0.95);
-    }
-    free(sorted);
-    sorted = NULL;
-    if (find_outliers(m, s) == 0)
+    if (s->n)
+        duration_summary(s, work);
+    if (find_outliers(m, s, work) == 0) {
+        free(work);
         return 0;
+    }
 fail:
-    free(sorted);
+    free(work);
     step_stats_free(s);
     return -1;
 }

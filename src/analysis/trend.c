@@ -259,8 +259,8 @@ static int flat_before(const double *y, size_t k, double growth)
         return -1;
     for (size_t i = 0; i < k; i++)
         v[i] = y[i];
-    stats_sort(v, k);
-    double spread = stats_quantile_sorted(v, k, 0.90) - stats_quantile_sorted(v, k, 0.10);
+    double hi = stats_quantile_select(v, k, 0.90);
+    double spread = hi - stats_quantile_select(v, k, 0.10);
     free(v);
     return spread < 0.5 * growth;
 }

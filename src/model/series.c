@@ -170,16 +170,37 @@ static void series_finish(profile_model *m, model_series *s, const uint32_t *by_
     }
 }
 
+/* Whether the steps are already in number order and, in that order, in
+ * start order: they nearly always arrive so, and a sort of a sorted array
+ * of a long run still costs n log n comparisons. */
+static void steps_order(const profile_model *m, int *by_number, int *by_start)
+{
+    *by_number = *by_start = 1;
+    for (size_t i = 1; i < m->nsteps && (*by_number || *by_start); i++) {
+        if (step_cmp(&m->steps[i - 1], &m->steps[i]) > 0)
+            *by_number = 0;
+        uint32_t a = (uint32_t)(i - 1), b = (uint32_t)i;
+        if (by_start_cmp(&a, &b, m->steps) > 0)
+            *by_start = 0;
+    }
+}
+
 int mb_steps_series_finish(profile_model *m)
 {
     uint32_t *by_start = NULL;
-    mb_sort(m->steps, m->nsteps, sizeof *m->steps, step_cmp);
+    int number_sorted, start_sorted;
+    steps_order(m, &number_sorted, &start_sorted);
+    if (!number_sorted) {
+        mb_sort(m->steps, m->nsteps, sizeof *m->steps, step_cmp);
+        steps_order(m, &number_sorted, &start_sorted);
+    }
     if (m->nsteps) {
         if (m->nsteps >= MODEL_NONE || !(by_start = malloc(m->nsteps * sizeof *by_start)))
             return -1;
         for (size_t i = 0; i < m->nsteps; i++)
             by_start[i] = (uint32_t)i;
-        qsort_r(by_start, m->nsteps, sizeof *by_start, by_start_cmp, m->steps);
+        if (!start_sorted)
+            qsort_r(by_start, m->nsteps, sizeof *by_start, by_start_cmp, m->steps);
     }
     for (size_t i = 0; i < m->nseries; i++)
         series_finish(m, &m->series[i], by_start);

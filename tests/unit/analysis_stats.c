@@ -226,6 +226,40 @@ Test(analysis_stats, sort_matches_qsort)
         }
 }
 
+/* Selection gives the very numbers the sorted quantile gives, on the same
+ * troublesome shapes, at the quantiles the step rules read. */
+Test(analysis_stats, quantile_select_matches_the_sorted_quantile)
+{
+    static const size_t sizes[] = { 1, 2, 3, 16, 17, 100, 1001, 65537 };
+    static const double qs[] = { 0.0, 0.1, 0.5, 0.9, 0.95, 1.0 };
+    static double a[65537], b[65537];
+    uint64_t x = 88172645463325252ull;
+    for (int shape = 0; shape < 6; shape++)
+        for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+            size_t n = sizes[si];
+            for (size_t i = 0; i < n; i++) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                double r = (double)(x >> 11);
+                b[i] = shape == 0 ? r : shape == 1 ? (double)i : shape == 2 ? (double)(n - i)
+                     : shape == 3 ? 7.0 : shape == 4 ? (double)(x % 3) : (double)(i < n / 2 ? i : n - i);
+            }
+            for (size_t qi = 0; qi < sizeof qs / sizeof qs[0]; qi++) {
+                for (size_t i = 0; i < n; i++)
+                    a[i] = b[i];
+                double got = stats_quantile_select(a, n, qs[qi]);
+                for (size_t i = 0; i < n; i++)
+                    a[i] = b[i];
+                stats_sort(a, n);
+                cr_assert(got == stats_quantile_sorted(a, n, qs[qi]), "shape %d n %zu q %g",
+                          shape, n, qs[qi]);
+            }
+        }
+    double none[1] = { 0 };
+    cr_assert(stats_quantile_select(none, 0, 0.5) == 0.0);
+}
+
 static double series_at(const void *series, size_t i)
 {
     return ((const double *)series)[i];
