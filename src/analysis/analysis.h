@@ -44,7 +44,12 @@ typedef struct leak_series {
     size_t nsteps;         /* how many                                          */
     leak_axis axis;
     size_t n;              /* points on the axis                                */
-    double *x, *y, *t;     /* step number or seconds, bytes, time in ns         */
+    double *x, *y, *t;     /* step number or seconds, bytes, time in ns: only
+                              while leak_analyze runs, NULL after it (memory per
+                              step); what the report reads of them is kept in at */
+    struct {
+        double x_warmup, x_onset, x_last, t_warmup, t_onset, t_last;
+    } at;
     size_t warmup, onset;  /* indexes of the first point after the warm-up and
                               of the onset of growth, where the fit starts      */
     int has_fit, robust_ok, leak, reaches_capacity;

@@ -212,18 +212,33 @@ static void project(const analysis_ctx *c, leak_series *l)
     }
 }
 
-int leak_analyze(analysis_ctx *c, const model_series *s, leak_series *l)
+/* The points the report and the finding name, kept once the arrays go. */
+static void keep_points(leak_series *l)
 {
-    *l = (leak_series){ .s = s };
-    if (collect_step_points(c->m, s, l) != 0)
-        return -1;
-    l->capacity = leak_capacity(c->meta, s->name, c->o.capacity_bytes);
-    if ((l->axis = choose_axis(c->m, l)) == LEAK_AXIS_NONE)
-        return 0;
+    size_t last = l->n - 1;
+    l->at.x_warmup = l->x[l->warmup];
+    l->at.x_onset = l->x[l->onset];
+    l->at.x_last = l->x[last];
+    l->at.t_warmup = l->t[l->warmup];
+    l->at.t_onset = l->t[l->onset];
+    l->at.t_last = l->t[last];
+}
+
+static void drop_points(leak_series *l)
+{
+    free(l->x);
+    free(l->y);
+    free(l->t);
+    l->x = l->y = l->t = NULL;
+}
+
+static int analyze_axis(analysis_ctx *c, leak_series *l)
+{
     if (axis_points(c->m, l) != 0 || fit_window(l) != 0)
         return -1;
     if (!l->has_fit)
         return 0;
+    keep_points(l);
     consequence(c, l);
     if (candidate(c, l)) {
         double icpt;
@@ -237,12 +252,23 @@ int leak_analyze(analysis_ctx *c, const model_series *s, leak_series *l)
     return 0;
 }
 
+int leak_analyze(analysis_ctx *c, const model_series *s, leak_series *l)
+{
+    *l = (leak_series){ .s = s };
+    if (collect_step_points(c->m, s, l) != 0)
+        return -1;
+    l->capacity = leak_capacity(c->meta, s->name, c->o.capacity_bytes);
+    if ((l->axis = choose_axis(c->m, l)) == LEAK_AXIS_NONE)
+        return 0;
+    int rc = analyze_axis(c, l);
+    drop_points(l);
+    return rc;
+}
+
 void leak_series_free(leak_series *l)
 {
     free(l->at_step);
-    free(l->x);
-    free(l->y);
-    free(l->t);
+    drop_points(l);
     *l = (leak_series){ 0 };
 }
 
@@ -286,7 +312,6 @@ static void put_step(analysis_ctx *c, cJSON *o, const char *key, const leak_seri
 static void put_fit(analysis_ctx *c, cJSON *o, const leak_series *l)
 {
     const stats_fit *f = &l->trend.fit;
-    size_t last = l->n - 1;
     jstr(c, o, RK_AXIS, l->axis == LEAK_AXIS_STEP ? "step" : "time");
     put_rate(c, o, RK_SLOPE_BYTES_PER_STEP, RK_SLOPE_BYTES_PER_S, f->slope, 1, l->axis);
     put_rate(c, o, RK_CI95_BYTES_PER_STEP, RK_CI95_BYTES_PER_S, f->ci95, 1, l->axis);
@@ -306,12 +331,12 @@ static void put_fit(analysis_ctx *c, cJSON *o, const leak_series *l)
     jnum(c, o, RK_HORIZON, l->horizon);
     jnum(c, o, RK_WARMUP_POINTS, (double)l->warmup);
     put_step(c, o, RK_WARMUP_STEPS, l, (double)l->warmup);
-    put_step(c, o, RK_FIRST_STEP, l, l->x[l->warmup]);
-    put_step(c, o, RK_ONSET_STEP, l, l->x[l->onset]);
-    put_step(c, o, RK_LAST_STEP, l, l->x[last]);
-    jnum(c, o, RK_FIRST_T_NS, l->t[l->warmup]);
-    jnum(c, o, RK_ONSET_T_NS, l->t[l->onset]);
-    jnum(c, o, RK_LAST_T_NS, l->t[last]);
+    put_step(c, o, RK_FIRST_STEP, l, l->at.x_warmup);
+    put_step(c, o, RK_ONSET_STEP, l, l->at.x_onset);
+    put_step(c, o, RK_LAST_STEP, l, l->at.x_last);
+    jnum(c, o, RK_FIRST_T_NS, l->at.t_warmup);
+    jnum(c, o, RK_ONSET_T_NS, l->at.t_onset);
+    jnum(c, o, RK_LAST_T_NS, l->at.t_last);
 }
 
 void leak_report_fit(analysis_ctx *c, cJSON *series, const leak_series *l)
@@ -348,7 +373,7 @@ static void leak_rate(char *buf, size_t size, const leak_series *l)
     fmt_mib(r, sizeof r, l->trend.fit.slope);
     if (l->axis == LEAK_AXIS_STEP && late_onset(l))
         fmt_text(buf, size, "%s grows %s MiB/step from step %.0f", l->s->name, r,
-                 l->x[l->onset]);
+                 l->at.x_onset);
     else
         fmt_text(buf, size, "%s grows %s MiB/%s", l->s->name, r, unit);
 }
@@ -358,7 +383,7 @@ static void leak_course(char *buf, size_t size, const analysis_ctx *c, const lea
 {
     char ci[32], g[32], share[32] = "", span[48];
     int by_step = l->axis == LEAK_AXIS_STEP;
-    double width = l->x[l->n - 1] - l->x[l->onset];
+    double width = l->at.x_last - l->at.x_onset;
     const char *start = !by_step ? (c->m->nsteps ? "over time (too few steps to fit; every "
                                                    "sample is used)"
                                                  : "over time (the profile has no steps)")
@@ -381,10 +406,10 @@ static void leak_when(char *buf, size_t size, const leak_series *l)
     if (l->has_projection && l->axis == LEAK_AXIS_STEP)
         fmt_text(buf, size, "at this rate it reaches its capacity (%.0f MiB) at step %.0f, in "
                  "about %s", l->capacity / MIB, l->oom_step,
-                 fmt_duration(a, fmax(0.0, l->oom_t_ns - l->t[l->n - 1])));
+                 fmt_duration(a, fmax(0.0, l->oom_t_ns - l->at.t_last)));
     else if (l->has_projection)
         fmt_text(buf, size, "at this rate it reaches its capacity (%.0f MiB) in about %s",
-                 l->capacity / MIB, fmt_duration(a, fmax(0.0, l->oom_t_ns - l->t[l->n - 1])));
+                 l->capacity / MIB, fmt_duration(a, fmax(0.0, l->oom_t_ns - l->at.t_last)));
     else
         fmt_text(buf, size, "it would grow by half within %s; its capacity is unknown (pass "
                  "--capacity to project when it runs out)", l->axis == LEAK_AXIS_STEP ?
@@ -401,7 +426,7 @@ static void leak_finding(analysis_ctx *c, const leak_series *l)
     leak_when(when, sizeof when, l);
     if (l->axis == LEAK_AXIS_STEP && late_onset(l))
         fmt_text(why, sizeof why, " What changed at step %.0f: an evaluation pass, a cache "
-                 "that starts filling, a new phase of the schedule?", l->x[l->onset]);
+                 "that starts filling, a new phase of the schedule?", l->at.x_onset);
     fmt_text(rec, sizeof rec, "%s%s; %s.%s Look for tensors kept alive across steps: losses or "
              "outputs accumulated without .detach()/.item(), growing lists or caches, hooks "
              "holding references; compare memory snapshots of two steps.", title, course,
