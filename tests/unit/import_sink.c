@@ -3,8 +3,9 @@
  * start (in order or not) come out nested with their depths in end order,
  * a region that outlives its parent is cut, steps, memory series, GPU
  * activity, syncs placed on their thread through their API call's
- * correlation whichever comes first, metadata written last (rank, devices,
- * notes), and a window far shorter than the trace. */
+ * correlation whichever comes first (thousands waiting at once), metadata
+ * written last (rank, devices, notes), and a window far shorter than the
+ * trace. */
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -252,6 +253,50 @@ Test(import_sink, gpu_activity_and_syncs_on_their_thread)
     cJSON *dev = cJSON_GetArrayItem(cJSON_GetObjectItem(meta, "devices"), 0);
     cr_expect_eq(cJSON_GetObjectItem(dev, "memory_bytes")->valuedouble, (double)(42ull << 30));
     cJSON_Delete(meta);
+    profile_model_free(&m);
+}
+
+/* Syncs wait by correlation, each for its own API call, however many wait
+ * at once and whatever their numbers (a table indexed by a hash of the
+ * correlation once lost those whose slot another held); a second sync of
+ * a correlation already waiting has no place. */
+Test(import_sink, many_syncs_wait_for_their_calls)
+{
+    enum { N = 3000 };
+    static uint32_t corr[N];
+    uint32_t x = 2463534242u;
+    for (uint32_t i = 0; i < N; i++) { /* distinct, in no order: xorshift32 */
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        corr[i] = x;
+    }
+    const char *p = fu_path("g.prof");
+    import_sink *s = open_sink(p);
+    const int64_t T = 5000000 * US;
+    rt_cu_rec ctx = { 0 };
+    ctx.kind = RT_CU_CONTEXT;
+    ctx.context = 1;
+    sink_cuda(s, &ctx);
+    for (uint32_t i = 0; i < N; i++) {
+        int64_t t = T + (int64_t)i * 100 * US;
+        rt_cu_rec sy = sync_rec(corr[i], t + 10 * US, t + 20 * US);
+        sink_cuda(s, &sy);
+    }
+    rt_cu_rec dup = sync_rec(corr[0], T + 5 * US, T + 6 * US);
+    sink_cuda(s, &dup);
+    for (uint32_t i = N; i-- > 0;) {
+        int64_t t = T + (int64_t)i * 100 * US;
+        rt_cu_rec a = api("cudaStreamSynchronize", corr[i], 3, t, t + 30 * US);
+        sink_cuda(s, &a);
+    }
+    const import_counts *c = sink_counts(s);
+    cr_expect_eq(c->syncs, N, "syncs %llu", (unsigned long long)c->syncs);
+    cr_expect_eq(c->unplaced, 1, "unplaced %llu", (unsigned long long)c->unplaced);
+    close_sink(s);
+    profile_model m;
+    load(p, &m);
+    cr_expect_eq(m.sync_records, N, "sync records %llu", (unsigned long long)m.sync_records);
     profile_model_free(&m);
 }
 
