@@ -13,6 +13,10 @@
 #      Target: prof ≥ 100× faster. Needs pandas (make bench installs
 #      python3-pandas); with less than 16 GiB of memory available the
 #      comparison is made at 1 million events instead, and says so.
+#      The floor itself is also measured in process: one thread
+#      decompressing every frame in memory, file read and output left out
+#      (tests/support/bin/zstd_frames); analyze is given against it too,
+#      with its events per second.
 #   3. prof's peak resident memory at 1 million and at 10 million events.
 #      Target: about the same (the model does not grow with events). The
 #      model keeps what grows with steps (step times, one memory point per
@@ -20,7 +24,8 @@
 #      over the same number of steps as the 1-million one (a model 10x as
 #      deep, make_big -s), which is the target's comparison, and as the
 #      10x longer run of item 1, whose growth is then per step, and printed
-#      so.
+#      so. The same again for runs of short steps, where steps dominate
+#      (19 events a step: about 52,000 and 523,000 steps).
 #
 # Times are of whole processes with their output thrown away, the least of
 # ROUNDS (3) runs (tests/support/bin/run_measured): wall time, and CPU time
@@ -56,7 +61,7 @@ mib() { awk -v k="$1" 'BEGIN { printf "%.1f MiB", k / 1024 }'; }
 val() { eval "echo \"\$${1}_$2\""; }
 # line LABEL NAME: wall, CPU and peak memory of a measured command
 line() {
-    printf '%-40s %8.3f s wall %8.3f s CPU  peak %s\n' "$1" "$(val "$2" s)" "$(val "$2" cpu)" \
+    printf '%-46s %8.3f s wall %8.3f s CPU  peak %s\n' "$1" "$(val "$2" s)" "$(val "$2" cpu)" \
         "$(mib "$(val "$2" kib)")"
 }
 # ratios LABEL A B TARGET: A/B in wall and in CPU time
@@ -90,17 +95,33 @@ small_steps=$(steps_of "$tmp/small.prof")
 big_steps=$(steps_of "$tmp/big.prof")
 n_deep=$("$BIN/make_big" -s "$small_steps" "$EVENTS" "$tmp/deep.prof") || exit 1
 deep_steps=$(steps_of "$tmp/deep.prof")
+# short steps: one layer, 19 events a step
+n_few=$("$BIN/make_big" -s $((EVENTS / 150)) $((EVENTS / 10)) "$tmp/few.prof") || exit 1
+n_many=$("$BIN/make_big" -s $((EVENTS / 15)) "$EVENTS" "$tmp/many.prof") || exit 1
+few_steps=$(steps_of "$tmp/few.prof")
+many_steps=$(steps_of "$tmp/many.prof")
+# shellcheck disable=SC2046 # three numbers, split on purpose
+set -- $("$BIN/zstd_frames" "$ROUNDS" "$tmp/big.zst") || exit 1
+zin_s=$1
 
 measure prof_big "$PROF" analyze "$tmp/big.prof"
 measure zstd_big zstd -d -q -c "$tmp/big.zst"
 measure prof_small "$PROF" analyze "$tmp/small.prof"
 measure prof_deep "$PROF" analyze "$tmp/deep.prof"
+measure prof_few "$PROF" analyze "$tmp/few.prof"
+measure prof_many "$PROF" analyze "$tmp/many.prof"
 
 size=$(wc -c <"$tmp/big.prof")
 echo "profile: $n_big events, $size bytes, $frames zstd frames"
 line "prof analyze ($n_big events)" prof_big
 line "zstd -d of the same frames" zstd_big
 ratios "prof analyze / zstd -d:" prof_big zstd_big "<= 2"
+printf '%-46s %8.3f s (one thread, in memory)\n' "zstd frames decompressed in process" "$zin_s"
+echo "  prof analyze / in-process decompression: $(ratio "$prof_big_s" "$zin_s")x wall," \
+    "$(ratio "$prof_big_cpu" "$zin_s")x CPU (target <= 2; analyze's figure includes its" \
+    "process start, file reads and report)"
+echo "  events/s: $(awk -v n="$n_big" -v s="$prof_big_s" 'BEGIN { printf "%.1f M", n / s / 1e6 }')" \
+    "wall, $(awk -v n="$n_big" -v s="$prof_big_cpu" 'BEGIN { printf "%.1f M", n / s / 1e6 }') per CPU second"
 line "prof analyze ($n_small events)" prof_small
 line "prof analyze ($n_deep events, deep)" prof_deep
 echo "  peak RSS $n_deep events over $deep_steps steps / $n_small over $small_steps:" \
@@ -109,6 +130,13 @@ echo "  peak RSS $n_big events over $big_steps steps / $n_small over $small_step
     "$(ratio "$(val prof_big kib)" "$(val prof_small kib)")x, $(awk -v a="$(val prof_big kib)" \
     -v b="$(val prof_small kib)" -v n="$big_steps" -v m="$small_steps" \
     'BEGIN { if (n > m) printf "%.0f", (a - b) * 1024 / (n - m); else printf "-" }') bytes per extra step"
+line "prof analyze ($n_few events, short steps)" prof_few
+line "prof analyze ($n_many events, short steps)" prof_many
+echo "  peak RSS $n_many events over $many_steps steps / $n_few over $few_steps:" \
+    "$(ratio "$(val prof_many kib)" "$(val prof_few kib)")x, $(awk -v a="$(val prof_many kib)" \
+    -v b="$(val prof_few kib)" -v n="$many_steps" -v m="$few_steps" \
+    'BEGIN { if (n > m) printf "%.0f", (a - b) * 1024 / (n - m); else printf "-" }') bytes per extra step" \
+    "(target about 1)"
 
 if [ $has_pandas = 0 ]; then
     echo "json + pandas: skipped ($PYTHON has no pandas; make bench installs python3-pandas)"
