@@ -44,9 +44,10 @@ typedef struct leak_series {
     size_t nsteps;         /* how many                                          */
     leak_axis axis;
     size_t n;              /* points on the axis                                */
-    double *x, *y, *t;     /* step number or seconds, bytes, time in ns: only
-                              while leak_analyze runs, NULL after it (memory per
-                              step); what the report reads of them is kept in at */
+    double *x, *y;         /* step number or seconds, and bytes: only while
+                              leak_analyze runs, NULL after it (memory per step);
+                              what the report reads of them, and the times of
+                              those points (ns), are kept in at                 */
     struct {
         double x_warmup, x_onset, x_last, t_warmup, t_onset, t_last;
     } at;

@@ -96,21 +96,31 @@ static leak_axis choose_axis(const profile_model *m, const leak_series *l)
     return LEAK_AXIS_NONE;
 }
 
-/* x, y and t of the points on the axis: step numbers, or seconds. */
+/* The sample of point k on the axis. */
+static const model_sample *axis_sample(const leak_series *l, size_t k)
+{
+    return &l->s->samples[l->axis == LEAK_AXIS_STEP ? l->at_step[k] : k];
+}
+
+/* The time of point k, in ns. */
+static double axis_t(const leak_series *l, size_t k)
+{
+    return (double)axis_sample(l, k)->t_ns;
+}
+
+/* x and y of the points on the axis: step numbers, or seconds. */
 static int axis_points(const profile_model *m, leak_series *l)
 {
     int by_step = l->axis == LEAK_AXIS_STEP;
     size_t n = by_step ? l->nsteps : l->s->nsamples;
     l->x = malloc(n * sizeof *l->x);
     l->y = malloc(n * sizeof *l->y);
-    l->t = malloc(n * sizeof *l->t);
-    if (!l->x || !l->y || !l->t)
+    if (!l->x || !l->y)
         return -1;
     for (size_t k = 0; k < n; k++) {
-        const model_sample *p = &l->s->samples[by_step ? l->at_step[k] : k];
+        const model_sample *p = axis_sample(l, k);
         l->x[k] = by_step ? (double)m->steps[p->step].number : (double)p->t_ns / 1e9;
         l->y[k] = p->value;
-        l->t[k] = (double)p->t_ns;
     }
     l->n = n;
     return 0;
@@ -205,7 +215,7 @@ static void project(const analysis_ctx *c, leak_series *l)
     l->has_projection = 1;
     if (l->axis == LEAK_AXIS_STEP) {
         l->oom_step = ceil(s);
-        l->oom_t_ns = l->t[l->n - 1] + (s - last) * c->steps.mean;
+        l->oom_t_ns = axis_t(l, l->n - 1) + (s - last) * c->steps.mean;
     } else {
         l->oom_step = NAN; /* reported as null */
         l->oom_t_ns = s * 1e9;
@@ -219,17 +229,16 @@ static void keep_points(leak_series *l)
     l->at.x_warmup = l->x[l->warmup];
     l->at.x_onset = l->x[l->onset];
     l->at.x_last = l->x[last];
-    l->at.t_warmup = l->t[l->warmup];
-    l->at.t_onset = l->t[l->onset];
-    l->at.t_last = l->t[last];
+    l->at.t_warmup = axis_t(l, l->warmup);
+    l->at.t_onset = axis_t(l, l->onset);
+    l->at.t_last = axis_t(l, last);
 }
 
 static void drop_points(leak_series *l)
 {
     free(l->x);
     free(l->y);
-    free(l->t);
-    l->x = l->y = l->t = NULL;
+    l->x = l->y = NULL;
 }
 
 static int analyze_axis(analysis_ctx *c, leak_series *l)

@@ -10,18 +10,49 @@
 
 #include "analysis/trend.h"
 
-/* sum_i sum_j u_i u_j phi^|i - j| in two passes: sum_i u_i (F_i + B_i - u_i),
- * F and B the u filtered forwards and backwards with phi. */
-static double ar1_form(const double *u, size_t n, double phi)
+/* An orthonormal basis of constant, line and parabola over x (Gram-Schmidt),
+ * held as the constants that give its members at each point rather than as
+ * arrays: q1_i = (x_i - mean) / n1, q2_i = (q1_i^2 - (a0 c + a1 q1_i)) / n2,
+ * c = 1 / sqrt(n). k is 3, or 2 when x has too few distinct values for a
+ * parabola (then q2 is not used). */
+typedef struct basis {
+    const double *x;
+    double mean, n1, a0, a1, n2, c;
+    int k;
+} basis;
+
+static double q1_at(const basis *q, size_t i)
+{
+    return (q->x[i] - q->mean) / q->n1;
+}
+
+/* q2 before its normalisation */
+static double q2_raw_at(const basis *q, size_t i)
+{
+    double q1 = q1_at(q, i);
+    return q1 * q1 - (q->a0 * q->c + q->a1 * q1);
+}
+
+static double q_at(const basis *q, int which, size_t i)
+{
+    return which == 1 ? q1_at(q, i) : q2_raw_at(q, i) / q->n2;
+}
+
+/* sum_i sum_j u_i u_j phi^|i - j| in two passes, u basis member `which`:
+ * sum_i u_i (F_i + B_i - u_i), F and B the u filtered forwards and
+ * backwards with phi. */
+static double ar1_form(const basis *q, int which, size_t n, double phi)
 {
     double fwd = 0.0, bwd = 0.0, sum = 0.0;
     for (size_t i = 0; i < n; i++) {
-        fwd = u[i] + phi * fwd;
-        sum += u[i] * fwd;
+        double u = q_at(q, which, i);
+        fwd = u + phi * fwd;
+        sum += u * fwd;
     }
     for (size_t i = n; i-- > 0;) {
-        bwd = u[i] + phi * bwd;
-        sum += u[i] * (bwd - u[i]);
+        double u = q_at(q, which, i);
+        bwd = u + phi * bwd;
+        sum += u * (bwd - u);
     }
     return sum;
 }
@@ -33,40 +64,37 @@ static double ar1_form_const(size_t n, double phi)
     return ((1.0 + phi) / (1.0 - phi) * m - 2.0 * phi * geo / (1.0 - phi)) / m;
 }
 
-static double dot(const double *u, const double *v, size_t n)
+static basis quadratic_basis(const double *x, size_t n)
 {
-    double s = 0.0;
+    basis q = { .x = x, .c = 1.0 / sqrt((double)n), .n1 = 1.0, .n2 = 1.0, .k = 3 };
     for (size_t i = 0; i < n; i++)
-        s += u[i] * v[i];
-    return s;
-}
-
-/* An orthonormal basis of constant, line and parabola over x (Gram-Schmidt):
- * q1, q2 into the caller's arrays; returns 3, or 2 when x has too few
- * distinct values for a parabola. */
-static int quadratic_basis(const double *x, size_t n, double *q1, double *q2)
-{
-    double mean = 0.0, c = 1.0 / sqrt((double)n);
+        q.mean += x[i] / (double)n;
+    double ss = 0.0;
     for (size_t i = 0; i < n; i++)
-        mean += x[i] / (double)n;
-    for (size_t i = 0; i < n; i++)
-        q1[i] = x[i] - mean;
-    double n1 = sqrt(dot(q1, q1, n));
+        ss += (x[i] - q.mean) * (x[i] - q.mean);
+    q.n1 = sqrt(ss);
+    double a1 = 0.0, before = 0.0, a0 = 0.0;
     for (size_t i = 0; i < n; i++) {
-        q1[i] /= n1;
-        q2[i] = q1[i] * q1[i];
+        double q1 = q1_at(&q, i);
+        a1 += q1 * q1 * q1;
+        before += q1 * q1 * (q1 * q1);
     }
-    double a0 = 0.0, a1 = dot(q2, q1, n), before = sqrt(dot(q2, q2, n));
-    for (size_t i = 0; i < n; i++)
-        a0 += q2[i] * c;
-    for (size_t i = 0; i < n; i++)
-        q2[i] -= a0 * c + a1 * q1[i];
-    double n2 = sqrt(dot(q2, q2, n));
-    if (!(n2 > 1e-9 * before)) /* x^2 is a line in x: two distinct x */
-        return 2;
-    for (size_t i = 0; i < n; i++)
-        q2[i] /= n2;
-    return 3;
+    for (size_t i = 0; i < n; i++) {
+        double q1 = q1_at(&q, i);
+        a0 += q1 * q1 * q.c;
+    }
+    q.a0 = a0;
+    q.a1 = a1;
+    before = sqrt(before);
+    double n2 = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double v = q2_raw_at(&q, i);
+        n2 += v * v;
+    }
+    q.n2 = sqrt(n2);
+    if (!(q.n2 > 1e-9 * before)) /* x^2 is a line in x: two distinct x */
+        q.k = 2;
+    return q;
 }
 
 /* The noise about the series' course (rules.md §2.6): residuals about the
@@ -77,16 +105,21 @@ static int quadratic_basis(const double *x, size_t n, double *q1, double *q2)
  * (E[SSE] = sigma^2 (n - tr(HR)), H the fit's projection, R the AR(1)
  * correlations), is sigma^2. Returns the slope's variance under that noise,
  * sigma^2 q1'Rq1 / Sxx, and sets *iid to its value were phi 0. */
-static double noise_slope_variance(const double *x, const double *y, size_t n, double *q1,
-                                   double *q2, double *r1, double *phi_out, double *iid)
+static double noise_slope_variance(const double *x, const double *y, size_t n, double *r1,
+                                   double *phi_out, double *iid)
 {
-    int k = quadratic_basis(x, n, q1, q2);
-    double sy = 0.0, b1 = dot(q1, y, n), b2 = k == 3 ? dot(q2, y, n) : 0.0;
+    basis q = quadratic_basis(x, n);
+    int k = q.k;
+    double sy = 0.0, b1 = 0.0, b2 = 0.0;
+    for (size_t i = 0; i < n; i++)
+        b1 += q1_at(&q, i) * y[i];
+    for (size_t i = 0; k == 3 && i < n; i++)
+        b2 += q_at(&q, 2, i) * y[i];
     for (size_t i = 0; i < n; i++)
         sy += y[i] / (double)n;
     double sse = 0.0, lag = 0.0, prev = 0.0, sxx = 0.0, mean = 0.0;
     for (size_t i = 0; i < n; i++) {
-        double e = y[i] - sy - b1 * q1[i] - (k == 3 ? b2 * q2[i] : 0.0);
+        double e = y[i] - sy - b1 * q1_at(&q, i) - (k == 3 ? b2 * q_at(&q, 2, i) : 0.0);
         sse += e * e;
         lag += i ? prev * e : 0.0;
         prev = e;
@@ -100,10 +133,10 @@ static double noise_slope_variance(const double *x, const double *y, size_t n, d
     *phi_out = phi;
     if (*r1 <= 0 || phi <= 0)
         return *iid;
-    double trace = ar1_form_const(n, phi) + ar1_form(q1, n, phi) +
-                   (k == 3 ? ar1_form(q2, n, phi) : 0.0);
+    double trace = ar1_form_const(n, phi) + ar1_form(&q, 1, n, phi) +
+                   (k == 3 ? ar1_form(&q, 2, n, phi) : 0.0);
     double dof = (double)n - trace;
-    return dof > 0 ? sse / dof * ar1_form(q1, n, phi) / sxx : INFINITY;
+    return dof > 0 ? sse / dof * ar1_form(&q, 1, n, phi) / sxx : INFINITY;
 }
 
 /* The test of §2.1 again with the standard error se and df degrees of
@@ -123,11 +156,8 @@ static void retest(stats_fit *f, double se, double df)
  * test has nothing to say, and the caller tests increments. */
 static int about_line(const double *x, const double *y, size_t n, trend_line *out)
 {
-    double *q = malloc(2 * n * sizeof *q), iid, phi = 0.0;
-    if (!q)
-        return -2;
-    double var = noise_slope_variance(x, y, n, q, q + n, &out->r1, &phi, &iid);
-    free(q);
+    double iid, phi = 0.0;
+    double var = noise_slope_variance(x, y, n, &out->r1, &phi, &iid);
     if (phi >= TREND_PHI_MAX)
         return 1;
     if (!(var > iid)) /* no more evidence than independent noise gives */
@@ -138,21 +168,28 @@ static int about_line(const double *x, const double *y, size_t n, trend_line *ou
     return 0;
 }
 
-/* Least squares of v on [1, x] over i in [1, n): coefficients from sums. */
+/* Least squares of v on [1, x] over i in [1, n): coefficients from sums.
+ * v is the difference y_i - y_(i-1) (lag 0) or the lag y_(i-1) (lag 1),
+ * read from y as it goes rather than written out. */
 typedef struct on_line {
     double a, b;
 } on_line;
 
-static on_line fit_on_x(const double *x, const double *v, size_t n)
+static double df_term(const double *y, size_t i, int lag)
+{
+    return lag ? y[i - 1] : y[i] - y[i - 1];
+}
+
+static on_line fit_on_x(const double *x, const double *y, int lag, size_t n)
 {
     double xm = 0.0, vm = 0.0, sxx = 0.0, sxv = 0.0, m = (double)(n - 1);
     for (size_t i = 1; i < n; i++) {
         xm += x[i] / m;
-        vm += v[i] / m;
+        vm += df_term(y, i, lag) / m;
     }
     for (size_t i = 1; i < n; i++) {
         sxx += (x[i] - xm) * (x[i] - xm);
-        sxv += (x[i] - xm) * (v[i] - vm);
+        sxv += (x[i] - xm) * (df_term(y, i, lag) - vm);
     }
     double b = sxx > 0 ? sxv / sxx : 0.0;
     return (on_line){ vm - b * xm, b };
@@ -161,17 +198,14 @@ static on_line fit_on_x(const double *x, const double *v, size_t n)
 /* The Dickey-Fuller statistic with constant and trend: the t of g in
  * dy_i = a + b x_i + g y_(i-1) + e, by Frisch-Waugh - dy and y_(i-1) each
  * freed of [1, x], then one regressed on the other - so that it needs sums,
- * not a matrix. The differences and lags are written to d and l (n each). */
-static double dickey_fuller(const double *x, const double *y, size_t n, double *d, double *l)
+ * not a matrix, and no memory per point. */
+static double dickey_fuller(const double *x, const double *y, size_t n)
 {
-    for (size_t i = 1; i < n; i++) {
-        d[i] = y[i] - y[i - 1];
-        l[i] = y[i - 1];
-    }
-    on_line fd = fit_on_x(x, d, n), fl = fit_on_x(x, l, n);
+    on_line fd = fit_on_x(x, y, 0, n), fl = fit_on_x(x, y, 1, n);
     double sdl = 0.0, sll = 0.0, sdd = 0.0;
     for (size_t i = 1; i < n; i++) {
-        double dr = d[i] - fd.a - fd.b * x[i], lr = l[i] - fl.a - fl.b * x[i];
+        double dr = df_term(y, i, 0) - fd.a - fd.b * x[i];
+        double lr = df_term(y, i, 1) - fl.a - fl.b * x[i];
         sdl += dr * lr;
         sll += lr * lr;
         sdd += dr * dr;
@@ -234,11 +268,7 @@ int trend_fit(const double *x, const double *y, size_t n, trend_line *out)
         return -1;
     if (out->fit.se_slope <= 0 || n < 6) /* a perfect line, or too few for the tests */
         return 0;
-    double *scratch = malloc(2 * n * sizeof *scratch);
-    if (!scratch)
-        return -2;
-    out->df_tau = dickey_fuller(x, y, n, scratch, scratch + n);
-    free(scratch);
+    out->df_tau = dickey_fuller(x, y, n);
     int rc = out->df_tau < TREND_DF_CRITICAL ? about_line(x, y, n, out) : 1;
     if (rc <= 0)
         return rc;
