@@ -131,17 +131,17 @@ static uint64_t step_end(const model_step *s)
 /* The step a sample at t falls in: the one whose [start, end] holds t; a
  * sample exactly at a boundary belongs to the step that ends there, because
  * the runtime samples memory as it closes a step (record/api.c step_close),
- * so the value read at step k's end is "memory after step k". */
-static uint32_t step_at(const profile_model *m, const uint32_t *by_start, uint64_t t)
+ * so the value read at step k's end is "memory after step k". *lo is the
+ * first position in by_start whose start is > t: samples come in time
+ * order, so it only moves forward, and a series costs one walk of the
+ * steps rather than a search per sample. */
+static uint32_t step_at(const profile_model *m, const uint32_t *by_start, uint64_t t,
+                        size_t *cursor)
 {
-    size_t lo = 0, hi = m->nsteps; /* first position whose start is > t */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->steps[by_start[mid]].start_ns <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = *cursor;
+    while (lo < m->nsteps && m->steps[by_start[lo]].start_ns <= t)
+        lo++;
+    *cursor = lo;
     if (lo >= 2 && t <= step_end(&m->steps[by_start[lo - 2]]))
         return by_start[lo - 2];
     if (lo >= 1 && t <= step_end(&m->steps[by_start[lo - 1]]))
@@ -159,9 +159,10 @@ static void series_finish(profile_model *m, model_series *s, const uint32_t *by_
     }
     if (!sorted)
         mb_sort(s->samples, s->nsamples, sizeof *s->samples, sample_cmp);
+    size_t cursor = 0;
     for (size_t i = 0; i < s->nsamples; i++) {
         model_sample *x = &s->samples[i];
-        x->step = by_start ? step_at(m, by_start, x->t_ns) : MODEL_NONE;
+        x->step = by_start ? step_at(m, by_start, x->t_ns, &cursor) : MODEL_NONE;
         if (i == 0 || x->value > s->peak) {
             s->peak = x->value;
             s->peak_t_ns = x->t_ns;
