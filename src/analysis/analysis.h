@@ -24,8 +24,8 @@
 /* Step durations of one profile (rules.md §1: complete steps). */
 typedef struct step_stats {
     size_t n;              /* steps used                                   */
-    double *dur, *num;     /* their durations and numbers, in step order   */
-    size_t *index;         /* their indexes in model->steps                */
+    double *dur;           /* their durations, in step order               */
+    uint32_t *index;       /* their indexes in model->steps (numbers there) */
     double mean, sd, p50, p95, min, max;
     unsigned char *outlier; /* per model step: 1 for an outlier           */
     size_t noutliers;

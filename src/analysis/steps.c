@@ -64,17 +64,15 @@ int steps_analyze(const profile_model *m, step_stats *s)
         any_complete |= !(m->steps[i].flags & PROF_STEP_INCOMPLETE);
     size_t cap = m->nsteps ? m->nsteps : 1;
     s->dur = malloc(cap * sizeof *s->dur);
-    s->num = malloc(cap * sizeof *s->num);
     s->index = malloc(cap * sizeof *s->index);
     double *work = malloc(cap * sizeof *work);
-    if (!s->dur || !s->num || !s->index || !work)
+    if (!s->dur || !s->index || !work)
         goto fail;
     for (size_t i = 0; i < m->nsteps; i++) {
         if (!step_used(&m->steps[i], any_complete))
             continue;
         s->dur[s->n] = (double)m->steps[i].dur_ns;
-        s->num[s->n] = (double)m->steps[i].number;
-        s->index[s->n++] = i;
+        s->index[s->n++] = (uint32_t)i; /* nsteps < MODEL_NONE (series.c) */
     }
     if (s->n)
         duration_summary(s, work);
@@ -91,10 +89,36 @@ fail:
 void step_stats_free(step_stats *s)
 {
     free(s->dur);
-    free(s->num);
     free(s->index);
     free(s->outlier);
     *s = (step_stats){ 0 };
+}
+
+/* The number of used step i. */
+static double step_number(const analysis_ctx *c, const step_stats *s, size_t i)
+{
+    return (double)c->m->steps[s->index[i]].number;
+}
+
+/* The fits of rule_step_slowdown over the used steps from w on; their
+ * numbers are written out only here, for as long as the fits take. 0, 1
+ * when there is no significant growth agreed by both fits, -1 out of
+ * memory. */
+static int slowdown_fits(analysis_ctx *c, size_t w, stats_fit *fit, double *rslope)
+{
+    const step_stats *s = &c->steps;
+    size_t m = s->n - w;
+    double *num = xcalloc(c, m, sizeof *num), rint;
+    if (!num)
+        return -1;
+    for (size_t i = 0; i < m; i++)
+        num[i] = step_number(c, s, w + i);
+    int none = stats_linear_fit(num, s->dur + w, m, fit) != 0 || fit->slope <= 0 ||
+               fit->p_value >= 0.01 || s->p50 <= 0 ||
+               stats_robust_fit(num, s->dur + w, m, rslope, &rint) != 0 ||
+               !stats_fits_agree(fit, *rslope);
+    free(num);
+    return none;
 }
 
 void rule_step_slowdown(analysis_ctx *c)
@@ -104,15 +128,10 @@ void rule_step_slowdown(analysis_ctx *c)
     if (s->n < w + MIN_FIT_POINTS)
         return;
     stats_fit fit;
-    double rslope, rint;
-    size_t m = s->n - w;
-    if (stats_linear_fit(s->num + w, s->dur + w, m, &fit) != 0 || fit.slope <= 0 ||
-        fit.p_value >= 0.01 || s->p50 <= 0)
+    double rslope;
+    if (slowdown_fits(c, w, &fit, &rslope) != 0)
         return;
-    if (stats_robust_fit(s->num + w, s->dur + w, m, &rslope, &rint) != 0 ||
-        !stats_fits_agree(&fit, rslope))
-        return;
-    double first = s->num[w], last = s->num[s->n - 1];
+    double first = step_number(c, s, w), last = step_number(c, s, s->n - 1);
     double rel = fit.slope * (last - first) / s->p50;
     if (rel < 0.10)
         return;
@@ -156,7 +175,7 @@ void rule_step_outliers(analysis_ctx *c)
              "what runs only then - checkpoint saving, evaluation, garbage collection, a new "
              "data shard, recompilation on a new input shape.",
              s->noutliers, s->noutliers == 1 ? "" : "s", fmt_duration(a, s->median),
-             s->num[worst], fmt_duration(b, s->dur[worst]));
+             step_number(c, s, worst), fmt_duration(b, s->dur[worst]));
     cJSON *e = finding_add(c, "step_outliers", severity_by(share, 0.10, 0.02), "steps",
                            fmin(1.0, share), title, rec);
     jnum(c, e, RK_COUNT, (double)s->noutliers);
@@ -164,7 +183,7 @@ void rule_step_outliers(analysis_ctx *c)
     size_t listed = 0;
     for (size_t i = 1; i < s->n && listed < 20; i++)
         if (s->outlier[s->index[i]]) {
-            jpush_num(c, list, s->num[i]);
+            jpush_num(c, list, step_number(c, s, i));
             listed++;
         }
     jnum(c, e, RK_MAX_NS, s->dur[worst]);
