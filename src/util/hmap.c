@@ -48,7 +48,7 @@ int hmap_grow(hmap *m)
 /* Puts value v, whose key has hash h, into the table val of 2^bits. */
 static void put_by(uint32_t *val, unsigned bits, uint64_t h, uint32_t v)
 {
-    size_t mask = ((size_t)1 << bits) - 1, k = hash_top(h, bits);
+    size_t mask = ((size_t)1 << bits) - 1, k = hmap_home_by_(h, mask);
     while (val[k] != HMAP_NONE)
         k = (k + 1) & mask;
     val[k] = v;
@@ -158,7 +158,7 @@ void hmap_remove_by(hmap *m, uint32_t *val, hmap_hash hash, const void *ctx)
 {
     size_t mask = m->cap - 1, i = (size_t)(val - m->val);
     for (size_t j = (i + 1) & mask; m->val[j] != HMAP_NONE; j = (j + 1) & mask) {
-        if (may_fill(hash_top(hash(ctx, m->val[j]), m->bits), i, j)) {
+        if (may_fill(hmap_home_by_(hash(ctx, m->val[j]), mask), i, j)) {
             m->val[i] = m->val[j];
             i = j;
         }

@@ -10,11 +10,12 @@
  *   key, a sync by correlation): 12 bytes an entry, a probe reads keys;
  * - index maps (hmap_find_by, hmap_slot_by): the key is in the caller's
  *   element (a name in its array of names), so the table holds the index
- *   alone, 4 bytes an entry; a lookup gives the key's hash and eq(ctx, val)
- *   to compare the element at val with the key sought, and growing the
- *   table asks hash(ctx, val) where each element's key now goes. No key is
- *   stored twice, and a table of a million names stays small enough for
- *   the caches (12-byte entries made such an import a fifth slower).
+ *   alone, 4 bytes an entry; a lookup gives the key's hash (one whose low
+ *   bits vary: FNV-1a, util/hash.h) and eq(ctx, val) to compare the
+ *   element at val with the key sought, and growing the table asks
+ *   hash(ctx, val) where each element's key now goes. No key is stored
+ *   twice, and a table of a million names stays small enough for the
+ *   caches (12-byte entries made such an import a fifth slower).
  * Lookups are inline, so constant eq and hash functions are inlined too. A
  * pointer to a value stays valid until the next insertion, removal or
  * clear. A zeroed hmap is an empty map of either kind. */
@@ -124,11 +125,19 @@ static inline uint32_t *hmap_slot(hmap *m, uint64_t key, int *added)
 
 /* ---- index maps -------------------------------------------------------------- */
 
+/* The home entry of a key of an index map. Its hash is a hash already
+ * (FNV-1a of a name), so its low bits are the slot, as the tables of names
+ * took them; an integer key is mixed first (hash_top). */
+static inline size_t hmap_home_by_(uint64_t hash, size_t mask)
+{
+    return (size_t)hash & mask;
+}
+
 /* The entry of the key eq accepts, or the free entry where it would go.
  * m->cap is not 0. */
 static inline size_t hmap_probe_by_(const hmap *m, uint64_t hash, hmap_eq eq, const void *ctx)
 {
-    size_t mask = m->cap - 1, k = hash_top(hash, m->bits);
+    size_t mask = m->cap - 1, k = hmap_home_by_(hash, mask);
     while (m->val[k] != HMAP_NONE && !eq(ctx, m->val[k]))
         k = (k + 1) & mask;
     return k;
