@@ -70,9 +70,9 @@ CMD_SRC  := $(sort $(wildcard cmd/prof/*.c))
 SUP_SRC  := $(sort $(wildcard tests/support/*.c))
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 # the units with threads of their own: the recorder's, and the reader's producer
-# (model_threads: while the model consumes what it hands over)
+# (format_batch_fn: a function run on it; model_threads: the model built on both)
 TSAN_UNITS := $(sort $(wildcard tests/unit/record_thread*.c tests/unit/format_prefetch.c \
-	tests/unit/model_threads.c))
+	tests/unit/format_batch_fn.c tests/unit/model_threads.c))
 BENCH_SRC := $(sort $(wildcard tests/bench/*.c))
 
 obj = $(patsubst %.c,$(B)/$(1)/%.o,$(2))

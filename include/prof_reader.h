@@ -212,6 +212,23 @@ void prof_reader_status(const prof_reader *r, prof_read_status *st);
  * corrupt data. Cost: none per event; one header read per skipped block. */
 void prof_reader_set_window(prof_reader *r, uint64_t from_ns, uint64_t to_ns);
 
+/* Work on the events where they are decoded. fn is called with each batch
+ * of events as it is decoded, in file order, before the batch is handed
+ * out: on the reader's own thread when it has one (see prof_reader_open),
+ * so that per-event work a tool can do there runs beside the caller's,
+ * else on the caller's inside prof_reader_next(). Batches hold the events
+ * prof_reader_next() hands out and the definitions it consumes
+ * (PROF_EV_THREAD, PROF_EV_ATTR), with their names; a batch decoded ahead
+ * is seen even if the caller never gets it (it stops early, or reading
+ * fails before it). fn must not call the reader. Once prof_reader_next()
+ * or prof_reader_next_batch() has returned 0 or -1, every call of fn has
+ * returned and there is none after; so once reading ended with 0, fn has
+ * seen exactly the events that were handed out.
+ * Call it after opening, before reading begins. @return 0, or -1 when
+ * reading has begun (fn is not set). */
+typedef void (*prof_batch_fn)(void *arg, const prof_event *events, size_t count);
+int prof_reader_set_batch_fn(prof_reader *r, prof_batch_fn fn, void *arg);
+
 /* Events blocks the window let the reader skip so far, and their stored
  * payload bytes (not read). Either pointer may be NULL. Both 0 without a
  * window. (A function rather than fields of prof_read_status, whose size

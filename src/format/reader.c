@@ -214,21 +214,30 @@ static int no_memory_for_names(prof_reader *r)
     return reader_stop(r, &e, 0);
 }
 
+/* Reading has ended with rc (0 or -1): the producing thread has nothing
+ * more to do, and stopping it now keeps the promise that the batch
+ * function is not called after that. */
+static int reader_end(prof_reader *r, int rc)
+{
+    pf_prefetch_stop(r);
+    return rc;
+}
+
 /* Makes r->cur a batch with events left. 1, or 0 at the end or -1 on an
  * error, as prof_reader_next(). */
 static int events_ready(prof_reader *r)
 {
     for (;;) {
         if (r->done)
-            return r->err.code ? -1 : 0;
+            return reader_end(r, r->err.code ? -1 : 0);
         batch *it = r->cur;
         if (it && r->next_event < it->nevents)
             return 1;
         if (it && it->err.code != PROF_OK)
-            return reader_stop(r, &it->err, 0);
+            return reader_end(r, reader_stop(r, &it->err, 0));
         int rc = reader_load_batch(r);
         if (rc <= 0)
-            return rc;
+            return reader_end(r, rc);
     }
 }
 
@@ -239,7 +248,7 @@ int prof_reader_next(prof_reader *r, prof_event *ev)
         return rc;
     *ev = r->cur->events[r->next_event];
     if (event_taken(r, ev) < 0)
-        return no_memory_for_names(r);
+        return reader_end(r, no_memory_for_names(r));
     r->next_event++;
     return 1;
 }
@@ -254,7 +263,7 @@ int prof_reader_next_batch(prof_reader *r, const prof_event **events, size_t *co
     for (; i < it->nevents; i++)
         if (event_taken(r, &it->events[i]) < 0) {
             if (i == first)
-                return no_memory_for_names(r);
+                return reader_end(r, no_memory_for_names(r));
             break; /* those before it now; the next call meets it again */
         }
     r->next_event = (uint32_t)i;
@@ -293,6 +302,15 @@ void prof_reader_set_window(prof_reader *r, uint64_t from_ns, uint64_t to_ns)
     r->windowed = 1;
     r->win_from = from_ns;
     r->win_to = to_ns;
+}
+
+int prof_reader_set_batch_fn(prof_reader *r, prof_batch_fn fn, void *arg)
+{
+    if (r->st.blocks || r->done || r->pf)
+        return -1; /* reading has begun: batches were produced without it */
+    r->prod.batch_fn = fn;
+    r->prod.batch_arg = arg;
+    return 0;
 }
 
 void prof_reader_skipped(const prof_reader *r, uint64_t *blocks, uint64_t *bytes)

@@ -123,6 +123,8 @@ typedef struct producer {
     uint64_t offset;        /* next block header to fetch                 */
     int in_block;           /* records of blk are left to decode          */
     decoder dec;
+    prof_batch_fn batch_fn; /* prof_reader_set_batch_fn, or NULL          */
+    void *batch_arg;
 } producer;
 
 /* What the producer hands over, in file order: the events of a block (the

@@ -67,6 +67,8 @@ static int produce(const pf_file *f, producer *pr, batch *it)
     }
     if (pf_decode_batch(&pr->dec, it))
         pr->in_block = 0;
+    if (pr->batch_fn && it->nevents)
+        pr->batch_fn(pr->batch_arg, it->events, it->nevents);
     return it->err.code != PROF_OK;
 }
 

@@ -123,8 +123,12 @@ typedef struct mb_class {                 /* a name's class attribute   */
     char *name, *cls;
 } mb_class;
 
+typedef struct mb_calls mb_calls; /* opcalls.c */
+
 typedef struct model_builder {
     profile_model *m;
+    mb_calls *calls;       /* op calls folded by the reader's batch function,
+                              or NULL: by the builder                       */
     size_t cap_ops, cap_nodes, cap_threads, cap_steps, cap_series, cap_sites, cap_gpus;
     mb_thread *threads;    /* parallel to m->threads                          */
     size_t cap_bthreads;
@@ -167,6 +171,31 @@ static inline int mb_idmap_get(const mb_idmap *map, const prof_event *ev, uint32
     }
     return 0;
 }
+
+/* profile.c: an operation's statistics of calls, folded by mb_op_call
+ * (what mb_op_init empties and mb_op_move_calls moves) */
+void mb_op_init(model_op *op);
+int mb_op_call(model_op *op, uint64_t start, uint64_t dur);
+void mb_op_move_calls(model_op *to, model_op *from);
+
+/* An operation sought in an index of ops by (name, is GPU): op_index, and
+ * opcalls.c's, which numbers them the same way. */
+typedef struct mb_op_key {
+    const model_op *ops;
+    const char *name;
+    int gpu;
+} mb_op_key;
+uint64_t mb_op_hash(const char *name, int gpu);
+int mb_op_is(const void *ctx, uint32_t i);          /* ctx: an mb_op_key */
+uint64_t mb_op_rehash(const void *ctx, uint32_t i);
+
+/* opcalls.c: mb_op_call for every region and kernel of r, run by r's
+ * batch function (on r's thread); NULL with PROF_THREADS=1, when r has
+ * begun reading or when memory ran out: fold them while loading. finish moves the statistics into m's
+ * ops (-1: out of memory); abort drops them. */
+mb_calls *mb_calls_start(prof_reader *r);
+int mb_calls_finish(mb_calls *c, profile_model *m);
+void mb_calls_abort(mb_calls *c);
 
 /* profile.c */
 uint32_t mb_node_child(model_builder *b, uint32_t parent, uint32_t op); /* MODEL_NONE: no memory */

@@ -33,29 +33,22 @@ int mb_idmap_set(mb_idmap *map, const prof_event *ev, uint32_t index)
 
 /* ---- operations ------------------------------------------------------------ */
 
-/* An operation sought in op_index: its name, and whether it is a kernel. */
-typedef struct op_key {
-    const profile_model *m;
-    const char *name;
-    int gpu;
-} op_key;
-
-static uint64_t op_hash(const char *name, int gpu)
+uint64_t mb_op_hash(const char *name, int gpu)
 {
     return hash_fnv1a_str(name, NULL) ^ (uint64_t)gpu;
 }
 
-static int op_is(const void *ctx, uint32_t i)
+int mb_op_is(const void *ctx, uint32_t i)
 {
-    const op_key *k = ctx;
-    const model_op *op = &k->m->ops[i];
+    const mb_op_key *k = ctx;
+    const model_op *op = &k->ops[i];
     return (op->kind == MODEL_KIND_GPU) == (k->gpu != 0) && strcmp(op->name, k->name) == 0;
 }
 
-static uint64_t op_rehash(const void *ctx, uint32_t i)
+uint64_t mb_op_rehash(const void *ctx, uint32_t i)
 {
-    const model_op *op = &((const op_key *)ctx)->m->ops[i];
-    return op_hash(op->name, op->kind == MODEL_KIND_GPU);
+    const model_op *op = &((const mb_op_key *)ctx)->ops[i];
+    return mb_op_hash(op->name, op->kind == MODEL_KIND_GPU);
 }
 
 /* A new operation at the end of ops. 0, or -1 out of memory. */
@@ -65,13 +58,11 @@ static int op_new(model_builder *b, const char *name, uint32_t kind, int gpu)
     if (m->nops >= MODEL_NONE - 1 || vec_grow(&m->ops, &b->cap_ops, m->nops, sizeof *m->ops) < 0)
         return -1;
     model_op *op = &m->ops[m->nops];
-    memset(op, 0, sizeof *op);
+    mb_op_init(op);
     if (!(op->name = strdup(name)))
         return -1;
     op->kind = gpu ? MODEL_KIND_GPU : kind;
     op->comm = gpu && model_kernel_is_comm(name);
-    op->min_ns = UINT64_MAX;
-    sketch_init(&op->dur);
     m->nops++;
     return 0;
 }
@@ -81,14 +72,16 @@ static int op_new(model_builder *b, const char *name, uint32_t kind, int gpu)
 static int op_find_or_add(model_builder *b, const char *name, uint32_t kind, int gpu,
                           uint32_t *out)
 {
-    op_key key = { b->m, name, gpu };
+    mb_op_key key = { b->m->ops, name, gpu };
     int added;
-    uint32_t *i = hmap_slot_by(&b->op_index, op_hash(name, gpu), op_is, op_rehash, &key, &added);
+    uint32_t *i = hmap_slot_by(&b->op_index, mb_op_hash(name, gpu), mb_op_is, mb_op_rehash, &key,
+                               &added);
     if (!i)
         return -1;
     if (added) {
         if (op_new(b, name, kind, gpu) < 0) {
-            hmap_remove_by(&b->op_index, i, op_rehash, &key);
+            key.ops = b->m->ops; /* op_new may have moved them */
+            hmap_remove_by(&b->op_index, i, mb_op_rehash, &key);
             return -1;
         }
         *i = (uint32_t)b->m->nops - 1;
@@ -107,9 +100,16 @@ static int op_of_event(model_builder *b, const prof_event *ev, int gpu, uint32_t
     return mb_idmap_set(map, ev, *out);
 }
 
+void mb_op_init(model_op *op)
+{
+    memset(op, 0, sizeof *op);
+    op->min_ns = UINT64_MAX;
+    sketch_init(&op->dur);
+}
+
 /* One call of op starting at start and lasting dur: everything but self
- * time. */
-static int op_call(model_op *op, uint64_t start, uint64_t dur)
+ * time. What it writes is what mb_op_move_calls moves. */
+int mb_op_call(model_op *op, uint64_t start, uint64_t dur)
 {
     op->calls++;
     op->incl_ns += dur;
@@ -127,6 +127,20 @@ static int op_call(model_op *op, uint64_t start, uint64_t dur)
     op->sum_dev2 += d * d;
     time_batches_add(&op->batches, start, dur);
     return sketch_add(&op->dur, dur);
+}
+
+void mb_op_move_calls(model_op *to, model_op *from)
+{
+    to->calls = from->calls;
+    to->incl_ns = from->incl_ns;
+    to->min_ns = from->min_ns;
+    to->max_ns = from->max_ns;
+    to->shift = from->shift;
+    to->sum_dev = from->sum_dev;
+    to->sum_dev2 = from->sum_dev2;
+    sketch_free(&to->dur);
+    to->dur = from->dur;
+    to->batches = from->batches;
 }
 
 /* Mean and sum of squared deviations from the mean, from the shifted sums. */
@@ -168,8 +182,8 @@ static int class_add(model_builder *b, const prof_event *ev)
 /* The op of that name on the CPU (gpu 0) or the GPU, or NULL. */
 static model_op *op_lookup(model_builder *b, const char *name, int gpu)
 {
-    op_key key = { b->m, name, gpu };
-    const uint32_t *i = hmap_find_by(&b->op_index, op_hash(name, gpu), op_is, &key);
+    mb_op_key key = { b->m->ops, name, gpu };
+    const uint32_t *i = hmap_find_by(&b->op_index, mb_op_hash(name, gpu), mb_op_is, &key);
     return i ? &b->m->ops[*i] : NULL;
 }
 
@@ -288,10 +302,17 @@ static int thread_define(model_builder *b, const prof_event *ev)
 
 /* ---- one event ------------------------------------------------------------------- */
 
+/* A call of op: folded where the reader decodes it when the reader took
+ * the batch function (opcalls.c), else here. */
+static int op_count(model_builder *b, uint32_t op, const prof_event *ev)
+{
+    return b->calls ? 0 : mb_op_call(&b->m->ops[op], ev->start_ns, ev->dur_ns);
+}
+
 static int region_add(model_builder *b, uint32_t pos, const prof_event *ev)
 {
     uint32_t op;
-    if (op_of_event(b, ev, 0, &op) < 0 || op_call(&b->m->ops[op], ev->start_ns, ev->dur_ns) < 0)
+    if (op_of_event(b, ev, 0, &op) < 0 || op_count(b, op, ev) < 0)
         return -1;
     b->m->region_events++;
     if (ev->kind == PROF_KIND_COMM && mb_collective_region(b, ev) < 0)
@@ -302,7 +323,7 @@ static int region_add(model_builder *b, uint32_t pos, const prof_event *ev)
 static int kernel_add(model_builder *b, const prof_event *ev)
 {
     uint32_t op;
-    if (op_of_event(b, ev, 1, &op) < 0 || op_call(&b->m->ops[op], ev->start_ns, ev->dur_ns) < 0)
+    if (op_of_event(b, ev, 1, &op) < 0 || op_count(b, op, ev) < 0)
         return -1;
     model_op *o = &b->m->ops[op];
     o->self_ns += ev->dur_ns; /* a kernel has no children */
@@ -385,6 +406,8 @@ static void metadata_parse(profile_model *m)
 
 static void builder_free(model_builder *b)
 {
+    if (b->calls)
+        mb_calls_abort(b->calls);
     mb_tree_free(b);
     mb_gpu_free(b);
     free(b->region_ops.v);
@@ -406,7 +429,9 @@ static void builder_free(model_builder *b)
 static int model_finish(model_builder *b)
 {
     profile_model *m = b->m;
-    if (mb_tree_finish(b) < 0 || mb_gpu_finish(b) < 0 || mb_collective_finish(b) < 0 ||
+    mb_calls *calls = b->calls;
+    b->calls = NULL; /* finished, or failed: freed either way */
+    if ((calls && mb_calls_finish(calls, m) < 0) || mb_tree_finish(b) < 0 || mb_gpu_finish(b) < 0 || mb_collective_finish(b) < 0 ||
         mb_steps_series_finish(m) < 0)
         return -1;
     for (size_t i = 0; i < m->nops; i++)
@@ -446,6 +471,7 @@ static prof_err model_build(prof_reader *r, profile_model *m, model_progress_fn 
     memset(&b, 0, sizeof b);
     b.m = m;
     b.free_node = MODEL_NONE;
+    b.calls = mb_calls_start(r); /* NULL: calls are folded here */
     m->rank = m->world_size = -1;
     m->first_ns = UINT64_MAX;
     prof_reader_version(r, &m->major, &m->minor);
