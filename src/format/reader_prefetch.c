@@ -4,7 +4,8 @@
  * BATCH_RING batches ahead of the caller, so that reading, checksums and
  * zstd overlap with what the caller does with the events; memory sources,
  * and readers whose thread could not start, produce each batch on demand.
- * Either way the batches are the same. */
+ * Either way the batches are the same. Each batch of events goes through
+ * the caller's batch function, if it set one, as soon as it is decoded. */
 #include <stdlib.h>
 #include <string.h>
 
