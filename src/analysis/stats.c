@@ -270,6 +270,34 @@ static void insertion_sort(double *v, size_t n)
     }
 }
 
+/* One partition step of quick_sort and select_kth (n > 2): the median of
+ * v[0], v[n/2], v[n-1] is the pivot, and v is rearranged so that
+ * [0, left) <= pivot <= [left, n), with 0 < left < n; returns left. */
+static size_t partition(double *v, size_t n)
+{
+    size_t mid = n / 2;
+    if (v[mid] < v[0])
+        swap_d(&v[mid], &v[0]);
+    if (v[n - 1] < v[0])
+        swap_d(&v[n - 1], &v[0]);
+    if (v[n - 1] < v[mid])
+        swap_d(&v[n - 1], &v[mid]);
+    double pivot = v[mid];
+    size_t i = 0, j = n - 1;
+    for (;;) { /* Hoare: v[0] <= pivot <= v[n - 1] stop both scans */
+        while (v[i] < pivot)
+            i++;
+        while (pivot < v[j])
+            j--;
+        if (i >= j)
+            break;
+        swap_d(&v[i], &v[j]);
+        i++;
+        j--;
+    }
+    return j + 1;
+}
+
 /* Quicksort (median of three, the smaller side first by recursion) with
  * comparisons inline: per-step series are sorted several times per
  * analysis and GSL's heapsort was a visible share of it. Past a depth of
@@ -282,27 +310,7 @@ static void quick_sort(double *v, size_t n, unsigned depth)
             gsl_sort(v, 1, n);
             return;
         }
-        size_t mid = n / 2;
-        if (v[mid] < v[0])
-            swap_d(&v[mid], &v[0]);
-        if (v[n - 1] < v[0])
-            swap_d(&v[n - 1], &v[0]);
-        if (v[n - 1] < v[mid])
-            swap_d(&v[n - 1], &v[mid]);
-        double pivot = v[mid];
-        size_t i = 0, j = n - 1;
-        for (;;) { /* Hoare: v[0] <= pivot <= v[n - 1] stop both scans */
-            while (v[i] < pivot)
-                i++;
-            while (pivot < v[j])
-                j--;
-            if (i >= j)
-                break;
-            swap_d(&v[i], &v[j]);
-            i++;
-            j--;
-        }
-        size_t left = j + 1; /* [0, left) <= pivot <= [left, n) */
+        size_t left = partition(v, n);
         if (left < n - left) {
             quick_sort(v, left, depth);
             v += left;
@@ -337,27 +345,7 @@ static void select_kth(double *v, size_t n, size_t k)
             gsl_sort(v, 1, n);
             return;
         }
-        size_t mid = n / 2;
-        if (v[mid] < v[0])
-            swap_d(&v[mid], &v[0]);
-        if (v[n - 1] < v[0])
-            swap_d(&v[n - 1], &v[0]);
-        if (v[n - 1] < v[mid])
-            swap_d(&v[n - 1], &v[mid]);
-        double pivot = v[mid];
-        size_t i = 0, j = n - 1;
-        for (;;) {
-            while (v[i] < pivot)
-                i++;
-            while (pivot < v[j])
-                j--;
-            if (i >= j)
-                break;
-            swap_d(&v[i], &v[j]);
-            i++;
-            j--;
-        }
-        size_t left = j + 1; /* [0, left) <= pivot <= [left, n) */
+        size_t left = partition(v, n);
         if (k < left) {
             n = left;
         } else {
