@@ -22,6 +22,7 @@
 #include "fixtures.h"
 #include "import/import.h"
 #include "model/profile.h"
+#include "model_util.h"
 #include "prof.h"
 
 #define US 1000ull
@@ -63,29 +64,8 @@ static const char *import_load(const char *trace, int python_stacks, import_coun
     return out;
 }
 
-static const model_op *op(const profile_model *m, const char *name)
-{
-    const model_op *o = model_find_op(m, name);
-    cr_assert_not_null(o, "no operation '%s'", name);
-    return o;
-}
 
-static const model_gpu_device *gpu(const profile_model *m, uint32_t device)
-{
-    for (size_t i = 0; i < m->ngpus; i++)
-        if (m->gpus[i].device == device)
-            return &m->gpus[i];
-    cr_assert_fail("no GPU %u", device);
-    return NULL;
-}
 
-static const model_thread *thread_named(const profile_model *m, const char *name)
-{
-    for (size_t i = 0; i < m->nthreads; i++)
-        if (m->threads[i].name && strcmp(m->threads[i].name, name) == 0)
-            return &m->threads[i];
-    return NULL;
-}
 
 /* The samples of a series, which must be there. */
 static void expect_series(const profile_model *m, const char *name, const double *want, size_t n)
@@ -224,13 +204,13 @@ Test(import_kineto, era_2021)
     cr_expect_null(model_find_series(&m, "gpu0.reserved"));
     /* GPU rows are "stream 7" strings; busy: HtoD 40 + sgemm 1000 + DtoH 5 + add 50 us */
     cr_assert_eq(m.ngpus, 1);
-    cr_expect_eq(gpu(&m, 0)->busy_ns, 2 * 1095 * US);
-    cr_expect_eq(gpu(&m, 0)->kernels, 4);
-    cr_expect_eq(op(&m, "volta_sgemm_128x64_tn")->calls, 2);
-    cr_expect_eq(op(&m, ADD_KERNEL)->kind, MODEL_KIND_GPU);
+    cr_expect_eq(mu_gpu(&m, 0)->busy_ns, 2 * 1095 * US);
+    cr_expect_eq(mu_gpu(&m, 0)->kernels, 4);
+    cr_expect_eq(mu_op(&m, "volta_sgemm_128x64_tn")->calls, 2);
+    cr_expect_eq(mu_op(&m, ADD_KERNEL)->kind, MODEL_KIND_GPU);
     /* CPU tids are strings of digits: one thread, named */
     cr_expect_eq(m.nthreads, 1);
-    cr_expect_not_null(thread_named(&m, "thread 13721 (python)"));
+    cr_expect_not_null(mu_thread_named(&m, "thread 13721 (python)"));
     cJSON *meta = metadata(&m);
     expect_device(cJSON_GetObjectItem(meta, "devices"), 0, 0, "Tesla V100-SXM2-16GB",
                   16945512448ull);
@@ -278,11 +258,11 @@ Test(import_kineto, era_2022)
     expect_series(&m, "gpu0.allocated", (double[]){ 47251456, 44040192, 47251456, 44040192 }, 4);
     expect_series(&m, "gpu0.reserved", (double[]){ 62914560, 62914560, 62914560, 62914560 }, 4);
     cr_expect_eq(model_find_series(&m, "gpu0.allocated")->peak, 47251456);
-    cr_expect_eq(gpu(&m, 0)->busy_ns, 2 * 1100 * US, "the memsets too");
-    cr_expect_eq(gpu(&m, 0)->memset_count, 2);
-    cr_expect_eq(op(&m, "Optimizer.zero_grad#SGD.zero_grad")->calls, 2);
-    cr_expect_eq(op(&m, "aten::zero_")->calls, 2);
-    cr_expect_not_null(thread_named(&m, "thread 48213 (python3.8)"));
+    cr_expect_eq(mu_gpu(&m, 0)->busy_ns, 2 * 1100 * US, "the memsets too");
+    cr_expect_eq(mu_gpu(&m, 0)->memset_count, 2);
+    cr_expect_eq(mu_op(&m, "Optimizer.zero_grad#SGD.zero_grad")->calls, 2);
+    cr_expect_eq(mu_op(&m, "aten::zero_")->calls, 2);
+    cr_expect_not_null(mu_thread_named(&m, "thread 48213 (python3.8)"));
     cr_expect_eq(m.nthreads, 1, "the GPU row's name makes no thread");
     cJSON *meta = metadata(&m);
     expect_device(cJSON_GetObjectItem(meta, "devices"), 0, 0, "NVIDIA A100-SXM4-40GB",
@@ -306,13 +286,13 @@ Test(import_kineto, era_2023)
     cr_expect_eq(m.rank, 1);
     cr_expect_eq(m.world_size, 4);
     cr_assert_eq(m.ngpus, 1);
-    cr_expect_eq(gpu(&m, 1)->busy_ns, 2 * 2095 * US);
-    cr_expect_eq(gpu(&m, 1)->kernels, 6);
+    cr_expect_eq(mu_gpu(&m, 1)->busy_ns, 2 * 2095 * US);
+    cr_expect_eq(mu_gpu(&m, 1)->kernels, 6);
     expect_series(&m, "gpu1.allocated", (double[]){ 47251456, 44040192, 47251456, 44040192 }, 4);
     cr_expect_null(model_find_series(&m, "gpu0.allocated"));
     cr_expect_eq(m.nthreads, 2);
-    cr_expect_not_null(thread_named(&m, "thread 2869224 (python3.10)"));
-    cr_expect_not_null(thread_named(&m, "thread 2869391 (pt_autograd_1)"));
+    cr_expect_not_null(mu_thread_named(&m, "thread 2869224 (python3.10)"));
+    cr_expect_not_null(mu_thread_named(&m, "thread 2869391 (pt_autograd_1)"));
     cJSON *meta = metadata(&m);
     const cJSON *devices = cJSON_GetObjectItem(meta, "devices");
     cr_assert_eq(cJSON_GetArraySize(devices), 4);
@@ -355,12 +335,12 @@ Test(import_kineto, era_2024)
     cr_expect_eq(meta_u64(&m, "start_epoch_ns") + m.steps[0].start_ns,
                  1711964646000000000ull + 4458676522690655ull);
     /* collectives: regions of kind COMM, the NCCL kernel on its own stream */
-    cr_expect_eq(op(&m, "nccl:all_reduce")->kind, PROF_KIND_COMM);
-    cr_expect_eq(op(&m, "record_param_comms")->kind, PROF_KIND_COMM);
-    cr_expect_eq(op(&m, NCCL_KERNEL)->calls, 2);
-    cr_expect_eq(op(&m, NCCL_KERNEL)->kind, MODEL_KIND_GPU);
-    cr_expect_eq(op(&m, "triton_poi_fused_relu_0")->calls, 1, "launched by cuLaunchKernel");
-    cr_expect_eq(gpu(&m, 0)->busy_ns, 6210 * US);
+    cr_expect_eq(mu_op(&m, "nccl:all_reduce")->kind, PROF_KIND_COMM);
+    cr_expect_eq(mu_op(&m, "record_param_comms")->kind, PROF_KIND_COMM);
+    cr_expect_eq(mu_op(&m, NCCL_KERNEL)->calls, 2);
+    cr_expect_eq(mu_op(&m, NCCL_KERNEL)->kind, MODEL_KIND_GPU);
+    cr_expect_eq(mu_op(&m, "triton_poi_fused_relu_0")->calls, 1, "launched by cuLaunchKernel");
+    cr_expect_eq(mu_gpu(&m, 0)->busy_ns, 6210 * US);
     cr_expect_null(model_find_op(&m, "train.py(42): train_step"));
     cJSON *meta = metadata(&m);
     const cJSON *skipped = import_obj(meta, "skipped_categories");
@@ -392,8 +372,8 @@ Test(import_kineto, python_stacks_on_request)
     import_load(KDIR "2024.json", 1, &c, &m);
     cr_expect_eq(c.regions, 31);
     cr_expect_eq(c.skipped, 2, "the GPU annotations only");
-    cr_expect_eq(op(&m, "train.py(42): train_step")->calls, 1);
-    cr_expect_eq(op(&m, "torch/nn/modules/module.py(1527): _call_impl")->calls, 1);
+    cr_expect_eq(mu_op(&m, "train.py(42): train_step")->calls, 1);
+    cr_expect_eq(mu_op(&m, "torch/nn/modules/module.py(1527): _call_impl")->calls, 1);
     profile_model_free(&m);
 }
 
@@ -446,9 +426,9 @@ Test(import_kineto, rocm)
                                      .syncs = 6, .api_calls = 12, .memory_samples = 8,
                                      .marks = 1 });
     expect_steps(&m, 1, 2, 9800 * US);
-    cr_expect_eq(gpu(&m, 0)->busy_ns, 2 * 1099 * US);
+    cr_expect_eq(mu_gpu(&m, 0)->busy_ns, 2 * 1099 * US);
     cr_expect_eq(m.nthreads, 1, "metadata first: the stream row is no thread");
-    cr_expect_not_null(thread_named(&m, "thread 61877 (python3.10)"));
+    cr_expect_not_null(mu_thread_named(&m, "thread 61877 (python3.10)"));
     cJSON *meta = metadata(&m);
     expect_device(cJSON_GetObjectItem(meta, "devices"), 0, 0, "AMD Instinct MI250X",
                   68702699520ull);
@@ -478,11 +458,11 @@ Test(import_kineto, kinds_from_names)
         import_counts c;
         profile_model m;
         import_load(traces[i], 0, &c, &m);
-        cr_expect_eq(op(&m, DATALOADER)->kind, PROF_KIND_DATA, "%s", traces[i]);
-        cr_expect_eq(op(&m, "aten::item")->kind, PROF_KIND_SYNC, "%s", traces[i]);
-        cr_expect_eq(op(&m, "aten::_local_scalar_dense")->kind, PROF_KIND_SYNC, "%s", traces[i]);
-        cr_expect_eq(op(&m, "aten::linear")->kind, PROF_KIND_COMPUTE, "%s", traces[i]);
-        cr_expect_eq(op(&m, DATALOADER)->calls, 2, "%s", traces[i]);
+        cr_expect_eq(mu_op(&m, DATALOADER)->kind, PROF_KIND_DATA, "%s", traces[i]);
+        cr_expect_eq(mu_op(&m, "aten::item")->kind, PROF_KIND_SYNC, "%s", traces[i]);
+        cr_expect_eq(mu_op(&m, "aten::_local_scalar_dense")->kind, PROF_KIND_SYNC, "%s", traces[i]);
+        cr_expect_eq(mu_op(&m, "aten::linear")->kind, PROF_KIND_COMPUTE, "%s", traces[i]);
+        cr_expect_eq(mu_op(&m, DATALOADER)->calls, 2, "%s", traces[i]);
         cr_expect_null(model_find_op(&m, "ProfilerStep#1"), "%s: steps are no regions",
                        traces[i]);
         cr_expect_null(model_find_op(&m, "ProfilerStep#4"), "%s", traces[i]);
@@ -509,7 +489,7 @@ Test(import_kineto, unknown_categories_counted)
         const cJSON *v = cJSON_GetObjectItem(u, want[i].cat);
         cr_expect(v && v->valuedouble == want[i].n, "%s", want[i].cat);
     }
-    cr_expect_eq(op(&m, "aten::mse_loss")->calls, 2);
+    cr_expect_eq(mu_op(&m, "aten::mse_loss")->calls, 2);
     cr_expect_null(model_find_op(&m, "aten::relu"), "no ts: malformed");
     cr_expect_eq(m.ngpus, 0);
     cJSON_Delete(meta);
@@ -841,8 +821,8 @@ Test(import_kineto, times_exact_to_the_nanosecond)
     profile_model m;
     cr_assert_eq(profile_model_load(p, &m, NULL, NULL, &err), PROF_OK);
     cr_expect_eq(meta_u64(&m, "start_epoch_ns") + a, 1711964646000000000ull + 4458676522690655ull);
-    cr_expect_eq(op(&m, "c")->incl_ns, 0, "a negative dur is 0");
-    cr_expect_eq(op(&m, "a")->incl_ns, 1);
+    cr_expect_eq(mu_op(&m, "c")->incl_ns, 0, "a negative dur is 0");
+    cr_expect_eq(mu_op(&m, "a")->incl_ns, 1);
     profile_model_free(&m);
 }
 
@@ -973,7 +953,7 @@ static void real_trace(const char *path)
     cr_expect_eq(m.rank, t.rank < 0 ? 0 : t.rank);
     cr_expect_eq(m.world_size, t.world < 0 ? 1 : t.world);
     cr_assert_eq(m.ngpus, 1);
-    double busy = (double)gpu(&m, 0)->busy_ns / 1000.0;
+    double busy = (double)mu_gpu(&m, 0)->busy_ns / 1000.0;
     /* the trace's doubles carry about 1 ns of error per time: a microsecond is plenty */
     cr_expect(busy > t.busy_us - 1 && busy < t.busy_us + 1, "busy %.3f us, trace %.3f us", busy,
               t.busy_us);

@@ -21,6 +21,7 @@
 #include "fixtures.h"
 #include "import/import.h"
 #include "model/profile.h"
+#include "model_util.h"
 #include "nsys_fixture.h"
 #include "prof.h"
 
@@ -55,29 +56,8 @@ static void import_fixture(unsigned flags, import_counts *c, profile_model *m)
     cr_assert_eq(profile_model_load(out, m, NULL, NULL, &err), PROF_OK, "%s", err.message);
 }
 
-static const model_op *op(const profile_model *m, const char *name)
-{
-    const model_op *o = model_find_op(m, name);
-    cr_assert_not_null(o, "no operation '%s'", name);
-    return o;
-}
 
-static const model_gpu_device *gpu(const profile_model *m, uint32_t device)
-{
-    for (size_t i = 0; i < m->ngpus; i++)
-        if (m->gpus[i].device == device)
-            return &m->gpus[i];
-    cr_assert_fail("no GPU %u", device);
-    return NULL;
-}
 
-static const char *thread_name(const profile_model *m, const char *name)
-{
-    for (size_t i = 0; i < m->nthreads; i++)
-        if (m->threads[i].name && strcmp(m->threads[i].name, name) == 0)
-            return m->threads[i].name;
-    return NULL;
-}
 
 /* ---- the fixture export ---------------------------------------------------------------- */
 
@@ -111,7 +91,7 @@ Test(import_nsys, gpu_activity_per_device)
     profile_model m;
     import_fixture(0, &c, &m);
     cr_assert_eq(m.ngpus, 2);
-    const model_gpu_device *g0 = gpu(&m, 0), *g1 = gpu(&m, 1);
+    const model_gpu_device *g0 = mu_gpu(&m, 0), *g1 = mu_gpu(&m, 1);
     cr_expect_eq(g0->kernels, 3);
     cr_expect_eq(g1->kernels, 1);
     cr_expect_eq(g0->busy_ns, NSYS_FX_BUSY0_NS, "%llu", (unsigned long long)g0->busy_ns);
@@ -121,7 +101,7 @@ Test(import_nsys, gpu_activity_per_device)
     cr_expect_eq(g1->memcpy_bytes, 8ull << 20);
     cr_expect_eq(g0->memset_count, 1);
     /* kernels by their demangled name */
-    const model_op *gemm = op(&m, NSYS_FX_GEMM), *relu = op(&m, NSYS_FX_RELU);
+    const model_op *gemm = mu_op(&m, NSYS_FX_GEMM), *relu = mu_op(&m, NSYS_FX_RELU);
     cr_expect_eq(gemm->kind, MODEL_KIND_GPU);
     cr_expect_eq(gemm->calls, 3);
     cr_expect_eq(gemm->incl_ns, 28 * MS);
@@ -145,7 +125,7 @@ Test(import_nsys, ranges_nest_with_their_kinds)
         { "decode", PROF_KIND_COMPUTE, 14, 14 },
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
-        const model_op *o = op(&m, want[i].name);
+        const model_op *o = mu_op(&m, want[i].name);
         cr_expect_eq(o->calls, 1, "%s", want[i].name);
         cr_expect_eq(o->kind, want[i].kind, "%s kind %u", want[i].name, o->kind);
         cr_expect_eq(o->incl_ns, want[i].incl_ms * MS, "%s incl", want[i].name);
@@ -217,7 +197,7 @@ Test(import_nsys, syncs_sited_in_their_ranges)
         import_fixture(variants[v], &c, &m);
         cr_expect_eq(m.nsync_sites, 4);
         for (size_t i = 0; i < 4; i++) {
-            const model_op *o = op(&m, sites[i]);
+            const model_op *o = mu_op(&m, sites[i]);
             int found = 0;
             for (size_t k = 0; k < m.nsync_sites; k++)
                 if (m.sync_sites[k].op != MODEL_NONE && &m.ops[m.sync_sites[k].op] == o) {
@@ -236,9 +216,9 @@ Test(import_nsys, threads_with_activity_by_their_names)
     profile_model m;
     import_fixture(0, &c, &m);
     cr_expect_eq(m.nthreads, 2, "the named thread without activity is not made");
-    cr_expect_not_null(thread_name(&m, NSYS_FX_MAIN));
-    cr_expect_not_null(thread_name(&m, NSYS_FX_WORKER), "the last of two names");
-    cr_expect_null(thread_name(&m, NSYS_FX_IDLE));
+    cr_expect_not_null(mu_thread_named(&m, NSYS_FX_MAIN));
+    cr_expect_not_null(mu_thread_named(&m, NSYS_FX_WORKER), "the last of two names");
+    cr_expect_null(mu_thread_named(&m, NSYS_FX_IDLE));
     profile_model_free(&m);
 }
 
@@ -280,7 +260,7 @@ Test(import_nsys, the_run_in_the_metadata)
     cr_expect_null(cJSON_GetObjectItem(imp, "damaged"));
     /* the wall clock: session start plus trace time */
     double epoch = cJSON_GetObjectItem(meta, "start_epoch_ns")->valuedouble;
-    cr_expect_eq((int64_t)epoch + (int64_t)(gpu(&m, 0)->first_ns),
+    cr_expect_eq((int64_t)epoch + (int64_t)(mu_gpu(&m, 0)->first_ns),
                  NSYS_FX_EPOCH_NS + 11200000ll, "the memset begins 11.2 ms into the session");
     cJSON_Delete(meta);
     profile_model_free(&m);
@@ -293,9 +273,9 @@ Test(import_nsys, older_columns)
     import_counts c;
     profile_model m;
     import_fixture(NSYS_FX_OLD_COLUMNS, &c, &m);
-    cr_expect_eq(op(&m, NSYS_FX_GEMM_SHORT)->calls, 3, "kernels by shortName");
-    cr_expect_eq(op(&m, NSYS_FX_RELU_SHORT)->calls, 1);
-    cr_expect_eq(op(&m, "forward")->calls, 1, "NVTX text without textId");
+    cr_expect_eq(mu_op(&m, NSYS_FX_GEMM_SHORT)->calls, 3, "kernels by shortName");
+    cr_expect_eq(mu_op(&m, NSYS_FX_RELU_SHORT)->calls, 1);
+    cr_expect_eq(mu_op(&m, "forward")->calls, 1, "NVTX text without textId");
     cr_expect_eq(c.regions, NSYS_FX_REGIONS);
     cr_expect_eq(c.api_calls, NSYS_FX_API_CALLS);
     cr_expect_eq(c.skipped, NSYS_FX_UNENDED, "no backtraces without eventClass");
@@ -345,8 +325,8 @@ Test(import_nsys, optional_tables_absent)
     cr_expect_eq(c.syncs, NSYS_FX_SYNCS, "the copies, and the sync calls without records");
     cr_expect_eq(c.api_calls, NSYS_FX_API_CALLS);
     cr_expect_eq(m.ngpus, 2);
-    cr_expect_eq(gpu(&m, 0)->busy_ns, NSYS_FX_BUSY0_NS - 300000, "without the memset");
-    cr_expect_null(thread_name(&m, NSYS_FX_MAIN));
+    cr_expect_eq(mu_gpu(&m, 0)->busy_ns, NSYS_FX_BUSY0_NS - 300000, "without the memset");
+    cr_expect_null(mu_thread_named(&m, NSYS_FX_MAIN));
     cJSON *meta = metadata(&m);
     cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(meta, "devices")), 0);
     cr_expect_eq(cJSON_GetObjectItem(meta, "pid")->valuedouble, NSYS_FX_PID, "from globalTid");
@@ -588,8 +568,8 @@ Test(import_nsys, the_real_export_against_sql)
                                  "<> 67 AND s.value IN ('cudaMemcpy_v3020', 'cudaMemcpy')"));
     profile_model m;
     cr_assert_eq(profile_model_load(out, &m, NULL, NULL, &err), PROF_OK, "%s", err.message);
-    cr_expect_eq(gpu(&m, 0)->busy_ns, sql_busy(db));
-    cr_expect_eq((int64_t)gpu(&m, 0)->kernels, (int64_t)c.kernels);
+    cr_expect_eq(mu_gpu(&m, 0)->busy_ns, sql_busy(db));
+    cr_expect_eq((int64_t)mu_gpu(&m, 0)->kernels, (int64_t)c.kernels);
     profile_model_free(&m);
     sqlite3_close(db);
 }

@@ -1,0 +1,38 @@
+/* model_util.h - lookups into a loaded profile_model that the unit tests
+ * of the model and the importers share: an operation that must be there, a
+ * GPU device that must be there, a thread by name. */
+#ifndef PROF_TESTS_MODEL_UTIL_H
+#define PROF_TESTS_MODEL_UTIL_H
+
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "model/profile.h"
+
+static inline const model_op *mu_op(const profile_model *m, const char *name)
+{
+    const model_op *o = model_find_op(m, name);
+    cr_assert_not_null(o, "no operation '%s'", name);
+    return o;
+}
+
+static inline const model_gpu_device *mu_gpu(const profile_model *m, uint32_t device)
+{
+    for (size_t i = 0; i < m->ngpus; i++)
+        if (m->gpus[i].device == device)
+            return &m->gpus[i];
+    cr_assert_fail("no GPU %u", device);
+    return NULL;
+}
+
+/* The thread of that name, or NULL. */
+static inline const model_thread *mu_thread_named(const profile_model *m, const char *name)
+{
+    for (size_t i = 0; i < m->nthreads; i++)
+        if (m->threads[i].name && strcmp(m->threads[i].name, name) == 0)
+            return &m->threads[i];
+    return NULL;
+}
+
+#endif
