@@ -13,7 +13,6 @@
 #include "analysis/compare.h"
 #include "analysis_util.h"
 #include "compare_fixtures.h"
-#include "schema_check.h"
 
 #define SCHEMA "formats/compare.schema.json"
 
@@ -49,16 +48,6 @@ static const char *write_scaled(const char *name, unsigned steps, const char *op
     return path;
 }
 
-static void assert_valid(const cJSON *cmp)
-{
-    cJSON *schema = schema_load(SCHEMA);
-    cr_assert_not_null(schema, "cannot read " SCHEMA);
-    char why[600];
-    int ok = schema_check(schema, schema, cmp, why, sizeof why);
-    cJSON_Delete(schema);
-    cr_assert(ok, "comparison does not match its schema: %s", why);
-}
-
 /* The comparison of two files as prof compare builds it; regression_pct
  * negative when not asked for, noise_pct negative for the default. */
 static cJSON *compare_files(const char *before, const char *after, double regression_pct,
@@ -78,7 +67,7 @@ static cJSON *compare_files(const char *before, const char *after, double regres
     cr_assert_not_null(cmp, "compare: %s", err.message);
     cJSON_Delete(rb);
     cJSON_Delete(ra);
-    assert_valid(cmp);
+    au_assert_valid(cmp, SCHEMA, "comparison");
     return cmp;
 }
 
@@ -428,7 +417,7 @@ static cJSON *compare_runs(const char *op, double factor, double regression_pct)
         cJSON_Delete(b[i]);
         cJSON_Delete(a[i]);
     }
-    assert_valid(cmp);
+    au_assert_valid(cmp, SCHEMA, "comparison");
     return cmp;
 }
 

@@ -10,7 +10,6 @@
 
 #include "analysis_util.h"
 #include "output/report_text.h"
-#include "schema_check.h"
 
 #define SCHEMA "formats/report.schema.json"
 #define NCCL "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)"
@@ -21,16 +20,6 @@ static void teardown(void)
 }
 
 TestSuite(analysis_gpu, .fini = teardown);
-
-static void assert_valid(const cJSON *report)
-{
-    cJSON *schema = schema_load(SCHEMA);
-    cr_assert_not_null(schema, "cannot read " SCHEMA);
-    char why[600];
-    int ok = schema_check(schema, schema, report, why, sizeof why);
-    cJSON_Delete(schema);
-    cr_assert(ok, "report does not match its schema: %s", why);
-}
 
 static const cJSON *device0(const cJSON *r)
 {
@@ -66,7 +55,7 @@ static const char *write_idle(const char *name, int steps)
 Test(analysis_gpu, idle_gpu_between_steps)
 {
     cJSON *r = au_report(write_idle("idle.prof", 1), NULL);
-    assert_valid(r);
+    au_assert_valid(r, SCHEMA, "report");
     const cJSON *d = device0(r);
     cr_assert_str_eq(au_str(d, "basis"), "steps");
     au_near(au_num(d, "step_ns"), 40 * 40e6, 1e-12, "step time");
@@ -204,7 +193,7 @@ static const char *write_comm(const char *name, int overlapped)
 Test(analysis_gpu, kernels_by_gpu_time)
 {
     cJSON *r = au_report(write_comm("k.prof", 0), NULL);
-    assert_valid(r);
+    au_assert_valid(r, SCHEMA, "report");
     const cJSON *ks = au_get(r, "kernels");
     cr_assert_eq(au_num(r, "kernels_total"), 3);
     cr_assert_eq(cJSON_GetArraySize(ks), 3);
@@ -319,7 +308,7 @@ static cJSON *ranks_report(const char *const *paths, size_t n)
     cr_assert_not_null(r, "%s", err.message);
     for (size_t i = 0; i < n; i++)
         profile_model_free(&m[i]);
-    assert_valid(r);
+    au_assert_valid(r, SCHEMA, "report");
     return r;
 }
 

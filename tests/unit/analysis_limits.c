@@ -8,7 +8,6 @@
 #include <stdlib.h>
 
 #include "analysis_util.h"
-#include "schema_check.h"
 #include "synth.h"
 
 #define SCHEMA "formats/report.schema.json"
@@ -46,16 +45,6 @@ static const char *many_names(void)
     return path;
 }
 
-static void assert_valid(const cJSON *report)
-{
-    cJSON *schema = schema_load(SCHEMA);
-    cr_assert_not_null(schema, "cannot read " SCHEMA);
-    char why[600];
-    int ok = schema_check(schema, schema, report, why, sizeof why);
-    cJSON_Delete(schema);
-    cr_assert(ok, "report does not match its schema: %s", why);
-}
-
 static int has_note(const cJSON *report, const char *part)
 {
     const cJSON *n;
@@ -84,7 +73,7 @@ Test(analysis_limits, per_name_lists_keep_the_largest_and_say_so)
     analysis_options_default(&o);
     o.max_names = LIMIT;
     cJSON *r = au_report(many_names(), &o);
-    assert_valid(r);
+    au_assert_valid(r, SCHEMA, "report");
     assert_largest(au_get(r, "memory"), "series", NAMES - LIMIT, "memory");
     assert_largest(au_get(au_get(r, "summary"), "memory"), "series", NAMES - LIMIT,
                    "summary.memory");
@@ -136,7 +125,7 @@ Test(analysis_limits, the_dashboards_report_sums_up_what_it_cuts)
     o.top = LIMIT;
     o.others = 1;
     cJSON *r = au_report(many_names(), &o);
-    assert_valid(r);
+    au_assert_valid(r, SCHEMA, "report");
     cr_assert_eq(cJSON_GetArraySize(au_get(r, "operations")), LIMIT);
     const cJSON *rest = au_get(au_get(r, "others"), "operations");
     cr_assert_eq(au_num(rest, "count"), NAMES - LIMIT);

@@ -16,20 +16,10 @@ static void teardown(void)
 
 TestSuite(analysis_report, .fini = teardown);
 
-static void assert_valid(const cJSON *report)
-{
-    cJSON *schema = schema_load(SCHEMA);
-    cr_assert_not_null(schema, "cannot read " SCHEMA);
-    char why[600];
-    int ok = schema_check(schema, schema, report, why, sizeof why);
-    cJSON_Delete(schema);
-    cr_assert(ok, "report does not match its schema: %s", why);
-}
-
 Test(analysis_report, demo_report_matches_its_schema)
 {
     cJSON *r = au_report(DEMO, NULL);
-    assert_valid(r);
+    au_assert_valid(r, SCHEMA, "report");
     cr_assert_str_eq(au_str(r, "schema"), "prof-report");
     cr_assert_eq(au_num(r, "version"), 1);
     const cJSON *p = cJSON_GetArrayItem(au_get(r, "profiles"), 0);
@@ -145,7 +135,7 @@ Test(analysis_report, long_series_are_decimated_to_the_point_limit)
     cJSON *all = au_report(DEMO, NULL);
     o.max_points = 40;
     cJSON *few = au_report(DEMO, &o);
-    assert_valid(few);
+    au_assert_valid(few, SCHEMA, "report");
 
     const cJSON *sa = au_get(all, "steps"), *sf = au_get(few, "steps");
     cr_assert_eq(cJSON_GetArraySize(sa), 300);
@@ -194,7 +184,7 @@ Test(analysis_report, straggler_among_two_ranks)
     prof_error err = { 0 };
     cJSON *r = ranks_report(write_rank("r0.prof", 0, 100), write_rank("r1.prof", 1, 128), &err);
     cr_assert_not_null(r, "%s", err.message);
-    assert_valid(r);
+    au_assert_valid(r, SCHEMA, "report");
     const cJSON *ranks = au_get(r, "ranks");
     cr_assert_eq(cJSON_GetArraySize(ranks), 2);
     const cJSON *r1 = cJSON_GetArrayItem(ranks, 1);
@@ -247,7 +237,7 @@ Test(analysis_report, profile_without_steps_and_small_nodes_folded)
     }
     cr_assert_eq(synth_close(s, NULL), 0);
     cJSON *r = au_report(path, NULL);
-    assert_valid(r);
+    au_assert_valid(r, SCHEMA, "report");
     cr_assert_eq(au_num(au_get(r, "summary"), "steps"), 0);
     const cJSON *mem = cJSON_GetArrayItem(au_get(r, "memory"), 0);
     cr_assert_eq(cJSON_GetArraySize(au_get(mem, "points")), 20, "every sample");

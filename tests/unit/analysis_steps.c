@@ -8,7 +8,6 @@
 
 #include "analysis_util.h"
 #include "output/report_text.h"
-#include "schema_check.h"
 
 static void teardown(void)
 {
@@ -43,16 +42,6 @@ static const char *write_run(const char *name, uint64_t n, int half)
     return path;
 }
 
-static void assert_valid(const cJSON *report)
-{
-    cJSON *schema = schema_load("formats/report.schema.json");
-    cr_assert_not_null(schema);
-    char why[600];
-    int ok = schema_check(schema, schema, report, why, sizeof why);
-    cJSON_Delete(schema);
-    cr_assert(ok, "report does not match its schema: %s", why);
-}
-
 static int has_note(const cJSON *report, const char *text)
 {
     const cJSON *n;
@@ -79,7 +68,7 @@ static void steps_line(const cJSON *report, char *line, size_t size)
 Test(analysis_steps, the_incomplete_step_is_not_counted)
 {
     cJSON *r = au_report(write_run("run.prof", 200, 0), NULL);
-    assert_valid(r);
+    au_assert_valid(r, "formats/report.schema.json", "report");
     const cJSON *sum = au_get(r, "summary");
     cr_assert_eq(au_num(sum, "steps"), 200, "200 prof_step calls, 200 steps");
     cr_assert_eq(au_num(sum, "incomplete_steps"), 1);
@@ -121,7 +110,7 @@ Test(analysis_steps, sampling_counts_complete_steps)
 Test(analysis_steps, a_run_without_prof_step_has_no_steps)
 {
     cJSON *r = au_report(write_run("none.prof", 0, 0), NULL);
-    assert_valid(r);
+    au_assert_valid(r, "formats/report.schema.json", "report");
     const cJSON *sum = au_get(r, "summary");
     cr_assert_eq(au_num(sum, "steps"), 0);
     cr_assert_eq(au_num(sum, "incomplete_steps"), 1);
@@ -151,7 +140,7 @@ Test(analysis_steps, a_run_without_regions_says_how_to_get_them)
     }
     cr_assert_eq(synth_close(s, NULL), 0);
     cJSON *r = au_report(path, NULL);
-    assert_valid(r);
+    au_assert_valid(r, "formats/report.schema.json", "report");
     cr_assert(has_note(r, "no regions recorded"));
     cr_assert(has_note(r, "prof_region_begin/end or prof.region"));
     cr_assert_not(has_note(r, "no steps recorded"));

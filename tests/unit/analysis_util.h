@@ -11,6 +11,19 @@
 #include "analysis/report.h"
 #include "fixtures.h"
 #include "model/profile.h"
+#include "schema_check.h"
+
+/* doc matches the JSON Schema at schema_path; what names doc in the
+ * failure ("report", "comparison"). */
+static inline void au_assert_valid(const cJSON *doc, const char *schema_path, const char *what)
+{
+    cJSON *schema = schema_load(schema_path);
+    cr_assert_not_null(schema, "cannot read %s", schema_path);
+    char why[600];
+    int ok = schema_check(schema, schema, doc, why, sizeof why);
+    cJSON_Delete(schema);
+    cr_assert(ok, "%s does not match its schema: %s", what, why);
+}
 
 static inline void au_load(const char *path, profile_model *m)
 {
