@@ -1,0 +1,383 @@
+/* jscan.c - the strict JSON subset reader of jscan.h: recursive descent
+ * over bytes held in memory, strings scanned eight bytes at a time.
+ * Everything it is not sure YAJL reads the same way is declined. */
+#include "import/jscan.h"
+
+#include <stdint.h>
+#include <string.h>
+
+typedef struct js {
+    const unsigned char *b;
+    size_t i, n;
+    const yajl_callbacks *cb;
+    jscan_ignored ignored;
+    void *ctx;
+    int limit;
+} js;
+
+#define ONES UINT64_C(0x0101010101010101)
+#define HIGHS UINT64_C(0x8080808080808080)
+
+/* Whether any of the eight bytes is '"', '\\' or below 0x20: the bytes
+ * a string's scan has to look at. Exact as a yes or no (the borrows of
+ * the subtractions only reach bytes above one that matches). */
+static inline uint64_t special_bytes(uint64_t w)
+{
+    uint64_t q = w ^ (ONES * '"');
+    uint64_t s = w ^ (ONES * '\\');
+    return ((q - ONES) & ~q) | ((s - ONES) & ~s) | ((w - ONES * 0x20) & ~w);
+}
+
+/* Where in the word the first byte of m (not 0) is, in memory order:
+ * on a little-endian machine the least significant match, which the
+ * borrows cannot fake. On a big-endian one they can, so the bytes are
+ * looked at one by one from the word's start. */
+static inline size_t first_byte(uint64_t m)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    (void)m;
+    return 0;
+#else
+    return (size_t)__builtin_ctzll(m) / 8;
+#endif
+}
+
+static inline int blank(unsigned char c)
+{
+    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+static inline void skip_blanks(js *s)
+{
+    while (s->i < s->n && blank(s->b[s->i]))
+        s->i++;
+}
+
+/* What may follow a scalar: YAJL reads a number or a literal up to the
+ * first byte that cannot continue it; the subset wants that byte to be
+ * one that ends a value. */
+static inline int ends_value(unsigned char c)
+{
+    return blank(c) || c == ',' || c == '}' || c == ']';
+}
+
+static int hex(unsigned char c)
+{
+    return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
+}
+
+/* The string whose quote is at s->i: [*from, *to) is its raw text and
+ * s->i moves past the closing quote. *escaped says whether it holds an
+ * escape (checked for form, not decoded). */
+static jscan_result string(js *s, size_t *from, size_t *to, int *escaped)
+{
+    const unsigned char *b = s->b;
+    size_t i = s->i + 1, n = s->n;
+    *escaped = 0;
+    for (;;) {
+        while (n - i >= 8) {
+            uint64_t w, m;
+            memcpy(&w, b + i, 8);
+            if ((m = special_bytes(w) & HIGHS) != 0) {
+                i += first_byte(m); /* the lowest one is a true match */
+                break;
+            }
+            i += 8;
+        }
+        if (i >= n)
+            return JSCAN_MORE;
+        unsigned char c = b[i];
+        if (c == '"')
+            break;
+        if (c < 0x20)
+            return JSCAN_DECLINE;
+        if (c != '\\') {
+            i++;
+            continue;
+        }
+        if (n - i < 2)
+            return JSCAN_MORE;
+        c = b[i + 1];
+        if (c == 'u') {
+            if (n - i < 6)
+                return JSCAN_MORE;
+            if (!hex(b[i + 2]) || !hex(b[i + 3]) || !hex(b[i + 4]) || !hex(b[i + 5]))
+                return JSCAN_DECLINE;
+            i += 6;
+        } else if (c == '"' || c == '\\' || c == '/' || c == 'b' || c == 'f' || c == 'n' ||
+                   c == 'r' || c == 't') {
+            i += 2;
+        } else {
+            return JSCAN_DECLINE;
+        }
+        *escaped = 1;
+    }
+    *from = s->i + 1;
+    *to = i;
+    s->i = i + 1;
+    return JSCAN_DONE;
+}
+
+static size_t digits(const unsigned char *b, size_t i, size_t n)
+{
+    while (i < n && b[i] >= '0' && b[i] <= '9')
+        i++;
+    return i;
+}
+
+/* A number at s->i in JSON's grammar, followed by a byte that ends it;
+ * s->i moves to that byte. */
+static jscan_result number(js *s)
+{
+    const unsigned char *b = s->b;
+    size_t i = s->i, n = s->n;
+    if (b[i] == '-' && ++i >= n)
+        return JSCAN_MORE;
+    if (b[i] == '0')
+        i++;
+    else if (b[i] >= '1' && b[i] <= '9')
+        i = digits(b, i, n);
+    else
+        return JSCAN_DECLINE;
+    if (i < n && b[i] == '.') {
+        size_t f = digits(b, ++i, n);
+        if (f == n)
+            return JSCAN_MORE;
+        if (f == i)
+            return JSCAN_DECLINE;
+        i = f;
+    }
+    if (i < n && (b[i] == 'e' || b[i] == 'E')) {
+        if (++i < n && (b[i] == '+' || b[i] == '-'))
+            i++;
+        size_t e = digits(b, i, n);
+        if (e == n)
+            return JSCAN_MORE;
+        if (e == i)
+            return JSCAN_DECLINE;
+        i = e;
+    }
+    if (i >= n)
+        return JSCAN_MORE;
+    if (!ends_value(b[i]))
+        return JSCAN_DECLINE;
+    s->i = i;
+    return JSCAN_DONE;
+}
+
+/* true, false or null at s->i: *which is 't', 'f' or 'n'. */
+static jscan_result literal(js *s, char *which)
+{
+    static const char *const words[] = { "true", "false", "null" };
+    unsigned char c = s->b[s->i];
+    const char *w = words[c == 't' ? 0 : c == 'f' ? 1 : 2];
+    size_t l = strlen(w), have = s->n - s->i;
+    if (have <= l)
+        return memcmp(s->b + s->i, w, have < l ? have : l) == 0 ? JSCAN_MORE : JSCAN_DECLINE;
+    if (memcmp(s->b + s->i, w, l) != 0 || !ends_value(s->b[s->i + l]))
+        return JSCAN_DECLINE;
+    s->i += l;
+    *which = (char)c;
+    return JSCAN_DONE;
+}
+
+static jscan_result value(js *s, int depth);
+
+/* A value nobody wants: checked, not handed over. */
+static jscan_result skip(js *s, int depth)
+{
+    size_t from, to;
+    int escaped;
+    char which;
+    unsigned char c = s->b[s->i];
+    if (c == '"')
+        return string(s, &from, &to, &escaped);
+    if (c == '-' || (c >= '0' && c <= '9'))
+        return number(s);
+    if (c == 't' || c == 'f' || c == 'n')
+        return literal(s, &which);
+    if (c != '{' && c != '[')
+        return JSCAN_DECLINE;
+    if (depth >= s->limit)
+        return JSCAN_DECLINE;
+    unsigned char close = c == '{' ? '}' : ']';
+    s->i++;
+    skip_blanks(s);
+    if (s->i >= s->n)
+        return JSCAN_MORE;
+    if (s->b[s->i] == close) {
+        s->i++;
+        return JSCAN_DONE;
+    }
+    for (;;) {
+        jscan_result r;
+        if (close == '}') {
+            if (s->b[s->i] != '"')
+                return JSCAN_DECLINE;
+            if ((r = string(s, &from, &to, &escaped)) != JSCAN_DONE)
+                return r;
+            skip_blanks(s);
+            if (s->i >= s->n)
+                return JSCAN_MORE;
+            if (s->b[s->i] != ':')
+                return JSCAN_DECLINE;
+            s->i++;
+            skip_blanks(s);
+            if (s->i >= s->n)
+                return JSCAN_MORE;
+        }
+        if ((r = skip(s, depth + 1)) != JSCAN_DONE)
+            return r;
+        skip_blanks(s);
+        if (s->i >= s->n)
+            return JSCAN_MORE;
+        c = s->b[s->i++];
+        if (c == close)
+            return JSCAN_DONE;
+        if (c != ',')
+            return JSCAN_DECLINE;
+        skip_blanks(s);
+        if (s->i >= s->n)
+            return JSCAN_MORE;
+    }
+}
+
+/* The value at s->i, wanted or not. */
+static jscan_result element(js *s, int depth)
+{
+    return s->ignored(s->ctx) ? skip(s, depth) : value(s, depth);
+}
+
+/* After a member or an element: the separator, or the container's end
+ * (1 when it ended; then its callback is made). */
+static jscan_result after_item(js *s, unsigned char close, int *ended)
+{
+    skip_blanks(s);
+    if (s->i >= s->n)
+        return JSCAN_MORE;
+    unsigned char c = s->b[s->i++];
+    if (c == close) {
+        *ended = 1;
+        int ok = close == '}' ? s->cb->yajl_end_map(s->ctx) : s->cb->yajl_end_array(s->ctx);
+        return ok ? JSCAN_DONE : JSCAN_STOP;
+    }
+    if (c != ',')
+        return JSCAN_DECLINE;
+    *ended = 0;
+    skip_blanks(s);
+    return s->i < s->n ? JSCAN_DONE : JSCAN_MORE;
+}
+
+static jscan_result object(js *s, int depth)
+{
+    if (depth >= s->limit)
+        return JSCAN_DECLINE;
+    if (!s->cb->yajl_start_map(s->ctx))
+        return JSCAN_STOP;
+    s->i++;
+    skip_blanks(s);
+    if (s->i >= s->n)
+        return JSCAN_MORE;
+    if (s->b[s->i] == '}') {
+        s->i++;
+        return s->cb->yajl_end_map(s->ctx) ? JSCAN_DONE : JSCAN_STOP;
+    }
+    for (;;) {
+        size_t from, to;
+        int escaped, ended;
+        jscan_result r;
+        if (s->b[s->i] != '"')
+            return JSCAN_DECLINE;
+        if ((r = string(s, &from, &to, &escaped)) != JSCAN_DONE)
+            return r;
+        if (escaped)
+            return JSCAN_DECLINE;
+        if (!s->cb->yajl_map_key(s->ctx, s->b + from, to - from))
+            return JSCAN_STOP;
+        skip_blanks(s);
+        if (s->i >= s->n)
+            return JSCAN_MORE;
+        if (s->b[s->i] != ':')
+            return JSCAN_DECLINE;
+        s->i++;
+        skip_blanks(s);
+        if (s->i >= s->n)
+            return JSCAN_MORE;
+        if ((r = element(s, depth + 1)) != JSCAN_DONE)
+            return r;
+        if ((r = after_item(s, '}', &ended)) != JSCAN_DONE || ended)
+            return r;
+    }
+}
+
+static jscan_result array(js *s, int depth)
+{
+    if (depth >= s->limit)
+        return JSCAN_DECLINE;
+    if (!s->cb->yajl_start_array(s->ctx))
+        return JSCAN_STOP;
+    s->i++;
+    skip_blanks(s);
+    if (s->i >= s->n)
+        return JSCAN_MORE;
+    if (s->b[s->i] == ']') {
+        s->i++;
+        return s->cb->yajl_end_array(s->ctx) ? JSCAN_DONE : JSCAN_STOP;
+    }
+    for (;;) {
+        int ended;
+        jscan_result r;
+        if ((r = element(s, depth + 1)) != JSCAN_DONE)
+            return r;
+        if ((r = after_item(s, ']', &ended)) != JSCAN_DONE || ended)
+            return r;
+    }
+}
+
+static jscan_result value(js *s, int depth)
+{
+    size_t from, to, at = s->i;
+    int escaped, ok;
+    char which;
+    jscan_result r;
+    unsigned char c = s->b[s->i];
+    switch (c) {
+    case '{': return object(s, depth);
+    case '[': return array(s, depth);
+    case '"':
+        if ((r = string(s, &from, &to, &escaped)) != JSCAN_DONE)
+            return r;
+        if (escaped)
+            return JSCAN_DECLINE;
+        ok = s->cb->yajl_string(s->ctx, s->b + from, to - from);
+        break;
+    case 't':
+    case 'f':
+    case 'n':
+        if ((r = literal(s, &which)) != JSCAN_DONE)
+            return r;
+        ok = which == 'n' ? s->cb->yajl_null(s->ctx) : s->cb->yajl_boolean(s->ctx, which == 't');
+        break;
+    default:
+        if (c != '-' && (c < '0' || c > '9'))
+            return JSCAN_DECLINE;
+        if ((r = number(s)) != JSCAN_DONE)
+            return r;
+        ok = s->cb->yajl_number(s->ctx, (const char *)s->b + at, s->i - at);
+        break;
+    }
+    return ok ? JSCAN_DONE : JSCAN_STOP;
+}
+
+jscan_result jscan_value(const unsigned char *buf, size_t len, size_t *pos,
+                         const yajl_callbacks *cb, jscan_ignored ignored, void *ctx, int limit)
+{
+    js s = { .b = buf, .i = *pos, .n = len, .cb = cb, .ignored = ignored, .ctx = ctx,
+             .limit = limit };
+    if (s.i >= s.n)
+        return JSCAN_MORE;
+    jscan_result r = value(&s, 0);
+    if (r == JSCAN_DONE)
+        *pos = s.i;
+    return r;
+}
