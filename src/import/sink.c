@@ -50,6 +50,14 @@ typedef struct item {
     uint8_t region;
 } item;
 
+/* A pending item in the heap: what orders it, and where its event is
+ * (moving the keys alone keeps the heap's work small). */
+typedef struct heap_key {
+    int64_t start, end;
+    uint32_t slot;
+    uint32_t region;
+} heap_key;
+
 typedef struct open_region {
     int64_t start, end;
     prof_event ev;
@@ -58,8 +66,11 @@ typedef struct open_region {
 typedef struct sink_thread {
     uint64_t key, os_tid;
     uint32_t index;
-    item *heap;
+    heap_key *heap;      /* pending items by start; their events stay put */
     size_t nheap, cap_heap;
+    prof_event *pending; /* the pending items' events, by slot             */
+    uint32_t *free_slots;
+    size_t nslots, cap_pending, nfree, cap_free;
     open_region stack[SINK_STACK_MAX];
     uint32_t depth;
     int64_t last_start;  /* of the last item out of the window             */
@@ -173,7 +184,7 @@ static int name_is(const void *ctx, uint32_t id)
 static uint64_t name_rehash(const void *ctx, uint32_t id)
 {
     const sink_name *nm = &((const name_key *)ctx)->s->names[id - 1];
-    return hash_fnv1a(nm->s, nm->len);
+    return hash_bytes(nm->s, nm->len);
 }
 
 /* Defines the next name, copied. Its id, or 0 on failure (sticky). */
@@ -202,7 +213,7 @@ static uint32_t intern(import_sink *s, const char *p, size_t n)
         n = PF_STRING_MAX;
     name_key key = { s, p, n };
     int added;
-    uint32_t *id = hmap_slot_by(&s->name_index, hash_fnv1a(p, n), name_is, name_rehash, &key,
+    uint32_t *id = hmap_slot_by(&s->name_index, hash_bytes(p, n), name_is, name_rehash, &key,
                                 &added);
     if (!id)
         return fail_nomem(s), 0;
@@ -285,40 +296,40 @@ static prof_err put(import_sink *s, pf_block *b, const prof_event *ev)
 
 /* ---- nesting ------------------------------------------------------------------------- */
 
-static int item_before(const item *a, const item *b)
+static int item_before(const heap_key *a, const heap_key *b)
 {
     if (a->start != b->start)
         return a->start < b->start;
     if (a->region != b->region) /* a region opens before a point at its start */
-        return a->region;
+        return a->region > b->region;
     return a->end > b->end;     /* the outer of two regions first             */
 }
 
-static void heap_up(item *h, size_t i)
+static void heap_up(heap_key *h, size_t i)
 {
-    while (i > 0 && item_before(&h[i], &h[(i - 1) / 2])) {
-        item t = h[i];
+    heap_key k = h[i];
+    while (i > 0 && item_before(&k, &h[(i - 1) / 2])) {
         h[i] = h[(i - 1) / 2];
-        h[(i - 1) / 2] = t;
         i = (i - 1) / 2;
     }
+    h[i] = k;
 }
 
-static void heap_down(item *h, size_t n, size_t i)
+static void heap_down(heap_key *h, size_t n, size_t i)
 {
+    heap_key k = h[i];
     for (;;) {
-        size_t l = 2 * i + 1, m = i;
-        if (l < n && item_before(&h[l], &h[m]))
-            m = l;
-        if (l + 1 < n && item_before(&h[l + 1], &h[m]))
+        size_t l = 2 * i + 1, m = l;
+        if (l >= n)
+            break;
+        if (l + 1 < n && item_before(&h[l + 1], &h[l]))
             m = l + 1;
-        if (m == i)
-            return;
-        item t = h[i];
+        if (!item_before(&h[m], &k))
+            break;
         h[i] = h[m];
-        h[m] = t;
         i = m;
     }
+    h[i] = k;
 }
 
 static prof_err write_timed(import_sink *s, sink_thread *t, prof_event ev, int64_t start,
@@ -341,7 +352,9 @@ static prof_err close_region(import_sink *s, sink_thread *t)
 /* The earliest pending item of t leaves the window. */
 static prof_err item_out(import_sink *s, sink_thread *t)
 {
-    item it = t->heap[0];
+    heap_key k = t->heap[0];
+    item it = { k.start, k.end, t->pending[k.slot], (uint8_t)k.region };
+    t->free_slots[t->nfree++] = k.slot;
     t->heap[0] = t->heap[--t->nheap];
     heap_down(t->heap, t->nheap, 0);
     if (it.start < t->last_start)
@@ -361,6 +374,21 @@ static prof_err item_out(import_sink *s, sink_thread *t)
     return e;
 }
 
+/* A slot for a pending item's event: one freed, else a new one (at most
+ * SINK_WINDOW of them). */
+static int slot_take(sink_thread *t, uint32_t *slot)
+{
+    if (t->nfree) {
+        *slot = t->free_slots[--t->nfree];
+        return 1;
+    }
+    if (vec_grow(&t->pending, &t->cap_pending, t->nslots, sizeof *t->pending) < 0 ||
+        vec_grow(&t->free_slots, &t->cap_free, t->nslots, sizeof *t->free_slots) < 0)
+        return 0;
+    *slot = (uint32_t)t->nslots++;
+    return 1;
+}
+
 static prof_err item_in(import_sink *s, sink_thread *t, const item *it)
 {
     if (s->failed)
@@ -371,9 +399,11 @@ static prof_err item_in(import_sink *s, sink_thread *t, const item *it)
         if (e)
             return e;
     }
-    if (vec_grow(&t->heap, &t->cap_heap, t->nheap, sizeof *t->heap) < 0)
+    uint32_t slot;
+    if (vec_grow(&t->heap, &t->cap_heap, t->nheap, sizeof *t->heap) < 0 || !slot_take(t, &slot))
         return fail_nomem(s);
-    t->heap[t->nheap] = *it;
+    t->pending[slot] = it->ev;
+    t->heap[t->nheap] = (heap_key){ it->start, it->end, slot, it->region };
     heap_up(t->heap, t->nheap++);
     return PROF_OK;
 }
@@ -870,6 +900,8 @@ void sink_abandon(import_sink *s)
     hmap_free(&s->name_index);
     for (size_t i = 0; i < s->nthreads; i++) {
         free(s->threads[i]->heap);
+        free(s->threads[i]->pending);
+        free(s->threads[i]->free_slots);
         pf_block_free(&s->threads[i]->block);
         free(s->threads[i]);
     }

@@ -1,5 +1,6 @@
 /* hash.h - the hash functions every table uses: FNV-1a over bytes (names,
- * thread keys of traces) and a multiplicative mixer for integers. One
+ * thread keys of traces), a faster one for names looked up per event, and
+ * a multiplicative mixer for integers. One
  * definition each, so that a value written to a profile from a hash (the
  * thread key of a trace's string tid) is the same wherever it is made. */
 #ifndef PROF_UTIL_HASH_H
@@ -7,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define HASH_FNV1A_BASIS UINT64_C(0xcbf29ce484222325)
 #define HASH_FNV1A_PRIME UINT64_C(0x100000001b3)
@@ -41,6 +43,25 @@ static inline uint64_t hash_fnv1a_str(const char *s, size_t *len)
     if (len)
         *len = (size_t)(p - (const unsigned char *)s);
     return h;
+}
+
+/* A hash of n bytes for tables that live in memory only (never written
+ * anywhere, so it may differ between machines): eight bytes a step, a
+ * few times FNV-1a's speed on names of tens of bytes, which matters
+ * where every event of a trace looks its name up. */
+static inline uint64_t hash_bytes(const void *p, size_t n)
+{
+    const unsigned char *s = p;
+    uint64_t h = HASH_FNV1A_BASIS ^ ((uint64_t)n * HASH_GOLDEN), w;
+    for (; n >= 8; s += 8, n -= 8) {
+        memcpy(&w, s, 8);
+        h = (h ^ w) * HASH_GOLDEN;
+        h ^= h >> 29;
+    }
+    w = 0;
+    memcpy(&w, s, n);
+    h = (h ^ w) * HASH_GOLDEN;
+    return h ^ (h >> 32);
 }
 
 /* Fibonacci hashing: x times HASH_GOLDEN, of which a table takes the TOP
