@@ -69,10 +69,12 @@ TOOL_SRC += $(B)/gen/viewer_assets.c
 CMD_SRC  := $(sort $(wildcard cmd/prof/*.c))
 SUP_SRC  := $(sort $(wildcard tests/support/*.c))
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
-# the units with threads of their own: the recorder's, and the reader's producer
+# the units with threads of their own: the recorder's, the reader's producer
 # (format_batch_fn: a function run on it; model_threads: the model built on both)
+# and the Kineto importer's event thread (import_kineto_fast)
 TSAN_UNITS := $(sort $(wildcard tests/unit/record_thread*.c tests/unit/format_prefetch.c \
-	tests/unit/format_batch_fn.c tests/unit/model_threads.c))
+	tests/unit/format_batch_fn.c tests/unit/model_threads.c tests/unit/import_kineto_fast.c))
+TSAN_TOOL_UNITS := $(B)/tsan/tests/unit/model_threads $(B)/tsan/tests/unit/import_kineto_fast
 BENCH_SRC := $(sort $(wildcard tests/bench/*.c))
 
 obj = $(patsubst %.c,$(B)/$(1)/%.o,$(2))
@@ -157,8 +159,9 @@ $(B)/asan/tests/unit/%: $(B)/asan/tests/unit/%.o $(call obj,asan,$(SUP_SRC) $(TO
 $(B)/tsan/tests/unit/%: $(B)/tsan/tests/unit/%.o $(call obj,tsan,$(SUP_SRC)) $(B)/tsan/libprof.a
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -pthread $(TSAN) -o $@ $^ -lcriterion $(SUP_LIBS) $(LIBS)
-# model_threads builds models: the model's code is checked with the reader's
-$(B)/tsan/tests/unit/model_threads: $(B)/tsan/tests/unit/model_threads.o \
+# model_threads builds models, import_kineto_fast imports: the tool's code is
+# checked with the library's
+$(TSAN_TOOL_UNITS): $(B)/tsan/tests/unit/%: $(B)/tsan/tests/unit/%.o \
 		$(call obj,tsan,$(SUP_SRC) $(TOOL_SRC)) $(B)/tsan/libprof.a
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -pthread $(TSAN) -o $@ $^ -lcriterion $(TOOL_LIBS) $(LIBS)

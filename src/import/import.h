@@ -19,6 +19,7 @@ typedef enum import_format {
 
 typedef struct import_options {
     int python_stacks; /* Kineto: keep python_function events as regions */
+    int yajl_only;     /* Kineto: YAJL reads every event (the fast path's reference, for tests) */
 } import_options;
 
 /* The format of the file at path, from its first bytes: a gzip stream or

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 
 #include "format/format.h"
 #include "import/import.h"
+#include "import/jscan.h"
 #include "import/sink.h"
 #include "util/hash.h"
 
@@ -58,6 +60,11 @@ typedef enum {
     C_DEVICE,   /* one of them                                             */
     C_DIST      /* distributedInfo                                         */
 } kin_ctx;
+
+/* Who reads: YAJL the document (until traceEvents opens, when the fast
+ * path may take over), YAJL one event the fast path declined (until it
+ * closes), or the fast path. */
+typedef enum { TURN_DOCUMENT, TURN_EVENT, TURN_FAST } kin_yajl_turn;
 
 /* What the value after the last key is. */
 typedef enum {
@@ -130,7 +137,9 @@ typedef struct kin_parser {
     prof_err fail;            /* a sink error: stops the parse        */
     uint64_t cut;             /* strings cut to their buffer          */
     char damage[200];         /* what stopped the parse early, or ""  */
-    kin_event ev;
+    kin_event ev;             /* the event being read                  */
+    kin_event *out;           /* the event being handled (kin_queue)   */
+    struct kin_queue *q;      /* events handled on a thread of their own, or NULL */
     kin_device dev;
     int has_rank, has_world;
     int64_t rank, world;
@@ -155,6 +164,12 @@ typedef struct kin_parser {
     uint32_t pend_head, npending;
     uint64_t syncs_from_calls;
     int token_too_long;       /* see kin_malloc                       */
+    /* Who reads: YAJL the whole document, or the fast path (jscan.h) the
+     * events of traceEvents, with YAJL for the events it declines. */
+    int fast;                 /* the fast path may read events        */
+    int muted;                /* YAJL reads a made-up prefix: ignore   */
+    kin_yajl_turn turn;       /* what YAJL reads now                   */
+    int yield;                /* YAJL stopped to hand over, not damage */
 } kin_parser;
 
 /* ---- numbers ------------------------------------------------------------------ */
@@ -296,6 +311,8 @@ static int sink_ok(kin_parser *p, prof_err e)
     return e == PROF_OK;
 }
 
+static void kin_sync(kin_parser *p);
+
 static void malformed(kin_parser *p)
 {
     sink_note_unknown(p->s, "malformed");
@@ -332,9 +349,9 @@ static int thread_key(kin_parser *p, const kin_id *tid, uint64_t *key)
 
 static void note_cpu_pid(kin_parser *p)
 {
-    if (!p->has_cpu_pid && p->ev.pid.kind == 1) {
+    if (!p->has_cpu_pid && p->out->pid.kind == 1) {
         p->has_cpu_pid = 1;
-        p->cpu_pid = p->ev.pid.v;
+        p->cpu_pid = p->out->pid.v;
     }
 }
 
@@ -361,7 +378,7 @@ static int64_t event_dur(const kin_event *e)
 
 static int region(kin_parser *p)
 {
-    kin_event *e = &p->ev;
+    kin_event *e = p->out;
     uint64_t key, n;
     if (!e->has_name || !e->has_ts || !thread_key(p, &e->tid, &key)) {
         malformed(p);
@@ -472,7 +489,7 @@ static uint32_t copy_kind(const char *name)
 /* A kernel, copy or memset on the GPU's timeline. */
 static int gpu_activity(kin_parser *p, rt_cu_kind kind)
 {
-    kin_event *e = &p->ev;
+    kin_event *e = p->out;
     rt_cu_rec r = { .kind = kind };
     int64_t bytes;
     if (!cuda_span(e, &r) || !gpu_device(e, &r.device) || (kind == RT_CU_KERNEL && !e->has_name)) {
@@ -568,7 +585,7 @@ static int pending_age(kin_parser *p)
 /* A CUDA runtime or driver call (HIP in ROCm traces) on a CPU thread. */
 static int api_call(kin_parser *p)
 {
-    kin_event *e = &p->ev;
+    kin_event *e = p->out;
     rt_cu_rec r = { .kind = RT_CU_API };
     if (!e->has_name || !cuda_span(e, &r) || !thread_key(p, &e->tid, &r.tid)) {
         malformed(p);
@@ -589,7 +606,7 @@ static int api_call(kin_parser *p)
 /* CUPTI synchronization activity (cuda_sync, 2023 on). */
 static int sync_activity(kin_parser *p)
 {
-    kin_event *e = &p->ev;
+    kin_event *e = p->out;
     rt_cu_rec r = { .kind = RT_CU_SYNC };
     uint32_t device;
     if (!cuda_span(e, &r) || !gpu_device(e, &device)) {
@@ -627,14 +644,14 @@ static int memory_sample(kin_parser *p, const char *prefix, const char *what, in
 {
     char series[64];
     snprintf(series, sizeof series, "%s.%s", prefix, what);
-    return sink_ok(p, sink_memory(p->s, series, p->ev.ts, bytes > 0 ? (uint64_t)bytes : 0));
+    return sink_ok(p, sink_memory(p->s, series, p->out->ts, bytes > 0 ? (uint64_t)bytes : 0));
 }
 
 /* A [memory] instant: the caching allocator's totals after an allocation
  * or a free (2022 on), or only the bytes of it (2021), summed here. */
 static int memory_event(kin_parser *p)
 {
-    kin_event *e = &p->ev;
+    kin_event *e = p->out;
     int64_t type, id = -1, total, bytes;
     if (!e->has_ts || !arg(e, N_DEV_TYPE, &type)) {
         malformed(p);
@@ -683,7 +700,7 @@ static int mark_thread(kin_parser *p, const kin_id *tid, uint64_t *key)
 
 static int instant(kin_parser *p)
 {
-    kin_event *e = &p->ev;
+    kin_event *e = p->out;
     uint64_t key;
     if (e->has_name && str_is(e->name, e->name_len, "[memory]"))
         return memory_event(p);
@@ -715,7 +732,7 @@ static kin_proc *proc_of(kin_parser *p, int64_t pid)
  * ("stream 7 ") names no thread prof has. */
 static int metadata_event(kin_parser *p)
 {
-    kin_event *e = &p->ev;
+    kin_event *e = p->out;
     kin_proc *pr;
     uint64_t key;
     if (!e->has_name)
@@ -771,7 +788,7 @@ static kin_handler handler_of(const char *cat, size_t n)
 
 static int complete_event(kin_parser *p)
 {
-    kin_event *e = &p->ev;
+    kin_event *e = p->out;
     if (!e->has_cat) {
         sink_note_unknown(p->s, "(none)");
         return 1;
@@ -799,7 +816,7 @@ static int complete_event(kin_parser *p)
 /* Dispatches the event just closed, by phase, then category. */
 static int event_done(kin_parser *p)
 {
-    kin_event *e = &p->ev;
+    kin_event *e = p->out;
     if (e->bad_time) {
         malformed(p);
         return p->fail == PROF_OK;
@@ -831,6 +848,257 @@ static void event_reset(kin_event *e)
     e->sync_kind[0] = e->meta_name[0] = e->labels[0] = e->cat[0] = e->name[0] = '\0';
 }
 
+/* ---- events handled on a thread of their own --------------------------------------------- */
+
+/* Reading an event and handling it (the sink: nesting, names, encoding)
+ * take about as long as each other, so with two cores they overlap: the
+ * reader packs each event it closes into blocks, and a thread unpacks and
+ * handles them in the same order. Everything else that reaches the sink
+ * from the reader (devices, rank, epoch, damage, malformed events) first
+ * waits for the thread to catch up (kin_sync), so that the sink sees
+ * exactly the calls it would on one thread. PROF_THREADS=1 keeps it on
+ * one: the reference the tests compare with. */
+#define KIN_QBLOCK (256u << 10)
+#define KIN_QBLOCKS 8u
+
+typedef struct kin_queue {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t ready; /* a block to handle, or the end     */
+    pthread_cond_t freed; /* a block handled                   */
+    unsigned char *block[KIN_QBLOCKS];
+    size_t used[KIN_QBLOCKS];
+    unsigned head, count; /* handed over: head .. head+count-1 */
+    unsigned fill;        /* the block the reader packs into   */
+    size_t fill_used;
+    int closing, stopped; /* stopped: the sink failed          */
+    kin_event ev;         /* the thread's unpacked event       */
+} kin_queue;
+
+/* An event as packed: this header, then its strings without NULs. */
+typedef struct kin_packed {
+    int64_t ts, dur, pid, tid;
+    int64_t num[N_COUNT];
+    uint32_t has, name_len, cat_len;
+    uint16_t pid_len, tid_len, sync_len, meta_len, labels_len;
+    uint8_t flags, ph, pid_kind, tid_kind;
+} kin_packed;
+
+enum { PK_NAME = 1, PK_CAT = 2, PK_TS = 4, PK_DUR = 8, PK_BAD_TIME = 16 };
+
+static size_t packed_size(const kin_packed *h)
+{
+    size_t n = sizeof *h + h->name_len + h->cat_len + h->pid_len + h->tid_len + h->sync_len +
+               h->meta_len + h->labels_len;
+    return (n + 7) & ~(size_t)7;
+}
+
+static unsigned char *put_bytes(unsigned char *d, const char *s, size_t n)
+{
+    memcpy(d, s, n);
+    return d + n;
+}
+
+static const unsigned char *get_bytes(const unsigned char *b, char *s, size_t n)
+{
+    memcpy(s, b, n);
+    s[n] = '\0';
+    return b + n;
+}
+
+static kin_packed pack_header(const kin_event *e)
+{
+    kin_packed h = { .ts = e->ts, .dur = e->dur, .pid = e->pid.v, .tid = e->tid.v,
+                     .has = e->has, .name_len = (uint32_t)e->name_len,
+                     .cat_len = (uint32_t)e->cat_len, .ph = (uint8_t)e->ph,
+                     .pid_kind = (uint8_t)e->pid.kind, .tid_kind = (uint8_t)e->tid.kind };
+    memcpy(h.num, e->num, sizeof h.num);
+    h.pid_len = (uint16_t)(e->pid.kind == 2 ? e->pid.len : 0);
+    h.tid_len = (uint16_t)(e->tid.kind == 2 ? e->tid.len : 0);
+    h.sync_len = (uint16_t)strlen(e->sync_kind);
+    h.meta_len = (uint16_t)strlen(e->meta_name);
+    h.labels_len = (uint16_t)strlen(e->labels);
+    h.flags = (uint8_t)((e->has_name ? PK_NAME : 0) | (e->has_cat ? PK_CAT : 0) |
+                        (e->has_ts ? PK_TS : 0) | (e->has_dur ? PK_DUR : 0) |
+                        (e->bad_time ? PK_BAD_TIME : 0));
+    return h;
+}
+
+static void pack(const kin_event *e, const kin_packed *h, unsigned char *d)
+{
+    memcpy(d, h, sizeof *h);
+    d += sizeof *h;
+    d = put_bytes(d, e->name, h->name_len);
+    d = put_bytes(d, e->cat, h->cat_len);
+    d = put_bytes(d, e->pid.s, h->pid_len);
+    d = put_bytes(d, e->tid.s, h->tid_len);
+    d = put_bytes(d, e->sync_kind, h->sync_len);
+    d = put_bytes(d, e->meta_name, h->meta_len);
+    put_bytes(d, e->labels, h->labels_len);
+}
+
+/* Unpacks the event at b into e; the size it took. */
+static size_t unpack(const unsigned char *b, kin_event *e)
+{
+    kin_packed h;
+    memcpy(&h, b, sizeof h);
+    e->ts = h.ts;
+    e->dur = h.dur;
+    e->has = h.has;
+    memcpy(e->num, h.num, sizeof e->num);
+    e->ph = (char)h.ph;
+    e->has_name = !!(h.flags & PK_NAME);
+    e->has_cat = !!(h.flags & PK_CAT);
+    e->has_ts = !!(h.flags & PK_TS);
+    e->has_dur = !!(h.flags & PK_DUR);
+    e->bad_time = !!(h.flags & PK_BAD_TIME);
+    e->pid = (kin_id){ .kind = h.pid_kind, .v = h.pid, .len = h.pid_len };
+    e->tid = (kin_id){ .kind = h.tid_kind, .v = h.tid, .len = h.tid_len };
+    e->name_len = h.name_len;
+    e->cat_len = h.cat_len;
+    const unsigned char *s = b + sizeof h;
+    s = get_bytes(s, e->name, h.name_len);
+    s = get_bytes(s, e->cat, h.cat_len);
+    s = get_bytes(s, e->pid.s, h.pid_len);
+    s = get_bytes(s, e->tid.s, h.tid_len);
+    s = get_bytes(s, e->sync_kind, h.sync_len);
+    s = get_bytes(s, e->meta_name, h.meta_len);
+    get_bytes(s, e->labels, h.labels_len);
+    return packed_size(&h);
+}
+
+/* The thread: handles the blocks in order; after a failure of the sink it
+ * only hands them back. */
+static void *kin_handle_events(void *arg)
+{
+    kin_parser *p = arg;
+    kin_queue *q = p->q;
+    int ok = 1;
+    pthread_mutex_lock(&q->mu);
+    for (;;) {
+        while (q->count == 0 && !q->closing)
+            pthread_cond_wait(&q->ready, &q->mu);
+        if (q->count == 0)
+            break;
+        unsigned b = q->head;
+        pthread_mutex_unlock(&q->mu);
+        for (size_t at = 0; ok && at < q->used[b];) {
+            at += unpack(q->block[b] + at, &q->ev);
+            ok = event_done(p);
+        }
+        pthread_mutex_lock(&q->mu);
+        q->head = (b + 1) % KIN_QBLOCKS;
+        q->count--;
+        q->stopped |= !ok;
+        pthread_cond_signal(&q->freed);
+    }
+    pthread_mutex_unlock(&q->mu);
+    return NULL;
+}
+
+/* Hands the block being packed over (when it holds anything) and waits
+ * for a free one. 0 once the sink has failed. */
+static int kin_publish(kin_queue *q)
+{
+    pthread_mutex_lock(&q->mu);
+    if (q->fill_used) {
+        q->used[q->fill] = q->fill_used;
+        q->count++;
+        pthread_cond_signal(&q->ready);
+    }
+    while (q->count == KIN_QBLOCKS)
+        pthread_cond_wait(&q->freed, &q->mu);
+    int ok = !q->stopped;
+    q->fill = (q->head + q->count) % KIN_QBLOCKS;
+    q->fill_used = 0;
+    pthread_mutex_unlock(&q->mu);
+    return ok;
+}
+
+/* Waits until every event handed over is handled: then the reader may
+ * call the sink itself. */
+static void kin_sync(kin_parser *p)
+{
+    kin_queue *q = p->q;
+    if (!q)
+        return;
+    kin_publish(q);
+    pthread_mutex_lock(&q->mu);
+    while (q->count > 0)
+        pthread_cond_wait(&q->freed, &q->mu);
+    pthread_mutex_unlock(&q->mu);
+}
+
+/* An event closed: handled here, or packed for the thread. */
+static int event_closed(kin_parser *p)
+{
+    kin_queue *q = p->q;
+    if (!q)
+        return event_done(p);
+    kin_packed h = pack_header(&p->ev);
+    size_t need = packed_size(&h);
+    if (q->fill_used + need > KIN_QBLOCK && !kin_publish(q))
+        return 0;
+    pack(&p->ev, &h, q->block[q->fill] + q->fill_used);
+    q->fill_used += need;
+    return 1;
+}
+
+/* Starts the thread, unless PROF_THREADS=1 or it cannot be had: then
+ * events are handled as they close. */
+static void kin_queue_start(kin_parser *p)
+{
+    const char *v = getenv("PROF_THREADS");
+    if (v && strcmp(v, "1") == 0)
+        return;
+    kin_queue *q = calloc(1, sizeof *q);
+    if (!q)
+        return;
+    unsigned made = 0;
+    while (made < KIN_QBLOCKS && (q->block[made] = malloc(KIN_QBLOCK)))
+        made++;
+    int mu = made == KIN_QBLOCKS && pthread_mutex_init(&q->mu, NULL) == 0;
+    int ready = mu && pthread_cond_init(&q->ready, NULL) == 0;
+    int freed = ready && pthread_cond_init(&q->freed, NULL) == 0;
+    p->q = q;
+    p->out = &q->ev;
+    if (freed && pthread_create(&q->thread, NULL, kin_handle_events, p) == 0)
+        return;
+    p->q = NULL;
+    p->out = &p->ev;
+    if (freed)
+        pthread_cond_destroy(&q->freed);
+    if (ready)
+        pthread_cond_destroy(&q->ready);
+    if (mu)
+        pthread_mutex_destroy(&q->mu);
+    while (made > 0)
+        free(q->block[--made]);
+    free(q);
+}
+
+/* Every event handled: the thread ends, and the reader alone goes on. */
+static void kin_queue_end(kin_parser *p)
+{
+    kin_queue *q = p->q;
+    if (!q)
+        return;
+    kin_sync(p);
+    pthread_mutex_lock(&q->mu);
+    q->closing = 1;
+    pthread_cond_signal(&q->ready);
+    pthread_mutex_unlock(&q->mu);
+    pthread_join(q->thread, NULL);
+    p->q = NULL;
+    p->out = &p->ev;
+    pthread_cond_destroy(&q->freed);
+    pthread_cond_destroy(&q->ready);
+    pthread_mutex_destroy(&q->mu);
+    for (unsigned i = 0; i < KIN_QBLOCKS; i++)
+        free(q->block[i]);
+    free(q);
+}
+
 /* ---- top-level objects ------------------------------------------------------------------- */
 
 static int device_done(kin_parser *p)
@@ -851,6 +1119,14 @@ static void dist_done(kin_parser *p)
 }
 
 /* ---- YAJL callbacks ----------------------------------------------------------------------- */
+
+/* Stops YAJL where the fast path takes over: the callback returns 0, and
+ * yield tells the stream that it is no damage. */
+static int hand_over(kin_parser *p)
+{
+    p->yield = 1;
+    return 0;
+}
 
 static kin_ctx cur(const kin_parser *p)
 {
@@ -925,6 +1201,8 @@ static kin_field key_field(kin_ctx c, const char *k, size_t n)
 static int cb_map_key(void *ctx, const unsigned char *k, size_t n)
 {
     kin_parser *p = ctx;
+    if (p->muted)
+        return 1;
     kin_ctx c = cur(p);
     p->field = c == C_SKIP || n == 0 ? F_NONE : key_field(c, (const char *)k, n);
     return 1;
@@ -968,12 +1246,25 @@ static int push(kin_parser *p, int is_map)
     p->ctx[++p->depth] = c;
     p->field = F_NONE;
     switch (c) {
-    case C_EVENTS: p->saw_events = 1; break;
+    case C_EVENTS:
+        p->saw_events = 1;
+        if (p->fast && p->turn == TURN_DOCUMENT)
+            return hand_over(p); /* the fast path reads the events */
+        break;
     case C_EVENT: event_reset(&p->ev); break;
     case C_DEVICE: memset(&p->dev, 0, sizeof p->dev); break;
     case C_DIST: p->has_rank = p->has_world = 0; break;
     default: break;
     }
+    return 1;
+}
+
+/* YAJL's turn as the fast path's fallback ends once the event it was
+ * given is read: the fast path goes on after it. */
+static int event_read(kin_parser *p)
+{
+    if (p->turn == TURN_EVENT && p->depth == 2 && cur(p) == C_EVENTS)
+        return hand_over(p);
     return 1;
 }
 
@@ -983,26 +1274,30 @@ static int pop(kin_parser *p)
     p->depth--;
     p->field = F_NONE;
     switch (c) {
-    case C_EVENT: return event_done(p);
-    case C_DEVICE: return device_done(p);
-    case C_DIST: dist_done(p); return 1;
-    default: return 1;
+    case C_EVENT: return event_closed(p) && event_read(p);
+    case C_DEVICE: kin_sync(p); return device_done(p);
+    case C_DIST: kin_sync(p); dist_done(p); return 1;
+    case C_EVENTS: p->turn = TURN_DOCUMENT; return 1; /* the array ended on YAJL's turn */
+    default: return event_read(p);
     }
 }
 
 static int cb_start_map(void *ctx)
 {
-    return push(ctx, 1);
+    kin_parser *p = ctx;
+    return p->muted || push(p, 1);
 }
 
 static int cb_start_array(void *ctx)
 {
-    return push(ctx, 0);
+    kin_parser *p = ctx;
+    return p->muted || push(p, 0);
 }
 
 static int cb_end(void *ctx)
 {
-    return pop(ctx);
+    kin_parser *p = ctx;
+    return p->muted || pop(p);
 }
 
 /* A scalar where a value is expected: at the top (not an object), or as
@@ -1013,8 +1308,11 @@ static int scalar_place(kin_parser *p)
         p->not_object = !p->seen_top;
         return 0;
     }
-    if (cur(p) == C_EVENTS)
+    if (cur(p) == C_EVENTS) {
+        kin_sync(p);
         malformed(p);
+        return event_read(p);
+    }
     return 1;
 }
 
@@ -1034,6 +1332,8 @@ static int cb_number(void *ctx, const char *t, size_t n)
     kin_parser *p = ctx;
     kin_event *e = &p->ev;
     int64_t v;
+    if (p->muted)
+        return 1;
     switch (p->field) {
     case F_NONE: return scalar_place(p);
     case F_TS:
@@ -1055,7 +1355,12 @@ static int cb_number(void *ctx, const char *t, size_t n)
     case A_TOTAL_ALLOC: set_num(e, N_TOTAL_ALLOC, t, n); break;
     case A_TOTAL_RESERVED: set_num(e, N_TOTAL_RESERVED, t, n); break;
     case A_MEM_BYTES: set_num(e, N_MEM_BYTES, t, n); break;
-    case T_BASE: if (num_int(t, n, &v)) sink_set_epoch(p->s, v); break;
+    case T_BASE:
+        if (num_int(t, n, &v)) {
+            kin_sync(p);
+            sink_set_epoch(p->s, v);
+        }
+        break;
     case D_ID: p->dev.has_id = num_int(t, n, &p->dev.id); break;
     case D_MEM: if (!num_int(t, n, &p->dev.mem)) p->dev.mem = 0; break;
     case R_RANK: p->has_rank = num_int(t, n, &p->rank); break;
@@ -1076,6 +1381,8 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n)
 {
     kin_parser *p = ctx;
     kin_event *e = &p->ev;
+    if (p->muted)
+        return 1;
     switch (p->field) {
     case F_NONE: return scalar_place(p);
     case F_NAME:
@@ -1104,6 +1411,8 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n)
 static int cb_null(void *ctx)
 {
     kin_parser *p = ctx;
+    if (p->muted)
+        return 1;
     if (p->field == F_NONE)
         return scalar_place(p);
     p->field = F_NONE;
@@ -1154,119 +1463,275 @@ static void kin_free(void *ctx, void *ptr)
     free(ptr);
 }
 
+/* The text is read into a window: the fast path reads whole events in it
+ * and YAJL is fed what it holds. An event longer than the window goes to
+ * YAJL, which streams. Plain text is read in large pieces; gzip text
+ * KIN_CHUNK at a time, for the reason above. */
+#define KIN_WINDOW (1u << 20)
+
+/* Where the fast path is in traceEvents: after '[', after an event, after
+ * a ','. YAJL takes over in the same state through a made-up prefix. */
+typedef enum { AT_FIRST, AT_SEPARATOR, AT_EVENT } kin_at;
+
+static const char *const yajl_prefix[] = {
+    [AT_FIRST] = "{\"traceEvents\":[",
+    [AT_SEPARATOR] = "{\"traceEvents\":[{}",
+    [AT_EVENT] = "{\"traceEvents\":[{},",
+};
+
 typedef struct kin_stream {
     gzFile gz;
-    yajl_handle h;
-    unsigned char *buf;
-    uint64_t fed;  /* decompressed bytes handed to YAJL before this chunk */
-    int io_errno;  /* the read error, when reading failed                */
+    int direct;           /* plain text                                      */
+    unsigned char *buf;   /* the window                                      */
+    size_t pos, len;      /* buf[pos..len) is read and not parsed yet        */
+    uint64_t base;        /* text offset of buf[0]                           */
+    int ended;            /* nothing more to read: the end, or a failed read */
+    int read_failed, zerr, io_errno;
+    char zmsg[160];
+    yajl_handle h;        /* while YAJL reads, else NULL                     */
+    kin_at at;            /* while the fast path reads                       */
 } kin_stream;
 
-/* How the stream ended. */
-typedef enum { END_OK, END_DAMAGED, END_STOPPED, END_EMPTY, END_IO } kin_end;
+/* How the stream ended; END_GO while it goes on. */
+typedef enum { END_GO, END_OK, END_DAMAGED, END_STOPPED, END_EMPTY, END_IO } kin_end;
 
 /* Damage: kept for the error message, and told to the sink once events
  * were read (before them the import fails anyway). */
 static kin_end damage(kin_parser *p, const char *what)
 {
+    kin_sync(p);
     snprintf(p->damage, sizeof p->damage, "%s", what);
     if (p->saw_events)
         sink_note_damage(p->s, what);
     return END_DAMAGED;
 }
 
-/* Why YAJL stopped, as damage with the byte offset. */
-static kin_end parse_error(kin_parser *p, kin_stream *st, const unsigned char *chunk, size_t len)
+/* Why YAJL stopped, as damage with the byte offset: it was fed chunk,
+ * which starts at text offset from. */
+static kin_end parse_error(kin_parser *p, yajl_handle h, uint64_t from, const unsigned char *chunk,
+                           size_t len)
 {
     char what[200];
-    uint64_t at = st->fed + yajl_get_bytes_consumed(st->h);
+    uint64_t at = from + yajl_get_bytes_consumed(h);
     if (p->too_deep) {
         snprintf(what, sizeof what, "JSON nested deeper than %d levels at byte %llu",
                  KIN_DEPTH_MAX, (unsigned long long)at);
         return damage(p, what);
     }
-    unsigned char *msg = yajl_get_error(st->h, 0, chunk, len);
+    unsigned char *msg = yajl_get_error(h, 0, chunk, len);
     const char *m = msg ? (const char *)msg : "";
     int l = (int)strcspn(m, "\n");
     snprintf(what, sizeof what, "JSON syntax error at byte %llu: %.*s", (unsigned long long)at,
              l > 120 ? 120 : l, m);
     if (msg)
-        yajl_free_error(st->h, msg);
+        yajl_free_error(h, msg);
     return damage(p, what);
 }
 
-/* Feeds one chunk; END_OK to go on. */
-static kin_end feed(kin_parser *p, kin_stream *st, size_t len)
-{
-    yajl_status ys = yajl_parse(st->h, st->buf, len);
-    if (ys == yajl_status_client_canceled && !p->too_deep)
-        return END_STOPPED; /* by a callback, which said why */
-    if (ys != yajl_status_ok)
-        return parse_error(p, st, st->buf, len);
-    if (p->token_too_long) {
-        char what[120];
-        snprintf(what, sizeof what, "a JSON token longer than %u MiB before byte %llu",
-                 KIN_TOKEN_MAX >> 20, (unsigned long long)(st->fed + len));
-        return damage(p, what);
-    }
-    st->fed += len;
-    return END_OK;
-}
-
-static kin_end gzip_damage(kin_parser *p, kin_stream *st, const char *why)
+static kin_end gzip_damage(kin_parser *p, uint64_t fed, const char *why)
 {
     char what[200];
     const char *sep = strstr(why, ">: "); /* zlib's "<fd:3>: " before the reason */
     if (strncmp(why, "<fd:", 4) == 0 && sep)
         why = sep + 3;
-    snprintf(what, sizeof what, "gzip data damaged after byte %llu: %s",
-             (unsigned long long)st->fed, why);
+    snprintf(what, sizeof what, "gzip data damaged after byte %llu: %s", (unsigned long long)fed,
+             why);
     return damage(p, what);
 }
 
-/* The end of the decompressed stream: a gzip stream cut short is damage,
- * and so is a document that is not complete. */
-static kin_end finish(kin_parser *p, kin_stream *st)
+static void read_failed(kin_stream *st)
 {
+    int e = errno;
+    const char *m = gzerror(st->gz, &st->zerr);
+    snprintf(st->zmsg, sizeof st->zmsg, "%s", m ? m : "");
+    st->io_errno = e ? e : EIO;
+    st->read_failed = 1;
+}
+
+/* Moves what is not parsed to the window's start and reads after it, up
+ * to a full window. */
+static void refill(kin_stream *st)
+{
+    if (st->pos > 0) {
+        memmove(st->buf, st->buf + st->pos, st->len - st->pos);
+        st->base += st->pos;
+        st->len -= st->pos;
+        st->pos = 0;
+    }
+    while (!st->ended && st->len < KIN_WINDOW) {
+        size_t want = KIN_WINDOW - st->len;
+        if (!st->direct && want > KIN_CHUNK)
+            want = KIN_CHUNK;
+        errno = 0;
+        int n = gzread(st->gz, st->buf + st->len, (unsigned)want);
+        if (n <= 0) {
+            if (n < 0)
+                read_failed(st);
+            st->ended = 1;
+            break;
+        }
+        st->len += (size_t)n;
+    }
+}
+
+/* Everything read is parsed and nothing more can be read: a failed read
+ * is damage, a gzip stream cut short too, and so is a document that is
+ * not complete. */
+static kin_end read_end(kin_parser *p, kin_stream *st)
+{
+    uint64_t fed = st->base + st->len;
     int zerr = Z_OK;
+    if (st->read_failed) {
+        if (st->zerr != Z_ERRNO)
+            return gzip_damage(p, fed, st->zmsg);
+        return fed == 0 ? END_IO : gzip_damage(p, fed, strerror(st->io_errno));
+    }
     const char *zmsg = gzerror(st->gz, &zerr);
     if (zerr != Z_OK)
-        return gzip_damage(p, st, zmsg);
-    if (st->fed == 0)
+        return gzip_damage(p, fed, zmsg);
+    if (fed == 0)
         return END_EMPTY;
-    yajl_status ys = yajl_complete_parse(st->h);
-    if (ys == yajl_status_client_canceled)
-        return END_STOPPED;
-    if (ys == yajl_status_ok)
-        return END_OK;
-    if (!p->seen_top)
-        return END_EMPTY; /* whitespace only */
+    if (st->h) {
+        yajl_status ys = yajl_complete_parse(st->h);
+        if (ys == yajl_status_client_canceled)
+            return END_STOPPED;
+        if (ys == yajl_status_ok)
+            return END_OK;
+        if (!p->seen_top)
+            return END_EMPTY; /* whitespace only */
+    }
     char what[120];
     snprintf(what, sizeof what, "the file ends inside the JSON document at byte %llu",
-             (unsigned long long)st->fed);
+             (unsigned long long)fed);
     return damage(p, what);
+}
+
+/* YAJL takes over: from the start of the document, or where the fast path
+ * is in traceEvents (then for one event, or for the rest of the document
+ * once the array ends). */
+static kin_end yajl_turn(kin_parser *p, kin_stream *st, kin_yajl_turn turn, int resume)
+{
+    yajl_alloc_funcs afs = { kin_malloc, kin_realloc, kin_free, p };
+    if (!(st->h = yajl_alloc(&callbacks, &afs, p))) {
+        kin_sync(p);
+        sink_ok(p, PROF_ERR_NOMEM);
+        return END_STOPPED;
+    }
+    yajl_config(st->h, yajl_dont_validate_strings, 1);
+    yajl_config(st->h, yajl_allow_trailing_garbage, 1);
+    p->turn = turn;
+    if (resume) {
+        const char *pre = yajl_prefix[st->at];
+        p->muted = 1;
+        yajl_status ys = yajl_parse(st->h, (const unsigned char *)pre, strlen(pre));
+        p->muted = 0;
+        if (ys != yajl_status_ok) {
+            kin_sync(p);
+            sink_ok(p, PROF_ERR_NOMEM);
+            return END_STOPPED;
+        }
+    }
+    return END_GO;
+}
+
+/* YAJL reads what the window holds. */
+static kin_end yajl_read(kin_parser *p, kin_stream *st)
+{
+    if (st->pos == st->len) {
+        refill(st);
+        if (st->len == 0)
+            return read_end(p, st);
+    }
+    const unsigned char *chunk = st->buf + st->pos;
+    size_t n = st->len - st->pos;
+    uint64_t from = st->base + st->pos;
+    yajl_status ys = yajl_parse(st->h, chunk, n);
+    int yielded = ys == yajl_status_client_canceled && p->yield;
+    if (ys == yajl_status_client_canceled && !yielded && !p->too_deep)
+        return END_STOPPED; /* by a callback, which said why */
+    if (ys != yajl_status_ok && !yielded)
+        return parse_error(p, st->h, from, chunk, n);
+    if (p->token_too_long) {
+        char what[120];
+        snprintf(what, sizeof what, "a JSON token longer than %u MiB before byte %llu",
+                 KIN_TOKEN_MAX >> 20, (unsigned long long)(from + n));
+        return damage(p, what);
+    }
+    if (!yielded) {
+        st->pos = st->len;
+        return END_GO;
+    }
+    p->yield = 0;
+    st->pos += yajl_get_bytes_consumed(st->h);
+    st->at = p->turn == TURN_DOCUMENT ? AT_FIRST : AT_SEPARATOR;
+    p->turn = TURN_FAST;
+    yajl_free(st->h);
+    st->h = NULL;
+    return END_GO;
+}
+
+/* Whether the fast path skips the value about to be read: YAJL's
+ * callbacks would do nothing with it. */
+static int kin_ignored(void *ctx)
+{
+    const kin_parser *p = ctx;
+    kin_ctx c = cur(p);
+    return c == C_SKIP || (p->field == F_NONE && (c == C_EVENT || c == C_ARGS));
+}
+
+/* The fast path reads the events in the window, until it needs more text
+ * or YAJL's help. */
+static kin_end fast_read(kin_parser *p, kin_stream *st)
+{
+    for (;;) {
+        size_t i = st->pos;
+        while (i < st->len && (st->buf[i] == ' ' || st->buf[i] == '\n' || st->buf[i] == '\r' ||
+                               st->buf[i] == '\t'))
+            i++;
+        st->pos = i;
+        if (i == st->len) {
+            if (st->ended)
+                return read_end(p, st);
+            refill(st);
+            continue;
+        }
+        unsigned char c = st->buf[i];
+        if (st->at == AT_SEPARATOR && c == ',') {
+            st->pos = i + 1;
+            st->at = AT_EVENT;
+            continue;
+        }
+        if (st->at != AT_EVENT && c == ']')
+            return yajl_turn(p, st, TURN_DOCUMENT, 1);
+        if (st->at == AT_SEPARATOR || c != '{')
+            return yajl_turn(p, st, TURN_EVENT, 1);
+        int depth = p->depth;
+        uint64_t cut = p->cut;
+        jscan_result r = jscan_value(st->buf, st->len, &i, &callbacks, kin_ignored, p,
+                                     KIN_DEPTH_MAX - depth);
+        if (r == JSCAN_DONE) {
+            st->pos = i;
+            st->at = AT_SEPARATOR;
+            continue;
+        }
+        if (r == JSCAN_STOP)
+            return END_STOPPED; /* the sink failed */
+        /* undo the event's callbacks: YAJL or the next try starts it anew */
+        p->depth = depth;
+        p->cut = cut;
+        p->field = F_NONE;
+        if (r == JSCAN_DECLINE || st->ended || (st->pos == 0 && st->len == KIN_WINDOW))
+            return yajl_turn(p, st, TURN_EVENT, 1);
+        refill(st);
+    }
 }
 
 static kin_end run(kin_parser *p, kin_stream *st)
 {
-    for (;;) {
-        int n = gzread(st->gz, st->buf, KIN_CHUNK);
-        if (n < 0) {
-            int zerr;
-            const char *zmsg = gzerror(st->gz, &zerr);
-            if (zerr != Z_ERRNO)
-                return gzip_damage(p, st, zmsg);
-            st->io_errno = errno ? errno : EIO;
-            if (st->fed == 0)
-                return END_IO;
-            return gzip_damage(p, st, strerror(st->io_errno));
-        }
-        if (n == 0)
-            return finish(p, st);
-        kin_end e = feed(p, st, (size_t)n);
-        if (e != END_OK)
-            return e;
-    }
+    kin_end e = yajl_turn(p, st, TURN_DOCUMENT, 0);
+    while (e == END_GO)
+        e = st->h ? yajl_read(p, st) : fast_read(p, st);
+    return e;
 }
 
 /* ---- the end -------------------------------------------------------------------------------- */
@@ -1336,25 +1801,23 @@ prof_err kineto_read(const char *path, import_sink *s, const import_options *o, 
         return set_err(err, PROF_ERR_IO, "cannot open: %s", strerror(errno));
     kin_stream st = { .gz = gzdopen(fd, "rb") };
     kin_parser *p = calloc(1, sizeof *p);
-    st.buf = malloc(KIN_CHUNK);
+    st.buf = malloc(KIN_WINDOW);
     prof_err rc = PROF_ERR_NOMEM;
-    if (!st.gz) {
+    if (!st.gz)
         close(fd);
+    if (!st.gz || !p || !st.buf || gzbuffer(st.gz, KIN_GZ_BUFFER) != 0) {
         rc = set_err(err, PROF_ERR_NOMEM, "%s", "out of memory");
         goto out;
     }
-    yajl_alloc_funcs afs = { kin_malloc, kin_realloc, kin_free, p };
-    if (!p || !st.buf || gzbuffer(st.gz, KIN_GZ_BUFFER) != 0 ||
-        !(st.h = yajl_alloc(&callbacks, &afs, p))) {
-        rc = set_err(err, PROF_ERR_NOMEM, "%s", "out of memory");
-        goto out;
-    }
-    yajl_config(st.h, yajl_dont_validate_strings, 1);
-    yajl_config(st.h, yajl_allow_trailing_garbage, 1);
+    st.direct = gzdirect(st.gz);
     p->s = s;
     p->python_stacks = o && o->python_stacks;
+    p->fast = !(o && o->yajl_only);
+    p->out = &p->ev;
     sink_set_epoch(s, 0); /* epoch-microsecond ts, unless baseTimeNanoseconds says */
+    kin_queue_start(p);
     kin_end end = run(p, &st);
+    kin_queue_end(p);
     rc = conclude(p, &st, end, err);
 out:
     if (st.h)

@@ -5,7 +5,10 @@
  * back whole and loaded into the model. Checks: a refusal is one of the
  * importer's errors with its message; an accepted input always finishes
  * into a profile that opens, reads to its clean end and loads, and holds,
- * type by type, the events its metadata's import counts say. Seeds: the era fixtures of
+ * type by type, the events its metadata's import counts say. The same
+ * input read by YAJL alone (import_options.yajl_only) must give the same
+ * status, message and profile, byte for byte: the fast path (jscan.c)
+ * reads exactly what YAJL reads. Seeds: the era fixtures of
  * testdata/kineto (tests/fuzz/corpus-import_kineto); the profiles of
  * tests/fuzz/corpus are refused as not JSON. */
 #include <stdint.h>
@@ -73,27 +76,64 @@ static void read_back(const char *path)
     profile_model_free(&m);
 }
 
+/* Reads the trace into a fresh memfd: the status, with the profile's
+ * descriptor in *keep when it is PROF_OK (the sink closes its own). */
+static prof_err import_into(const char *trace, const import_options *o, int *keep,
+                            prof_error *err)
+{
+    int fd = memfd_create("fuzz-prof", 0);
+    CHECK(fd >= 0);
+    *keep = dup(fd);
+    CHECK(*keep >= 0);
+    import_sink *s = NULL;
+    *err = (prof_error){ PROF_OK, "" };
+    CHECK(sink_open(&s, fd, "kineto", "fuzz.json", err) == PROF_OK);
+    prof_err e = kineto_read(trace, s, o, err);
+    if (e != PROF_OK) {
+        sink_abandon(s);
+        close(*keep);
+        *keep = -1;
+        return e;
+    }
+    CHECK(sink_close(s, err) == PROF_OK);
+    return e;
+}
+
+/* Whether two descriptors hold the same bytes. */
+static int same_bytes(int a, int b)
+{
+    off_t na = lseek(a, 0, SEEK_END), nb = lseek(b, 0, SEEK_END);
+    if (na != nb)
+        return 0;
+    char x[4096], y[4096];
+    for (off_t at = 0; at < na;) {
+        ssize_t ra = pread(a, x, sizeof x, at), rb = pread(b, y, sizeof y, at);
+        if (ra <= 0 || ra != rb || memcmp(x, y, (size_t)ra) != 0)
+            return 0;
+        at += ra;
+    }
+    return 1;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *trace = fuzz_as_file(data, size);
     (void)import_detect(trace);
-    int fd = memfd_create("fuzz-prof", 0);
-    CHECK(fd >= 0);
-    int keep = dup(fd); /* the sink closes fd; the profile is read through keep */
-    CHECK(keep >= 0);
-    import_sink *s = NULL;
-    prof_error err = { PROF_OK, "" };
-    CHECK(sink_open(&s, fd, "kineto", "fuzz.json", &err) == PROF_OK);
     import_options o = { .python_stacks = (int)(size & 1) };
-    prof_err e = kineto_read(trace, s, &o, &err);
+    prof_error err, ref_err;
+    int keep, ref_keep;
+    prof_err e = import_into(trace, &o, &keep, &err);
+    /* the fast path reads exactly as YAJL alone does */
+    o.yajl_only = 1;
+    prof_err ref = import_into(trace, &o, &ref_keep, &ref_err);
+    CHECK(e == ref && strcmp(err.message, ref_err.message) == 0);
     if (e != PROF_OK) {
         CHECK(e == PROF_ERR_NOT_PROF || e == PROF_ERR_CORRUPT || e == PROF_ERR_NOMEM);
         CHECK(err.code == e && err.message[0] != '\0');
-        sink_abandon(s);
-        close(keep);
         return 0;
     }
-    CHECK(sink_close(s, &err) == PROF_OK);
+    CHECK(same_bytes(keep, ref_keep));
+    close(ref_keep);
     char path[64];
     snprintf(path, sizeof path, "/proc/self/fd/%d", keep);
     read_back(path);

@@ -1,0 +1,266 @@
+/* import_kineto_fast.c - the Kineto importer's fast path (jscan.c, and the
+ * thread that handles events, kineto.c) against YAJL alone on one thread:
+ * every fixture, the real traces when ../shared/traces/ is there, traces
+ * cut every few bytes, events of every odd form, nesting about the limit,
+ * events longer than the window, read to the same status, message, counts
+ * and profile, byte for byte. Also run under ThreadSanitizer. Run from the
+ * repository root. */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "criterion_tsan.h"
+#include "fixtures.h"
+#include "import/import.h"
+#include "prof.h"
+
+#define KDIR "testdata/kineto/"
+#define REAL_ALEXNET "../shared/traces/hta_alexnet_a100_sync.json.gz"
+#define REAL_NCCL "../shared/traces/hta_nccl_data_a100_rank0of2.json.gz"
+
+static void teardown(void)
+{
+    fx_remove_all();
+}
+
+TestSuite(import_kineto_fast, .fini = teardown);
+
+static char *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s", path);
+    struct stat st;
+    cr_assert_eq(fstat(fileno(f), &st), 0);
+    char *b = malloc((size_t)st.st_size + 1);
+    cr_assert_not_null(b);
+    cr_assert_eq(fread(b, 1, (size_t)st.st_size, f), (size_t)st.st_size);
+    fclose(f);
+    *n = (size_t)st.st_size;
+    return b;
+}
+
+static void spill(const char *path, const void *b, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(b, 1, n, f), n);
+    cr_assert_eq(fclose(f), 0);
+}
+
+/* One way of reading a trace, start to end: the status, the message, the
+ * counts and the profile's bytes. */
+typedef struct reading {
+    prof_err e;
+    char message[sizeof ((prof_error *)0)->message];
+    import_counts c;
+    char *bytes;
+    size_t n;
+} reading;
+
+static reading read_one_way(const char *trace, int yajl_only, int one_thread)
+{
+    const char *out = fx_path("way.prof");
+    int fd = open(out, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    cr_assert(fd >= 0);
+    import_sink *s;
+    prof_error err = { PROF_OK, "" };
+    cr_assert_eq(sink_open(&s, fd, "kineto", "trace.json", &err), PROF_OK);
+    import_options o = { .yajl_only = yajl_only };
+    if (one_thread)
+        setenv("PROF_THREADS", "1", 1);
+    reading r = { .e = kineto_read(trace, s, &o, &err) };
+    unsetenv("PROF_THREADS");
+    r.c = *sink_counts(s);
+    snprintf(r.message, sizeof r.message, "%s", err.message);
+    if (r.e == PROF_OK) {
+        cr_assert_eq(sink_close(s, &err), PROF_OK, "%s", err.message);
+        r.bytes = slurp(out, &r.n);
+    } else {
+        sink_abandon(s);
+    }
+    return r;
+}
+
+/* YAJL alone, the fast path with its thread and the fast path on one
+ * thread read the trace to the same status, message, counts and profile,
+ * byte for byte. */
+static void same_as_yajl(const char *trace, const char *what)
+{
+    reading ref = read_one_way(trace, 1, 1);
+    for (int one_thread = 0; one_thread <= 1; one_thread++) {
+        reading r = read_one_way(trace, 0, one_thread);
+        const char *how = one_thread ? "one thread" : "two threads";
+        cr_expect_eq(r.e, ref.e, "%s (%s): status %d, YAJL alone %d", what, how, r.e, ref.e);
+        cr_expect_str_eq(r.message, ref.message, "%s (%s)", what, how);
+        cr_expect(memcmp(&r.c, &ref.c, sizeof r.c) == 0, "%s (%s): counts differ", what, how);
+        cr_expect(r.n == ref.n && (r.n == 0 || memcmp(r.bytes, ref.bytes, r.n) == 0),
+                  "%s (%s): the profiles differ (%zu and %zu bytes)", what, how, r.n, ref.n);
+        free(r.bytes);
+    }
+    free(ref.bytes);
+}
+
+static void same_as_yajl_text(const char *text, size_t n, const char *what)
+{
+    char trace[256];
+    snprintf(trace, sizeof trace, "%s", fx_path("text.json"));
+    spill(trace, text, n);
+    same_as_yajl(trace, what);
+}
+
+Test(import_kineto_fast, fast_path_reads_every_fixture_as_yajl)
+{
+    static const char *const fixtures[] = { "2021.json", "2022.json", "2023.json", "2024.json",
+                                            "2024.json.gz", "cut.json", "rocm.json",
+                                            "unknown.json" };
+    for (size_t i = 0; i < sizeof fixtures / sizeof *fixtures; i++) {
+        char path[256];
+        snprintf(path, sizeof path, KDIR "%s", fixtures[i]);
+        same_as_yajl(path, fixtures[i]);
+    }
+    if (access(REAL_ALEXNET, R_OK) == 0)
+        same_as_yajl(REAL_ALEXNET, "real AlexNet trace");
+    if (access(REAL_NCCL, R_OK) == 0)
+        same_as_yajl(REAL_NCCL, "real NCCL trace");
+}
+
+/* Cut anywhere: the damage is found at the same byte, with the same words. */
+Test(import_kineto_fast, fast_path_reads_cut_traces_as_yajl)
+{
+    size_t n;
+    char *bytes = slurp(KDIR "2023.json", &n);
+    for (size_t cut = 0; cut < n; cut += 13) {
+        char what[64];
+        snprintf(what, sizeof what, "2023.json cut at %zu", cut);
+        same_as_yajl_text(bytes, cut, what);
+    }
+    free(bytes);
+}
+
+/* Events the fast path declines or must check with care, each between
+ * two plain events: escapes, blanks JSON does not have, numbers and
+ * literals of every form, containers where values go, nesting about the
+ * limit, an event longer than the fast path's window, broken syntax. */
+Test(import_kineto_fast, fast_path_reads_odd_events_as_yajl)
+{
+    static const char *const odd[] = {
+        "{\"ph\": \"X\", \"name\": \"a\\\"b\", \"ts\": 1, \"dur\": 1, \"tid\": 1}",
+        "{\"ph\": \"X\", \"na\\u006de\": \"k\", \"ts\": 1, \"dur\": 1, \"tid\": 1}",
+        "{\"ph\": \"X\", \"name\": \"\\ud83d\\ude00 \\u00e9 \\ud800\", \"ts\": 1, \"dur\": 1}",
+        "{\"ph\": \"X\", \"name\": \"q\", \"args\": {\"s\": \"\\n\\t\\/\\\\ \\u0041\"}, \"ts\": 1}",
+        "{\"ph\": \"X\", \"name\": \"bad\\q\", \"ts\": 1}",
+        "{\"ph\": \"X\", \"name\": \"q\", \"args\": {\"s\": \"\\u12g4\"}, \"ts\": 1}",
+        "{\"ph\": \"X\", \"name\": \"ctl\x01\", \"ts\": 1}",
+        "{\"ph\": \"X\", \"name\": \"q\", \"args\": {\"s\": \"ctl\x1f\"}, \"ts\": 1}",
+        "{\"ph\": \"X\",\v\"name\": \"vt\", \"ts\": 1}",
+        "{\"ph\": \"X\",\f\"name\": \"ff\", \"ts\": 1, \"dur\": 2}",
+        "{\"ph\":\"X\",\"name\":\"e\",\"ts\":1e3,\"dur\":1E+2,\"pid\":-0,\"tid\":0.5}",
+        "{\"ph\": \"X\", \"name\": \"z\", \"ts\": 01, \"dur\": 1}",
+        "{\"ph\": \"X\", \"name\": \"z\", \"ts\": 1., \"dur\": 1}",
+        "{\"ph\": \"X\", \"name\": \"z\", \"ts\": .5, \"dur\": 1}",
+        "{\"ph\": \"X\", \"name\": \"z\", \"ts\": -, \"dur\": 1}",
+        "{\"ph\": \"X\", \"name\": \"z\", \"ts\": +1, \"dur\": 1}",
+        "{\"ph\": \"X\", \"name\": \"z\", \"ts\": 1e, \"dur\": 1}",
+        "{\"ph\": \"X\", \"name\": \"z\", \"ts\": 123456789012345678901234567890, \"dur\": 1}",
+        "{\"ph\": \"X\", \"name\": \"z\", \"ts\": 5, \"dur\": 1, \"args\": {\"a\": 1.5e-3}}",
+        "{\"ph\": \"X\", \"name\": true, \"cat\": null, \"ts\": false, \"dur\": 1}",
+        "{\"ph\": \"X\", \"name\": \"z\", \"ts\": nul}",
+        "{\"ph\": \"X\", \"name\": \"z\", \"ts\": truex}",
+        "{\"ph\": \"X\", \"name\": \"z\", \"args\": {\"a\": [true, false, null, {}, []]}}",
+        "5", "\"string\"", "[1, 2]", "null", "[[{\"ph\": \"X\"}]]", "{}",
+        "{\"ph\": \"X\", \"name\": \"d\", \"ts\": 1, \"ts\": 2, \"name\": \"e\", \"dur\": 3}",
+        "{\"ph\": \"X\", \"name\": \"a\", \"ts\": 1, \"args\": 5}",
+        "{\"ph\": \"X\", \"name\": \"a\", \"ts\": 1, \"args\": [1, {\"device\": 2}]}",
+        "{\"ph\": \"X\", \"name\": {\"x\": 1}, \"ts\": [1], \"dur\": 1}",
+        "{\"ph\": \"X\", \"name\": \"a\", \"ts\": 1,}",
+        "{\"ph\": \"X\" \"name\": \"a\"}",
+        "{\"ph\": \"X\", \"name\": \"a\", \"ts\": 1}{\"ph\": \"X\"}",
+        "{\"ph\": \"X\", 5: \"a\"}",
+        "{\"ph\" \"X\"}",
+        "{\"ph\": \"X\", \"name\": \"a\", \"ts\": 1} , ,",
+        "{\"ph\": \"X\", \"name\": \"a\", \"ts\": 1} ]",
+        "{\"ph\": \"X\", \"name\": \"a\", \"ts\": 1} /* comment */",
+        "{\"ph\": \"X\", \"name\": \"\xff\xfe bytes\", \"ts\": 1, \"dur\": 1}",
+    };
+    const char *head = "{\"schemaVersion\": 1, \"traceEvents\": [\n"
+                       "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"before\", \"pid\": 1, "
+                       "\"tid\": 1, \"ts\": 100, \"dur\": 50, \"args\": {\"External id\": 1}},\n  ";
+    const char *tail = ",\n  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"after\", \"pid\": 1, "
+                       "\"tid\": 1, \"ts\": 200, \"dur\": 50}\n],\n"
+                       "\"distributedInfo\": {\"rank\": 1, \"world_size\": 2}}\n";
+    char doc[4096];
+    for (size_t i = 0; i < sizeof odd / sizeof *odd; i++) {
+        int n = snprintf(doc, sizeof doc, "%s%s%s", head, odd[i], tail);
+        cr_assert(n > 0 && (size_t)n < sizeof doc);
+        char what[64];
+        snprintf(what, sizeof what, "odd event %zu", i);
+        same_as_yajl_text(doc, (size_t)n, what);
+        /* first in the array, and the array's last */
+        n = snprintf(doc, sizeof doc, "{\"traceEvents\": [%s]}", odd[i]);
+        same_as_yajl_text(doc, (size_t)n, what);
+    }
+    /* the array's own shapes */
+    static const char *const shapes[] = {
+        "{\"traceEvents\": []}", "{\"traceEvents\": [ ]}", "{\"traceEvents\": [,]}",
+        "{\"traceEvents\": [{\"ph\": \"X\"},]}", "{\"traceEvents\": [{\"ph\": \"X\"}",
+        "{\"traceEvents\": [{\"ph\": \"X\"}, ", "{\"traceEvents\": {}}",
+        "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1, \"name\": \"a\"}], "
+        "\"traceEvents\": [{\"ph\": \"X\", \"ts\": 2, \"name\": \"b\"}], "
+        "\"baseTimeNanoseconds\": 1000}",
+        "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1, \"name\": \"a\"}]} trailing",
+        "[{\"ph\": \"X\"}]",
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+        char what[64];
+        snprintf(what, sizeof what, "array shape %zu", i);
+        same_as_yajl_text(shapes[i], strlen(shapes[i]), what);
+    }
+}
+
+/* Nesting inside an event, about the importer's limit: below it the fast
+ * path reads it, at it YAJL finds the damage at the same byte. */
+Test(import_kineto_fast, fast_path_nesting_about_the_limit)
+{
+    for (size_t depth = 248; depth <= 258; depth++) {
+        char doc[2048];
+        size_t n = (size_t)snprintf(doc, sizeof doc,
+                                    "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\", "
+                                    "\"ts\": 1}, {\"ph\": \"X\", \"args\": {\"x\": ");
+        for (size_t i = 0; i < depth; i++)
+            doc[n++] = i % 2 ? '[' : '{', n += i % 2 ? 0 : (size_t)sprintf(doc + n, "\"k\":");
+        for (size_t i = depth; i-- > 0;)
+            doc[n++] = i % 2 ? ']' : '}';
+        n += (size_t)snprintf(doc + n, sizeof doc - n, "}}]}");
+        char what[64];
+        snprintf(what, sizeof what, "nesting %zu", depth);
+        same_as_yajl_text(doc, n, what);
+    }
+}
+
+/* Events longer than the fast path's window, and a trace long enough to
+ * refill it many times with events across every boundary. */
+Test(import_kineto_fast, fast_path_long_events_and_refills)
+{
+    size_t cap = 6u << 20;
+    char *t = malloc(cap);
+    cr_assert_not_null(t);
+    size_t n = (size_t)snprintf(t, cap, "{\"traceEvents\": [");
+    for (int i = 0; n < (4u << 20); i++)
+        n += (size_t)snprintf(t + n, cap - n,
+                              "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op%d\", \"pid\": 1, "
+                              "\"tid\": %d, \"ts\": %d.%03d, \"dur\": %d, \"args\": {\"Input Dims\": "
+                              "[[%d, 3], []], \"External id\": %d}},\n",
+                              i % 97, 1 + i % 3, 1000 + i * 7, i % 1000, 1 + i % 5, i, i);
+    /* an args string of 1.5 MiB, longer than the window */
+    n += (size_t)snprintf(t + n, cap - n, "{\"ph\": \"X\", \"name\": \"long\", \"ts\": 99999999, "
+                                          "\"tid\": 1, \"dur\": 1, \"args\": {\"s\": \"");
+    memset(t + n, 'y', 3u << 19);
+    n += 3u << 19;
+    n += (size_t)snprintf(t + n, cap - n, "\"}}]}");
+    same_as_yajl_text(t, n, "4 MiB of events and a 1.5 MiB one");
+    free(t);
+}
