@@ -1044,12 +1044,12 @@ static int event_closed(kin_parser *p)
     return 1;
 }
 
-/* Starts the thread, unless PROF_THREADS=1 or it cannot be had: then
- * events are handled as they close. */
+/* Starts the thread, unless PROF_THREADS=1, there is one core, or it
+ * cannot be had: then events are handled as they close. */
 static void kin_queue_start(kin_parser *p)
 {
     const char *v = getenv("PROF_THREADS");
-    if (v && strcmp(v, "1") == 0)
+    if ((v && strcmp(v, "1") == 0) || sysconf(_SC_NPROCESSORS_ONLN) < 2)
         return;
     kin_queue *q = calloc(1, sizeof *q);
     if (!q)
@@ -1465,9 +1465,10 @@ static void kin_free(void *ctx, void *ptr)
 
 /* The text is read into a window: the fast path reads whole events in it
  * and YAJL is fed what it holds. An event longer than the window goes to
- * YAJL, which streams. Plain text is read in large pieces; gzip text
- * KIN_CHUNK at a time, for the reason above. */
+ * YAJL, which streams. Gzip text is read KIN_CHUNK at a time, for the
+ * reason above. */
 #define KIN_WINDOW (1u << 20)
+#define KIN_READ (64u << 10)
 
 /* Where the fast path is in traceEvents: after '[', after an event, after
  * a ','. YAJL takes over in the same state through a made-up prefix. */
@@ -1548,8 +1549,10 @@ static void read_failed(kin_stream *st)
     st->read_failed = 1;
 }
 
-/* Moves what is not parsed to the window's start and reads after it, up
- * to a full window. */
+/* Moves what is not parsed to the window's start and reads after it.
+ * Reads are small (KIN_READ), so that the text is still in the cache
+ * when it is parsed: with 1 MiB reads a 205 MB import took a quarter
+ * longer. */
 static void refill(kin_stream *st)
 {
     if (st->pos > 0) {
@@ -1558,8 +1561,12 @@ static void refill(kin_stream *st)
         st->len -= st->pos;
         st->pos = 0;
     }
-    while (!st->ended && st->len < KIN_WINDOW) {
-        size_t want = KIN_WINDOW - st->len;
+    /* KIN_READ more, or as much as is held when that is more: an event
+     * read again after each refill then costs at most twice its length */
+    size_t more = st->len > KIN_READ ? st->len : KIN_READ;
+    size_t until = more < KIN_WINDOW - st->len ? st->len + more : KIN_WINDOW;
+    while (!st->ended && st->len < until) {
+        size_t want = until - st->len;
         if (!st->direct && want > KIN_CHUNK)
             want = KIN_CHUNK;
         errno = 0;
