@@ -1600,11 +1600,13 @@ static kin_end read_end(kin_parser *p, kin_stream *st)
         return END_EMPTY;
     if (st->h) {
         yajl_status ys = yajl_complete_parse(st->h);
-        if (ys == yajl_status_client_canceled)
+        if (ys == yajl_status_client_canceled && p->yield)
+            p->yield = 0; /* an event (a number) ended with the text: inside traceEvents */
+        else if (ys == yajl_status_client_canceled)
             return END_STOPPED;
-        if (ys == yajl_status_ok)
+        else if (ys == yajl_status_ok)
             return END_OK;
-        if (!p->seen_top)
+        else if (!p->seen_top)
             return END_EMPTY; /* whitespace only */
     }
     char what[120];

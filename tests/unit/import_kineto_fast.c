@@ -213,6 +213,9 @@ Test(import_kineto_fast, fast_path_reads_odd_events_as_yajl)
         "\"baseTimeNanoseconds\": 1000}",
         "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1, \"name\": \"a\"}]} trailing",
         "[{\"ph\": \"X\"}]",
+        /* a number that only the end of the text ends */
+        "{\"traceEvents\": [{\"ph\": \"X\"}, 5", "{\"traceEvents\": [12",
+        "{\"traceEvents\": [{\"ph\": \"X\"}, -0.5e3", "{\"traceEvents\": [{\"ph\": \"X\"}, true",
     };
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
         char what[64];
