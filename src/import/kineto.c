@@ -128,21 +128,32 @@ typedef struct kin_mem {
 } kin_mem;
 
 typedef struct kin_parser {
-    import_sink *s;
+    import_sink *s;           /* read by both threads (kin_queue)      */
     int python_stacks;
-    kin_ctx ctx[KIN_DEPTH_MAX + 1];
+    /* what the reader writes, on cache lines of its own: a line that both
+     * threads use and one writes goes back and forth between the cores,
+     * which made the reader a third slower */
+    _Alignas(64) kin_ctx ctx[KIN_DEPTH_MAX + 1];
     int depth;
     kin_field field;
+    /* Who reads: YAJL the whole document, or the fast path (jscan.h) the
+     * events of traceEvents, with YAJL for the events it declines. */
+    int fast;                 /* the fast path may read events        */
+    int muted;                /* YAJL reads a made-up prefix: ignore   */
+    kin_yajl_turn turn;       /* what YAJL reads now                   */
+    int yield;                /* YAJL stopped to hand over, not damage */
+    int token_too_long;       /* see kin_malloc                       */
     int seen_top, saw_events, not_object, too_deep;
-    prof_err fail;            /* a sink error: stops the parse        */
     uint64_t cut;             /* strings cut to their buffer          */
     char damage[200];         /* what stopped the parse early, or ""  */
     kin_event ev;             /* the event being read                  */
-    kin_event *out;           /* the event being handled (kin_queue)   */
-    struct kin_queue *q;      /* events handled on a thread of their own, or NULL */
     kin_device dev;
     int has_rank, has_world;
     int64_t rank, world;
+    struct kin_queue *q;      /* events handled on a thread of their own, or NULL */
+    /* what handling events writes (and the reader, once the thread is done) */
+    _Alignas(64) prof_err fail; /* a sink error: stops the parse        */
+    kin_event *out;           /* the event being handled (kin_queue)   */
     /* the CPU process, and what M events said of processes */
     int has_cpu_pid;
     int64_t cpu_pid;
@@ -163,13 +174,6 @@ typedef struct kin_parser {
     kin_pending pending[KIN_PENDING];
     uint32_t pend_head, npending;
     uint64_t syncs_from_calls;
-    int token_too_long;       /* see kin_malloc                       */
-    /* Who reads: YAJL the whole document, or the fast path (jscan.h) the
-     * events of traceEvents, with YAJL for the events it declines. */
-    int fast;                 /* the fast path may read events        */
-    int muted;                /* YAJL reads a made-up prefix: ignore   */
-    kin_yajl_turn turn;       /* what YAJL reads now                   */
-    int yield;                /* YAJL stopped to hand over, not damage */
 } kin_parser;
 
 /* ---- numbers ------------------------------------------------------------------ */
@@ -869,18 +873,20 @@ typedef struct kin_queue {
     unsigned char *block[KIN_QBLOCKS];
     size_t used[KIN_QBLOCKS];
     unsigned head, count; /* handed over: head .. head+count-1 */
-    unsigned fill;        /* the block the reader packs into   */
-    size_t fill_used;
     int closing, stopped; /* stopped: the sink failed          */
-    kin_event ev;         /* the thread's unpacked event       */
+    /* the reader's, on a line of its own (see kin_parser) */
+    _Alignas(64) unsigned fill; /* the block the reader packs into */
+    size_t fill_used;
+    _Alignas(64) kin_event ev; /* the thread's unpacked event  */
 } kin_queue;
 
-/* An event as packed: this header, then its strings without NULs. */
+/* An event as packed: this header, the integer args it has (in the order
+ * of their bits in has), then its strings without NULs. */
 typedef struct kin_packed {
     int64_t ts, dur, pid, tid;
-    int64_t num[N_COUNT];
     uint32_t has, name_len, cat_len;
-    uint16_t pid_len, tid_len, sync_len, meta_len, labels_len;
+    uint16_t pid_len, tid_len;
+    uint8_t sync_len, meta_len, labels_len; /* under KIN_SHORT */
     uint8_t flags, ph, pid_kind, tid_kind;
 } kin_packed;
 
@@ -888,18 +894,18 @@ enum { PK_NAME = 1, PK_CAT = 2, PK_TS = 4, PK_DUR = 8, PK_BAD_TIME = 16 };
 
 static size_t packed_size(const kin_packed *h)
 {
-    size_t n = sizeof *h + h->name_len + h->cat_len + h->pid_len + h->tid_len + h->sync_len +
-               h->meta_len + h->labels_len;
+    size_t n = sizeof *h + (size_t)__builtin_popcount(h->has) * sizeof(int64_t) + h->name_len +
+               h->cat_len + h->pid_len + h->tid_len + h->sync_len + h->meta_len + h->labels_len;
     return (n + 7) & ~(size_t)7;
 }
 
-static unsigned char *put_bytes(unsigned char *d, const char *s, size_t n)
+static unsigned char *put_bytes(unsigned char *d, const void *s, size_t n)
 {
     memcpy(d, s, n);
     return d + n;
 }
 
-static const unsigned char *get_bytes(const unsigned char *b, char *s, size_t n)
+static const unsigned char *get_string(const unsigned char *b, char *s, size_t n)
 {
     memcpy(s, b, n);
     s[n] = '\0';
@@ -912,12 +918,11 @@ static kin_packed pack_header(const kin_event *e)
                      .has = e->has, .name_len = (uint32_t)e->name_len,
                      .cat_len = (uint32_t)e->cat_len, .ph = (uint8_t)e->ph,
                      .pid_kind = (uint8_t)e->pid.kind, .tid_kind = (uint8_t)e->tid.kind };
-    memcpy(h.num, e->num, sizeof h.num);
     h.pid_len = (uint16_t)(e->pid.kind == 2 ? e->pid.len : 0);
     h.tid_len = (uint16_t)(e->tid.kind == 2 ? e->tid.len : 0);
-    h.sync_len = (uint16_t)strlen(e->sync_kind);
-    h.meta_len = (uint16_t)strlen(e->meta_name);
-    h.labels_len = (uint16_t)strlen(e->labels);
+    h.sync_len = (uint8_t)(e->sync_kind[0] ? strlen(e->sync_kind) : 0);
+    h.meta_len = (uint8_t)(e->meta_name[0] ? strlen(e->meta_name) : 0);
+    h.labels_len = (uint8_t)(e->labels[0] ? strlen(e->labels) : 0);
     h.flags = (uint8_t)((e->has_name ? PK_NAME : 0) | (e->has_cat ? PK_CAT : 0) |
                         (e->has_ts ? PK_TS : 0) | (e->has_dur ? PK_DUR : 0) |
                         (e->bad_time ? PK_BAD_TIME : 0));
@@ -926,8 +931,9 @@ static kin_packed pack_header(const kin_event *e)
 
 static void pack(const kin_event *e, const kin_packed *h, unsigned char *d)
 {
-    memcpy(d, h, sizeof *h);
-    d += sizeof *h;
+    d = put_bytes(d, h, sizeof *h);
+    for (uint32_t has = h->has; has; has &= has - 1)
+        d = put_bytes(d, &e->num[__builtin_ctz(has)], sizeof *e->num);
     d = put_bytes(d, e->name, h->name_len);
     d = put_bytes(d, e->cat, h->cat_len);
     d = put_bytes(d, e->pid.s, h->pid_len);
@@ -945,25 +951,30 @@ static size_t unpack(const unsigned char *b, kin_event *e)
     e->ts = h.ts;
     e->dur = h.dur;
     e->has = h.has;
-    memcpy(e->num, h.num, sizeof e->num);
     e->ph = (char)h.ph;
     e->has_name = !!(h.flags & PK_NAME);
     e->has_cat = !!(h.flags & PK_CAT);
     e->has_ts = !!(h.flags & PK_TS);
     e->has_dur = !!(h.flags & PK_DUR);
     e->bad_time = !!(h.flags & PK_BAD_TIME);
-    e->pid = (kin_id){ .kind = h.pid_kind, .v = h.pid, .len = h.pid_len };
-    e->tid = (kin_id){ .kind = h.tid_kind, .v = h.tid, .len = h.tid_len };
+    e->pid.kind = h.pid_kind;
+    e->pid.v = h.pid;
+    e->pid.len = h.pid_len;
+    e->tid.kind = h.tid_kind;
+    e->tid.v = h.tid;
+    e->tid.len = h.tid_len;
     e->name_len = h.name_len;
     e->cat_len = h.cat_len;
     const unsigned char *s = b + sizeof h;
-    s = get_bytes(s, e->name, h.name_len);
-    s = get_bytes(s, e->cat, h.cat_len);
-    s = get_bytes(s, e->pid.s, h.pid_len);
-    s = get_bytes(s, e->tid.s, h.tid_len);
-    s = get_bytes(s, e->sync_kind, h.sync_len);
-    s = get_bytes(s, e->meta_name, h.meta_len);
-    get_bytes(s, e->labels, h.labels_len);
+    for (uint32_t has = h.has; has; has &= has - 1, s += sizeof *e->num)
+        memcpy(&e->num[__builtin_ctz(has)], s, sizeof *e->num);
+    s = get_string(s, e->name, h.name_len);
+    s = get_string(s, e->cat, h.cat_len);
+    s = get_string(s, e->pid.s, h.pid_len);
+    s = get_string(s, e->tid.s, h.tid_len);
+    s = get_string(s, e->sync_kind, h.sync_len);
+    s = get_string(s, e->meta_name, h.meta_len);
+    get_string(s, e->labels, h.labels_len);
     return packed_size(&h);
 }
 
@@ -1051,9 +1062,10 @@ static void kin_queue_start(kin_parser *p)
     const char *v = getenv("PROF_THREADS");
     if ((v && strcmp(v, "1") == 0) || sysconf(_SC_NPROCESSORS_ONLN) < 2)
         return;
-    kin_queue *q = calloc(1, sizeof *q);
+    kin_queue *q = aligned_alloc(_Alignof(kin_queue), sizeof *q);
     if (!q)
         return;
+    memset(q, 0, sizeof *q);
     unsigned made = 0;
     while (made < KIN_QBLOCKS && (q->block[made] = malloc(KIN_QBLOCK)))
         made++;
@@ -1809,8 +1821,10 @@ prof_err kineto_read(const char *path, import_sink *s, const import_options *o, 
     if (fd < 0)
         return set_err(err, PROF_ERR_IO, "cannot open: %s", strerror(errno));
     kin_stream st = { .gz = gzdopen(fd, "rb") };
-    kin_parser *p = calloc(1, sizeof *p);
+    kin_parser *p = aligned_alloc(_Alignof(kin_parser), sizeof *p); /* see kin_queue */
     st.buf = malloc(KIN_WINDOW);
+    if (p)
+        memset(p, 0, sizeof *p);
     prof_err rc = PROF_ERR_NOMEM;
     if (!st.gz)
         close(fd);
