@@ -211,7 +211,8 @@ static int attach_real(model_builder *b, uint32_t real, uint32_t list)
         node->calls += f.calls;
         node->incl_ns += f.incl_ns;
         node->self_ns += f.self_ns;
-        if (attach_real(b, n, f.first_child) < 0)
+        /* most nodes are leaves: no call for their empty list */
+        if (f.first_child != MODEL_NONE && attach_real(b, n, f.first_child) < 0)
             return -1;
         fnode_free(b, list);
         list = f.next_sibling;
@@ -279,7 +280,7 @@ static int adopt(model_builder *b, uint32_t tpos, uint32_t level, uint64_t start
         }
         list = next;
     }
-    return attach_real(b, b->m->threads[tpos].root, orphans);
+    return orphans == MODEL_NONE ? 0 : attach_real(b, b->m->threads[tpos].root, orphans);
 }
 
 /* ---- sync records ------------------------------------------------------------------ */
@@ -469,8 +470,10 @@ int mb_region(model_builder *b, uint32_t tpos, const prof_event *ev, uint32_t op
         e = UINT64_MAX;
         dur = e - s;
     }
+    /* levels past d + 1 are mostly empty already: no call for them */
     if (fidx_reserve(b) < 0 || levels_reserve(t, d + 2) < 0 ||
-        orphans_to_root(b, tpos, d + 2) < 0 || adopt(b, tpos, d + 1, s, &kids) < 0)
+        (d + 2 < t->top && orphans_to_root(b, tpos, d + 2) < 0) ||
+        adopt(b, tpos, d + 1, s, &kids) < 0)
         return -1;
     self = kids.ns < dur ? dur - kids.ns : 0;
     m->ops[op].self_ns += self;
