@@ -199,14 +199,24 @@ static void fnode_merge(model_builder *b, uint32_t parent, uint32_t list)
 }
 
 /* Moves the floating list into the tree below node real (recursively, by
- * path) and frees it. */
+ * path) and frees it. Each node is first sought where the list found it
+ * the time before (b->guess): a child of real, so one of op f.op is the
+ * one the index holds. */
 static int attach_real(model_builder *b, uint32_t real, uint32_t list)
 {
+    uint32_t guess = b->guess[real].first, prev = MODEL_NONE;
     while (list != MODEL_NONE) {
         mb_fnode f = b->pool[list];
-        uint32_t n = mb_node_child(b, real, f.op);
+        uint32_t n = guess != MODEL_NONE && b->m->nodes[guess].op == f.op
+                         ? guess : mb_node_child(b, real, f.op);
         if (n == MODEL_NONE)
             return -1;
+        if (prev == MODEL_NONE)
+            b->guess[real].first = n;
+        else
+            b->guess[prev].next = n;
+        prev = n;
+        guess = b->guess[n].next;
         model_node *node = &b->m->nodes[n];
         node->calls += f.calls;
         node->incl_ns += f.incl_ns;

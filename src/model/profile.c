@@ -221,8 +221,10 @@ static uint32_t node_new(model_builder *b, uint32_t parent, uint32_t op)
 {
     profile_model *m = b->m;
     if (m->nnodes >= MODEL_NONE - 1 ||
-        vec_grow(&m->nodes, &b->cap_nodes, m->nnodes, sizeof *m->nodes) < 0)
+        vec_grow(&m->nodes, &b->cap_nodes, m->nnodes, sizeof *m->nodes) < 0 ||
+        vec_grow(&b->guess, &b->cap_guess, m->nnodes, sizeof *b->guess) < 0)
         return MODEL_NONE;
+    b->guess[m->nnodes] = (mb_guess){ MODEL_NONE, MODEL_NONE };
     model_node *n = &m->nodes[m->nnodes];
     memset(n, 0, sizeof *n);
     n->op = op;
@@ -434,6 +436,7 @@ static void builder_free(model_builder *b)
     free(b->counter_series.v);
     hmap_free(&b->op_index);
     hmap_free(&b->node_index);
+    free(b->guess);
     free(b->series_cap);
     hmap_free(&b->series_index);
     free(b->thread_pos);
