@@ -94,7 +94,8 @@ static void *prefetch_main(void *arg)
         int last = produce(&r->file, &r->prod, it);
         pthread_mutex_lock(&pf->mu);
         pf->filled++;
-        if (pf->caller_waits)
+        /* waking costs a system call: let a waiting caller find half a ring */
+        if (pf->caller_waits && (last || pf->filled - pf->taken >= BATCH_RING / 2))
             pthread_cond_broadcast(&pf->cv);
         pthread_mutex_unlock(&pf->mu);
         if (last)

@@ -119,6 +119,14 @@ typedef struct mb_idmap {  /* by name id; grown with vec_grow_zero */
     size_t n;
 } mb_idmap;
 
+/* What attaching floating nodes to a node of the tree found last time
+ * (calltree.c): steps bring the same children in the same order, so the
+ * node found the step before is tried before the index. */
+typedef struct mb_guess {
+    uint32_t first;        /* the first child found below this node, or MODEL_NONE */
+    uint32_t next;         /* the sibling found after this node, or MODEL_NONE     */
+} mb_guess;
+
 typedef struct mb_class {                 /* a name's class attribute   */
     char *name, *cls;
 } mb_class;
@@ -138,6 +146,8 @@ typedef struct model_builder {
     mb_idmap region_ops, kernel_ops, memory_series, counter_series;
     hmap op_index;         /* ops by (name, is GPU): hash of both, equality on the op */
     hmap node_index;       /* nodes by parent << 32 | op                      */
+    mb_guess *guess;       /* parallel to m->nodes                            */
+    size_t cap_guess;
     mb_fnode *pool;        /* floating nodes; free ones linked by next_sibling */
     size_t npool, cap_pool, live;
     uint32_t free_node;

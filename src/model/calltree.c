@@ -199,19 +199,30 @@ static void fnode_merge(model_builder *b, uint32_t parent, uint32_t list)
 }
 
 /* Moves the floating list into the tree below node real (recursively, by
- * path) and frees it. */
+ * path) and frees it. Each node is first sought where the list found it
+ * the time before (b->guess): a child of real, so one of op f.op is the
+ * one the index holds. */
 static int attach_real(model_builder *b, uint32_t real, uint32_t list)
 {
+    uint32_t guess = b->guess[real].first, prev = MODEL_NONE;
     while (list != MODEL_NONE) {
         mb_fnode f = b->pool[list];
-        uint32_t n = mb_node_child(b, real, f.op);
+        uint32_t n = guess != MODEL_NONE && b->m->nodes[guess].op == f.op
+                         ? guess : mb_node_child(b, real, f.op);
         if (n == MODEL_NONE)
             return -1;
+        if (prev == MODEL_NONE)
+            b->guess[real].first = n;
+        else
+            b->guess[prev].next = n;
+        prev = n;
+        guess = b->guess[n].next;
         model_node *node = &b->m->nodes[n];
         node->calls += f.calls;
         node->incl_ns += f.incl_ns;
         node->self_ns += f.self_ns;
-        if (attach_real(b, n, f.first_child) < 0)
+        /* most nodes are leaves: no call for their empty list */
+        if (f.first_child != MODEL_NONE && attach_real(b, n, f.first_child) < 0)
             return -1;
         fnode_free(b, list);
         list = f.next_sibling;
@@ -279,7 +290,7 @@ static int adopt(model_builder *b, uint32_t tpos, uint32_t level, uint64_t start
         }
         list = next;
     }
-    return attach_real(b, b->m->threads[tpos].root, orphans);
+    return orphans == MODEL_NONE ? 0 : attach_real(b, b->m->threads[tpos].root, orphans);
 }
 
 /* ---- sync records ------------------------------------------------------------------ */
@@ -469,8 +480,10 @@ int mb_region(model_builder *b, uint32_t tpos, const prof_event *ev, uint32_t op
         e = UINT64_MAX;
         dur = e - s;
     }
+    /* levels past d + 1 are mostly empty already: no call for them */
     if (fidx_reserve(b) < 0 || levels_reserve(t, d + 2) < 0 ||
-        orphans_to_root(b, tpos, d + 2) < 0 || adopt(b, tpos, d + 1, s, &kids) < 0)
+        (d + 2 < t->top && orphans_to_root(b, tpos, d + 2) < 0) ||
+        adopt(b, tpos, d + 1, s, &kids) < 0)
         return -1;
     self = kids.ns < dur ? dur - kids.ns : 0;
     m->ops[op].self_ns += self;

@@ -90,14 +90,24 @@ static int op_find_or_add(model_builder *b, const char *name, uint32_t kind, int
     return 0;
 }
 
-static int op_of_event(model_builder *b, const prof_event *ev, int gpu, uint32_t *out)
+/* A name id not cached yet: its op, found or made, and cached. */
+static int op_of_new_id(model_builder *b, mb_idmap *map, const prof_event *ev, int gpu,
+                        uint32_t *out)
+{
+    if (op_find_or_add(b, ev->name, ev->kind, gpu, out) < 0)
+        return -1;
+    return mb_idmap_set(map, ev, *out);
+}
+
+/* Inline: every region and kernel asks, and nearly every answer is cached. */
+static inline __attribute__((always_inline)) int op_of_event(model_builder *b,
+                                                             const prof_event *ev, int gpu,
+                                                             uint32_t *out)
 {
     mb_idmap *map = gpu ? &b->kernel_ops : &b->region_ops;
     if (mb_idmap_get(map, ev, out))
         return 0;
-    if (op_find_or_add(b, ev->name, ev->kind, gpu, out) < 0)
-        return -1;
-    return mb_idmap_set(map, ev, *out);
+    return op_of_new_id(b, map, ev, gpu, out);
 }
 
 void mb_op_init(model_op *op)
@@ -211,8 +221,10 @@ static uint32_t node_new(model_builder *b, uint32_t parent, uint32_t op)
 {
     profile_model *m = b->m;
     if (m->nnodes >= MODEL_NONE - 1 ||
-        vec_grow(&m->nodes, &b->cap_nodes, m->nnodes, sizeof *m->nodes) < 0)
+        vec_grow(&m->nodes, &b->cap_nodes, m->nnodes, sizeof *m->nodes) < 0 ||
+        vec_grow(&b->guess, &b->cap_guess, m->nnodes, sizeof *b->guess) < 0)
         return MODEL_NONE;
+    b->guess[m->nnodes] = (mb_guess){ MODEL_NONE, MODEL_NONE };
     model_node *n = &m->nodes[m->nnodes];
     memset(n, 0, sizeof *n);
     n->op = op;
@@ -249,13 +261,10 @@ uint32_t mb_node_child(model_builder *b, uint32_t parent, uint32_t op)
 
 /* ---- threads ----------------------------------------------------------------- */
 
-static int thread_of(model_builder *b, uint32_t index, uint32_t *pos)
+/* The position of thread index, the thread made on first sight. */
+static int thread_find(model_builder *b, uint32_t index, uint32_t *pos)
 {
     profile_model *m = b->m;
-    if (m->nthreads && b->last_thread_index == index) {
-        *pos = b->last_thread_pos;
-        return 0;
-    }
     size_t i = 0;
     if (index < MB_THREAD_DIRECT) {
         if (vec_grow_zero(&b->thread_pos, &b->nthread_pos, index, sizeof *b->thread_pos) < 0)
@@ -283,6 +292,17 @@ static int thread_of(model_builder *b, uint32_t index, uint32_t *pos)
     b->last_thread_index = index;
     *pos = b->last_thread_pos = (uint32_t)i;
     return 0;
+}
+
+/* Inline: every event asks, mostly for the thread of the one before. */
+static inline __attribute__((always_inline)) int thread_of(model_builder *b, uint32_t index,
+                                                           uint32_t *pos)
+{
+    if (b->m->nthreads && b->last_thread_index == index) {
+        *pos = b->last_thread_pos;
+        return 0;
+    }
+    return thread_find(b, index, pos);
 }
 
 static int thread_define(model_builder *b, const prof_event *ev)
@@ -416,6 +436,7 @@ static void builder_free(model_builder *b)
     free(b->counter_series.v);
     hmap_free(&b->op_index);
     hmap_free(&b->node_index);
+    free(b->guess);
     free(b->series_cap);
     hmap_free(&b->series_index);
     free(b->thread_pos);

@@ -184,7 +184,7 @@ static void minmax_add(quantile_sketch *s, uint64_t lo, uint64_t hi)
         s->max = hi;
 }
 
-int sketch_add(quantile_sketch *s, uint64_t value)
+int sketch_add_slow(quantile_sketch *s, uint64_t value)
 {
     if (s->count < SKETCH_EXACT) {
         if (exact_add(s, value) < 0)

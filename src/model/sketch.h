@@ -46,16 +46,38 @@ typedef struct quantile_sketch {
 } quantile_sketch;
 
 void sketch_init(quantile_sketch *s);
-int sketch_add(quantile_sketch *s, uint64_t value);     /* 0, or -1 out of memory */
+int sketch_add_slow(quantile_sketch *s, uint64_t value); /* sketch_add, every case */
+int32_t sketch_bucket(uint64_t value);
+
+/* Counts value: 0, or -1 out of memory. Inline: every call of every
+ * operation is counted, nearly always in a bucket that exists already,
+ * which then costs the bucket index and a few compares; the other cases
+ * (values kept exactly, zeros, a bucket to make room for) are
+ * sketch_add_slow's. */
+static inline int sketch_add(quantile_sketch *s, uint64_t value)
+{
+    if (s->count > SKETCH_EXACT && value != 0) {
+        int32_t i = sketch_bucket(value);
+        if (i >= s->lo && i < s->lo + (int32_t)s->nbins) {
+            s->bins[i - s->lo]++;
+            if (value < s->min)
+                s->min = value;
+            if (value > s->max)
+                s->max = value;
+            s->count++;
+            return 0;
+        }
+    }
+    return sketch_add_slow(s, value);
+}
 int sketch_merge(quantile_sketch *into, const quantile_sketch *from);
 /* The value at quantile q in [0, 1] (0 for an empty sketch), interpolated
  * between order statistics (see above). */
 double sketch_quantile(const quantile_sketch *s, double q);
 void sketch_free(quantile_sketch *s);
 
-/* The bucket index of a value > 0 and the value a bucket reports, exposed
- * for tests of the bound. */
-int32_t sketch_bucket(uint64_t value);
+/* The value a bucket reports (sketch_bucket above: the index of a value
+ * > 0), exposed for tests of the bound. */
 double sketch_bucket_value(int32_t index);
 
 #endif

@@ -702,6 +702,13 @@ Test(format_roundtrip, varint_and_zigzag_edges)
         cr_assert_eq(pf_varint_get(&p, buf + n, &v), 0);
         cr_assert_eq(v, values[i]);
         cr_assert_eq(p, buf + n);
+        /* With room for the longest varint before the end, the bytes are
+         * read without a check each: the same value, the same cursor. */
+        p = buf;
+        v = 1234;
+        cr_assert_eq(pf_varint_get(&p, buf + sizeof buf, &v), 0);
+        cr_assert_eq(v, values[i]);
+        cr_assert_eq(p, buf + n);
         /* Every shorter input is an error and leaves the cursor alone. */
         for (size_t k = 0; k < n; k++) {
             p = buf;
@@ -715,6 +722,9 @@ Test(format_roundtrip, varint_and_zigzag_edges)
     const uint8_t *p = over;
     uint64_t v;
     cr_assert_eq(pf_varint_get(&p, over + 10, &v), -1, "2^64 accepted");
+    p = over;
+    cr_assert_eq(pf_varint_get(&p, over + 11, &v), -1, "2^64 accepted with room after it");
+    cr_assert_eq(p, over);
     over[9] = 0x81;
     p = over;
     cr_assert_eq(pf_varint_get(&p, over + 11, &v), -1, "11-byte varint accepted");
