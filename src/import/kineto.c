@@ -151,6 +151,7 @@ typedef struct kin_parser {
     int has_rank, has_world;
     int64_t rank, world;
     struct kin_queue *q;      /* events handled on a thread of their own, or NULL */
+    struct kin_helper *into;  /* a helper's: where its events are packed */
     /* what handling events writes (and the reader, once the thread is done) */
     _Alignas(64) prof_err fail; /* a sink error: stops the parse        */
     kin_event *out;           /* the event being handled (kin_queue)   */
@@ -1041,9 +1042,13 @@ static void kin_sync(kin_parser *p)
 }
 
 /* An event closed: handled here, or packed for the thread. */
+static int helper_pack(kin_parser *g);
+
 static int event_closed(kin_parser *p)
 {
     kin_queue *q = p->q;
+    if (p->into)
+        return helper_pack(p);
     if (!q)
         return event_done(p);
     kin_packed h = pack_header(&p->ev);
@@ -1052,6 +1057,23 @@ static int event_closed(kin_parser *p)
         return 0;
     pack(&p->ev, &h, q->block[q->fill] + q->fill_used);
     q->fill_used += need;
+    return 1;
+}
+
+/* Packed events read by a helper (kin_helper), after the reader's own. 0
+ * once the sink has failed. */
+static int queue_append(kin_queue *q, const unsigned char *packed, size_t n)
+{
+    for (size_t at = 0; at < n;) {
+        kin_packed h;
+        memcpy(&h, packed + at, sizeof h);
+        size_t need = packed_size(&h);
+        if (q->fill_used + need > KIN_QBLOCK && !kin_publish(q))
+            return 0;
+        memcpy(q->block[q->fill] + q->fill_used, packed + at, need);
+        q->fill_used += need;
+        at += need;
+    }
     return 1;
 }
 
@@ -1503,6 +1525,11 @@ typedef struct kin_stream {
     char zmsg[160];
     yajl_handle h;        /* while YAJL reads, else NULL                     */
     kin_at at;            /* while the fast path reads                       */
+    struct kin_helper *helper; /* a second reader of events, or NULL      */
+    int no_helper;        /* none could be had                              */
+    int split;            /* the helper reads from split_at on               */
+    size_t split_at;
+    uint64_t split_next;  /* no guess again before this text offset         */
 } kin_stream;
 
 /* How the stream ended; END_GO while it goes on. */
@@ -1565,8 +1592,11 @@ static void read_failed(kin_stream *st)
  * Reads are small (KIN_READ), so that the text is still in the cache
  * when it is parsed: with 1 MiB reads a 205 MB import took a quarter
  * longer. */
+static void split_drop(kin_stream *st);
+
 static void refill(kin_stream *st)
 {
+    split_drop(st); /* the text moves: what the helper reads is no more */
     if (st->pos > 0) {
         memmove(st->buf, st->buf + st->pos, st->len - st->pos);
         st->base += st->pos;
@@ -1600,6 +1630,7 @@ static kin_end read_end(kin_parser *p, kin_stream *st)
 {
     uint64_t fed = st->base + st->len;
     int zerr = Z_OK;
+    split_drop(st);
     if (st->read_failed) {
         if (st->zerr != Z_ERRNO)
             return gzip_damage(p, fed, st->zmsg);
@@ -1691,6 +1722,269 @@ static kin_end yajl_read(kin_parser *p, kin_stream *st)
     return END_GO;
 }
 
+/* ---- a second reader of events ------------------------------------------------------------ */
+
+static int kin_ignored(void *ctx);
+
+/* With the event thread there are two threads for two cores, and reading
+ * is the slower one. So the reader guesses an event start ahead of it in
+ * the window (a '{' after "}," and before '"'), a helper thread reads the
+ * events from there while the reader reads those before, and the helper's
+ * events are taken only when the reader arrives exactly there between two
+ * events of traceEvents: then the helper started in the state the reader
+ * would have had, and read what it would have read. Otherwise (a guess
+ * inside a string, an event the reader gave to YAJL past it) they are
+ * dropped and the reader reads on. The helper only reads events it takes
+ * whole and the fast path accepts; the reader does the rest. */
+#define KIN_SPLIT_AHEAD (1024u << 10) /* text held when the helper starts    */
+#define KIN_SPLIT_MINE (576u << 10)  /* the reader's part, before the guess */
+
+typedef struct kin_helper {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t go, done;
+    int job, quit;          /* under mu                                    */
+    const unsigned char *buf;
+    size_t from, len;       /* the helper's text: buf[from..len)           */
+    size_t end;             /* where it stopped: after an event or a comma */
+    kin_at at;              /* the state there                             */
+    unsigned char *pack;    /* its events, packed (KIN_QBLOCK)             */
+    size_t packed;
+    kin_parser *g;          /* its state while reading an event            */
+} kin_helper;
+
+/* An event read by the helper: packed, or 0 when its buffer is full (it
+ * stops before that event). */
+static int helper_pack(kin_parser *g)
+{
+    kin_helper *w = g->into;
+    kin_packed h = pack_header(&g->ev);
+    size_t need = packed_size(&h);
+    if (w->packed + need > KIN_QBLOCK)
+        return 0;
+    pack(&g->ev, &h, w->pack + w->packed);
+    w->packed += need;
+    return 1;
+}
+
+static int blank_byte(unsigned char c)
+{
+    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+/* The helper's job: events from w->from, stopping at anything the reader
+ * must see to (the end of the text, a declined or unfinished event, the
+ * array's end, a separator that is not a comma). */
+static void helper_read(kin_helper *w)
+{
+    kin_parser *g = w->g;
+    size_t i = w->from;
+    w->end = i;
+    w->at = AT_EVENT;
+    w->packed = 0;
+    g->cut = 0;
+    for (;;) {
+        while (i < w->len && blank_byte(w->buf[i]))
+            i++;
+        if (i == w->len)
+            return;
+        if (w->at == AT_SEPARATOR) {
+            if (w->buf[i] != ',')
+                return;
+            w->end = ++i;
+            w->at = AT_EVENT;
+            continue;
+        }
+        if (w->buf[i] != '{')
+            return;
+        uint64_t cut = g->cut;
+        size_t packed = w->packed;
+        if (jscan_value(w->buf, w->len, &i, &callbacks, kin_ignored, g, KIN_DEPTH_MAX - 2) !=
+            JSCAN_DONE) {
+            g->depth = 2;
+            g->cut = cut;
+            g->field = F_NONE;
+            w->packed = packed;
+            return;
+        }
+        w->end = i;
+        w->at = AT_SEPARATOR;
+    }
+}
+
+static void *helper_main(void *arg)
+{
+    kin_helper *w = arg;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->job && !w->quit)
+            pthread_cond_wait(&w->go, &w->mu);
+        if (w->quit)
+            break;
+        pthread_mutex_unlock(&w->mu);
+        helper_read(w);
+        pthread_mutex_lock(&w->mu);
+        w->job = 0;
+        pthread_cond_signal(&w->done);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+static void helper_wait(kin_helper *w)
+{
+    pthread_mutex_lock(&w->mu);
+    while (w->job)
+        pthread_cond_wait(&w->done, &w->mu);
+    pthread_mutex_unlock(&w->mu);
+}
+
+static void helper_free(kin_helper *w)
+{
+    free(w->pack);
+    free(w->g);
+    free(w);
+}
+
+/* The helper, made the first time it is wanted; NULL when it cannot be. */
+static kin_helper *helper_get(kin_parser *p, kin_stream *st)
+{
+    if (st->helper || st->no_helper)
+        return st->helper;
+    st->no_helper = 1;
+    kin_helper *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->pack = malloc(KIN_QBLOCK);
+    w->g = aligned_alloc(_Alignof(kin_parser), sizeof *w->g);
+    if (!w->pack || !w->g) {
+        helper_free(w);
+        return NULL;
+    }
+    memset(w->g, 0, sizeof *w->g);
+    w->g->s = p->s;
+    w->g->python_stacks = p->python_stacks;
+    w->g->fast = 1;
+    w->g->turn = TURN_FAST;
+    w->g->ctx[1] = C_TOP;
+    w->g->ctx[2] = C_EVENTS;
+    w->g->depth = 2;
+    w->g->into = w;
+    if (pthread_mutex_init(&w->mu, NULL) != 0) {
+        helper_free(w);
+        return NULL;
+    }
+    int go = pthread_cond_init(&w->go, NULL) == 0;
+    int done = go && pthread_cond_init(&w->done, NULL) == 0;
+    if (done && pthread_create(&w->thread, NULL, helper_main, w) == 0) {
+        st->no_helper = 0;
+        return st->helper = w;
+    }
+    if (done)
+        pthread_cond_destroy(&w->done);
+    if (go)
+        pthread_cond_destroy(&w->go);
+    pthread_mutex_destroy(&w->mu);
+    helper_free(w);
+    return NULL;
+}
+
+static void helper_end(kin_stream *st)
+{
+    kin_helper *w = st->helper;
+    if (!w)
+        return;
+    pthread_mutex_lock(&w->mu);
+    w->quit = 1;
+    pthread_cond_signal(&w->go);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->thread, NULL);
+    pthread_cond_destroy(&w->done);
+    pthread_cond_destroy(&w->go);
+    pthread_mutex_destroy(&w->mu);
+    helper_free(w);
+    st->helper = NULL;
+}
+
+/* A likely event start in buf[from..len): a '{' after "}," and before '"'
+ * (blanks between). 0 when there is none. */
+static size_t event_start_guess(const unsigned char *b, size_t from, size_t len)
+{
+    for (size_t i = from; i < len; i++) {
+        const unsigned char *brace = memchr(b + i, '{', len - i);
+        if (!brace)
+            return 0;
+        i = (size_t)(brace - b);
+        size_t k = i, j = i + 1;
+        while (k > from && blank_byte(b[k - 1]))
+            k--;
+        if (k == from || b[--k] != ',')
+            continue;
+        while (k > from && blank_byte(b[k - 1]))
+            k--;
+        if (k == from || b[k - 1] != '}')
+            continue;
+        while (j < len && blank_byte(b[j]))
+            j++;
+        if (j < len && b[j] == '"')
+            return i;
+    }
+    return 0;
+}
+
+/* At an event start, with the event thread running and no split: hands the
+ * text past a guessed event start to the helper. It may move the text
+ * (st->pos changes, the event still starts there). */
+static void split_start(kin_parser *p, kin_stream *st)
+{
+    if (st->base + st->pos < st->split_next)
+        return;
+    while (!st->ended && st->len - st->pos < KIN_SPLIT_AHEAD && st->len < KIN_WINDOW)
+        refill(st);
+    size_t g = 0;
+    if (st->len - st->pos >= KIN_SPLIT_AHEAD)
+        g = event_start_guess(st->buf, st->pos + KIN_SPLIT_MINE, st->len);
+    kin_helper *w = g ? helper_get(p, st) : NULL;
+    if (!w) {
+        st->split_next = st->base + st->pos + KIN_SPLIT_MINE; /* not at every event */
+        return;
+    }
+    pthread_mutex_lock(&w->mu);
+    w->buf = st->buf;
+    w->from = g;
+    w->len = st->len;
+    w->job = 1;
+    pthread_cond_signal(&w->go);
+    pthread_mutex_unlock(&w->mu);
+    st->split = 1;
+    st->split_at = g;
+}
+
+/* The reader gives up on the helper's events. */
+static void split_drop(kin_stream *st)
+{
+    if (!st->split)
+        return;
+    helper_wait(st->helper);
+    st->split = 0;
+}
+
+/* The reader is where the helper started, between two events: the
+ * helper's events follow the reader's, and the reader goes on where the
+ * helper stopped. 0 once the sink has failed. */
+static int split_take(kin_parser *p, kin_stream *st)
+{
+    kin_helper *w = st->helper;
+    helper_wait(w);
+    st->split = 0;
+    if (!queue_append(p->q, w->pack, w->packed))
+        return 0;
+    p->cut += w->g->cut;
+    st->pos = w->end;
+    st->at = w->at;
+    return 1;
+}
+
 /* Whether the fast path skips the value about to be read: YAJL's
  * callbacks would do nothing with it. */
 static int kin_ignored(void *ctx)
@@ -1710,6 +2004,13 @@ static kin_end fast_read(kin_parser *p, kin_stream *st)
                                st->buf[i] == '\t'))
             i++;
         st->pos = i;
+        if (st->split && i >= st->split_at) {
+            if (i != st->split_at || st->at != AT_EVENT)
+                split_drop(st);
+            else if (!split_take(p, st))
+                return END_STOPPED; /* the sink failed */
+            continue;
+        }
         if (i == st->len) {
             if (st->ended)
                 return read_end(p, st);
@@ -1717,6 +2018,10 @@ static kin_end fast_read(kin_parser *p, kin_stream *st)
             continue;
         }
         unsigned char c = st->buf[i];
+        if (c == '{' && st->at != AT_SEPARATOR && !st->split && p->q && !st->no_helper) {
+            split_start(p, st);
+            i = st->pos;
+        }
         if (st->at == AT_SEPARATOR && c == ',') {
             st->pos = i + 1;
             st->at = AT_EVENT;
@@ -1840,9 +2145,12 @@ prof_err kineto_read(const char *path, import_sink *s, const import_options *o, 
     sink_set_epoch(s, 0); /* epoch-microsecond ts, unless baseTimeNanoseconds says */
     kin_queue_start(p);
     kin_end end = run(p, &st);
+    split_drop(&st);
+    helper_end(&st);
     kin_queue_end(p);
     rc = conclude(p, &st, end, err);
 out:
+    helper_end(&st);
     if (st.h)
         yajl_free(st.h);
     if (st.gz)

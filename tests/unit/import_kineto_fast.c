@@ -267,3 +267,76 @@ Test(import_kineto_fast, fast_path_long_events_and_refills)
     same_as_yajl_text(t, n, "4 MiB of events and a 1.5 MiB one");
     free(t);
 }
+
+/* Long traces of mixed events, so that the reader hands text to its
+ * helper thread (kineto.c, kin_helper) many times: events whose strings
+ * look like event starts ("},{" before a quote, which makes the guess
+ * wrong), names with escapes and elements that are not objects (which the
+ * helper leaves to the reader), long names (which fill the helper's
+ * buffer), deep args. Read the three ways, the same. */
+Test(import_kineto_fast, helper_reads_mixed_traces_as_yajl)
+{
+    size_t cap = 8u << 20;
+    char *t = malloc(cap);
+    cr_assert_not_null(t);
+    char name[3000];
+    for (unsigned seed = 1; seed <= 3; seed++) {
+        unsigned r = seed * 2654435761u;
+        size_t n = (size_t)snprintf(t, cap, "{\"traceEvents\": [\n");
+        for (int i = 0; n < (6u << 20); i++) {
+            r = r * 1103515245u + 12345u;
+            unsigned kind = (r >> 16) % 100;
+            if (seed == 2) /* plain events and long names: the helper's buffer fills */
+                kind = kind < 80 ? 0 : 90;
+            else if (seed == 3) /* strings that look like event starts: wrong guesses */
+                kind = kind < 20 ? 0 : 75;
+            const char *sep = i ? ",\n  " : "  ";
+            int ts = 1000 + i * 3;
+            if (kind < 70) {
+                n += (size_t)snprintf(t + n, cap - n,
+                                      "%s{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op%u\", "
+                                      "\"pid\": 1, \"tid\": %u, \"ts\": %d.%03u, \"dur\": 2, "
+                                      "\"args\": {\"External id\": %d}}",
+                                      sep, r % 50, 1 + r % 4, ts, r % 1000, i);
+            } else if (kind < 80) {
+                n += (size_t)snprintf(t + n, cap - n,
+                                      "%s{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"s%d\", "
+                                      "\"pid\": 1, \"tid\": 1, \"ts\": %d, \"dur\": 1, \"args\": "
+                                      "{\"a\": \"x},{\", \"b\": \"},\\n{\\\"c\\\": 1\", "
+                                      "\"c\": \"y}, {\"}}",
+                                      sep, i, ts);
+            } else if (kind < 85) {
+                n += (size_t)snprintf(t + n, cap - n,
+                                      "%s{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": "
+                                      "\"esc\\\"aped\\u00e9%d\", \"pid\": 1, \"tid\": 2, "
+                                      "\"ts\": %d, \"dur\": 1}",
+                                      sep, i, ts);
+            } else if (kind < 88) {
+                n += (size_t)snprintf(t + n, cap - n, "%s%d", sep, i);
+            } else if (kind < 95) {
+                size_t len = 1000 + r % 1900;
+                memset(name, 'n', len);
+                name[len] = '\0';
+                n += (size_t)snprintf(t + n, cap - n,
+                                      "%s{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"%s\", "
+                                      "\"pid\": 0, \"tid\": 7, \"ts\": %d, \"dur\": 3, \"args\": "
+                                      "{\"device\": 0, \"stream\": 7, \"correlation\": %d}}",
+                                      sep, name, ts, i);
+            } else {
+                n += (size_t)snprintf(t + n, cap - n,
+                                      "%s{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": "
+                                      "\"deep%d\", \"pid\": 1, \"tid\": 3, \"ts\": %d, \"dur\": 9, "
+                                      "\"args\": {\"d\": [[[[{\"e\": [1, {}]}]]]]}}",
+                                      sep, i, ts);
+            }
+        }
+        n += (size_t)snprintf(t + n, cap - n, "\n], \"distributedInfo\": {\"rank\": 0}}\n");
+        char what[64];
+        snprintf(what, sizeof what, "mixed trace, seed %u", seed);
+        same_as_yajl_text(t, n, what);
+        /* and cut inside its last MiB */
+        snprintf(what, sizeof what, "mixed trace, seed %u, cut", seed);
+        same_as_yajl_text(t, n - (r % (1u << 20)), what);
+    }
+    free(t);
+}
