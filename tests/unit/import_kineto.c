@@ -19,6 +19,7 @@
 #include <cjson/cJSON.h>
 #include <zlib.h>
 
+#include "file_util.h"
 #include "fixtures.h"
 #include "import/import.h"
 #include "model/profile.h"
@@ -516,28 +517,6 @@ Test(import_kineto, cut_mid_event)
     profile_model_free(&m);
 }
 
-static char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "%s", path);
-    struct stat st;
-    cr_assert_eq(fstat(fileno(f), &st), 0);
-    char *b = malloc((size_t)st.st_size + 1);
-    cr_assert_not_null(b);
-    cr_assert_eq(fread(b, 1, (size_t)st.st_size, f), (size_t)st.st_size);
-    fclose(f);
-    *n = (size_t)st.st_size;
-    return b;
-}
-
-static void spill(const char *path, const void *b, size_t n)
-{
-    FILE *f = fopen(path, "wb");
-    cr_assert_not_null(f);
-    cr_assert_eq(fwrite(b, 1, n, f), n);
-    cr_assert_eq(fclose(f), 0);
-}
-
 /* Cut at every few bytes: each cut is read up to the damage (or refused
  * when the cut comes before traceEvents), never yields more than the whole,
  * and what is read loads. */
@@ -547,14 +526,14 @@ static void cut_everywhere(const char *whole_path, size_t stride)
     snprintf(trace, sizeof trace, "%s", fx_path("cut-anywhere.json"));
     snprintf(prof, sizeof prof, "%s", fx_path("cut-anywhere.prof"));
     size_t n;
-    char *bytes = slurp(whole_path, &n);
+    char *bytes = fu_slurp(whole_path, &n);
     import_counts whole, c;
     prof_error err;
     cr_assert_eq(import_opts(whole_path, prof, 0, &whole, &err), PROF_OK, "%s", err.message);
     uint64_t last_regions = 0;
     int damaged = 0, refused = 0;
     for (size_t cut = 1; cut < n; cut += stride) {
-        spill(trace, bytes, cut);
+        fu_spill(trace, bytes, cut);
         prof_err e = import_opts(trace, prof, 0, &c, &err);
         if (e != PROF_OK) {
             cr_expect(e == PROF_ERR_CORRUPT || e == PROF_ERR_NOT_PROF, "cut %zu: %d %s", cut, e,
@@ -606,10 +585,10 @@ Test(import_kineto, gzip_damaged)
     gzprintf(g, "{\"ph\": \"i\", \"name\": \"end\", \"pid\": 1, \"tid\": 1, \"ts\": 9000000}]}\n");
     cr_assert_eq(gzclose(g), Z_OK);
     size_t n;
-    char *bytes = slurp(trace, &n);
+    char *bytes = fu_slurp(trace, &n);
     for (size_t i = n / 2; i < n / 2 + 64; i++)
         bytes[i] = (char)(bytes[i] ^ 0x5a);
-    spill(trace, bytes, n);
+    fu_spill(trace, bytes, n);
     free(bytes);
     import_counts c;
     prof_error err;
@@ -629,7 +608,7 @@ static prof_err read_bytes(const char *text, size_t n, import_counts *c, prof_er
 {
     char trace[256];
     snprintf(trace, sizeof trace, "%s", fx_path("bytes.json"));
-    spill(trace, text, n);
+    fu_spill(trace, text, n);
     import_sink *s;
     int fd = open(fx_path("bytes.prof"), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     cr_assert(fd >= 0);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "criterion_tsan.h"
+#include "file_util.h"
 #include "fixtures.h"
 #include "import/import.h"
 #include "prof.h"
@@ -28,28 +29,6 @@ static void teardown(void)
 }
 
 TestSuite(import_kineto_fast, .fini = teardown);
-
-static char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "%s", path);
-    struct stat st;
-    cr_assert_eq(fstat(fileno(f), &st), 0);
-    char *b = malloc((size_t)st.st_size + 1);
-    cr_assert_not_null(b);
-    cr_assert_eq(fread(b, 1, (size_t)st.st_size, f), (size_t)st.st_size);
-    fclose(f);
-    *n = (size_t)st.st_size;
-    return b;
-}
-
-static void spill(const char *path, const void *b, size_t n)
-{
-    FILE *f = fopen(path, "wb");
-    cr_assert_not_null(f);
-    cr_assert_eq(fwrite(b, 1, n, f), n);
-    cr_assert_eq(fclose(f), 0);
-}
 
 /* One way of reading a trace, start to end: the status, the message, the
  * counts and the profile's bytes. */
@@ -78,7 +57,7 @@ static reading read_one_way(const char *trace, int yajl_only, int one_thread)
     snprintf(r.message, sizeof r.message, "%s", err.message);
     if (r.e == PROF_OK) {
         cr_assert_eq(sink_close(s, &err), PROF_OK, "%s", err.message);
-        r.bytes = slurp(out, &r.n);
+        r.bytes = fu_slurp(out, &r.n);
     } else {
         sink_abandon(s);
     }
@@ -108,7 +87,7 @@ static void same_as_yajl_text(const char *text, size_t n, const char *what)
 {
     char trace[256];
     snprintf(trace, sizeof trace, "%s", fx_path("text.json"));
-    spill(trace, text, n);
+    fu_spill(trace, text, n);
     same_as_yajl(trace, what);
 }
 
@@ -132,7 +111,7 @@ Test(import_kineto_fast, fast_path_reads_every_fixture_as_yajl)
 Test(import_kineto_fast, fast_path_reads_cut_traces_as_yajl)
 {
     size_t n;
-    char *bytes = slurp(KDIR "2023.json", &n);
+    char *bytes = fu_slurp(KDIR "2023.json", &n);
     for (size_t cut = 0; cut < n; cut += 13) {
         char what[64];
         snprintf(what, sizeof what, "2023.json cut at %zu", cut);
