@@ -268,70 +268,63 @@ static jscan_result after_item(js *s, unsigned char close, int *ended)
     return s->i < s->n ? JSCAN_DONE : JSCAN_MORE;
 }
 
-static jscan_result object(js *s, int depth)
+/* Past the opening of a container at s->i, with its callback made: *empty
+ * says it closed at once (its closing callback made too). */
+static jscan_result open_container(js *s, int depth, unsigned char close, int *empty)
 {
     if (depth >= s->limit)
         return JSCAN_DECLINE;
-    if (!s->cb->yajl_start_map(s->ctx))
+    if (!(close == '}' ? s->cb->yajl_start_map(s->ctx) : s->cb->yajl_start_array(s->ctx)))
         return JSCAN_STOP;
     s->i++;
     skip_blanks(s);
     if (s->i >= s->n)
         return JSCAN_MORE;
-    if (s->b[s->i] == '}') {
-        s->i++;
-        return s->cb->yajl_end_map(s->ctx) ? JSCAN_DONE : JSCAN_STOP;
-    }
-    for (;;) {
-        size_t from, to;
-        int escaped, ended;
-        jscan_result r;
-        if (s->b[s->i] != '"')
-            return JSCAN_DECLINE;
-        if ((r = string(s, &from, &to, &escaped)) != JSCAN_DONE)
-            return r;
-        if (escaped)
-            return JSCAN_DECLINE;
-        if (!s->cb->yajl_map_key(s->ctx, s->b + from, to - from))
-            return JSCAN_STOP;
-        skip_blanks(s);
-        if (s->i >= s->n)
-            return JSCAN_MORE;
-        if (s->b[s->i] != ':')
-            return JSCAN_DECLINE;
-        s->i++;
-        skip_blanks(s);
-        if (s->i >= s->n)
-            return JSCAN_MORE;
-        if ((r = element(s, depth + 1)) != JSCAN_DONE)
-            return r;
-        if ((r = after_item(s, '}', &ended)) != JSCAN_DONE || ended)
-            return r;
-    }
+    *empty = s->b[s->i] == close;
+    if (!*empty)
+        return JSCAN_DONE;
+    s->i++;
+    int ok = close == '}' ? s->cb->yajl_end_map(s->ctx) : s->cb->yajl_end_array(s->ctx);
+    return ok ? JSCAN_DONE : JSCAN_STOP;
 }
 
-static jscan_result array(js *s, int depth)
+/* The key of a member and its colon; s->i on the value. */
+static jscan_result key(js *s)
 {
-    if (depth >= s->limit)
+    size_t from, to;
+    int escaped;
+    jscan_result r;
+    if (s->b[s->i] != '"')
         return JSCAN_DECLINE;
-    if (!s->cb->yajl_start_array(s->ctx))
+    if ((r = string(s, &from, &to, &escaped)) != JSCAN_DONE)
+        return r;
+    if (escaped)
+        return JSCAN_DECLINE;
+    if (!s->cb->yajl_map_key(s->ctx, s->b + from, to - from))
         return JSCAN_STOP;
-    s->i++;
     skip_blanks(s);
     if (s->i >= s->n)
         return JSCAN_MORE;
-    if (s->b[s->i] == ']') {
-        s->i++;
-        return s->cb->yajl_end_array(s->ctx) ? JSCAN_DONE : JSCAN_STOP;
-    }
-    for (;;) {
-        int ended;
-        jscan_result r;
+    if (s->b[s->i] != ':')
+        return JSCAN_DECLINE;
+    s->i++;
+    skip_blanks(s);
+    return s->i < s->n ? JSCAN_DONE : JSCAN_MORE;
+}
+
+/* An object or an array, with callbacks. */
+static jscan_result container(js *s, int depth, unsigned char close)
+{
+    int ended = 0;
+    jscan_result r = open_container(s, depth, close, &ended);
+    while (r == JSCAN_DONE && !ended) {
+        if (close == '}' && (r = key(s)) != JSCAN_DONE)
+            break;
         if ((r = element(s, depth + 1)) != JSCAN_DONE)
-            return r;
-        if ((r = after_item(s, ']', &ended)) != JSCAN_DONE || ended)
-            return r;
+            break;
+        r = after_item(s, close, &ended);
     }
+    return r;
 }
 
 static jscan_result value(js *s, int depth)
@@ -342,8 +335,8 @@ static jscan_result value(js *s, int depth)
     jscan_result r;
     unsigned char c = s->b[s->i];
     switch (c) {
-    case '{': return object(s, depth);
-    case '[': return array(s, depth);
+    case '{': return container(s, depth, '}');
+    case '[': return container(s, depth, ']');
     case '"':
         if ((r = string(s, &from, &to, &escaped)) != JSCAN_DONE)
             return r;
