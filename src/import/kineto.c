@@ -1270,8 +1270,10 @@ static int push(kin_parser *p, int is_map)
         c = C_TOP;
     } else {
         c = child_ctx(p, is_map);
-        if (cur(p) == C_EVENTS && !is_map)
+        if (cur(p) == C_EVENTS && !is_map) {
+            kin_sync(p);
             malformed(p);
+        }
     }
     if (p->depth == KIN_DEPTH_MAX) {
         p->too_deep = 1;
@@ -1527,6 +1529,9 @@ typedef struct kin_stream {
     kin_at at;            /* while the fast path reads                       */
     struct kin_helper *helper; /* a second reader of events, or NULL      */
     int no_helper;        /* none could be had                              */
+    size_t chunk_size;    /* what each gzread asks for                       */
+    int stopping;         /* a token too long: stop at stop_at (yajl_read)   */
+    uint64_t stop_at;
     int split;            /* the helper reads from split_at on               */
     size_t split_at;
     uint64_t split_next;  /* no guess again before this text offset         */
@@ -1588,7 +1593,10 @@ static void read_failed(kin_stream *st)
     st->read_failed = 1;
 }
 
-/* Moves what is not parsed to the window's start and reads after it.
+/* Moves what is not parsed to the window's start and reads after it,
+ * whole chunks of chunk_size (the window has room for one past its size):
+ * so every gzread starts at a multiple of it in the text, whoever reads,
+ * and a damaged gzip loses the same text.
  * Reads are small (KIN_READ), so that the text is still in the cache
  * when it is parsed: with 1 MiB reads a 205 MB import took a quarter
  * longer. */
@@ -1606,13 +1614,12 @@ static void refill(kin_stream *st)
     /* KIN_READ more, or as much as is held when that is more: an event
      * read again after each refill then costs at most twice its length */
     size_t more = st->len > KIN_READ ? st->len : KIN_READ;
-    size_t until = more < KIN_WINDOW - st->len ? st->len + more : KIN_WINDOW;
+    size_t until = st->len >= KIN_WINDOW                ? st->len /* full */
+                   : more < KIN_WINDOW - st->len ? st->len + more
+                                                   : KIN_WINDOW;
     while (!st->ended && st->len < until) {
-        size_t want = until - st->len;
-        if (!st->direct && want > KIN_CHUNK)
-            want = KIN_CHUNK;
         errno = 0;
-        int n = gzread(st->gz, st->buf + st->len, (unsigned)want);
+        int n = gzread(st->gz, st->buf + st->len, (unsigned)st->chunk_size);
         if (n <= 0) {
             if (n < 0)
                 read_failed(st);
@@ -1686,7 +1693,18 @@ static kin_end yajl_turn(kin_parser *p, kin_stream *st, kin_yajl_turn turn, int 
     return END_GO;
 }
 
-/* YAJL reads what the window holds. */
+/* A token past KIN_TOKEN_MAX, found after the piece that ends at `at`. */
+static kin_end token_damage(kin_parser *p, uint64_t at)
+{
+    char what[120];
+    snprintf(what, sizeof what, "a JSON token longer than %u MiB before byte %llu",
+             KIN_TOKEN_MAX >> 20, (unsigned long long)at);
+    return damage(p, what);
+}
+
+/* YAJL reads what the window holds, up to the next multiple of chunk_size
+ * in the text: YAJL is given the same pieces whoever read the text before
+ * it, so a token too long for its buffer is found at the same place. */
 static kin_end yajl_read(kin_parser *p, kin_stream *st)
 {
     if (st->pos == st->len) {
@@ -1695,22 +1713,28 @@ static kin_end yajl_read(kin_parser *p, kin_stream *st)
             return read_end(p, st);
     }
     const unsigned char *chunk = st->buf + st->pos;
-    size_t n = st->len - st->pos;
     uint64_t from = st->base + st->pos;
+    uint64_t edge = (from / st->chunk_size + 1) * st->chunk_size;
+    size_t n = st->len - st->pos;
+    if (from + n > edge)
+        n = (size_t)(edge - from);
     yajl_status ys = yajl_parse(st->h, chunk, n);
     int yielded = ys == yajl_status_client_canceled && p->yield;
     if (ys == yajl_status_client_canceled && !yielded && !p->too_deep)
         return END_STOPPED; /* by a callback, which said why */
     if (ys != yajl_status_ok && !yielded)
         return parse_error(p, st->h, from, chunk, n);
-    if (p->token_too_long) {
-        char what[120];
-        snprintf(what, sizeof what, "a JSON token longer than %u MiB before byte %llu",
-                 KIN_TOKEN_MAX >> 20, (unsigned long long)(from + n));
-        return damage(p, what);
+    if (p->token_too_long && !yielded)
+        return token_damage(p, from + n);
+    if (p->token_too_long && !st->stopping) {
+        /* YAJL alone would read the rest of this piece, then stop: so does
+         * the fast path, which takes over here */
+        split_drop(st);
+        st->stopping = 1;
+        st->stop_at = from + n;
     }
     if (!yielded) {
-        st->pos = st->len;
+        st->pos += n;
         return END_GO;
     }
     p->yield = 0;
@@ -1999,9 +2023,10 @@ static int kin_ignored(void *ctx)
 static kin_end fast_read(kin_parser *p, kin_stream *st)
 {
     for (;;) {
-        size_t i = st->pos;
-        while (i < st->len && (st->buf[i] == ' ' || st->buf[i] == '\n' || st->buf[i] == '\r' ||
-                               st->buf[i] == '\t'))
+        size_t i = st->pos, len = st->len;
+        if (st->stopping && st->stop_at - st->base < len)
+            len = (size_t)(st->stop_at - st->base); /* see yajl_read */
+        while (i < len && blank_byte(st->buf[i]))
             i++;
         st->pos = i;
         if (st->split && i >= st->split_at) {
@@ -2011,6 +2036,8 @@ static kin_end fast_read(kin_parser *p, kin_stream *st)
                 return END_STOPPED; /* the sink failed */
             continue;
         }
+        if (i == len && st->stopping)
+            return token_damage(p, st->stop_at);
         if (i == st->len) {
             if (st->ended)
                 return read_end(p, st);
@@ -2018,7 +2045,8 @@ static kin_end fast_read(kin_parser *p, kin_stream *st)
             continue;
         }
         unsigned char c = st->buf[i];
-        if (c == '{' && st->at != AT_SEPARATOR && !st->split && p->q && !st->no_helper) {
+        if (c == '{' && st->at != AT_SEPARATOR && !st->split && p->q && !st->no_helper &&
+            !st->stopping) {
             split_start(p, st);
             i = st->pos;
         }
@@ -2033,7 +2061,7 @@ static kin_end fast_read(kin_parser *p, kin_stream *st)
             return yajl_turn(p, st, TURN_EVENT, 1);
         int depth = p->depth;
         uint64_t cut = p->cut;
-        jscan_result r = jscan_value(st->buf, st->len, &i, &callbacks, kin_ignored, p,
+        jscan_result r = jscan_value(st->buf, len, &i, &callbacks, kin_ignored, p,
                                      KIN_DEPTH_MAX - depth);
         if (r == JSCAN_DONE) {
             st->pos = i;
@@ -2046,7 +2074,9 @@ static kin_end fast_read(kin_parser *p, kin_stream *st)
         p->depth = depth;
         p->cut = cut;
         p->field = F_NONE;
-        if (r == JSCAN_DECLINE || st->ended || (st->pos == 0 && st->len == KIN_WINDOW))
+        if (r == JSCAN_MORE && st->stopping)
+            return token_damage(p, st->stop_at);
+        if (r == JSCAN_DECLINE || st->ended || (st->pos == 0 && st->len >= KIN_WINDOW))
             return yajl_turn(p, st, TURN_EVENT, 1);
         refill(st);
     }
@@ -2127,7 +2157,7 @@ prof_err kineto_read(const char *path, import_sink *s, const import_options *o, 
         return set_err(err, PROF_ERR_IO, "cannot open: %s", strerror(errno));
     kin_stream st = { .gz = gzdopen(fd, "rb") };
     kin_parser *p = aligned_alloc(_Alignof(kin_parser), sizeof *p); /* see kin_queue */
-    st.buf = malloc(KIN_WINDOW);
+    st.buf = malloc(KIN_WINDOW + KIN_READ); /* see refill */
     if (p)
         memset(p, 0, sizeof *p);
     prof_err rc = PROF_ERR_NOMEM;
@@ -2138,6 +2168,7 @@ prof_err kineto_read(const char *path, import_sink *s, const import_options *o, 
         goto out;
     }
     st.direct = gzdirect(st.gz);
+    st.chunk_size = st.direct ? KIN_READ : KIN_CHUNK;
     p->s = s;
     p->python_stacks = o && o->python_stacks;
     p->fast = !(o && o->yajl_only);

@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <zlib.h>
+
 #include "criterion_tsan.h"
 #include "file_util.h"
 #include "fixtures.h"
@@ -195,6 +197,10 @@ Test(import_kineto_fast, fast_path_reads_odd_events_as_yajl)
         /* a number that only the end of the text ends */
         "{\"traceEvents\": [{\"ph\": \"X\"}, 5", "{\"traceEvents\": [12",
         "{\"traceEvents\": [{\"ph\": \"X\"}, -0.5e3", "{\"traceEvents\": [{\"ph\": \"X\"}, true",
+        /* notes in the order of the events: an unknown category, then an array */
+        "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"weird\", \"name\": \"a\", \"ts\": 1, "
+        "\"pid\": 1, \"tid\": 1}, [1], {\"ph\": \"X\", \"cat\": \"odd\", \"name\": \"b\", "
+        "\"ts\": 2, \"pid\": 1, \"tid\": 1}]}",
     };
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
         char what[64];
@@ -318,4 +324,87 @@ Test(import_kineto_fast, helper_reads_mixed_traces_as_yajl)
         same_as_yajl_text(t, n - (r % (1u << 20)), what);
     }
     free(t);
+}
+
+/* A token past the 8 MiB limit: YAJL alone reads the rest of the piece it
+ * was given, then stops; so does the fast path, whatever follows. Plain
+ * and gzip. */
+Test(import_kineto_fast, long_token_stops_where_yajl_stops)
+{
+    size_t big = (8u << 20) + 16, cap = big + 4096;
+    char *t = malloc(cap);
+    cr_assert_not_null(t);
+    static const char *const after[] = {
+        ", {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"b\", \"pid\": 1, \"tid\": 1, "
+        "\"ts\": 9, \"dur\": 1}, {\"ph\": \"X\", \"cat\": \"odd\", \"name\": \"c\", "
+        "\"pid\": 1, \"tid\": 1, \"ts\": 10, \"dur\": 1}]}",
+        ", {\"ph\": \"X\", \"name\": \"b\", \"ts\": 9, \"tid\": 1} garbage ]}",
+        ", 5, {\"ph\": \"X\", \"name\": \"b\\u0041\", \"ts\": 9, \"tid\": 1}]}",
+    };
+    for (size_t k = 0; k < sizeof after / sizeof *after; k++) {
+        size_t n = (size_t)snprintf(t, cap, "{\"traceEvents\": [{\"ph\": \"X\", \"name\": "
+                                            "\"a\", \"ts\": 5, \"tid\": 1}, {\"ph\": \"X\", "
+                                            "\"tid\": 1, \"ts\": 6, \"name\": \"");
+        memset(t + n, 'z', big);
+        n += big;
+        n += (size_t)snprintf(t + n, cap - n, "\"}%s", after[k]);
+        char what[64];
+        snprintf(what, sizeof what, "long token, then %zu", k);
+        same_as_yajl_text(t, n, what);
+        const char *gz = fx_path("long.json.gz");
+        gzFile g = gzopen(gz, "wb1");
+        cr_assert_not_null(g);
+        cr_assert_eq(gzwrite(g, t, (unsigned)n), (int)n);
+        cr_assert_eq(gzclose(g), Z_OK);
+        snprintf(what, sizeof what, "long token, then %zu, gzip", k);
+        same_as_yajl(gz, what);
+    }
+    free(t);
+}
+
+/* A gzip stream damaged in the middle of a long trace, with events longer
+ * than a read: the text inflated before the damage is the same whoever
+ * reads, so are the events kept and the byte named. */
+Test(import_kineto_fast, damaged_gzip_as_yajl)
+{
+    size_t cap = 4u << 20;
+    char *t = malloc(cap), *z = malloc(cap);
+    cr_assert(t && z);
+    size_t n = (size_t)snprintf(t, cap, "{\"traceEvents\": [");
+    for (int i = 0; n < (3u << 20); i++) {
+        size_t len = i % 7 == 0 ? 70000 + (size_t)i % 5000 : 20 + (size_t)i % 50;
+        n += (size_t)snprintf(t + n, cap - n, "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"pid\": 1, "
+                                              "\"tid\": 1, \"ts\": %d, \"dur\": 1, \"name\": \"",
+                              100 + i);
+        memset(t + n, 'a' + i % 26, len);
+        n += len;
+        n += (size_t)snprintf(t + n, cap - n, "\"},\n");
+    }
+    n += (size_t)snprintf(t + n, cap - n, "{}]}");
+    uLongf zn = compressBound((uLong)n);
+    cr_assert_leq(zn, cap);
+    /* a gzip stream: deflate with a gzip wrapper */
+    z_stream zs = { 0 };
+    cr_assert_eq(deflateInit2(&zs, 1, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY), Z_OK);
+    zs.next_in = (Bytef *)t;
+    zs.avail_in = (uInt)n;
+    zs.next_out = (Bytef *)z;
+    zs.avail_out = (uInt)cap;
+    cr_assert_eq(deflate(&zs, Z_FINISH), Z_STREAM_END);
+    size_t zlen = zs.total_out;
+    deflateEnd(&zs);
+    for (int hit = 1; hit <= 3; hit++) {
+        size_t at = zlen * (size_t)hit / 4;
+        for (size_t j = 0; j < 64; j++)
+            z[at + j] = (char)(z[at + j] ^ 0x5a);
+        char what[64];
+        snprintf(what, sizeof what, "gzip damaged at %zu of %zu", at, zlen);
+        const char *gz = fx_path("damaged.json.gz");
+        fu_spill(gz, z, zlen);
+        same_as_yajl(gz, what);
+        for (size_t j = 0; j < 64; j++)
+            z[at + j] = (char)(z[at + j] ^ 0x5a);
+    }
+    free(t);
+    free(z);
 }
