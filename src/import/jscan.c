@@ -183,6 +183,19 @@ static jscan_result literal(js *s, char *which)
 
 static jscan_result value(js *s, int depth);
 
+/* After a key: blanks, the colon, blanks; s->i on the value. */
+static jscan_result colon(js *s)
+{
+    skip_blanks(s);
+    if (s->i >= s->n)
+        return JSCAN_MORE;
+    if (s->b[s->i] != ':')
+        return JSCAN_DECLINE;
+    s->i++;
+    skip_blanks(s);
+    return s->i < s->n ? JSCAN_DONE : JSCAN_MORE;
+}
+
 /* A value nobody wants: checked, not handed over. */
 static jscan_result skip(js *s, int depth)
 {
@@ -214,17 +227,9 @@ static jscan_result skip(js *s, int depth)
         if (close == '}') {
             if (s->b[s->i] != '"')
                 return JSCAN_DECLINE;
-            if ((r = string(s, &from, &to, &escaped)) != JSCAN_DONE)
+            if ((r = string(s, &from, &to, &escaped)) != JSCAN_DONE ||
+                (r = colon(s)) != JSCAN_DONE)
                 return r;
-            skip_blanks(s);
-            if (s->i >= s->n)
-                return JSCAN_MORE;
-            if (s->b[s->i] != ':')
-                return JSCAN_DECLINE;
-            s->i++;
-            skip_blanks(s);
-            if (s->i >= s->n)
-                return JSCAN_MORE;
         }
         if ((r = skip(s, depth + 1)) != JSCAN_DONE)
             return r;
@@ -302,14 +307,7 @@ static jscan_result key(js *s)
         return JSCAN_DECLINE;
     if (!s->cb->yajl_map_key(s->ctx, s->b + from, to - from))
         return JSCAN_STOP;
-    skip_blanks(s);
-    if (s->i >= s->n)
-        return JSCAN_MORE;
-    if (s->b[s->i] != ':')
-        return JSCAN_DECLINE;
-    s->i++;
-    skip_blanks(s);
-    return s->i < s->n ? JSCAN_DONE : JSCAN_MORE;
+    return colon(s);
 }
 
 /* An object or an array, with callbacks. */
