@@ -5,7 +5,7 @@ a side, as repeated runs of one program.
 
 usage: cnn.py OUTPUT [STEPS] [--slow-forward]
   --slow-forward  the model's forward does more work (its convolutions run
-                  twice: about 60% more time), the regression the tests look for
+                  three times), the regression the tests look for
 """
 import sys
 

