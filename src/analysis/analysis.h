@@ -23,13 +23,25 @@
 
 /* Step durations of one profile (rules.md §1: complete steps). */
 typedef struct step_stats {
-    size_t n;              /* steps used                                   */
+    size_t n;              /* steps used of those the model kept           */
+    size_t count;          /* steps used in the whole profile: n, unless the
+                              model thinned the steps (profile.h MODEL_KEEP) */
+    double scale;          /* count / n: what a count over the kept steps
+                              estimates of the whole profile, 1 unthinned   */
     double *dur;           /* their durations, in step order               */
     uint32_t *index;       /* their indexes in model->steps (numbers there) */
     double mean, sd, p50, p95, min, max;
     unsigned char *outlier; /* per model step: 1 for an outlier           */
-    size_t noutliers;
-    double median, sigma, excess, total;  /* of the outlier test          */
+    size_t noutliers;      /* outliers of the whole profile, or, when
+                              outliers_estimated, what the kept steps'
+                              outliers times scale estimate                 */
+    double median, sigma, excess, total;  /* of the outlier test; excess
+                              over the median (estimated likewise), total of
+                              every used step                              */
+    model_long_step *outliers; /* the outliers by step number: all of them,
+                              or the kept ones when outliers_estimated     */
+    size_t nlisted;
+    int outliers_estimated;
 } step_stats;
 
 /* Where a memory series is fitted (rules.md §4.2): per step, on the last

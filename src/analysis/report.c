@@ -155,9 +155,11 @@ static void summary_steps(analysis_ctx *c, cJSON *s)
     const step_stats *st = &c->steps;
     double steps = counted_steps(c->m);
     jnum(c, s, RK_STEPS, steps);
-    jnum(c, s, RK_INCOMPLETE_STEPS, (double)c->m->nsteps - steps);
+    jnum(c, s, RK_INCOMPLETE_STEPS, (double)c->m->step_totals.steps - steps);
     jnum(c, s, RK_SAMPLED_STEPS, sampled_steps(c->m));
-    jnum(c, s, RK_COMPLETE_STEPS, (double)st->n);
+    jnum(c, s, RK_COMPLETE_STEPS, (double)st->count);
+    if (c->m->step_thinning)
+        jnum(c, s, RK_STEPS_KEPT, (double)c->m->nsteps);
     jnum(c, s, RK_WALL_NS, c->m->last_ns > c->m->first_ns ?
                              (double)(c->m->last_ns - c->m->first_ns) : 0.0);
     jnum(c, s, RK_PROFILED_NS, (double)c->m->profiled_ns);
@@ -391,7 +393,9 @@ static void memory_point_list(analysis_ctx *c, cJSON *o, const leak_series *l)
         jnum(c, q, RK_BYTES, p->value);
     }
     free(keep);
-    jnum(c, o, RK_POINTS_TOTAL, (double)l->s->nsamples);
+    jnum(c, o, RK_POINTS_TOTAL, (double)l->s->total);
+    if (l->s->thinning)
+        jnum(c, o, RK_SAMPLES_KEPT, (double)l->s->nsamples);
 }
 
 static void section_memory(analysis_ctx *c, cJSON *report)
@@ -506,6 +510,36 @@ static void cut_notes(analysis_ctx *c, cJSON *report, cJSON *notes)
                  cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ks, RK_SELF_NS))));
 }
 
+/* The thinned series with the most samples, or NULL when none was thinned. */
+static const model_series *longest_thinned(const profile_model *m)
+{
+    const model_series *most = NULL;
+    for (size_t i = 0; i < m->nseries; i++)
+        if (m->series[i].thinning && (!most || m->series[i].total > most->total))
+            most = &m->series[i];
+    return most;
+}
+
+/* What the model kept of a long run (rules.md §1, long runs). */
+static void thinning_note(analysis_ctx *c, cJSON *notes)
+{
+    const profile_model *m = c->m;
+    const model_series *s = longest_thinned(m);
+    char steps[96] = "", samples[160] = "", buf[400];
+    if (!m->step_thinning && !s)
+        return;
+    if (m->step_thinning)
+        fmt_text(steps, sizeof steps, "%.0f of %.0f steps", (double)m->nsteps,
+                 (double)m->step_totals.steps);
+    if (s)
+        fmt_text(samples, sizeof samples, "%s%.0f of %.0f samples of %s", steps[0] ? " and " : "",
+                 (double)s->nsamples, (double)s->total, s->name);
+    add_note(c, notes, fmt_text(buf, sizeof buf, "a long run: per-step figures (steady state, "
+             "slowdown, memory fits, the steps and points listed) come from %s%s, a "
+             "pseudo-random subset; counts, step-time mean, spread, extremes and outliers are "
+             "exact (rules.md §1)", steps, samples));
+}
+
 static void section_notes(analysis_ctx *c, cJSON *report)
 {
     const profile_model *m = c->m;
@@ -530,6 +564,7 @@ static void section_notes(analysis_ctx *c, cJSON *report)
         add_note(c, notes, fmt_text(buf, sizeof buf, "region events were kept for %.0f of "
                  "%.0f steps (sampling); operation times cover those steps only", sampled,
                  steps));
+    thinning_note(c, notes);
     if (steps == 0)
         add_note(c, notes, "no steps recorded, so no step times and memory is fitted over "
                  "time: call prof_step() (or prof.step()) at the end of each training step; "
@@ -554,7 +589,7 @@ static void section_ranks(analysis_ctx *c, cJSON *report, const step_stats *per_
         cJSON *o = jpush_obj(c, arr);
         jnum(c, o, RK_RANK, m->rank);
         jstr(c, o, RK_PATH, m->path ? m->path : "");
-        jnum(c, o, RK_STEPS, (double)per_rank[i].n);
+        jnum(c, o, RK_STEPS, (double)per_rank[i].count);
         jnum(c, o, RK_MEAN_STEP_NS, per_rank[i].mean);
         jnum(c, o, RK_P50_STEP_NS, per_rank[i].p50);
         jnum(c, o, RK_COMM_NS_PER_STEP, comm);

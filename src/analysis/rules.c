@@ -9,27 +9,17 @@
 #include "analysis/analysis.h"
 #include "analysis/report_keys.h"
 
-/* rules.md §1: a step the program made with prof_step(), not the part
- * after the last one, which prof_stop closed as incomplete. */
-static int step_counted(const model_step *st)
-{
-    return !(st->flags & PROF_STEP_INCOMPLETE);
-}
-
+/* rules.md §1: the steps the program made with prof_step(), not the part
+ * after the last one, which prof_stop closed as incomplete; counted over
+ * every step, kept in the model or not. */
 double counted_steps(const profile_model *m)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < m->nsteps; i++)
-        n += step_counted(&m->steps[i]) != 0;
-    return (double)n;
+    return (double)m->step_totals.complete;
 }
 
 double sampled_steps(const profile_model *m)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < m->nsteps; i++)
-        n += step_counted(&m->steps[i]) && (m->steps[i].flags & PROF_STEP_SAMPLED);
-    return (double)n;
+    return (double)m->step_totals.sampled;
 }
 
 /* ---- hot_operation -------------------------------------------------------- */

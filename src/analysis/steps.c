@@ -13,12 +13,18 @@ static int step_used(const model_step *st, int any_complete)
     return !any_complete || !(st->flags & PROF_STEP_INCOMPLETE);
 }
 
+static int is_outlier(const step_stats *s, double d)
+{
+    return d > 1.5 * s->median && d > s->median + 5.0 * s->sigma;
+}
+
 /* Median and MAD outlier test over every used step but the first; work
  * holds s->n values and is overwritten. */
 static int find_outliers(const profile_model *m, step_stats *s, double *work)
 {
     size_t k = s->n > 0 ? s->n - 1 : 0;
-    if (!(s->outlier = calloc(m->nsteps ? m->nsteps : 1, 1)))
+    if (!(s->outlier = calloc(m->nsteps ? m->nsteps : 1, 1)) ||
+        !(s->outliers = malloc((k ? k : 1) * sizeof *s->outliers)))
         return -1;
     for (size_t i = 0; i < k; i++)
         work[i] = s->dur[i + 1];
@@ -26,12 +32,66 @@ static int find_outliers(const profile_model *m, step_stats *s, double *work)
     s->sigma = k ? 1.4826 * stats_mad(work, k, s->median, work) : 0.0;
     for (size_t i = 1; i < s->n && k >= 3; i++) {
         double d = s->dur[i];
-        if (d > 1.5 * s->median && d > s->median + 5.0 * s->sigma) {
+        if (is_outlier(s, d)) {
             s->outlier[s->index[i]] = 1;
-            s->noutliers++;
+            s->outliers[s->nlisted++] =
+                (model_long_step){ m->steps[s->index[i]].number, (uint64_t)d };
             s->excess += d - s->median;
         }
     }
+    s->noutliers = s->nlisted;
+    return 0;
+}
+
+static int by_number(const void *pa, const void *pb)
+{
+    const model_long_step *a = pa, *b = pb;
+    if (a->number != b->number)
+        return a->number < b->number ? -1 : 1;
+    return (a->dur_ns > b->dur_ns) - (a->dur_ns < b->dur_ns);
+}
+
+/* Over a thinned model the test's median and spread come from the kept
+ * steps, but the outliers themselves from the longest steps of the whole
+ * profile (model_step_durations.longest), which hold every outlier unless
+ * even the shortest of them is one: then the kept steps' outliers
+ * estimate them, scaled. The first step is left out, as above. */
+static int outliers_of_profile(const model_step_durations *d, step_stats *s)
+{
+    if (s->n < 4)
+        return 0;
+    int all_held = d->nlongest == d->n;
+    size_t lowest = 0;
+    for (size_t i = 1; i < d->nlongest; i++)
+        if (d->longest[i].dur_ns < d->longest[lowest].dur_ns)
+            lowest = i;
+    if (!all_held && is_outlier(s, (double)d->longest[lowest].dur_ns)) {
+        s->outliers_estimated = 1;
+        s->noutliers = (size_t)llround((double)s->noutliers * s->scale);
+        s->excess *= s->scale;
+        return 0;
+    }
+    model_long_step *v = malloc((d->nlongest ? d->nlongest : 1) * sizeof *v);
+    if (!v)
+        return -1;
+    size_t n = 0;
+    int first_left = 0;
+    for (size_t i = 0; i < d->nlongest; i++) {
+        const model_long_step *x = &d->longest[i];
+        if (!first_left && x->number == d->first_number) {
+            first_left = 1;
+            continue;
+        }
+        if (is_outlier(s, (double)x->dur_ns))
+            v[n++] = *x;
+    }
+    qsort(v, n, sizeof *v, by_number);
+    s->excess = 0;
+    for (size_t i = 0; i < n; i++)
+        s->excess += (double)v[i].dur_ns - s->median;
+    free(s->outliers);
+    s->outliers = v;
+    s->nlisted = s->noutliers = n;
     return 0;
 }
 
@@ -56,12 +116,34 @@ static void duration_summary(step_stats *s, double *work)
     s->p95 = stats_quantile_select(work, s->n, 0.95);
 }
 
+/* Over a thinned model the figures that can be exact are taken from every
+ * step's totals: count, mean, spread, extremes; the percentiles from the
+ * sketch of every step (within SKETCH_ALPHA). The outlier test and
+ * everything per step stay on the kept steps, a pseudo-random sample. */
+static void duration_totals(const profile_model *m, int any_complete, step_stats *s)
+{
+    const model_step_durations *d =
+        any_complete ? &m->step_totals.complete_dur : &m->step_totals.all_dur;
+    s->count = (size_t)d->n;
+    s->scale = s->n ? (double)s->count / (double)s->n : 1.0;
+    s->mean = d->mean;
+    s->total = d->mean * (double)d->n;
+    s->sd = d->n > 1 ? sqrt(d->m2 / (double)(d->n - 1)) : 0.0;
+    s->min = (double)d->min;
+    s->max = (double)d->max;
+    s->p50 = sketch_quantile(&d->sketch, 0.5);
+    s->p95 = sketch_quantile(&d->sketch, 0.95);
+}
+
 int steps_analyze(const profile_model *m, step_stats *s)
 {
     *s = (step_stats){ 0 };
+    s->scale = 1.0;
     int any_complete = 0;
     for (size_t i = 0; i < m->nsteps; i++)
         any_complete |= !(m->steps[i].flags & PROF_STEP_INCOMPLETE);
+    if (m->step_thinning) /* some complete step may not be kept */
+        any_complete = m->step_totals.complete > 0;
     size_t cap = m->nsteps ? m->nsteps : 1;
     s->dur = malloc(cap * sizeof *s->dur);
     s->index = malloc(cap * sizeof *s->index);
@@ -76,7 +158,13 @@ int steps_analyze(const profile_model *m, step_stats *s)
     }
     if (s->n)
         duration_summary(s, work);
-    if (find_outliers(m, s, work) == 0) {
+    s->count = s->n;
+    if (m->step_thinning)
+        duration_totals(m, m->step_totals.complete > 0, s);
+    if (find_outliers(m, s, work) == 0 &&
+        (!m->step_thinning ||
+         outliers_of_profile(any_complete ? &m->step_totals.complete_dur
+                                          : &m->step_totals.all_dur, s) == 0)) {
         free(work);
         return 0;
     }
@@ -91,6 +179,7 @@ void step_stats_free(step_stats *s)
     free(s->dur);
     free(s->index);
     free(s->outlier);
+    free(s->outliers);
     *s = (step_stats){ 0 };
 }
 
@@ -162,31 +251,30 @@ void rule_step_outliers(analysis_ctx *c)
     const step_stats *s = &c->steps;
     if (s->noutliers == 0 || s->total <= 0)
         return;
-    size_t worst = 0;
-    for (size_t i = 1; i < s->n; i++)
-        if (s->outlier[s->index[i]] && (worst == 0 || s->dur[i] > s->dur[worst]))
-            worst = i;
+    const model_long_step *worst = &s->outliers[0];
+    for (size_t i = 1; i < s->nlisted; i++)
+        if (s->outliers[i].dur_ns > worst->dur_ns)
+            worst = &s->outliers[i];
     double share = s->excess / s->total;
+    const char *about = s->outliers_estimated ? "about " : "";
     char title[160], rec[600], a[32], b[32];
-    fmt_text(title, sizeof title, "%zu step%s took over 1.5x the median step time",
+    fmt_text(title, sizeof title, "%s%zu step%s took over 1.5x the median step time", about,
              s->noutliers, s->noutliers == 1 ? "" : "s");
     fmt_text(rec, sizeof rec,
-             "%zu step%s took far longer than the median %s (worst: step %.0f, %s): look at "
+             "%s%zu step%s took far longer than the median %s (worst: step %.0f, %s): look at "
              "what runs only then - checkpoint saving, evaluation, garbage collection, a new "
              "data shard, recompilation on a new input shape.",
-             s->noutliers, s->noutliers == 1 ? "" : "s", fmt_duration(a, s->median),
-             step_number(c, s, worst), fmt_duration(b, s->dur[worst]));
+             about, s->noutliers, s->noutliers == 1 ? "" : "s", fmt_duration(a, s->median),
+             (double)worst->number, fmt_duration(b, (double)worst->dur_ns));
     cJSON *e = finding_add(c, "step_outliers", severity_by(share, 0.10, 0.02), "steps",
                            fmin(1.0, share), title, rec);
     jnum(c, e, RK_COUNT, (double)s->noutliers);
+    if (s->outliers_estimated)
+        jbool(c, e, "estimated", 1);
     cJSON *list = jarr(c, e, RK_STEPS);
-    size_t listed = 0;
-    for (size_t i = 1; i < s->n && listed < 20; i++)
-        if (s->outlier[s->index[i]]) {
-            jpush_num(c, list, step_number(c, s, i));
-            listed++;
-        }
-    jnum(c, e, RK_MAX_NS, s->dur[worst]);
+    for (size_t i = 0; i < s->nlisted && i < 20; i++)
+        jpush_num(c, list, (double)s->outliers[i].number);
+    jnum(c, e, RK_MAX_NS, (double)worst->dur_ns);
     jnum(c, e, "median_ns", s->median);
     jnum(c, e, "excess_ns", s->excess);
     jnum(c, e, "excess_share", share);

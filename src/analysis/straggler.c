@@ -171,7 +171,7 @@ int straggler_match(analysis_ctx *c, const step_stats *per_rank)
     }
     for (size_t r = 0; r < c->nmodels; r++) {
         rank_waits *k = &x->ranks[r];
-        double steps = (double)per_rank[r].n * per_rank[r].mean;
+        double steps = (double)per_rank[r].count * per_rank[r].mean;
         k->basis_ns = steps > 0 ? steps : (double)(k->last_ns - k->first_ns);
     }
     free(parts);
@@ -183,7 +183,7 @@ static void collective_finding(analysis_ctx *c, size_t r, const step_stats *st)
     const collective_match *x = &c->coll;
     const rank_waits *k = &x->ranks[r];
     double share = k->basis_ns > 0 ? k->caused_ns / k->basis_ns : 0.0;
-    double per_step = st->n ? k->caused_ns / (double)st->n : 0.0;
+    double per_step = st->count ? k->caused_ns / (double)st->count : 0.0;
     int rank = c->models[r]->rank;
     char title[200], rec[900], subject[32], a[32], b[32], d[32];
     fmt_text(subject, sizeof subject, "rank %d", rank);
@@ -195,9 +195,9 @@ static void collective_finding(analysis_ctx *c, size_t r, const step_stats *st)
              "samples), its host (CPU contention, thermal throttling, a slower GPU or link) "
              "and its input pipeline; compare its profile with a fast rank's (prof compare).",
              rank, k->last, x->matched, fmt_duration(a, k->caused_ns),
-             st->n ? fmt_duration(b, per_step) : "",
-             st->n ? " per step" : "no steps", fmt_pct(d, sizeof d, share),
-             st->n ? "step time" : "time between its first and last collective",
+             st->count ? fmt_duration(b, per_step) : "",
+             st->count ? " per step" : "no steps", fmt_pct(d, sizeof d, share),
+             st->count ? "step time" : "time between its first and last collective",
              strcmp(x->align, "start") == 0 ? "arrivals compared on one host's clock"
                                             : "ranks on different hosts: waits from how much "
                                               "longer each rank's part of a collective lasts");

@@ -161,7 +161,7 @@ static double sample_value(const void *series, size_t i)
 static double counter_samples(const void *series, size_t i)
 {
     const model_series *s = &((const model_series *)series)[i];
-    return s->is_memory || s->nsamples == 0 ? NAN : (double)s->nsamples;
+    return s->is_memory || s->nsamples == 0 ? NAN : (double)s->total;
 }
 
 void section_counters(analysis_ctx *c, cJSON *report)
@@ -177,10 +177,14 @@ void section_counters(analysis_ctx *c, cJSON *report)
         cJSON *o = jpush_obj(c, arr);
         jstr(c, o, RK_NAME, s->name);
         cJSON *pts = jarr(c, o, RK_POINTS);
-        double lo = s->samples[0].value, hi = lo;
-        for (size_t k = 0; k < s->nsamples; k++) {
-            lo = s->samples[k].value < lo ? s->samples[k].value : lo;
-            hi = s->samples[k].value > hi ? s->samples[k].value : hi;
+        double lo = s->low, hi = s->peak, final = s->final; /* of every sample */
+        if (!s->thinning) {
+            lo = hi = s->samples[0].value;
+            for (size_t k = 0; k < s->nsamples; k++) {
+                lo = s->samples[k].value < lo ? s->samples[k].value : lo;
+                hi = s->samples[k].value > hi ? s->samples[k].value : hi;
+            }
+            final = s->samples[s->nsamples - 1].value;
         }
         size_t *keep, n = report_points(c, s, s->nsamples, sample_value, &keep);
         for (size_t k = 0; k < n; k++) {
@@ -190,10 +194,12 @@ void section_counters(analysis_ctx *c, cJSON *report)
             jnum(c, p, RK_VALUE, s->samples[at].value);
         }
         free(keep);
-        jnum(c, o, RK_SAMPLES, (double)s->nsamples);
+        jnum(c, o, RK_SAMPLES, (double)s->total);
+        if (s->thinning)
+            jnum(c, o, RK_SAMPLES_KEPT, (double)s->nsamples);
         jnum(c, o, RK_MIN, lo);
         jnum(c, o, RK_MAX, hi);
-        jnum(c, o, RK_FINAL, s->samples[s->nsamples - 1].value);
+        jnum(c, o, RK_FINAL, final);
     }
     free(listed);
     if (cut)

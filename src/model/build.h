@@ -127,6 +127,11 @@ typedef struct mb_guess {
     uint32_t next;         /* the sibling found after this node, or MODEL_NONE     */
 } mb_guess;
 
+typedef struct mb_series_state {
+    size_t cap;            /* samples allocated                               */
+    uint64_t final_t;      /* time of the series' last value so far           */
+} mb_series_state;
+
 typedef struct mb_class {                 /* a name's class attribute   */
     char *name, *cls;
 } mb_class;
@@ -156,14 +161,15 @@ typedef struct model_builder {
     uint64_t next_gen;
     mb_gpu *gpu;           /* parallel to m->gpus                             */
     hmap gpu_index;        /* m->gpus by device (a profile may name any number) */
-    size_t *series_cap;    /* parallel to m->series: allocated samples        */
+    mb_series_state *series_state; /* parallel to m->series                  */
     hmap series_index;     /* m->series by (name, is memory), as op_index: a
                               profile may name any number of them            */
     size_t cap_comm_kernels, cap_comm_regions;
-    size_t cap_series_cap, cap_bgpus;
+    size_t cap_series_state, cap_bgpus;
     mb_class *classes;     /* class attributes in file order, applied to the ops
                               once loaded (an attribute precedes its regions)  */
     size_t nclasses, cap_classes;
+    size_t keep;           /* steps, and samples of a series, kept (MODEL_KEEP)  */
 } model_builder;
 
 /* qsort for arrays that may be empty (and NULL) */
@@ -215,6 +221,8 @@ int mb_idmap_set(mb_idmap *map, const prof_event *ev, uint32_t index);
 int mb_step_add(model_builder *b, const prof_event *ev);
 int mb_sample_add(model_builder *b, const prof_event *ev, int is_memory);
 int mb_steps_series_finish(profile_model *m);
+size_t mb_keep_limit(void);
+void mb_step_totals_free(model_step_totals *t);
 
 /* calltree.c */
 int mb_region(model_builder *b, uint32_t tpos, const prof_event *ev, uint32_t op);

@@ -23,6 +23,7 @@
  * counted stretches are kept (at most MB_GPU_SPANS per device, merged
  * across their smallest gaps when there are more) and shared out to the
  * steps once everything is read. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -392,6 +393,19 @@ static int device_cmp(const void *pa, const void *pb)
     return (a->device > b->device) - (a->device < b->device);
 }
 
+/* Over thinned steps (series.c) the kept ones stand for all of them:
+ * their times are scaled to the time of every complete sampled step. */
+static void device_steps_scale(model_gpu_device *g, uint64_t all_ns, uint64_t kept_ns)
+{
+    if (!kept_ns || !g->step_ns)
+        return;
+    double f = (double)all_ns / (double)kept_ns;
+    g->step_ns = all_ns;
+    g->step_busy_ns = (uint64_t)llround((double)g->step_busy_ns * f);
+    g->step_comm_ns = (uint64_t)llround((double)g->step_comm_ns * f);
+    g->step_overlap_ns = (uint64_t)llround((double)g->step_overlap_ns * f);
+}
+
 int mb_gpu_finish(model_builder *b)
 {
     profile_model *m = b->m;
@@ -408,6 +422,8 @@ int mb_gpu_finish(model_builder *b)
             return -1;
         }
         device_steps(&m->gpus[i], &b->gpu[i], steps, nsteps, total);
+        if (m->step_thinning)
+            device_steps_scale(&m->gpus[i], m->step_totals.sampled_ns, total);
     }
     free(steps);
     mb_gpu_free(b);

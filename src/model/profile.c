@@ -437,7 +437,7 @@ static void builder_free(model_builder *b)
     hmap_free(&b->op_index);
     hmap_free(&b->node_index);
     free(b->guess);
-    free(b->series_cap);
+    free(b->series_state);
     hmap_free(&b->series_index);
     free(b->thread_pos);
     for (size_t i = 0; i < b->nclasses; i++) {
@@ -492,6 +492,7 @@ static prof_err model_build(prof_reader *r, profile_model *m, model_progress_fn 
     memset(&b, 0, sizeof b);
     b.m = m;
     b.free_node = MODEL_NONE;
+    b.keep = mb_keep_limit();
     b.calls = mb_calls_start(r); /* NULL: calls are folded here */
     m->rank = m->world_size = -1;
     m->first_ns = UINT64_MAX;
@@ -570,6 +571,7 @@ void profile_model_free(profile_model *m)
     free(m->nodes);
     free(m->threads);
     free(m->steps);
+    mb_step_totals_free(&m->step_totals);
     free(m->series);
     free(m->sync_sites);
     free(m->gpus);

@@ -59,11 +59,49 @@ typedef struct model_thread {
     uint64_t busy_ns;      /* time covered by its outermost regions                     */
 } model_thread;
 
+/* A model keeps at most this many steps, and this many samples of each
+ * series: past it, a deterministic pseudo-random half of them, then a
+ * quarter, ... (series.c), so that memory does not grow with the length of
+ * the run. What must be exact is counted over every step and sample as
+ * they arrive (model_step_totals, model_series). PROF_MODEL_KEEP=N (16 or
+ * more) sets another limit, for tests of the thinning. */
+#define MODEL_KEEP 65536u
+
 typedef struct model_step {
     uint64_t number;
     uint64_t start_ns, dur_ns;
     uint32_t flags;        /* PROF_STEP_*                                               */
 } model_step;
+
+/* A step among the longest of its class. */
+typedef struct model_long_step {
+    uint64_t number, dur_ns;
+} model_long_step;
+
+#define MODEL_LONGEST 4096u /* longest steps kept of each class: the outlier test
+                               is exact over a thinned model while fewer steps
+                               than this are outliers (rules.md §4.7)            */
+
+/* The durations of a class of steps: running moments, extremes, a sketch
+ * and the longest steps, over every step whether the model kept it or not. */
+typedef struct model_step_durations {
+    uint64_t n;
+    double mean, m2;       /* variance = m2 / (n - 1) (Welford's update)                */
+    uint64_t min, max;
+    uint64_t first_number; /* the lowest step number                                    */
+    quantile_sketch sketch;
+    model_long_step *longest; /* a min-heap by duration, at most MODEL_LONGEST          */
+    size_t nlongest;
+} model_step_durations;
+
+/* Every step, counted as it arrived: complete steps, and of them the
+ * sampled ones (rules.md §1); durations of the complete steps and of all
+ * steps (step times use those of all steps when none is complete). */
+typedef struct model_step_totals {
+    uint64_t steps, complete, sampled;
+    uint64_t sampled_ns;   /* the sampled steps' time                                   */
+    model_step_durations complete_dur, all_dur;
+} model_step_totals;
 
 typedef struct model_sample {
     uint64_t t_ns;
@@ -75,9 +113,12 @@ typedef struct model_sample {
 typedef struct model_series {
     char *name;
     int is_memory;         /* 1 memory series (bytes), 0 counter                        */
-    model_sample *samples; /* in time order                                             */
+    model_sample *samples; /* in time order; all of them unless thinning > 0              */
     size_t nsamples;
-    double peak, final;
+    uint64_t total;        /* samples in the profile, kept or not                        */
+    unsigned thinning;     /* 0: every sample kept; k: about one in 2^k (MODEL_KEEP)      */
+    double peak, final, low; /* of every sample: the largest (at its first time), the
+                              last in time, the smallest                                */
     uint64_t peak_t_ns;
 } model_series;
 
@@ -141,7 +182,9 @@ typedef struct profile_model {
     model_op *ops;         size_t nops;
     model_node *nodes;     size_t nnodes;
     model_thread *threads; size_t nthreads;
-    model_step *steps;     size_t nsteps;   /* in step order                             */
+    model_step *steps;     size_t nsteps;   /* in step order; all unless step_thinning   */
+    unsigned step_thinning;       /* 0: every step kept; k: about one in 2^k (MODEL_KEEP) */
+    model_step_totals step_totals; /* of every step, kept or not                        */
     model_series *series;  size_t nseries;
     model_sync_site *sync_sites; size_t nsync_sites;
     model_gpu_device *gpus; size_t ngpus;

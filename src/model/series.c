@@ -1,17 +1,180 @@
 /* series.c - steps, memory series and counters: collected as they come,
  * then steps put in number order and samples in time order, each sample
- * mapped to the step whose interval holds its time. */
+ * mapped to the step whose interval holds its time.
+ *
+ * A long run has more steps and samples than the model keeps (MODEL_KEEP):
+ * then it keeps those whose hash (of the step's end; of the sample's time)
+ * starts with k zero bits, k growing by one each time the limit is reached.
+ * That is a pseudo-random subset spread over the whole run, the same on
+ * every read, and free of the aliasing an every-2^k-th choice would have
+ * with what recurs every N steps (checkpoints, evaluation). Counts,
+ * moments, extremes and the sketch of step times, and a series' peak, last
+ * and lowest values, are taken from everything before it is thinned. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model/build.h"
 
+size_t mb_keep_limit(void)
+{
+    const char *v = getenv("PROF_MODEL_KEEP");
+    char *end;
+    unsigned long long n = v ? strtoull(v, &end, 10) : 0;
+    if (!v || *end || end == v || n < 16 || n > (1ull << 30))
+        return MODEL_KEEP;
+    return (size_t)n;
+}
+
+/* splitmix64's finisher: every input bit moves the top bits. */
+static uint64_t thin_hash(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* Whether a hash is kept at thinning level k: its top k bits are zero. */
+static int thin_keeps(uint64_t h, unsigned k)
+{
+    return k == 0 || (h >> (64 - k)) == 0;
+}
+
+/* Thinning stops here: past it, steps or samples that hash alike (a
+ * hostile file repeating one) are no longer kept. */
+#define THIN_MAX 48u
+
+/* A step by its end, a sample by its time: the sample the recorder takes
+ * as it closes a step (record/api.c step_close) has the step's end for
+ * time, so the two are kept or dropped together and the per-step points of
+ * the leak rule (rules.md §4.2) survive thinning as a sample of steps. */
+static uint64_t step_hash(const model_step *st)
+{
+    return thin_hash(st->start_ns + st->dur_ns);
+}
+
+static uint64_t sample_hash(const model_sample *x)
+{
+    return thin_hash(x->t_ns);
+}
+
+static int long_less(const model_long_step *a, const model_long_step *b)
+{
+    if (a->dur_ns != b->dur_ns)
+        return a->dur_ns < b->dur_ns;
+    return a->number > b->number; /* of equal ones, the later step goes first */
+}
+
+static void heap_down(model_long_step *h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && long_less(&h[l], &h[m]))
+            m = l;
+        if (r < n && long_less(&h[r], &h[m]))
+            m = r;
+        if (m == i)
+            return;
+        model_long_step t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+/* Keeps st among the MODEL_LONGEST longest. 0, or -1 out of memory. */
+static int longest_add(model_step_durations *d, const model_step *st)
+{
+    model_long_step x = { st->number, st->dur_ns };
+    model_long_step *h = d->longest;
+    if (d->nlongest == MODEL_LONGEST) {
+        if (!long_less(&h[0], &x))
+            return 0;
+        h[0] = x;
+        heap_down(h, d->nlongest, 0);
+        return 0;
+    }
+    if (!h && !(h = d->longest = malloc(MODEL_LONGEST * sizeof *h)))
+        return -1;
+    size_t i = d->nlongest++;
+    h[i] = x;
+    while (i > 0 && long_less(&h[i], &h[(i - 1) / 2])) {
+        model_long_step t = h[i];
+        h[i] = h[(i - 1) / 2];
+        h[(i - 1) / 2] = t;
+        i = (i - 1) / 2;
+    }
+    return 0;
+}
+
+static int durations_add(model_step_durations *d, const model_step *st)
+{
+    uint64_t dur = st->dur_ns;
+    if (d->n == 0 || st->number < d->first_number)
+        d->first_number = st->number;
+    double x = (double)dur, delta = x - d->mean;
+    d->n++;
+    d->mean += delta / (double)d->n;
+    d->m2 += delta * (x - d->mean);
+    if (d->n == 1 || dur < d->min)
+        d->min = dur;
+    if (dur > d->max)
+        d->max = dur;
+    if (sketch_add(&d->sketch, dur) < 0)
+        return -1;
+    return longest_add(d, st);
+}
+
+static int totals_add(model_step_totals *t, const model_step *st)
+{
+    t->steps++;
+    if (durations_add(&t->all_dur, st) < 0)
+        return -1;
+    if (st->flags & PROF_STEP_INCOMPLETE)
+        return 0;
+    t->complete++;
+    if (st->flags & PROF_STEP_SAMPLED) {
+        t->sampled++;
+        t->sampled_ns += st->dur_ns;
+    }
+    return durations_add(&t->complete_dur, st);
+}
+
+void mb_step_totals_free(model_step_totals *t)
+{
+    sketch_free(&t->all_dur.sketch);
+    sketch_free(&t->complete_dur.sketch);
+    free(t->all_dur.longest);
+    free(t->complete_dur.longest);
+}
+
+/* Raises the thinning of the steps by one level, dropping about half. */
+static void steps_thin(profile_model *m)
+{
+    size_t k = 0;
+    m->step_thinning++;
+    for (size_t i = 0; i < m->nsteps; i++)
+        if (thin_keeps(step_hash(&m->steps[i]), m->step_thinning))
+            m->steps[k++] = m->steps[i];
+    m->nsteps = k;
+}
+
 int mb_step_add(model_builder *b, const prof_event *ev)
 {
     profile_model *m = b->m;
+    model_step st = { ev->value, ev->start_ns, ev->dur_ns, ev->flags };
+    if (totals_add(&m->step_totals, &st) < 0)
+        return -1;
+    uint64_t h = step_hash(&st);
+    while (thin_keeps(h, m->step_thinning) && m->nsteps >= b->keep &&
+           m->step_thinning < THIN_MAX)
+        steps_thin(m);
+    if (!thin_keeps(h, m->step_thinning) || m->nsteps >= b->keep)
+        return 0;
     if (vec_grow(&m->steps, &b->cap_steps, m->nsteps, sizeof *m->steps) < 0)
         return -1;
-    m->steps[m->nsteps++] = (model_step){ ev->value, ev->start_ns, ev->dur_ns, ev->flags };
+    m->steps[m->nsteps++] = st;
     return 0;
 }
 
@@ -46,14 +209,14 @@ static int series_new(model_builder *b, const char *name, int is_memory)
     profile_model *m = b->m;
     size_t i = m->nseries;
     if (i >= MODEL_NONE - 1 || vec_grow(&m->series, &b->cap_series, i, sizeof *m->series) < 0 ||
-        vec_grow(&b->series_cap, &b->cap_series_cap, i, sizeof *b->series_cap) < 0)
+        vec_grow(&b->series_state, &b->cap_series_state, i, sizeof *b->series_state) < 0)
         return -1;
     model_series *s = &m->series[i];
     memset(s, 0, sizeof *s);
     if (!(s->name = strdup(name)))
         return -1;
     s->is_memory = is_memory;
-    b->series_cap[i] = 0;
+    b->series_state[i] = (mb_series_state){ 0, 0 };
     m->nseries++;
     return 0;
 }
@@ -80,16 +243,57 @@ static int series_of(model_builder *b, const prof_event *ev, int is_memory, uint
     return mb_idmap_set(map, ev, *out);
 }
 
+/* A series' peak (the largest value, at the first time it is reached),
+ * last value in time (the later one of two at the same time) and lowest,
+ * over every sample; series_finish sets them again from the samples when
+ * all were kept, in their time order, as ever. */
+static void extremes_add(model_series *s, uint64_t t, double v, uint64_t *final_t)
+{
+    if (s->total == 1) {
+        s->peak = s->final = s->low = v;
+        s->peak_t_ns = *final_t = t;
+        return;
+    }
+    if (v > s->peak || (v == s->peak && t < s->peak_t_ns)) {
+        s->peak = v;
+        s->peak_t_ns = t;
+    }
+    if (t >= *final_t) {
+        s->final = v;
+        *final_t = t;
+    }
+    if (v < s->low)
+        s->low = v;
+}
+
+static void series_thin(model_series *s)
+{
+    size_t k = 0;
+    s->thinning++;
+    for (size_t i = 0; i < s->nsamples; i++)
+        if (thin_keeps(sample_hash(&s->samples[i]), s->thinning))
+            s->samples[k++] = s->samples[i];
+    s->nsamples = k;
+}
+
 int mb_sample_add(model_builder *b, const prof_event *ev, int is_memory)
 {
     uint32_t i;
     if (series_of(b, ev, is_memory, &i) < 0)
         return -1;
     model_series *s = &b->m->series[i];
-    if (vec_grow(&s->samples, &b->series_cap[i], s->nsamples, sizeof *s->samples) < 0)
+    double v = is_memory ? (double)ev->value : ev->fvalue;
+    s->total++;
+    extremes_add(s, ev->start_ns, v, &b->series_state[i].final_t);
+    model_sample x = { ev->start_ns, MODEL_NONE, v };
+    uint64_t h = sample_hash(&x);
+    while (thin_keeps(h, s->thinning) && s->nsamples >= b->keep && s->thinning < THIN_MAX)
+        series_thin(s);
+    if (!thin_keeps(h, s->thinning) || s->nsamples >= b->keep)
+        return 0;
+    if (vec_grow(&s->samples, &b->series_state[i].cap, s->nsamples, sizeof *s->samples) < 0)
         return -1;
-    s->samples[s->nsamples++] =
-        (model_sample){ ev->start_ns, MODEL_NONE, is_memory ? (double)ev->value : ev->fvalue };
+    s->samples[s->nsamples++] = x;
     return 0;
 }
 
@@ -163,11 +367,15 @@ static void series_finish(profile_model *m, model_series *s, const uint32_t *by_
     for (size_t i = 0; i < s->nsamples; i++) {
         model_sample *x = &s->samples[i];
         x->step = by_start ? step_at(m, by_start, x->t_ns, &cursor) : MODEL_NONE;
+        if (s->thinning)
+            continue;
         if (i == 0 || x->value > s->peak) {
             s->peak = x->value;
             s->peak_t_ns = x->t_ns;
         }
         s->final = x->value;
+        if (i == 0 || x->value < s->low)
+            s->low = x->value;
     }
 }
 

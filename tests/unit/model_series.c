@@ -1,0 +1,258 @@
+/* model_series.c - a long run read in bounded memory (src/model/series.c,
+ * rules.md §1 "Long runs"): past the limit the model keeps a pseudo-random
+ * subset of steps and samples, the same on every read, with each step's
+ * closing sample; what must stay exact (counts, moments, extremes, the
+ * outliers, a series' peak and last value) does; and the report of the
+ * thinned model agrees with the report of the whole one. The limit is
+ * lowered with PROF_MODEL_KEEP so that the runs stay small; each test runs
+ * in a process of its own. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "analysis_util.h"
+#include "synth.h"
+
+#define SCHEMA "formats/report.schema.json"
+#define KEEP "512"
+#define STEPS 6000u
+#define STEP_NS (10 * FX_MS)
+#define EVERY 250u     /* a checkpoint step: 8x the others      */
+#define LEAK 40960.0   /* bytes a step                           */
+
+static void teardown(void)
+{
+    fx_remove_all();
+    unsetenv("PROF_MODEL_KEEP");
+}
+
+TestSuite(model_series, .fini = teardown);
+
+typedef struct long_run {
+    const char *path;
+    uint64_t dur[STEPS], end[STEPS];
+    double rss[STEPS], loss[STEPS];
+} long_run;
+
+/* STEPS steps with jitter, a checkpoint every EVERY steps, the runtime's
+ * host.rss sample at each step's end (leaking LEAK a step), a loss counter
+ * mid-step, and an incomplete tail. */
+static void long_run_write(long_run *r)
+{
+    r->path = fx_path("long.prof");
+    synth *s = synth_open(r->path, NULL);
+    cr_assert_not_null(s);
+    synth_rng rng = { 7 };
+    uint64_t t = FX_MS;
+    for (uint32_t i = 0; i < STEPS; i++) {
+        uint64_t d = synth_jitter(&rng, STEP_NS, 0.05);
+        if (i % EVERY == EVERY - 1)
+            d *= 8;
+        synth_region(s, 0, "train_step", PROF_KIND_COMPUTE, 0, t, d);
+        r->loss[i] = 2.0 + synth_gauss(&rng);
+        synth_counter(s, 0, "loss", t + d / 2, r->loss[i]);
+        synth_step(s, 0, i, PROF_STEP_SAMPLED, t, d);
+        r->rss[i] = 1e8 + LEAK * i + 1e5 * synth_gauss(&rng);
+        synth_memory(s, 0, "host.rss", t + d, (uint64_t)r->rss[i]);
+        r->rss[i] = (double)(uint64_t)r->rss[i];
+        r->dur[i] = d;
+        r->end[i] = t + d;
+        t += d;
+    }
+    synth_step(s, 0, STEPS, PROF_STEP_INCOMPLETE, t, FX_MS);
+    prof_error err = { 0 };
+    cr_assert_eq(synth_close(s, &err), 0, "%s", err.message);
+}
+
+static void load_keeping(const char *path, const char *keep, profile_model *m)
+{
+    if (keep)
+        setenv("PROF_MODEL_KEEP", keep, 1);
+    else
+        unsetenv("PROF_MODEL_KEEP");
+    au_load(path, m);
+}
+
+Test(model_series, thinned_steps_and_samples)
+{
+    static long_run r;
+    long_run_write(&r);
+    profile_model m;
+    load_keeping(r.path, KEEP, &m);
+
+    cr_assert_gt(m.step_thinning, 0u);
+    cr_assert_leq(m.nsteps, 512u);
+    cr_assert_geq(m.nsteps, 128u, "about a half to all of the limit is kept: %zu", m.nsteps);
+    for (size_t i = 1; i < m.nsteps; i++)
+        cr_assert_lt(m.steps[i - 1].number, m.steps[i].number, "kept steps in number order");
+    /* a kept step is the step that was written */
+    for (size_t i = 0; i < m.nsteps; i++) {
+        const model_step *st = &m.steps[i];
+        if (st->number == STEPS)
+            continue;
+        cr_assert_eq(st->dur_ns, r.dur[st->number]);
+    }
+
+    /* exact over every step */
+    const model_step_totals *t = &m.step_totals;
+    cr_assert_eq(t->steps, STEPS + 1u);
+    cr_assert_eq(t->complete, STEPS);
+    cr_assert_eq(t->sampled, STEPS);
+    double sum = 0, lo = (double)r.dur[0], hi = lo;
+    for (size_t i = 0; i < STEPS; i++) {
+        sum += (double)r.dur[i];
+        lo = fmin(lo, (double)r.dur[i]);
+        hi = fmax(hi, (double)r.dur[i]);
+    }
+    double mean = sum / STEPS, ss = 0;
+    for (size_t i = 0; i < STEPS; i++)
+        ss += ((double)r.dur[i] - mean) * ((double)r.dur[i] - mean);
+    cr_assert_float_eq(t->complete_dur.mean, mean, 1e-6 * mean);
+    cr_assert_float_eq(sqrt(t->complete_dur.m2 / (STEPS - 1)), sqrt(ss / (STEPS - 1)),
+                       1e-6 * mean);
+    cr_assert_eq((double)t->complete_dur.min, lo);
+    cr_assert_eq((double)t->complete_dur.max, hi);
+
+    /* the series: every sample counted, a subset kept, extremes exact */
+    const model_series *rss = model_find_series(&m, "host.rss");
+    cr_assert_not_null(rss);
+    cr_assert_eq(rss->total, STEPS);
+    cr_assert_gt(rss->thinning, 0u);
+    cr_assert_leq(rss->nsamples, 512u);
+    double peak = r.rss[0];
+    for (size_t i = 0; i < STEPS; i++)
+        peak = fmax(peak, r.rss[i]);
+    cr_assert_eq(rss->peak, peak);
+    cr_assert_eq(rss->final, r.rss[STEPS - 1]);
+    const model_series *loss = model_find_series(&m, "loss");
+    cr_assert_not_null(loss);
+    double llo = r.loss[0];
+    for (size_t i = 0; i < STEPS; i++)
+        llo = fmin(llo, r.loss[i]);
+    cr_assert_eq(loss->low, llo);
+
+    /* each kept step keeps the sample taken as it closed, mapped to it */
+    size_t k = 0;
+    for (size_t i = 0; i < m.nsteps; i++) {
+        const model_step *st = &m.steps[i];
+        if (st->number == STEPS)
+            continue;
+        while (k < rss->nsamples && rss->samples[k].t_ns < r.end[st->number])
+            k++;
+        cr_assert_lt(k, rss->nsamples, "step %lu lost its sample", (unsigned long)st->number);
+        cr_assert_eq(rss->samples[k].t_ns, r.end[st->number]);
+        cr_assert_eq(rss->samples[k].step, (uint32_t)i);
+    }
+    profile_model_free(&m);
+}
+
+/* The same file thins the same way on every read: the subset depends on
+ * the steps and samples, not on the order of reading or on the limit's
+ * history. */
+Test(model_series, thinning_is_repeatable)
+{
+    static long_run r;
+    long_run_write(&r);
+    profile_model a, b;
+    load_keeping(r.path, KEEP, &a);
+    load_keeping(r.path, KEEP, &b);
+    cr_assert_eq(a.nsteps, b.nsteps);
+    for (size_t i = 0; i < a.nsteps; i++)
+        cr_assert_eq(a.steps[i].number, b.steps[i].number);
+    profile_model_free(&a);
+    profile_model_free(&b);
+
+    /* a lower limit keeps a subset of what a higher one keeps */
+    load_keeping(r.path, "1024", &a);
+    load_keeping(r.path, "64", &b);
+    cr_assert_lt(b.nsteps, a.nsteps);
+    size_t j = 0;
+    for (size_t i = 0; i < b.nsteps; i++) {
+        while (j < a.nsteps && a.steps[j].number < b.steps[i].number)
+            j++;
+        cr_assert(j < a.nsteps && a.steps[j].number == b.steps[i].number,
+                  "step %lu kept at 64 but not at 1024", (unsigned long)b.steps[i].number);
+    }
+    profile_model_free(&a);
+    profile_model_free(&b);
+}
+
+/* Below the limit nothing is thinned and nothing says so. */
+Test(model_series, short_run_untouched)
+{
+    static long_run r;
+    long_run_write(&r);
+    profile_model m;
+    load_keeping(r.path, "8192", &m);
+    cr_assert_eq(m.step_thinning, 0u);
+    cr_assert_eq(m.nsteps, STEPS + 1u);
+    const model_series *rss = model_find_series(&m, "host.rss");
+    cr_assert_eq(rss->thinning, 0u);
+    cr_assert_eq(rss->nsamples, STEPS);
+    profile_model_free(&m);
+    cJSON *rep = au_report(r.path, NULL);
+    cr_assert_null(cJSON_GetObjectItemCaseSensitive(au_get(rep, "summary"), "steps_kept"));
+    cJSON_Delete(rep);
+}
+
+/* What the report of the thinned model says against the whole one. */
+Test(model_series, report_agrees_with_whole)
+{
+    static long_run r;
+    long_run_write(&r);
+    unsetenv("PROF_MODEL_KEEP");
+    cJSON *whole = au_report(r.path, NULL);
+    setenv("PROF_MODEL_KEEP", KEEP, 1);
+    cJSON *thin = au_report(r.path, NULL);
+    au_assert_valid(thin, SCHEMA, "report");
+
+    const cJSON *sw = au_get(whole, "summary"), *st = au_get(thin, "summary");
+    cr_assert_null(cJSON_GetObjectItemCaseSensitive(sw, "steps_kept"));
+    cr_assert_leq(au_num(st, "steps_kept"), 512.0);
+    const char *exact[] = { "steps", "incomplete_steps", "sampled_steps", "complete_steps" };
+    for (size_t i = 0; i < sizeof exact / sizeof *exact; i++)
+        cr_assert_eq(au_num(st, exact[i]), au_num(sw, exact[i]), "%s", exact[i]);
+    const cJSON *tw = au_get(sw, "step_time"), *tt = au_get(st, "step_time");
+    const char *moments[] = { "mean_ns", "stddev_ns", "min_ns", "max_ns" };
+    for (size_t i = 0; i < 4; i++)
+        cr_assert_float_eq(au_num(tt, moments[i]), au_num(tw, moments[i]),
+                           1e-6 * au_num(tw, moments[i]), "%s", moments[i]);
+    const char *quantiles[] = { "p50_ns", "p95_ns" };
+    for (size_t i = 0; i < 2; i++)
+        cr_assert_float_eq(au_num(tt, quantiles[i]), au_num(tw, quantiles[i]),
+                           0.01 * au_num(tw, quantiles[i]), "%s", quantiles[i]);
+    /* the steady mean over the kept steps: a sample of a few hundred */
+    cr_assert_float_eq(au_num(au_get(tt, "steady"), "mean_ns"),
+                       au_num(au_get(tw, "steady"), "mean_ns"),
+                       0.05 * au_num(au_get(tw, "steady"), "mean_ns"));
+
+    /* the outliers are the checkpoints, exactly, in both */
+    const cJSON *ow = au_finding(whole, "step_outliers", NULL);
+    const cJSON *ot = au_finding(thin, "step_outliers", NULL);
+    cr_assert_not_null(ow);
+    cr_assert_not_null(ot);
+    const cJSON *ew = au_get(ow, "evidence"), *et = au_get(ot, "evidence");
+    cr_assert_eq(au_num(ew, "count"), (double)(STEPS / EVERY));
+    cr_assert_eq(au_num(et, "count"), au_num(ew, "count"));
+    cr_assert_eq(au_num(et, "max_ns"), au_num(ew, "max_ns"));
+    cr_assert_null(cJSON_GetObjectItemCaseSensitive(et, "estimated"));
+    char *lw = cJSON_PrintUnformatted(au_get(ew, "steps"));
+    char *lt = cJSON_PrintUnformatted(au_get(et, "steps"));
+    cr_assert_str_eq(lt, lw);
+    free(lw);
+    free(lt);
+    cr_assert_float_eq(au_num(et, "excess_share"), au_num(ew, "excess_share"), 0.01);
+
+    /* the leak, found in both, its slope per step within a few percent */
+    const cJSON *lkw = au_finding(whole, "memory_leak", "host.rss");
+    const cJSON *lkt = au_finding(thin, "memory_leak", "host.rss");
+    cr_assert_not_null(lkw);
+    cr_assert_not_null(lkt, "the thinned model misses the leak");
+    const cJSON *mt = cJSON_GetArrayItem(au_get(thin, "memory"), 0);
+    cr_assert_eq(au_num(mt, "points_total"), (double)STEPS);
+    cr_assert_leq(au_num(mt, "samples_kept"), 512.0);
+    const cJSON *fit = au_get(mt, "fit");
+    cr_assert_float_eq(au_num(fit, "slope_bytes_per_step"), LEAK, 0.05 * LEAK);
+    cJSON_Delete(whole);
+    cJSON_Delete(thin);
+}
