@@ -1,8 +1,10 @@
 /* profile.h - the in-memory profile that analysis works on, built from the
  * reader's event stream in one pass. Memory grows with the number of distinct
- * operations, call paths, steps and samples, never with the number of region
- * events: per-call durations are folded into aggregates and a quantile sketch
- * as they arrive. Reentrant: everything lives in the profile_model. */
+ * operations and call paths, never with the number of region events: per-call
+ * durations are folded into aggregates and a quantile sketch as they arrive.
+ * Steps and samples are kept up to MODEL_KEEP, then thinned (series.c), so a
+ * longer run does not grow it either. Reentrant: everything lives in the
+ * profile_model. */
 #ifndef PROF_MODEL_PROFILE_H
 #define PROF_MODEL_PROFILE_H
 

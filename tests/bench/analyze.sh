@@ -87,8 +87,10 @@ else
     n_big=$("$BIN/make_big" "$EVENTS" "$tmp/big.prof") || exit 1
 fi
 frames=$("$PYTHON" tests/bench/prof_frames.py "$tmp/big.prof" "$tmp/big.zst") || exit 1
-steps_of() { # the number of steps of a profile
-    echo $(($("$PROF" analyze --format csv --table steps "$1" | wc -l) - 1))
+steps_of() { # the number of steps of a profile, complete or not
+    "$PROF" analyze --format json "$1" | "$PYTHON" -c 'import json, sys
+s = json.load(sys.stdin)["summary"]
+print(int(s["steps"] + s["incomplete_steps"]))'
 }
 small_steps=$(steps_of "$tmp/small.prof")
 big_steps=$(steps_of "$tmp/big.prof")
@@ -109,6 +111,10 @@ measure prof_small "$PROF" analyze "$tmp/small.prof"
 measure prof_deep "$PROF" analyze "$tmp/deep.prof"
 measure prof_few "$PROF" analyze "$tmp/few.prof"
 measure prof_many "$PROF" analyze "$tmp/many.prof"
+measure cmp_few "$PROF" compare "$tmp/few.prof" "$tmp/few.prof"
+measure cmp_many "$PROF" compare "$tmp/many.prof" "$tmp/many.prof"
+measure view_few "$PROF" view --html "$tmp/few.html" "$tmp/few.prof"
+measure view_many "$PROF" view --html "$tmp/many.html" "$tmp/many.prof"
 
 size=$(wc -c <"$tmp/big.prof")
 echo "profile: $n_big events, $size bytes, $frames zstd frames"
@@ -136,6 +142,14 @@ echo "  peak RSS $n_many events over $many_steps steps / $n_few over $few_steps:
     -v b="$(val prof_few kib)" -v n="$many_steps" -v m="$few_steps" \
     'BEGIN { if (n > m) printf "%.0f", (a - b) * 1024 / (n - m); else printf "-" }') bytes per extra step" \
     "(target about 1)"
+line "prof compare, a run with itself ($n_few events)" cmp_few
+line "prof compare, a run with itself ($n_many events)" cmp_many
+echo "  peak RSS of compare over $many_steps steps / over $few_steps:" \
+    "$(ratio "$(val cmp_many kib)" "$(val cmp_few kib)")x (target about 1)"
+line "prof view --html ($n_few events)" view_few
+line "prof view --html ($n_many events)" view_many
+echo "  peak RSS of the dashboard's first page over $many_steps steps / over $few_steps:" \
+    "$(ratio "$(val view_many kib)" "$(val view_few kib)")x (target about 1)"
 
 if [ $has_pandas = 0 ]; then
     echo "json + pandas: skipped ($PYTHON has no pandas; make bench installs python3-pandas)"

@@ -6,8 +6,11 @@
  * rendered as text (plain and styled), JSON (which must parse back), CSV
  * (every table) and HTML, the profile is compared with itself (which must
  * find no regression) and the comparison rendered, and the dashboard's
- * page data is built for one and for two profiles. Output goes to
- * /dev/null or memory; nothing touches the disk. */
+ * page data is built for one and for two profiles. Inputs whose last byte
+ * is odd are read with the model's limit on kept steps and samples at its
+ * least (PROF_MODEL_KEEP=16), so that thinning a long run (series.c) is
+ * fuzzed too. Output goes to /dev/null or memory; nothing touches the
+ * disk. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,9 +46,14 @@ static void check_model(const profile_model *m)
         CHECK(m->threads[i].root < m->nnodes);
     for (size_t i = 1; i < m->nsteps; i++)
         CHECK(m->steps[i - 1].number <= m->steps[i].number);
+    CHECK(m->nsteps <= m->step_totals.steps);
+    CHECK(m->step_totals.complete <= m->step_totals.steps);
+    CHECK(m->step_totals.sampled <= m->step_totals.complete);
+    CHECK(m->step_thinning || m->nsteps == m->step_totals.steps);
     for (size_t i = 0; i < m->nseries; i++) {
         const model_series *s = &m->series[i];
         CHECK(s->name != NULL);
+        CHECK(s->nsamples <= s->total && (s->thinning || s->nsamples == s->total));
         for (size_t j = 0; j < s->nsamples; j++) {
             CHECK(j == 0 || s->samples[j - 1].t_ns <= s->samples[j].t_ns);
             CHECK(s->samples[j].step == MODEL_NONE || s->samples[j].step < m->nsteps);
@@ -166,6 +174,10 @@ static void load_and_analyze(const uint8_t *data, size_t size)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    if (size && (data[size - 1] & 1))
+        setenv("PROF_MODEL_KEEP", "16", 1);
+    else
+        unsetenv("PROF_MODEL_KEEP");
     fuzz_as_given_and_repaired(data, size, load_and_analyze);
     return 0;
 }
