@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "analysis_util.h"
+#include "prof.h"
 #include "synth.h"
 
 #define SCHEMA "formats/report.schema.json"
@@ -255,4 +256,45 @@ Test(model_series, report_agrees_with_whole)
     cr_assert_float_eq(au_num(fit, "slope_bytes_per_step"), LEAK, 0.05 * LEAK);
     cJSON_Delete(whole);
     cJSON_Delete(thin);
+}
+
+/* A run the recorder wrote: the host.rss sample it takes as it closes a
+ * step has that step's end for time, so every kept step keeps its sample
+ * and the leak rule's per-step points survive thinning. */
+Test(model_series, recorded_steps_keep_their_samples)
+{
+    const char *path = fx_path("recorded.prof");
+    prof_config cfg = { 0 };
+    cfg.output = path;
+    cr_assert_eq(prof_start(&cfg), 0);
+    for (unsigned i = 0; i < 3000; i++) {
+        prof_region_begin("work");
+        prof_memory("gpu.allocated", 1000000u + 64u * i);
+        prof_region_end();
+        prof_step();
+    }
+    cr_assert_eq(prof_stop(), 0);
+
+    profile_model m;
+    load_keeping(path, "256", &m);
+    cr_assert_gt(m.step_thinning, 0u);
+    const model_series *rss = model_find_series(&m, "host.rss");
+    cr_assert_not_null(rss, "the recorder samples host.rss at every step");
+    cr_assert_gt(rss->thinning, 0u);
+    size_t complete = 0, with_point = 0;
+    for (size_t i = 0; i < m.nsteps; i++) {
+        if (m.steps[i].flags & PROF_STEP_INCOMPLETE)
+            continue;
+        complete++;
+        for (size_t k = 0; k < rss->nsamples; k++)
+            if (rss->samples[k].step == (uint32_t)i &&
+                rss->samples[k].t_ns == m.steps[i].start_ns + m.steps[i].dur_ns) {
+                with_point++;
+                break;
+            }
+    }
+    cr_assert_gt(complete, 100u);
+    cr_assert_eq(with_point, complete, "%zu of %zu kept steps kept their sample", with_point,
+                 complete);
+    profile_model_free(&m);
 }
