@@ -160,7 +160,7 @@ int steps_analyze(const profile_model *m, step_stats *s)
         duration_summary(s, work);
     s->count = s->n;
     if (m->step_thinning)
-        duration_totals(m, m->step_totals.complete > 0, s);
+        duration_totals(m, any_complete, s);
     if (find_outliers(m, s, work) == 0 &&
         (!m->step_thinning ||
          outliers_of_profile(any_complete ? &m->step_totals.complete_dur
