@@ -41,6 +41,7 @@ typedef struct step_stats {
     model_long_step *outliers; /* the outliers by step number: all of them,
                               or the kept ones when outliers_estimated     */
     size_t nlisted;
+    model_long_step worst; /* the longest outlier, the first of equals    */
     int outliers_estimated;
 } step_stats;
 

@@ -525,19 +525,19 @@ static void thinning_note(analysis_ctx *c, cJSON *notes)
 {
     const profile_model *m = c->m;
     const model_series *s = longest_thinned(m);
-    char steps[96] = "", samples[160] = "", buf[400];
+    char steps[96] = "", samples[96] = "", buf[400];
     if (!m->step_thinning && !s)
         return;
     if (m->step_thinning)
         fmt_text(steps, sizeof steps, "%.0f of %.0f steps", (double)m->nsteps,
                  (double)m->step_totals.steps);
     if (s)
-        fmt_text(samples, sizeof samples, "%s%.0f of %.0f samples of %s", steps[0] ? " and " : "",
-                 (double)s->nsamples, (double)s->total, s->name);
+        fmt_text(samples, sizeof samples, "%s%.0f of %.0f samples of the longest series",
+                 steps[0] ? " and " : "", (double)s->nsamples, (double)s->total);
     add_note(c, notes, fmt_text(buf, sizeof buf, "a long run: per-step figures (steady state, "
              "slowdown, memory fits, the steps and points listed) come from %s%s, a "
-             "pseudo-random subset; counts, step-time mean, spread, extremes and outliers are "
-             "exact (rules.md §1)", steps, samples));
+             "pseudo-random subset; counts, step-time mean, spread and extremes are exact, "
+             "outlier steps are found among all steps (rules.md §1)", steps, samples));
 }
 
 static void section_notes(analysis_ctx *c, cJSON *report)

@@ -18,29 +18,46 @@ static int is_outlier(const step_stats *s, double d)
     return d > 1.5 * s->median && d > s->median + 5.0 * s->sigma;
 }
 
-/* Median and MAD outlier test over every used step but the first; work
- * holds s->n values and is overwritten. */
-static int find_outliers(const profile_model *m, step_stats *s, double *work)
+/* Median and MAD outlier test over every used step but the first, at
+ * position first of s (s->n: the first step was not kept); work holds
+ * s->n values and is overwritten. */
+static int find_outliers(const profile_model *m, step_stats *s, double *work, size_t first)
 {
-    size_t k = s->n > 0 ? s->n - 1 : 0;
+    size_t k = 0;
     if (!(s->outlier = calloc(m->nsteps ? m->nsteps : 1, 1)) ||
-        !(s->outliers = malloc((k ? k : 1) * sizeof *s->outliers)))
+        !(s->outliers = malloc((s->n ? s->n : 1) * sizeof *s->outliers)))
         return -1;
-    for (size_t i = 0; i < k; i++)
-        work[i] = s->dur[i + 1];
+    for (size_t i = 0; i < s->n; i++)
+        if (i != first)
+            work[k++] = s->dur[i];
     s->median = stats_quantile_select(work, k, 0.5);
     s->sigma = k ? 1.4826 * stats_mad(work, k, s->median, work) : 0.0;
-    for (size_t i = 1; i < s->n && k >= 3; i++) {
-        double d = s->dur[i];
-        if (is_outlier(s, d)) {
+    for (size_t i = 0; i < s->n && k >= 3; i++) {
+        const model_step *st = &m->steps[s->index[i]];
+        if (i != first && is_outlier(s, s->dur[i])) {
             s->outlier[s->index[i]] = 1;
-            s->outliers[s->nlisted++] =
-                (model_long_step){ m->steps[s->index[i]].number, (uint64_t)d };
-            s->excess += d - s->median;
+            s->outliers[s->nlisted++] = (model_long_step){ st->number, st->start_ns, st->dur_ns };
+            s->excess += s->dur[i] - s->median;
         }
     }
     s->noutliers = s->nlisted;
     return 0;
+}
+
+/* The position in s of the profile's first used step, which the test
+ * leaves out: the first kept one, unless the model thinned it away. */
+static size_t first_step_at(const profile_model *m, const step_stats *s,
+                            const model_step_durations *d)
+{
+    if (!m->step_thinning || s->n == 0)
+        return 0;
+    const model_step *st = &m->steps[s->index[0]];
+    return st->number == d->first_number && st->start_ns == d->first_start ? 0 : s->n;
+}
+
+static int is_first(const model_step_durations *d, const model_long_step *x)
+{
+    return x->number == d->first_number && x->start_ns == d->first_start;
 }
 
 static int by_number(const void *pa, const void *pb)
@@ -48,17 +65,35 @@ static int by_number(const void *pa, const void *pb)
     const model_long_step *a = pa, *b = pb;
     if (a->number != b->number)
         return a->number < b->number ? -1 : 1;
-    return (a->dur_ns > b->dur_ns) - (a->dur_ns < b->dur_ns);
+    return (a->start_ns > b->start_ns) - (a->start_ns < b->start_ns);
+}
+
+/* The longest step of the profile but the first, from the longest ones. */
+static model_long_step longest_of_profile(const model_step_durations *d)
+{
+    model_long_step w = { 0, 0, 0 };
+    int first_left = 0;
+    for (size_t i = 0; i < d->nlongest; i++) {
+        const model_long_step *x = &d->longest[i];
+        if (!first_left && is_first(d, x)) {
+            first_left = 1;
+            continue;
+        }
+        if (x->dur_ns > w.dur_ns || (x->dur_ns == w.dur_ns && by_number(x, &w) < 0))
+            w = *x;
+    }
+    return w;
 }
 
 /* Over a thinned model the test's median and spread come from the kept
  * steps, but the outliers themselves from the longest steps of the whole
  * profile (model_step_durations.longest), which hold every outlier unless
  * even the shortest of them is one: then the kept steps' outliers
- * estimate them, scaled. The first step is left out, as above. */
+ * estimate their number and excess, scaled, and the worst is still the
+ * profile's. The first step is left out, as above. */
 static int outliers_of_profile(const model_step_durations *d, step_stats *s)
 {
-    if (s->n < 4)
+    if (s->n < 4 || d->nlongest == 0)
         return 0;
     int all_held = d->nlongest == d->n;
     size_t lowest = 0;
@@ -69,6 +104,7 @@ static int outliers_of_profile(const model_step_durations *d, step_stats *s)
         s->outliers_estimated = 1;
         s->noutliers = (size_t)llround((double)s->noutliers * s->scale);
         s->excess *= s->scale;
+        s->worst = longest_of_profile(d);
         return 0;
     }
     model_long_step *v = malloc((d->nlongest ? d->nlongest : 1) * sizeof *v);
@@ -78,7 +114,7 @@ static int outliers_of_profile(const model_step_durations *d, step_stats *s)
     int first_left = 0;
     for (size_t i = 0; i < d->nlongest; i++) {
         const model_long_step *x = &d->longest[i];
-        if (!first_left && x->number == d->first_number) {
+        if (!first_left && is_first(d, x)) {
             first_left = 1;
             continue;
         }
@@ -93,6 +129,14 @@ static int outliers_of_profile(const model_step_durations *d, step_stats *s)
     s->outliers = v;
     s->nlisted = s->noutliers = n;
     return 0;
+}
+
+/* The worst of the listed outliers: the longest, the first of equals. */
+static void worst_listed(step_stats *s)
+{
+    for (size_t i = 0; i < s->nlisted; i++)
+        if (i == 0 || s->outliers[i].dur_ns > s->worst.dur_ns)
+            s->worst = s->outliers[i];
 }
 
 /* Mean, spread and order statistics of the used steps' durations, by
@@ -161,13 +205,16 @@ int steps_analyze(const profile_model *m, step_stats *s)
     s->count = s->n;
     if (m->step_thinning)
         duration_totals(m, any_complete, s);
-    if (find_outliers(m, s, work) == 0 &&
-        (!m->step_thinning ||
-         outliers_of_profile(any_complete ? &m->step_totals.complete_dur
-                                          : &m->step_totals.all_dur, s) == 0)) {
-        free(work);
-        return 0;
-    }
+    const model_step_durations *d =
+        any_complete ? &m->step_totals.complete_dur : &m->step_totals.all_dur;
+    if (find_outliers(m, s, work, first_step_at(m, s, d)) < 0)
+        goto fail;
+    if (m->step_thinning && outliers_of_profile(d, s) < 0)
+        goto fail;
+    if (!s->outliers_estimated)
+        worst_listed(s);
+    free(work);
+    return 0;
 fail:
     free(work);
     step_stats_free(s);
@@ -251,10 +298,7 @@ void rule_step_outliers(analysis_ctx *c)
     const step_stats *s = &c->steps;
     if (s->noutliers == 0 || s->total <= 0)
         return;
-    const model_long_step *worst = &s->outliers[0];
-    for (size_t i = 1; i < s->nlisted; i++)
-        if (s->outliers[i].dur_ns > worst->dur_ns)
-            worst = &s->outliers[i];
+    const model_long_step *worst = &s->worst;
     double share = s->excess / s->total;
     const char *about = s->outliers_estimated ? "about " : "";
     char title[160], rec[600], a[32], b[32];

@@ -77,7 +77,7 @@ typedef struct model_step {
 
 /* A step among the longest of its class. */
 typedef struct model_long_step {
-    uint64_t number, dur_ns;
+    uint64_t number, start_ns, dur_ns;
 } model_long_step;
 
 #define MODEL_LONGEST 4096u /* longest steps kept of each class: the outlier test
@@ -90,7 +90,8 @@ typedef struct model_step_durations {
     uint64_t n;
     double mean, m2;       /* variance = m2 / (n - 1) (Welford's update)                */
     uint64_t min, max;
-    uint64_t first_number; /* the lowest step number                                    */
+    uint64_t first_number, first_start; /* the first step in step order (number, then
+                              start), which the outlier test leaves out                 */
     quantile_sketch sketch;
     model_long_step *longest; /* a min-heap by duration, at most MODEL_LONGEST          */
     size_t nlongest;

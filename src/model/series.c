@@ -86,7 +86,7 @@ static void heap_down(model_long_step *h, size_t n, size_t i)
 /* Keeps st among the MODEL_LONGEST longest. 0, or -1 out of memory. */
 static int longest_add(model_step_durations *d, const model_step *st)
 {
-    model_long_step x = { st->number, st->dur_ns };
+    model_long_step x = { st->number, st->start_ns, st->dur_ns };
     model_long_step *h = d->longest;
     if (d->nlongest == MODEL_LONGEST) {
         if (!long_less(&h[0], &x))
@@ -111,8 +111,11 @@ static int longest_add(model_step_durations *d, const model_step *st)
 static int durations_add(model_step_durations *d, const model_step *st)
 {
     uint64_t dur = st->dur_ns;
-    if (d->n == 0 || st->number < d->first_number)
+    if (d->n == 0 || st->number < d->first_number ||
+        (st->number == d->first_number && st->start_ns < d->first_start)) {
         d->first_number = st->number;
+        d->first_start = st->start_ns;
+    }
     double x = (double)dur, delta = x - d->mean;
     d->n++;
     d->mean += delta / (double)d->n;
@@ -245,7 +248,7 @@ static int series_of(model_builder *b, const prof_event *ev, int is_memory, uint
 
 /* A series' peak (the largest value, at the first time it is reached),
  * last value in time (the later one of two at the same time) and lowest,
- * over every sample; series_finish sets them again from the samples when
+ * over every sample, NaN values left out of peak and lowest; series_finish sets them again from the samples when
  * all were kept, in their time order, as ever. */
 static void extremes_add(model_series *s, uint64_t t, double v, uint64_t *final_t)
 {
@@ -254,15 +257,17 @@ static void extremes_add(model_series *s, uint64_t t, double v, uint64_t *final_
         s->peak_t_ns = *final_t = t;
         return;
     }
-    if (v > s->peak || (v == s->peak && t < s->peak_t_ns)) {
-        s->peak = v;
-        s->peak_t_ns = t;
-    }
     if (t >= *final_t) {
         s->final = v;
         *final_t = t;
     }
-    if (v < s->low)
+    if (isnan(v)) /* no peak, no low: a NaN is only ever a last value */
+        return;
+    if (isnan(s->peak) || v > s->peak || (v == s->peak && t < s->peak_t_ns)) {
+        s->peak = v;
+        s->peak_t_ns = t;
+    }
+    if (isnan(s->low) || v < s->low)
         s->low = v;
 }
 

@@ -264,6 +264,7 @@ Test(model_series, report_agrees_with_whole)
 Test(model_series, recorded_steps_keep_their_samples)
 {
     const char *path = fx_path("recorded.prof");
+    unsetenv("PROF_MEMORY_INTERVAL_MS"); /* samples at step ends only */
     prof_config cfg = { 0 };
     cfg.output = path;
     cr_assert_eq(prof_start(&cfg), 0);
@@ -297,4 +298,107 @@ Test(model_series, recorded_steps_keep_their_samples)
     cr_assert_eq(with_point, complete, "%zu of %zu kept steps kept their sample", with_point,
                  complete);
     profile_model_free(&m);
+}
+
+/* The step_outliers finding of a thinned read against the whole one. */
+static void outliers_agree(const char *path, const char *keep)
+{
+    unsetenv("PROF_MODEL_KEEP");
+    cJSON *whole = au_report(path, NULL);
+    setenv("PROF_MODEL_KEEP", keep, 1);
+    cJSON *thin = au_report(path, NULL);
+    const cJSON *fw = au_finding(whole, "step_outliers", NULL);
+    const cJSON *ft = au_finding(thin, "step_outliers", NULL);
+    cr_assert_not_null(fw);
+    cr_assert_not_null(ft, "the thinned read lost the outliers");
+    const cJSON *ew = au_get(fw, "evidence"), *et = au_get(ft, "evidence");
+    cr_assert_eq(au_num(et, "count"), au_num(ew, "count"));
+    cr_assert_eq(au_num(et, "max_ns"), au_num(ew, "max_ns"));
+    char *lw = cJSON_PrintUnformatted(au_get(ew, "steps"));
+    char *lt = cJSON_PrintUnformatted(au_get(et, "steps"));
+    cr_assert_str_eq(lt, lw);
+    free(lw);
+    free(lt);
+    /* a kept step is flagged in the steps list exactly when the finding
+     * has it (which names the first 20) */
+    const cJSON *st, *n, *list = au_get(et, "steps");
+    int nlist = cJSON_GetArraySize(list);
+    double upto = nlist < 20 ? INFINITY : cJSON_GetArrayItem(list, 19)->valuedouble;
+    cJSON_ArrayForEach(st, au_get(thin, "steps")) {
+        int listed = 0;
+        cJSON_ArrayForEach(n, list)
+            listed |= n->valuedouble == au_num(st, "number");
+        if (au_num(st, "number") <= upto)
+            cr_assert_eq(cJSON_IsTrue(au_get(st, "outlier")), listed, "step %.0f",
+                         au_num(st, "number"));
+    }
+    cJSON_Delete(whole);
+    cJSON_Delete(thin);
+}
+
+/* The first step, which the test leaves out, thinned away or not: the
+ * outliers are those of the whole read. */
+Test(model_series, first_step_left_out_either_way)
+{
+    const char *path = fx_path("thirds.prof");
+    synth *s = synth_open(path, NULL);
+    cr_assert_not_null(s);
+    synth_rng rng = { 11 };
+    uint64_t t = FX_MS;
+    for (uint32_t i = 0; i < 3000; i++) {
+        uint64_t d = synth_jitter(&rng, STEP_NS, 0.02) * (i % 3 == 2 ? 8 : 1);
+        synth_step(s, 0, i, PROF_STEP_SAMPLED, t, d);
+        t += d;
+    }
+    prof_error err = { 0 };
+    cr_assert_eq(synth_close(s, &err), 0, "%s", err.message);
+    outliers_agree(path, "256");
+    outliers_agree(path, "100");
+}
+
+/* Two steps numbered 0: the earlier one is the first step, as in step
+ * order (number, then start), thinned or not. */
+Test(model_series, first_of_equal_numbers)
+{
+    const char *path = fx_path("twice.prof");
+    synth *s = synth_open(path, NULL);
+    cr_assert_not_null(s);
+    synth_rng rng = { 5 };
+    synth_step(s, 0, 0, PROF_STEP_SAMPLED, FX_MS, 5 * FX_MS);
+    synth_step(s, 0, 0, PROF_STEP_SAMPLED, 6 * FX_MS, 200 * FX_MS);
+    uint64_t t = 206 * FX_MS;
+    for (uint32_t i = 1; i < 6000; i++) {
+        uint64_t d = synth_jitter(&rng, STEP_NS, 0.02);
+        synth_step(s, 0, i, PROF_STEP_SAMPLED, t, d);
+        t += d;
+    }
+    prof_error err = { 0 };
+    cr_assert_eq(synth_close(s, &err), 0, "%s", err.message);
+    outliers_agree(path, "16");
+}
+
+/* A NaN counter value, first in the file but late in time, is in no
+ * minimum or maximum, thinned or not. */
+Test(model_series, nan_counter_values)
+{
+    const char *path = fx_path("nan.prof");
+    synth *s = synth_open(path, NULL);
+    cr_assert_not_null(s);
+    synth_counter(s, 0, "loss", 1000 * FX_MS, NAN);
+    for (uint32_t i = 1; i <= 100; i++)
+        synth_counter(s, 0, "loss", i * FX_MS, (double)i);
+    prof_error err = { 0 };
+    cr_assert_eq(synth_close(s, &err), 0, "%s", err.message);
+    const char *keep[] = { NULL, "16" };
+    for (int k = 0; k < 2; k++) {
+        if (keep[k])
+            setenv("PROF_MODEL_KEEP", keep[k], 1);
+        else
+            unsetenv("PROF_MODEL_KEEP");
+        cJSON *r = au_report(path, NULL);
+        const cJSON *c = cJSON_GetArrayItem(au_get(r, "counters"), 0);
+        cr_assert_eq(au_num(c, "min"), 1.0, "keeping %s", keep[k] ? keep[k] : "all");
+        cr_assert_eq(au_num(c, "max"), 100.0, "keeping %s", keep[k] ? keep[k] : "all");
+        cJSON_Delete(r);
+    }
 }
