@@ -68,66 +68,59 @@ static int by_number(const void *pa, const void *pb)
     return (a->start_ns > b->start_ns) - (a->start_ns < b->start_ns);
 }
 
-/* The longest step of the profile but the first, from the longest ones. */
-static model_long_step longest_of_profile(const model_step_durations *d)
+/* The longest steps of the profile (model_step_durations.longest) but
+ * the first, into v (room for d->nlongest); their number. */
+static size_t longest_but_first(const model_step_durations *d, model_long_step *v)
 {
-    model_long_step w = { 0, 0, 0 };
+    size_t n = 0;
     int first_left = 0;
     for (size_t i = 0; i < d->nlongest; i++) {
-        const model_long_step *x = &d->longest[i];
-        if (!first_left && is_first(d, x)) {
+        if (!first_left && is_first(d, &d->longest[i]))
             first_left = 1;
-            continue;
-        }
-        if (x->dur_ns > w.dur_ns || (x->dur_ns == w.dur_ns && by_number(x, &w) < 0))
-            w = *x;
+        else
+            v[n++] = d->longest[i];
     }
-    return w;
+    return n;
 }
 
 /* Over a thinned model the test's median and spread come from the kept
  * steps, but the outliers themselves from the longest steps of the whole
- * profile (model_step_durations.longest), which hold every outlier unless
- * even the shortest of them is one: then the kept steps' outliers
- * estimate their number and excess, scaled, and the worst is still the
- * profile's. The first step is left out, as above. */
+ * profile, which hold every outlier unless even the shortest of them is
+ * one: then the kept steps' outliers estimate their number and excess,
+ * scaled, and the worst is still the profile's longest. The first step is
+ * left out, as above. */
 static int outliers_of_profile(const model_step_durations *d, step_stats *s)
 {
     if (s->n < 4 || d->nlongest == 0)
         return 0;
-    int all_held = d->nlongest == d->n;
-    size_t lowest = 0;
+    model_long_step *v = malloc(d->nlongest * sizeof *v);
+    if (!v)
+        return -1;
+    size_t n = longest_but_first(d, v), lowest = 0;
     for (size_t i = 1; i < d->nlongest; i++)
         if (d->longest[i].dur_ns < d->longest[lowest].dur_ns)
             lowest = i;
-    if (!all_held && is_outlier(s, (double)d->longest[lowest].dur_ns)) {
+    qsort(v, n, sizeof *v, by_number);
+    if (d->nlongest < d->n && is_outlier(s, (double)d->longest[lowest].dur_ns)) {
         s->outliers_estimated = 1;
         s->noutliers = (size_t)llround((double)s->noutliers * s->scale);
         s->excess *= s->scale;
-        s->worst = longest_of_profile(d);
+        for (size_t i = 0; i < n; i++) /* the first of equals, in step order */
+            if (i == 0 || v[i].dur_ns > s->worst.dur_ns)
+                s->worst = v[i];
+        free(v);
         return 0;
     }
-    model_long_step *v = malloc((d->nlongest ? d->nlongest : 1) * sizeof *v);
-    if (!v)
-        return -1;
-    size_t n = 0;
-    int first_left = 0;
-    for (size_t i = 0; i < d->nlongest; i++) {
-        const model_long_step *x = &d->longest[i];
-        if (!first_left && is_first(d, x)) {
-            first_left = 1;
-            continue;
-        }
-        if (is_outlier(s, (double)x->dur_ns))
-            v[n++] = *x;
-    }
-    qsort(v, n, sizeof *v, by_number);
+    size_t k = 0;
     s->excess = 0;
     for (size_t i = 0; i < n; i++)
-        s->excess += (double)v[i].dur_ns - s->median;
+        if (is_outlier(s, (double)v[i].dur_ns)) {
+            s->excess += (double)v[i].dur_ns - s->median;
+            v[k++] = v[i];
+        }
     free(s->outliers);
     s->outliers = v;
-    s->nlisted = s->noutliers = n;
+    s->nlisted = s->noutliers = k;
     return 0;
 }
 

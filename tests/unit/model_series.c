@@ -402,3 +402,35 @@ Test(model_series, nan_counter_values)
         cJSON_Delete(r);
     }
 }
+
+/* More outliers than the longest steps kept apart: the kept steps'
+ * outliers estimate their number, and say so; the worst is the run's. */
+Test(model_series, many_outliers_estimated)
+{
+    const char *path = fx_path("many.prof");
+    synth *s = synth_open(path, NULL);
+    cr_assert_not_null(s);
+    synth_rng rng = { 3 };
+    uint64_t t = FX_MS;
+    for (uint32_t i = 0; i < 15000; i++) {
+        uint64_t d = synth_jitter(&rng, STEP_NS, 0.02) * (i % 3 == 2 ? 8 : 1);
+        synth_step(s, 0, i, PROF_STEP_SAMPLED, t, d);
+        t += d;
+    }
+    prof_error err = { 0 };
+    cr_assert_eq(synth_close(s, &err), 0, "%s", err.message);
+    unsetenv("PROF_MODEL_KEEP");
+    cJSON *whole = au_report(path, NULL);
+    setenv("PROF_MODEL_KEEP", "1024", 1);
+    cJSON *thin = au_report(path, NULL);
+    const cJSON *ew = au_get(au_finding(whole, "step_outliers", NULL), "evidence");
+    const cJSON *et = au_get(au_finding(thin, "step_outliers", NULL), "evidence");
+    cr_assert_null(cJSON_GetObjectItemCaseSensitive(ew, "estimated"));
+    cr_assert(cJSON_IsTrue(au_get(et, "estimated")));
+    cr_assert_eq(au_num(ew, "count"), 5000.0);
+    cr_assert_float_eq(au_num(et, "count"), 5000.0, 0.25 * 5000.0);
+    cr_assert_eq(au_num(et, "max_ns"), au_num(ew, "max_ns"));
+    cr_assert(strncmp(au_str(au_finding(thin, "step_outliers", NULL), "title"), "about ", 6) == 0);
+    cJSON_Delete(whole);
+    cJSON_Delete(thin);
+}
