@@ -177,15 +177,6 @@ void section_counters(analysis_ctx *c, cJSON *report)
         cJSON *o = jpush_obj(c, arr);
         jstr(c, o, RK_NAME, s->name);
         cJSON *pts = jarr(c, o, RK_POINTS);
-        double lo = s->low, hi = s->peak, final = s->final; /* of every sample */
-        if (!s->thinning) {
-            lo = hi = s->samples[0].value;
-            for (size_t k = 0; k < s->nsamples; k++) {
-                lo = s->samples[k].value < lo ? s->samples[k].value : lo;
-                hi = s->samples[k].value > hi ? s->samples[k].value : hi;
-            }
-            final = s->samples[s->nsamples - 1].value;
-        }
         size_t *keep, n = report_points(c, s, s->nsamples, sample_value, &keep);
         for (size_t k = 0; k < n; k++) {
             size_t at = keep ? keep[k] : k;
@@ -197,9 +188,9 @@ void section_counters(analysis_ctx *c, cJSON *report)
         jnum(c, o, RK_SAMPLES, (double)s->total);
         if (s->thinning)
             jnum(c, o, RK_SAMPLES_KEPT, (double)s->nsamples);
-        jnum(c, o, RK_MIN, lo);
-        jnum(c, o, RK_MAX, hi);
-        jnum(c, o, RK_FINAL, final);
+        jnum(c, o, RK_MIN, s->low); /* of every sample (series.c) */
+        jnum(c, o, RK_MAX, s->peak);
+        jnum(c, o, RK_FINAL, s->final);
     }
     free(listed);
     if (cut)
