@@ -65,13 +65,43 @@ static void long_run_write(long_run *r)
     cr_assert_eq(synth_close(s, &err), 0, "%s", err.message);
 }
 
-static void load_keeping(const char *path, const char *keep, profile_model *m)
+static void keep_at(const char *keep)
 {
     if (keep)
         setenv("PROF_MODEL_KEEP", keep, 1);
     else
         unsetenv("PROF_MODEL_KEEP");
+}
+
+static void load_keeping(const char *path, const char *keep, profile_model *m)
+{
+    keep_at(keep);
     au_load(path, m);
+}
+
+/* The report of path read keeping keep steps and samples (NULL: all). */
+static cJSON *report_keeping(const char *path, const char *keep)
+{
+    keep_at(keep);
+    return au_report(path, NULL);
+}
+
+/* n steps of STEP_NS with jitter, every third 8 times as long. */
+static const char *write_thirds(const char *name, uint32_t n, uint64_t seed)
+{
+    const char *path = fx_path(name);
+    synth *s = synth_open(path, NULL);
+    cr_assert_not_null(s);
+    synth_rng rng = { seed };
+    uint64_t t = FX_MS;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t d = synth_jitter(&rng, STEP_NS, 0.02) * (i % 3 == 2 ? 8 : 1);
+        synth_step(s, 0, i, PROF_STEP_SAMPLED, t, d);
+        t += d;
+    }
+    prof_error err = { 0 };
+    cr_assert_eq(synth_close(s, &err), 0, "%s", err.message);
+    return path;
 }
 
 Test(model_series, thinned_steps_and_samples)
@@ -201,10 +231,8 @@ Test(model_series, report_agrees_with_whole)
 {
     static long_run r;
     long_run_write(&r);
-    unsetenv("PROF_MODEL_KEEP");
-    cJSON *whole = au_report(r.path, NULL);
-    setenv("PROF_MODEL_KEEP", KEEP, 1);
-    cJSON *thin = au_report(r.path, NULL);
+    cJSON *whole = report_keeping(r.path, NULL);
+    cJSON *thin = report_keeping(r.path, KEEP);
     au_assert_valid(thin, SCHEMA, "report");
 
     const cJSON *sw = au_get(whole, "summary"), *st = au_get(thin, "summary");
@@ -303,10 +331,8 @@ Test(model_series, recorded_steps_keep_their_samples)
 /* The step_outliers finding of a thinned read against the whole one. */
 static void outliers_agree(const char *path, const char *keep)
 {
-    unsetenv("PROF_MODEL_KEEP");
-    cJSON *whole = au_report(path, NULL);
-    setenv("PROF_MODEL_KEEP", keep, 1);
-    cJSON *thin = au_report(path, NULL);
+    cJSON *whole = report_keeping(path, NULL);
+    cJSON *thin = report_keeping(path, keep);
     const cJSON *fw = au_finding(whole, "step_outliers", NULL);
     const cJSON *ft = au_finding(thin, "step_outliers", NULL);
     cr_assert_not_null(fw);
@@ -340,18 +366,7 @@ static void outliers_agree(const char *path, const char *keep)
  * outliers are those of the whole read. */
 Test(model_series, first_step_left_out_either_way)
 {
-    const char *path = fx_path("thirds.prof");
-    synth *s = synth_open(path, NULL);
-    cr_assert_not_null(s);
-    synth_rng rng = { 11 };
-    uint64_t t = FX_MS;
-    for (uint32_t i = 0; i < 3000; i++) {
-        uint64_t d = synth_jitter(&rng, STEP_NS, 0.02) * (i % 3 == 2 ? 8 : 1);
-        synth_step(s, 0, i, PROF_STEP_SAMPLED, t, d);
-        t += d;
-    }
-    prof_error err = { 0 };
-    cr_assert_eq(synth_close(s, &err), 0, "%s", err.message);
+    const char *path = write_thirds("thirds.prof", 3000, 11);
     outliers_agree(path, "256");
     outliers_agree(path, "100");
 }
@@ -391,11 +406,7 @@ Test(model_series, nan_counter_values)
     cr_assert_eq(synth_close(s, &err), 0, "%s", err.message);
     const char *keep[] = { NULL, "16" };
     for (int k = 0; k < 2; k++) {
-        if (keep[k])
-            setenv("PROF_MODEL_KEEP", keep[k], 1);
-        else
-            unsetenv("PROF_MODEL_KEEP");
-        cJSON *r = au_report(path, NULL);
+        cJSON *r = report_keeping(path, keep[k]);
         const cJSON *c = cJSON_GetArrayItem(au_get(r, "counters"), 0);
         cr_assert_eq(au_num(c, "min"), 1.0, "keeping %s", keep[k] ? keep[k] : "all");
         cr_assert_eq(au_num(c, "max"), 100.0, "keeping %s", keep[k] ? keep[k] : "all");
@@ -407,22 +418,9 @@ Test(model_series, nan_counter_values)
  * outliers estimate their number, and say so; the worst is the run's. */
 Test(model_series, many_outliers_estimated)
 {
-    const char *path = fx_path("many.prof");
-    synth *s = synth_open(path, NULL);
-    cr_assert_not_null(s);
-    synth_rng rng = { 3 };
-    uint64_t t = FX_MS;
-    for (uint32_t i = 0; i < 15000; i++) {
-        uint64_t d = synth_jitter(&rng, STEP_NS, 0.02) * (i % 3 == 2 ? 8 : 1);
-        synth_step(s, 0, i, PROF_STEP_SAMPLED, t, d);
-        t += d;
-    }
-    prof_error err = { 0 };
-    cr_assert_eq(synth_close(s, &err), 0, "%s", err.message);
-    unsetenv("PROF_MODEL_KEEP");
-    cJSON *whole = au_report(path, NULL);
-    setenv("PROF_MODEL_KEEP", "1024", 1);
-    cJSON *thin = au_report(path, NULL);
+    const char *path = write_thirds("many.prof", 15000, 3);
+    cJSON *whole = report_keeping(path, NULL);
+    cJSON *thin = report_keeping(path, "1024");
     const cJSON *ew = au_get(au_finding(whole, "step_outliers", NULL), "evidence");
     const cJSON *et = au_get(au_finding(thin, "step_outliers", NULL), "evidence");
     cr_assert_null(cJSON_GetObjectItemCaseSensitive(ew, "estimated"));
