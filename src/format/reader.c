@@ -8,10 +8,11 @@
  * that was cut short, so reading stops quietly at the first damaged block
  * and the status says what was lost.
  *
- * The producer (reader_prefetch.c) hands over batches of events, or what
- * fetching a block gave; this side takes them in order, keeps what the API
- * shows (status, thread names, errors), checks the footer and gives every
- * fault its place (reader_int.h says how the files share the work). */
+ * The producer (reader_prefetch.c) hands over what fetching each block
+ * gave; this side takes them in order, decodes the blocks' records into
+ * batches of events, keeps what the API shows (status, thread names,
+ * errors), checks the footer and gives every fault its place (reader_int.h
+ * says how the files share the work). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,8 @@ static prof_err reader_init(prof_reader *r, prof_error *err)
     prof_err e = pf_read_header(r, err);
     if (e != PROF_OK)
         return e;
-    if (!(r->prod.dctx = ZSTD_createDCtx()))
+    if (!(r->prod.dctx = ZSTD_createDCtx()) ||
+        !(r->events = malloc(BATCH_EVENTS * sizeof *r->events)))
         return prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
     r->st.file_size = r->file.size;
     r->offset = r->prod.offset = r->file.first_block;
@@ -149,37 +151,48 @@ static void skip_blocks(prof_reader *r, uint64_t n, uint64_t bytes)
 
 /* ---- handing events out ----------------------------------------------------------- */
 
-/* Moves to the next batch. Returns 1 when it is ready (its events, maybe
- * none, are to be handed out), or next()'s result (0 end, -1 error). */
-static int reader_load_batch(prof_reader *r)
+/* Moves to the next block. Returns 1 when it is ready to decode (or there
+ * is none, a skipped one), or next()'s result (0 end, -1 error). */
+static int reader_load_block(prof_reader *r)
 {
-    batch *it = pf_batch_next(r);
-    r->cur = NULL;
-    if (it->skipped)
-        skip_blocks(r, it->skipped, it->skipped_bytes);
+    pf_item *it = pf_item_next(r);
+    const block_buf *b = &it->blk;
+    r->block_left = 0;
+    if (b->skipped)
+        skip_blocks(r, b->skipped, b->skipped_bytes);
     switch (it->what) {
     case FETCH_END:
         r->done = 1;
         return 0;
     case FETCH_CUT:
-        return reader_stop(r, &it->err, 1);
+        return reader_stop(r, &b->err, 1);
     case FETCH_FOOTER:
-        return reader_footer(r, it->footer, it->footer_len);
+        return reader_footer(r, b->payload, b->rawlen);
     case FETCH_SKIP: /* (pf_block_fetch goes past these) */
-        skip_blocks(r, 1, it->stored_len);
+        skip_blocks(r, 1, b->stored_len);
         return 1;
     case FETCH_BLOCK:
         break;
     }
-    if (it->begins) {
-        r->block_offset = r->offset;
-        r->offset = it->next;
-        r->st.bytes_read = r->offset;
-        r->st.blocks++;
-    }
-    r->cur = it;
-    r->next_event = 0;
+    r->block_offset = r->offset;
+    r->offset = b->next;
+    r->st.bytes_read = r->offset;
+    r->st.blocks++;
+    r->block_left = 1;
+    pf_decode_block(&r->dec, b);
     return 1;
+}
+
+/* Decodes the next batch of the current block into r->events; a fault
+ * ends the block, in r->fault, after the events before it. Without a
+ * producing thread the batch function runs here, as the events are. */
+static void reader_decode_batch(prof_reader *r)
+{
+    r->nevents = r->next_event = 0;
+    if (pf_decode_batch(&r->dec, r->events, &r->nevents, &r->fault))
+        r->block_left = 0;
+    if (r->prod.batch_fn && !r->pf && r->nevents)
+        r->prod.batch_fn(r->prod.batch_arg, r->events, r->nevents);
 }
 
 /* The caller's side of a thread definition being handed out. */
@@ -219,23 +232,25 @@ static int no_memory_for_names(prof_reader *r)
  * function is not called after that. */
 static int reader_end(prof_reader *r, int rc)
 {
-    pf_prefetch_stop(r);
-    return rc;
+    return pf_prefetch_end(r, rc);
 }
 
-/* Makes r->cur a batch with events left. 1, or 0 at the end or -1 on an
- * error, as prof_reader_next(). */
+/* Makes r->events a batch with events left. 1, or 0 at the end or -1 on
+ * an error, as prof_reader_next(). */
 static int events_ready(prof_reader *r)
 {
     for (;;) {
         if (r->done)
             return reader_end(r, r->err.code ? -1 : 0);
-        batch *it = r->cur;
-        if (it && r->next_event < it->nevents)
+        if (r->next_event < r->nevents)
             return 1;
-        if (it && it->err.code != PROF_OK)
-            return reader_end(r, reader_stop(r, &it->err, 0));
-        int rc = reader_load_batch(r);
+        if (r->fault.code != PROF_OK)
+            return reader_end(r, reader_stop(r, &r->fault, 0));
+        if (r->block_left) {
+            reader_decode_batch(r);
+            continue;
+        }
+        int rc = reader_load_block(r);
         if (rc <= 0)
             return reader_end(r, rc);
     }
@@ -246,7 +261,7 @@ int prof_reader_next(prof_reader *r, prof_event *ev)
     int rc = events_ready(r);
     if (rc <= 0)
         return rc;
-    *ev = r->cur->events[r->next_event];
+    *ev = r->events[r->next_event];
     if (event_taken(r, ev) < 0)
         return reader_end(r, no_memory_for_names(r));
     r->next_event++;
@@ -258,16 +273,15 @@ int prof_reader_next_batch(prof_reader *r, const prof_event **events, size_t *co
     int rc = events_ready(r);
     if (rc <= 0)
         return rc;
-    const batch *it = r->cur;
     size_t first = r->next_event, i = first;
-    for (; i < it->nevents; i++)
-        if (event_taken(r, &it->events[i]) < 0) {
+    for (; i < r->nevents; i++)
+        if (event_taken(r, &r->events[i]) < 0) {
             if (i == first)
                 return reader_end(r, no_memory_for_names(r));
             break; /* those before it now; the next call meets it again */
         }
     r->next_event = (uint32_t)i;
-    *events = &it->events[first];
+    *events = &r->events[first];
     *count = i - first;
     return 1;
 }
@@ -342,10 +356,14 @@ void prof_reader_close(prof_reader *r)
         close(r->file.fd);
     ZSTD_freeDCtx(r->prod.dctx);
     free(r->meta);
-    for (size_t i = 0; i < BATCH_RING; i++)
-        free(r->ring[i].events);
-    pf_block_buf_free(&r->prod.blk);
-    pf_decoder_free(&r->prod.dec);
+    for (size_t i = 0; i < PF_RING; i++)
+        pf_block_buf_free(&r->ring[i].blk);
+    ZSTD_freeDCtx(r->fnp.dctx);
+    free(r->fnp.events);
+    pf_decoder_free(&r->fnp.dec);
+    pf_block_buf_free(&r->fn_item.blk);
+    free(r->events);
+    pf_decoder_free(&r->dec);
     free(r->threads);
     free(r);
 }

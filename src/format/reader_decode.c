@@ -1,8 +1,9 @@
 /* reader_decode.c - records to events (format §6): the decoder generated
  * from the record table of records.h, the string table that names resolve
  * through, and the checks of §9 on what definitions may keep. Runs on the
- * producer's side, one block at a time; it keeps names (and thread names)
- * in an arena until the reader is closed, as the API promises. */
+ * caller's side, one block at a time (and on the producing thread for a
+ * batch function, with a decoder of its own); it keeps names (and thread
+ * names) in an arena until the reader is closed, as the API promises. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -389,29 +390,29 @@ void pf_decode_block(decoder *d, const block_buf *b)
     d->cursor = 0;
 }
 
-int pf_decode_batch(decoder *d, batch *it)
+int pf_decode_batch(decoder *d, prof_event *events, uint32_t *n, prof_error *fault)
 {
     for (;;) {
         if (d->left == 0) {
             if (d->p != d->end) {
-                prof_error_set(&it->err, PROF_ERR_CORRUPT, "%llu bytes after the last record",
+                prof_error_set(fault, PROF_ERR_CORRUPT, "%llu bytes after the last record",
                                (unsigned long long)(d->end - d->p));
             }
             return 1;
         }
-        if (it->nevents == BATCH_EVENTS)
+        if (*n == BATCH_EVENTS)
             return 0;
         if (d->p >= d->end) {
-            prof_error_set(&it->err, PROF_ERR_CORRUPT,
+            prof_error_set(fault, PROF_ERR_CORRUPT,
                            "payload ends %lu records short of its count", (unsigned long)d->left);
             return 1;
         }
         d->left--;
-        int rc = decode_record(d, &it->events[it->nevents]);
+        int rc = decode_record(d, &events[*n]);
         if (rc == 1)
-            it->nevents++;
+            (*n)++;
         else if (rc < 0) {
-            it->err = d->err;
+            *fault = d->err;
             return 1;
         }
     }

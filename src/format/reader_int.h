@@ -6,24 +6,32 @@
  *   reader_header.c    the file header, the metadata and the trailer
  *   reader_block.c     fetching a block: header, checksums, zstd, windows
  *   reader_decode.c    decoding records into events; the string table
- *   reader_prefetch.c  producing batches of events, on a thread ahead of
- *                      the caller (file sources) or on demand
- *   reader.c           the public API: opening, handing events out, the
- *                      status, the footer check, closing
+ *   reader_prefetch.c  fetching blocks, on a thread ahead of the caller
+ *                      (file sources) or on demand
+ *   reader.c           the public API: opening, decoding and handing
+ *                      events out, the status, the footer check, closing
  *
- * Reading is split in two: a producer fetches blocks and decodes their
- * records into batches of events, carrying the string table; the caller's
- * side takes the batches in order and keeps what the API shows (status,
- * thread names, errors). The producer depends only on the file's bytes
- * (pf_file, fixed once opened), so for files it runs on a second thread, up
- * to BATCH_RING batches ahead; damage it meets is handed over as a value
- * and acted on when the caller reaches it, so events, status and errors are
- * exactly those of reading on one thread (what memory sources do).
+ * Reading is split in two: a producer fetches blocks (reads them, checks
+ * their checksums, decompresses them); the caller's side takes them in
+ * order, decodes their records into batches of events with its own string
+ * table, and keeps what the API shows (status, thread names, errors). The
+ * producer depends only on the file's bytes (pf_file, fixed once opened),
+ * so for files it runs on a second thread, up to PF_RING blocks ahead;
+ * damage it meets is handed over as a value and acted on when the caller
+ * reaches it, so events, status and errors are exactly those of reading on
+ * one thread (what memory sources do). What crosses between the threads
+ * is a block's decompressed bytes, about 8 bytes an event, not its decoded
+ * events (88 bytes each): on machines whose cores share little cache,
+ * moving the events cost more than decoding them. For the same reason a
+ * batch function (prof_reader_set_batch_fn) gets a thread that fetches
+ * and decodes every block for it alone, with a string table of its own,
+ * while the caller fetches its blocks itself: only the function's results
+ * cross between the cores, once, at the end.
  *
  * Errors take one path. A fault is written with prof_error_set() into the
  * prof_error of the stage that finds it: the caller's err while opening,
  * the fetched block's (block_buf.err), the decoder's (decoder.err). The
- * producer hands it over by value in the batch (batch.err), and the
+ * producer hands it over by value in the item (pf_item.blk.err), and the
  * caller's side gives it its place, "block N at offset O: ", in one
  * function, reader_stop() in reader.c, which makes it the reader's error or,
  * for damage to a file that promised no footer, the status's detail of what
@@ -35,6 +43,7 @@
 #define PROF_FORMAT_READER_INT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
@@ -45,11 +54,16 @@
 /* The reader's own memory, not limits of the format. */
 #define ARENA_CHUNK (64u << 10) /* strings and thread names are kept in these */
 #define BATCH_EVENTS 2048u      /* events decoded per batch                   */
-/* Batches in flight, the caller's included. A waiting side is woken when
+/* Blocks in flight, the caller's included. A waiting side is woken when
  * half the ring is ready for it, so the ring sets how often the threads
- * sleep and wake: 4 meant about 1,300 sleeps on 10 million events. A slot
- * is allocated when first filled. */
-#define BATCH_RING 8
+ * sleep and wake. A slot keeps its buffers for the next block unless they
+ * grew past PF_SLOT_KEEP; and past the first block ahead, the producer
+ * waits while the blocks ahead hold PF_AHEAD_BYTES: large blocks are rare
+ * (the recorder writes tens of kilobytes), and reading ahead must not
+ * hold PF_RING of the largest a file may have. */
+#define PF_RING 8
+#define PF_SLOT_KEEP (1u << 20)
+#define PF_AHEAD_BYTES (8u << 20)
 
 /* What opening learned of the file, fixed from then on: all of the reader
  * that the producing thread reads besides its own state. */
@@ -119,45 +133,52 @@ typedef struct decoder {
     prof_error err;         /* damage found, or memory that ran out       */
 } decoder;
 
-/* The producer's state: where it is in the file and in the block. */
+/* A producer's state: where it is in the file; and, for one that runs a
+ * batch function, the decoder and the batch it decodes into. */
 typedef struct producer {
     ZSTD_DCtx *dctx;
-    block_buf blk;
     fetch_window win;
     uint64_t offset;        /* next block header to fetch                 */
-    int in_block;           /* records of blk are left to decode          */
-    decoder dec;
+    decoder dec;            /* the batch function's                        */
+    prof_event *events;     /* its batch, BATCH_EVENTS allocated          */
     prof_batch_fn batch_fn; /* prof_reader_set_batch_fn, or NULL          */
     void *batch_arg;
 } producer;
 
-/* What the producer hands over, in file order: the events of a block (the
- * first batch of each block says so), or the outcome of fetching one. */
-typedef struct batch {
+/* What the producer hands over, in file order: what fetching a block gave,
+ * with the block's bytes. blk says which blocks the window skipped first
+ * (skipped, skipped_bytes); FETCH_BLOCK: the block to decode; FETCH_FOOTER:
+ * its payload; FETCH_CUT: the damage, in blk.err. */
+typedef struct pf_item {
     fetch_outcome what;
-    int begins;             /* FETCH_BLOCK: the first batch of its block  */
-    uint64_t next;          /* begins: offset after the block             */
-    uint32_t stored_len;    /* FETCH_SKIP                                 */
-    uint64_t skipped, skipped_bytes; /* blocks the window skipped first   */
-    prof_event *events;     /* FETCH_BLOCK, BATCH_EVENTS allocated        */
-    uint32_t nevents;
-    prof_error err;         /* FETCH_CUT; FETCH_BLOCK: a fault after the
-                               events when its code is not PROF_OK        */
-    uint8_t footer[PF_FOOTER_FIXED]; /* FETCH_FOOTER: its fixed part      */
-    size_t footer_len;
-} batch;
+    block_buf blk;          /* its buffers are the slot's, reused         */
+    uint64_t bytes;         /* the block's bytes, against PF_AHEAD_BYTES  */
+} pf_item;
 
 /* The producing thread and the ring it fills: ring[taken % N] is the
- * caller's, the thread fills ring[filled % N] while filled - taken < N. */
+ * caller's, the thread fills ring[filled % N] while filled - taken < N
+ * (and the bytes ahead allow).
+ * A side that finds nothing to do spins a while on the counters before it
+ * sleeps on cv: when both sides take about as long, each waits on the
+ * other thousands of times a read, and a sleep and a wake cost a system
+ * call each (futex), far more than the wait. The store of a counter and
+ * the load of the other side's flag are sequentially consistent, and so
+ * are the flag's store and the counter's load, so that a side going to
+ * sleep either sees the counter moved or is seen to sleep. */
 typedef struct prefetch {
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    uint64_t filled, taken;
+    _Atomic uint64_t filled, taken;
+    _Atomic uint64_t ahead; /* bytes of the items filled and not taken   */
     int holding;            /* the caller holds ring[taken % N]           */
-    int stop;
-    int producer_waits, caller_waits; /* asleep on cv: wake only then,
-                                        the producer at half a ring free */
+    int fn_alone;           /* the thread fetches and decodes every block
+                               itself for the batch function (r->fnp), and
+                               the caller fetches its own on demand        */
+    uint64_t fn_blocks;     /* fn_alone: blocks the function ran over      */
+    int fn_failed;          /* ... until memory or a read failed it        */
+    atomic_int stop;
+    atomic_int producer_waits, caller_waits; /* asleep (or going to sleep) on cv */
     struct prof_reader *r;
 } prefetch;
 
@@ -176,11 +197,16 @@ struct prof_reader {
     uint64_t offset;        /* next block header                          */
     uint64_t block_offset;  /* header of the block being decoded          */
     producer prod;          /* the producer's alone while pf runs         */
-    batch ring[BATCH_RING]; /* ring[0] alone without pf                   */
-    prefetch *pf;           /* NULL: batches are produced on demand       */
+    producer fnp;           /* a batch function's thread (pf->fn_alone)   */
+    pf_item fn_item;        /* the block it fetched last                  */
+    pf_item ring[PF_RING];  /* ring[0] alone without pf                   */
+    prefetch *pf;           /* NULL: blocks are fetched on demand         */
     int want_prefetch;      /* start pf at the first block (file sources) */
-    batch *cur;             /* the batch being handed out                 */
-    uint32_t next_event;    /* its next event                             */
+    int block_left;         /* the block fetched last has records left    */
+    decoder dec;            /* the events handed out are this one's       */
+    prof_event *events;     /* the batch being handed out, BATCH_EVENTS   */
+    uint32_t nevents, next_event;
+    prof_error fault;       /* what ended the block, after those events   */
 
     thread_info *threads;   /* by index, as of the events handed out; a
                                NULL name: not defined                    */
@@ -228,20 +254,27 @@ void pf_block_buf_free(block_buf *b);
 /* Starts decoding the records of the block b holds. */
 void pf_decode_block(decoder *d, const block_buf *b);
 
-/* Decodes records of the current block into it until the batch is full
- * (0) or the block ends (1). A fault ends the block too, in it->err. */
-int pf_decode_batch(decoder *d, batch *it);
+/* Decodes records of the current block into events (BATCH_EVENTS of
+ * room), counted in *n, until the batch is full (0) or the block ends (1).
+ * A fault ends the block too, said in fault. */
+int pf_decode_batch(decoder *d, prof_event *events, uint32_t *n, prof_error *fault);
 
 void pf_decoder_free(decoder *d);
 
 /* ---- reader_prefetch.c --------------------------------------------------- */
 
-/* The next batch: handed over by the producing thread (the one before it
- * is given back), or produced now. Starts the thread at the first call for
+/* The next item: handed over by the producing thread (the one before it
+ * is given back), or fetched now. Starts the thread at the first call for
  * a reader that wants it. */
-batch *pf_batch_next(prof_reader *r);
+pf_item *pf_item_next(prof_reader *r);
 
 /* Stops the producing thread, if one runs; before the source is closed. */
 void pf_prefetch_stop(prof_reader *r);
+
+/* Reading ended with rc (next()'s result): the thread is stopped, or, when
+ * it runs the batch function alone, waited for as it reaches the same end.
+ * Returns rc, or -1 (said in r->err) when reading ended well but the
+ * function could not see every block the caller read. */
+int pf_prefetch_end(prof_reader *r, int rc);
 
 #endif

@@ -1,117 +1,206 @@
-/* reader_prefetch.c - the producer: fetches blocks and decodes their
- * records into batches of events, in file order, for the caller's side to
- * hand out. For file sources it runs on a thread of its own, up to
- * BATCH_RING batches ahead of the caller, so that reading, checksums and
- * zstd overlap with what the caller does with the events; memory sources,
- * and readers whose thread could not start, produce each batch on demand.
- * Either way the batches are the same. Each batch of events goes through
- * the caller's batch function, if it set one, as soon as it is decoded. */
+/* reader_prefetch.c - the producer: fetches blocks (read, checksums, zstd)
+ * in file order into a ring of items for the caller's side to decode. For
+ * file sources it runs on a thread of its own, up to PF_RING blocks ahead
+ * of the caller, so that reading, checksums and zstd overlap with decoding
+ * and what the caller does with the events; memory sources, and readers
+ * whose thread could not start, fetch each block on demand. Either way the
+ * items are the same.
+ *
+ * A reader with a batch function runs it on that thread instead, over
+ * every block, fetched and decoded there a second time (r->fnp), while
+ * the caller fetches its own blocks on demand: the two sides then share
+ * nothing but the function's results (reader_int.h says why). Reading
+ * ended well only when the thread saw the same blocks (pf_prefetch_end). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "format/reader_int.h"
 #include "util/error.h"
 
-/* What fetching the next block gave, into it. Returns 1 when nothing can
- * follow it (the end, damage, the footer), else 0 (more events: decode). */
-static int fetch_next(const pf_file *f, producer *pr, batch *it)
+/* Runs the batch function over the events of block b, decoded with the
+ * producer's own decoder. The decoder meets what the caller's will (the
+ * same bytes, the same checks), except memory running out, which makes the
+ * item damage that ends reading, since the function missed events. Returns
+ * 1 when reading ends at this block. */
+static int fn_run_block(producer *pr, pf_item *it)
 {
-    fetch_outcome o = pf_block_fetch(f, pr->dctx, &pr->win, pr->offset, &pr->blk);
+    prof_error fault = { PROF_OK, "" };
+    pf_decode_block(&pr->dec, &it->blk);
+    for (int end = 0; !end;) {
+        uint32_t n = 0;
+        end = pf_decode_batch(&pr->dec, pr->events, &n, &fault);
+        if (n)
+            pr->batch_fn(pr->batch_arg, pr->events, n);
+    }
+    if (fault.code == PROF_ERR_NOMEM) {
+        it->what = FETCH_CUT;
+        it->blk.err = fault;
+    }
+    return fault.code != PROF_OK;
+}
+
+/* Fetches the next block into it; run_fn: run pr's batch function over
+ * its events. Returns 1 when nothing can follow it (the end, damage, the
+ * footer), else 0. */
+static int produce(const pf_file *f, producer *pr, pf_item *it, int run_fn)
+{
+    block_buf *b = &it->blk;
+    if (b->raw.cap > PF_SLOT_KEEP || b->stored.cap > PF_SLOT_KEEP)
+        pf_block_buf_free(b); /* a rare large block: not kept for the next */
+    fetch_outcome o = pf_block_fetch(f, pr->dctx, &pr->win, pr->offset, b);
     it->what = o;
-    it->skipped = pr->blk.skipped;
-    it->skipped_bytes = pr->blk.skipped_bytes;
-    pr->offset += pr->blk.skipped * PF_BLOCK_HEADER_LEN + pr->blk.skipped_bytes;
+    it->bytes = 0;
+    pr->offset += b->skipped * PF_BLOCK_HEADER_LEN + b->skipped_bytes;
     switch (o) {
     case FETCH_BLOCK:
-        it->begins = 1;
-        it->next = pr->blk.next;
-        pr->offset = pr->blk.next;
-        pr->in_block = 1;
-        pf_decode_block(&pr->dec, &pr->blk);
-        return 0;
+        it->bytes = (uint64_t)b->rawlen + b->stored_len;
+        pr->offset = b->next;
+        return run_fn && pr->batch_fn ? fn_run_block(pr, it) : 0;
     case FETCH_SKIP: /* (pf_block_fetch goes past these) */
-        it->stored_len = pr->blk.stored_len;
-        pr->offset += PF_BLOCK_HEADER_LEN + (uint64_t)pr->blk.stored_len;
+        pr->offset += PF_BLOCK_HEADER_LEN + (uint64_t)b->stored_len;
         return 0;
     case FETCH_FOOTER:
-        it->footer_len = pr->blk.rawlen;
-        memcpy(it->footer, pr->blk.payload,
-               pr->blk.rawlen < PF_FOOTER_FIXED ? pr->blk.rawlen : PF_FOOTER_FIXED);
-        return 1;
     case FETCH_CUT:
-        it->err = pr->blk.err;
-        return 1;
     case FETCH_END:
         return 1;
     }
     return 1;
 }
 
-/* Fills it with what comes next: more events of the block being decoded,
- * or what fetching the next block gave. Returns 1 when nothing can follow
- * it (the end, damage, the footer). */
-static int produce(const pf_file *f, producer *pr, batch *it)
+/* ---- the producing thread ------------------------------------------------------ */
+
+/* How long a side that finds nothing to do spins before it sleeps: about
+ * the time the other side takes over a block on a current core. Sleeping
+ * and waking cost a system call each, far more than most waits. */
+#define PF_SPINS 20000u
+
+static inline void cpu_relax(void)
 {
-    it->begins = 0;
-    it->nevents = 0;
-    it->err.code = PROF_OK;
-    it->skipped = it->skipped_bytes = 0;
-    if (!pr->in_block) {
-        int last = fetch_next(f, pr, it);
-        if (last || it->what != FETCH_BLOCK)
-            return last;
-    }
-    it->what = FETCH_BLOCK;
-    if (!it->events && !(it->events = malloc(BATCH_EVENTS * sizeof *it->events))) {
-        prof_error_set(&it->err, PROF_ERR_NOMEM, "out of memory for decoded events");
-        return 1;
-    }
-    if (pf_decode_batch(&pr->dec, it))
-        pr->in_block = 0;
-    if (pr->batch_fn && it->nevents)
-        pr->batch_fn(pr->batch_arg, it->events, it->nevents);
-    return it->err.code != PROF_OK;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
 }
 
-/* ---- the producing thread ------------------------------------------------------ */
+/* Whether the producer may fill the next slot: one block ahead always,
+ * more while the ring and the bytes ahead allow. */
+static int producer_may_go(prefetch *pf)
+{
+    uint64_t ahead = atomic_load(&pf->filled) - atomic_load(&pf->taken);
+    return atomic_load(&pf->stop) ||
+           (ahead < PF_RING && (ahead <= 1 || atomic_load(&pf->ahead) < PF_AHEAD_BYTES));
+}
+
+static int caller_may_go(prefetch *pf)
+{
+    return atomic_load(&pf->filled) != atomic_load(&pf->taken);
+}
+
+/* Until may_go: spinning a while, then asleep on cv, flagged in asleep.
+ * The flag is set before the last look, and the other side moves its
+ * counter before it looks at the flag (both sequentially consistent), so
+ * a side going to sleep either sees the counter moved or is seen asleep. */
+static void wait_for(prefetch *pf, int (*may_go)(prefetch *), atomic_int *asleep)
+{
+    for (unsigned spin = 0; spin < PF_SPINS; spin++) {
+        if (may_go(pf))
+            return;
+        cpu_relax();
+    }
+    pthread_mutex_lock(&pf->mu);
+    atomic_store(asleep, 1);
+    while (!may_go(pf))
+        pthread_cond_wait(&pf->cv, &pf->mu);
+    atomic_store(asleep, 0);
+    pthread_mutex_unlock(&pf->mu);
+}
+
+/* Wakes the other side if it sleeps and should wake: a woken side has
+ * half a ring to get through (or all there is), so that sleeps stay rare
+ * when one side is much the slower. */
+static void wake_if(prefetch *pf, atomic_int *asleep, int should)
+{
+    if (should && atomic_load(asleep)) {
+        pthread_mutex_lock(&pf->mu);
+        pthread_cond_broadcast(&pf->cv);
+        pthread_mutex_unlock(&pf->mu);
+    }
+}
 
 static void *prefetch_main(void *arg)
 {
     prefetch *pf = arg;
     prof_reader *r = pf->r;
     for (;;) {
-        pthread_mutex_lock(&pf->mu);
-        while (!pf->stop && pf->filled - pf->taken == BATCH_RING) {
-            pf->producer_waits = 1;
-            pthread_cond_wait(&pf->cv, &pf->mu);
-        }
-        pf->producer_waits = 0;
-        int stop = pf->stop;
-        batch *it = &r->ring[pf->filled % BATCH_RING];
-        pthread_mutex_unlock(&pf->mu);
-        if (stop)
+        wait_for(pf, producer_may_go, &pf->producer_waits);
+        if (atomic_load(&pf->stop))
             break;
-        int last = produce(&r->file, &r->prod, it);
-        pthread_mutex_lock(&pf->mu);
-        pf->filled++;
-        /* waking costs a system call: let a waiting caller find half a ring */
-        if (pf->caller_waits && (last || pf->filled - pf->taken >= BATCH_RING / 2))
-            pthread_cond_broadcast(&pf->cv);
-        pthread_mutex_unlock(&pf->mu);
+        uint64_t filled = atomic_load(&pf->filled);
+        pf_item *it = &r->ring[filled % PF_RING];
+        int last = produce(&r->file, &r->prod, it, 0);
+        atomic_fetch_add(&pf->ahead, it->bytes);
+        atomic_store(&pf->filled, filled + 1);
+        wake_if(pf, &pf->caller_waits,
+                last || filled + 1 - atomic_load(&pf->taken) >= PF_RING / 2 ||
+                    !producer_may_go(pf));
         if (last)
             break;
     }
     return NULL;
 }
 
-/* Starts producing ahead; without a thread, batches are produced on
- * demand. */
+/* The batch function's thread: every block, until the end, damage, or a
+ * stop. A fault of its own (memory, a read), not the file's, is noted:
+ * the function then missed events the caller may still get. */
+static void *fn_main(void *arg)
+{
+    prefetch *pf = arg;
+    prof_reader *r = pf->r;
+    pf_item *it = &r->fn_item;
+    while (!atomic_load(&pf->stop)) {
+        int last = produce(&r->file, &r->fnp, it, 1);
+        if (it->what == FETCH_BLOCK)
+            pf->fn_blocks++;
+        if (it->what == FETCH_CUT &&
+            (it->blk.err.code == PROF_ERR_NOMEM || it->blk.err.code == PROF_ERR_IO))
+            pf->fn_failed = 1;
+        if (last)
+            break;
+    }
+    return NULL;
+}
+
+/* The batch function's thread's own fetching and decoding: 0, or -1 out
+ * of memory. */
+static int fn_prepare(prof_reader *r)
+{
+    producer *p = &r->fnp;
+    if (!p->dctx && !(p->dctx = ZSTD_createDCtx()))
+        return -1;
+    if (!p->events && !(p->events = malloc(BATCH_EVENTS * sizeof *p->events)))
+        return -1;
+    p->win = r->prod.win;
+    p->offset = r->file.first_block;
+    p->batch_fn = r->prod.batch_fn;
+    p->batch_arg = r->prod.batch_arg;
+    return 0;
+}
+
+/* Starts the thread: fetching ahead, or running the batch function.
+ * Without it, blocks are fetched on demand and a batch function runs on
+ * the caller's side. */
 static void prefetch_start(prof_reader *r)
 {
     prefetch *pf = calloc(1, sizeof *pf);
     if (!pf)
         return;
     pf->r = r;
+    pf->fn_alone = r->prod.batch_fn != NULL;
+    if (pf->fn_alone && fn_prepare(r) < 0) {
+        free(pf);
+        return;
+    }
     if (pthread_mutex_init(&pf->mu, NULL) != 0) {
         free(pf);
         return;
@@ -121,7 +210,7 @@ static void prefetch_start(prof_reader *r)
         free(pf);
         return;
     }
-    if (pthread_create(&pf->thread, NULL, prefetch_main, pf) != 0) {
+    if (pthread_create(&pf->thread, NULL, pf->fn_alone ? fn_main : prefetch_main, pf) != 0) {
         pthread_cond_destroy(&pf->cv);
         pthread_mutex_destroy(&pf->mu);
         free(pf);
@@ -135,8 +224,8 @@ void pf_prefetch_stop(prof_reader *r)
     prefetch *pf = r->pf;
     if (!pf)
         return;
+    atomic_store(&pf->stop, 1);
     pthread_mutex_lock(&pf->mu);
-    pf->stop = 1;
     pthread_cond_broadcast(&pf->cv);
     pthread_mutex_unlock(&pf->mu);
     pthread_join(pf->thread, NULL);
@@ -146,7 +235,29 @@ void pf_prefetch_stop(prof_reader *r)
     r->pf = NULL;
 }
 
-batch *pf_batch_next(prof_reader *r)
+int pf_prefetch_end(prof_reader *r, int rc)
+{
+    prefetch *pf = r->pf;
+    if (!pf || !pf->fn_alone) {
+        pf_prefetch_stop(r);
+        return rc;
+    }
+    /* It stops by itself where the caller did: at the end, or at the same
+     * damage (the same bytes, the same checks). */
+    pthread_join(pf->thread, NULL);
+    int missed = rc == 0 && (pf->fn_failed || pf->fn_blocks != r->st.blocks - r->skipped_blocks);
+    pthread_cond_destroy(&pf->cv);
+    pthread_mutex_destroy(&pf->mu);
+    free(pf);
+    r->pf = NULL;
+    if (!missed)
+        return rc;
+    prof_error_set(&r->err, PROF_ERR_NOMEM,
+                   "the reader's thread stopped short: out of memory or a read failed");
+    return -1;
+}
+
+pf_item *pf_item_next(prof_reader *r)
 {
     if (r->want_prefetch) {
         r->want_prefetch = 0; /* now: after prof_reader_set_window */
@@ -154,25 +265,19 @@ batch *pf_batch_next(prof_reader *r)
         prefetch_start(r);
     }
     prefetch *pf = r->pf;
-    if (!pf) {
+    if (!pf || pf->fn_alone) {
         r->prod.win = (fetch_window){ r->windowed, r->win_from, r->win_to };
-        produce(&r->file, &r->prod, &r->ring[0]);
+        produce(&r->file, &r->prod, &r->ring[0], 0);
         return &r->ring[0];
     }
-    pthread_mutex_lock(&pf->mu);
     if (pf->holding) {
-        pf->taken++;
-        /* waking costs a system call: let the producer fill half a ring */
-        if (pf->producer_waits && pf->filled - pf->taken <= BATCH_RING / 2)
-            pthread_cond_broadcast(&pf->cv);
+        uint64_t taken = atomic_load(&pf->taken);
+        atomic_fetch_sub(&pf->ahead, r->ring[taken % PF_RING].bytes);
+        atomic_store(&pf->taken, taken + 1);
+        wake_if(pf, &pf->producer_waits,
+                atomic_load(&pf->filled) - (taken + 1) <= PF_RING / 2 && producer_may_go(pf));
     }
-    while (pf->filled == pf->taken) {
-        pf->caller_waits = 1;
-        pthread_cond_wait(&pf->cv, &pf->mu);
-    }
-    pf->caller_waits = 0;
+    wait_for(pf, caller_may_go, &pf->caller_waits);
     pf->holding = 1;
-    batch *it = &r->ring[pf->taken % BATCH_RING];
-    pthread_mutex_unlock(&pf->mu);
-    return it;
+    return &r->ring[atomic_load(&pf->taken) % PF_RING];
 }
