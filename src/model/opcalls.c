@@ -1,18 +1,21 @@
-/* opcalls.c - the per-call statistics of operations (mb_op_call: moments,
- * the duration sketch, time batches), folded where the events are decoded:
- * a batch function of the reader (prof_reader_set_batch_fn), which runs on
- * the reader's own thread, so that this share of building runs beside the
- * call tree, steps and samples that the loading thread builds.
+/* opcalls.c - what the reader's thread folds beside the loading thread:
+ * the per-call statistics of operations (mb_op_call: moments, the
+ * duration sketch, time batches), and the steps, memory series and
+ * counters (series.c). A batch function of the reader
+ * (prof_reader_set_batch_fn) runs it on the reader's own thread, which
+ * fetches and decodes every block for it, so that this share of building
+ * runs beside the call tree that the loading thread builds.
  *
  * It sees the same events in the same order as the loading thread, so it
  * numbers operations as op_find_or_add does (by name and whether a
- * kernel, in order of first appearance) and folds each operation's calls
- * in file order: every statistic, floating-point sums included, comes out
- * bit for bit what folding on one thread gives. mb_calls_finish moves them
- * into the model's operations, checking that both numberings agree.
- * PROF_THREADS=1 (which also keeps the reader on one thread, reader.c)
- * leaves the calls to the loading thread, folded as it meets them: the
- * one-thread build that tests/unit/model_threads.c compares with. */
+ * kernel, in order of first appearance) and folds each operation's calls,
+ * each step and each sample in file order: every statistic, floating-point
+ * sums included, comes out bit for bit what folding on one thread gives.
+ * mb_calls_finish moves them into the model, checking that both
+ * numberings of the operations agree. PROF_THREADS=1 (which also keeps the
+ * reader on one thread, reader.c) leaves all of it to the loading thread,
+ * folded as it meets them: the one-thread build that
+ * tests/unit/model_threads.c compares with. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +26,8 @@ struct mb_calls {
     size_t nops, cap_ops;
     hmap index;            /* ops by (name, is GPU), as op_index        */
     mb_idmap region_ops, kernel_ops; /* name id caches, as the builder's */
+    profile_model series;  /* steps, memory series and counters alone   */
+    model_builder side;    /* their builder: series.c's part of one     */
     int failed;            /* out of memory: the load fails            */
 };
 
@@ -58,17 +63,31 @@ static model_op *op_of(mb_calls *c, const prof_event *ev, int gpu)
     return mb_idmap_set(map, ev, i) < 0 ? NULL : &c->ops[i];
 }
 
+static int fold_one(mb_calls *c, const prof_event *ev)
+{
+    switch (ev->type) {
+    case PROF_EV_REGION:
+    case PROF_EV_GPU_KERNEL: {
+        model_op *op = op_of(c, ev, ev->type == PROF_EV_GPU_KERNEL);
+        return op ? mb_op_call(op, ev->start_ns, ev->dur_ns) : -1;
+    }
+    case PROF_EV_STEP:
+        return mb_step_add(&c->side, ev);
+    case PROF_EV_MEMORY:
+        return mb_sample_add(&c->side, ev, 1);
+    case PROF_EV_COUNTER:
+        return mb_sample_add(&c->side, ev, 0);
+    default:
+        return 0;
+    }
+}
+
 static void fold(void *arg, const prof_event *ev, size_t n)
 {
     mb_calls *c = arg;
-    for (size_t k = 0; k < n && !c->failed; k++) {
-        int gpu = ev[k].type == PROF_EV_GPU_KERNEL;
-        if (!gpu && ev[k].type != PROF_EV_REGION)
-            continue;
-        model_op *op = op_of(c, &ev[k], gpu);
-        if (!op || mb_op_call(op, ev[k].start_ns, ev[k].dur_ns) < 0)
+    for (size_t k = 0; k < n && !c->failed; k++)
+        if (fold_one(c, &ev[k]) < 0)
             c->failed = 1; /* nothing more is folded */
-    }
 }
 
 static int one_thread(void)
@@ -82,14 +101,19 @@ mb_calls *mb_calls_start(prof_reader *r)
     if (one_thread())
         return NULL;
     mb_calls *c = calloc(1, sizeof *c);
-    if (c && prof_reader_set_batch_fn(r, fold, c) < 0) {
+    if (!c)
+        return NULL;
+    c->side.m = &c->series;
+    c->side.keep = mb_keep_limit();
+    if (prof_reader_set_batch_fn(r, fold, c) < 0) {
         free(c);
         return NULL;
     }
     return c;
 }
 
-/* Statistics only: the op's name is the loader's own copy. */
+/* What was not moved into the model (after a move: the ops' names, the
+ * loader's own copies, and the builder's indexes). */
 static void calls_free(mb_calls *c)
 {
     for (size_t i = 0; i < c->nops; i++) {
@@ -100,6 +124,8 @@ static void calls_free(mb_calls *c)
     hmap_free(&c->index);
     free(c->region_ops.v);
     free(c->kernel_ops.v);
+    mb_series_index_free(&c->side);
+    profile_model_free(&c->series);
     free(c);
 }
 
@@ -113,6 +139,8 @@ int mb_calls_finish(mb_calls *c, profile_model *m)
         mb_op_move_calls(&m->ops[i], &c->ops[i]);
         sketch_init(&c->ops[i].dur); /* moved */
     }
+    if (ok)
+        mb_series_move(m, &c->series);
     calls_free(c);
     return ok ? 0 : -1;
 }

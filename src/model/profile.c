@@ -380,12 +380,12 @@ static int event_add(model_builder *b, const prof_event *ev)
     switch (ev->type) {
     case PROF_EV_REGION:
         return region_add(b, pos, ev);
-    case PROF_EV_STEP:
-        return mb_step_add(b, ev);
+    case PROF_EV_STEP: /* folded where the reader decodes, like op calls */
+        return b->calls ? 0 : mb_step_add(b, ev);
     case PROF_EV_MEMORY:
-        return mb_sample_add(b, ev, 1);
+        return b->calls ? 0 : mb_sample_add(b, ev, 1);
     case PROF_EV_COUNTER:
-        return mb_sample_add(b, ev, 0);
+        return b->calls ? 0 : mb_sample_add(b, ev, 0);
     case PROF_EV_GPU_KERNEL:
         return kernel_add(b, ev);
     case PROF_EV_GPU_MEMCPY:
@@ -432,13 +432,10 @@ static void builder_free(model_builder *b)
     mb_gpu_free(b);
     free(b->region_ops.v);
     free(b->kernel_ops.v);
-    free(b->memory_series.v);
-    free(b->counter_series.v);
+    mb_series_index_free(b);
     hmap_free(&b->op_index);
     hmap_free(&b->node_index);
     free(b->guess);
-    free(b->series_state);
-    hmap_free(&b->series_index);
     free(b->thread_pos);
     for (size_t i = 0; i < b->nclasses; i++) {
         free(b->classes[i].name);
