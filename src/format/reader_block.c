@@ -105,10 +105,9 @@ static fetch_outcome fetch_one(const pf_file *f, ZSTD_DCtx *dctx, const fetch_wi
         return FETCH_END; /* cut exactly between blocks: nothing lost but the footer */
     if (header_check(f, offset, b, &h) != PROF_OK)
         return FETCH_CUT;
-    if (h.kind == PF_BLOCK_EVENTS && window_excludes(win, &h)) {
-        b->stored_len = h.stored_len;
+    b->stored_len = h.stored_len;
+    if (h.kind == PF_BLOCK_EVENTS && window_excludes(win, &h))
         return FETCH_SKIP;
-    }
     if (payload_fetch(f, dctx, offset, &h, b) != PROF_OK)
         return FETCH_CUT;
     if (h.kind == PF_BLOCK_FOOTER) {

@@ -100,7 +100,8 @@ typedef enum fetch_outcome {
 typedef struct block_buf {
     prof_error err;         /* FETCH_CUT: what is wrong                   */
     uint64_t next;          /* offset of the following block header      */
-    uint32_t records, thread, rawlen, stored_len;
+    uint32_t records, thread, rawlen;
+    uint32_t stored_len;    /* as the header says (FETCH_SKIP: skip these) */
     uint64_t skipped, skipped_bytes; /* pf_block_fetch: blocks skipped
                                         before this one, their payload bytes */
     const uint8_t *payload;

@@ -1,10 +1,12 @@
 /* format_batch_fn.c - prof_reader_set_batch_fn: the function sees, in
  * order, exactly the events the reader hands out when reading ends with
  * 0, on the reader's thread (files) or the caller's (memory, and
- * PROF_THREADS=1); what it saw when reading fails begins with what was
- * handed out; it cannot be set once reading has begun. Built also under
- * ThreadSanitizer (TSAN_UNITS): the function runs on the producing thread
- * and the test reads what it kept after reading ends, as a tool would. */
+ * PROF_THREADS=1); what it saw when reading fails at damage begins with
+ * what was handed out; closing halfway stops it; it cannot be set once
+ * reading has begun. Built also under ThreadSanitizer (TSAN_UNITS): the
+ * function runs on the reader's thread, which reads the file for it
+ * alone, and the test reads what it kept after reading ends, as a tool
+ * would. */
 #include "criterion_tsan.h"
 #include "format_util.h"
 #include "synth.h"
@@ -193,4 +195,33 @@ Test(format_batch_fn, refused_once_reading_began)
         ;
     prof_reader_close(r);
     cr_assert_eq(saw.n, 0u, "a function set too late was called");
+}
+
+/* The function's thread reads apart from the caller: closing before the
+ * end, wherever the caller is, stops and joins it; what it saw by then is
+ * the file's first events. */
+Test(format_batch_fn, closing_halfway_stops_the_function)
+{
+    const char *path = fu_path("halfway.prof");
+    write_profile(path, 0);
+    fu_list all;
+    prof_error err;
+    cr_assert_eq(fu_read_path(path, &all, &err), PROF_OK, "%s", err.message);
+    for (size_t stop = 0; stop < 5000; stop = stop * 3 + 1) {
+        prof_reader *r;
+        prof_event ev;
+        seen saw = { 0 };
+        cr_assert_eq(prof_reader_open(path, &r, &err), PROF_OK, "%s", err.message);
+        cr_assert_eq(prof_reader_set_batch_fn(r, keep, &saw), 0);
+        size_t n = 0;
+        while (n < stop && prof_reader_next(r, &ev) == 1)
+            n++;
+        cr_assert_eq(n, stop, "the profile ends before event %zu", stop);
+        prof_reader_close(r);
+        cr_assert_not(saw.nomem);
+        fu_list as_list = { .v = saw.v, .n = saw.n };
+        fu_assert_prefix(&as_list, &all, "closed halfway");
+        seen_free(&saw);
+    }
+    fu_free(&all);
 }

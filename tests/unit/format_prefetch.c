@@ -241,3 +241,21 @@ Test(format_prefetch, readers_on_several_threads_share_nothing)
     fu_free(&want);
     free(bytes);
 }
+
+/* Blocks of a few MiB each: past what a slot of the ring keeps for the
+ * next block (PF_SLOT_KEEP, 1 MiB), and few enough of them fill the bytes
+ * the producer may hold ahead (PF_AHEAD_BYTES, 8 MiB) before the ring: the
+ * producer waits on bytes, and frees and grows buffers as it goes. */
+Test(format_prefetch, large_blocks_read_as_small_ones)
+{
+    const char *path = fu_path("large.prof");
+    synth *s = synth_open(path, NULL);
+    cr_assert_not_null(s);
+    synth_block_records(s, 300000);
+    synth_thread(s, 0, 100, "main");
+    for (uint64_t i = 0; i < 1500000; i++)
+        synth_region(s, 0, i % 3 ? "forward" : "backward", PROF_KIND_COMPUTE, 0, i * 100, 90);
+    prof_error err;
+    cr_assert_eq(synth_close(s, &err), 0, "writing: %s", err.message);
+    cr_assert_eq(assert_file_reads_as_memory(path, "large blocks"), 0);
+}
