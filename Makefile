@@ -66,6 +66,8 @@ TOOL_SRC := $(sort $(filter-out $(LIB_UTIL),$(wildcard src/util/*.c)) \
 # The dashboard's page (viewer/) is compiled into prof by tools/embed.sh.
 VIEWER_FILES := viewer/index.html viewer/app.css viewer/app.js
 TOOL_SRC += $(B)/gen/viewer_assets.c
+# sketch_bucket's tables, made from its definition by tools/sketch_table.c.
+TOOL_SRC += $(B)/gen/sketch_table.c
 CMD_SRC  := $(sort $(wildcard cmd/prof/*.c))
 SUP_SRC  := $(sort $(wildcard tests/support/*.c))
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
@@ -118,6 +120,12 @@ $(B)/gen/viewer_assets.c: $(VIEWER_FILES) tools/embed.sh
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  EMBED   $@")
 	$(Q)sh tools/embed.sh $@ $(VIEWER_FILES)
+
+$(B)/gen/sketch_table.c: tools/sketch_table.c src/model/sketch.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  GEN     $@")
+	$(Q)$(CC) -std=c11 -D_GNU_SOURCE $(WARN) -Isrc -O2 -o $(B)/gen/sketch_table tools/sketch_table.c -lm && \
+		$(B)/gen/sketch_table > $@
 
 # ---- libraries and the binary -------------------------------------------
 # libprof.a as installed: the library's objects linked into one (ld -r),

@@ -25,6 +25,8 @@
 #ifndef PROF_MODEL_SKETCH_H
 #define PROF_MODEL_SKETCH_H
 
+#include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define SKETCH_ALPHA 0.01
@@ -47,7 +49,38 @@ typedef struct quantile_sketch {
 
 void sketch_init(quantile_sketch *s);
 int sketch_add_slow(quantile_sketch *s, uint64_t value); /* sketch_add, every case */
-int32_t sketch_bucket(uint64_t value);
+
+/* The bucket of a value v >= 1, by definition: ceil(ln(v) / ln(gamma)),
+ * computed in double as here (1 / ln(gamma) as a literal; tests check
+ * it). */
+#define SKETCH_INV_LN_GAMMA 49.99833328888678
+static inline int32_t sketch_bucket_by_log(uint64_t v)
+{
+    return (int32_t)ceil(log((double)v) * SKETCH_INV_LN_GAMMA);
+}
+
+/* The same index without log(), from tables that tools/sketch_table.c
+ * makes at build time from sketch_bucket_by_log itself: each value below
+ * SKETCH_SMALL has its entry; above, each 64th of a binade [2^e, 2^(e+1))
+ * spans less than a bucket (1/64 < a factor gamma - 1), so it holds at
+ * most one bucket boundary, and its entry is the bucket of its first
+ * value and the last value of that bucket inside it. Exact for every
+ * value (tests compare with the definition), and a few integer operations
+ * where the formula is a chain of floating-point ones. */
+#define SKETCH_SMALL 128u
+#define SKETCH_SUB_BINADES 57u   /* e = 7 .. 63 */
+extern const int16_t sketch_small_bucket[SKETCH_SMALL];
+extern const int16_t sketch_sub_bucket[SKETCH_SUB_BINADES * 64];
+extern const uint64_t sketch_sub_last[SKETCH_SUB_BINADES * 64];
+
+static inline int32_t sketch_bucket(uint64_t value)
+{
+    if (value < SKETCH_SMALL)
+        return sketch_small_bucket[value];
+    unsigned e = 63u - (unsigned)__builtin_clzll(value);
+    size_t i = (size_t)(e - 7) * 64 + ((value >> (e - 6)) & 63u);
+    return sketch_sub_bucket[i] + (value > sketch_sub_last[i]);
+}
 
 /* Counts value: 0, or -1 out of memory. Inline: every call of every
  * operation is counted, nearly always in a bucket that exists already,

@@ -279,11 +279,26 @@ Test(model_sketch, buckets)
 
 /* sketch_bucket avoids log(), but its index is the defined one,
  * ceil(ln(v) / ln(gamma)), for every value: all small ones, the integers
- * around every bucket boundary, and values spread over the uint64 range. */
+ * around every bucket boundary, the ends of every 64th of a binade and
+ * the values either side of the boundary its table entry holds, and
+ * values spread over the uint64 range. */
 Test(model_sketch, bucket_is_the_log_formula)
 {
-    const double inv_ln_gamma = 49.99833328888678; /* the literal of sketch.c */
+    const double inv_ln_gamma = SKETCH_INV_LN_GAMMA;
     double gamma = (1 + SKETCH_ALPHA) / (1 - SKETCH_ALPHA);
+    cr_assert_float_eq(inv_ln_gamma * log(gamma), 1.0, 1e-14, "1 / ln(gamma) as a literal");
+    for (unsigned e = 7; e <= 63; e++)
+        for (uint64_t sub = 0; sub < 64; sub++) {
+            uint64_t lo = (64 + sub) << (e - 6), hi = lo + ((UINT64_C(1) << (e - 6)) - 1);
+            uint64_t last = sketch_sub_last[(e - 7) * 64 + sub];
+            cr_assert(last >= lo && last <= hi, "entry of [%llu, %llu]", (unsigned long long)lo,
+                      (unsigned long long)hi);
+            uint64_t at[] = { lo, lo + 1, last - 1, last, last + 1, hi - 1, hi };
+            for (size_t k = 0; k < sizeof at / sizeof at[0]; k++)
+                if (at[k] >= lo && at[k] <= hi)
+                    cr_assert_eq(sketch_bucket(at[k]), sketch_bucket_by_log(at[k]), "value %llu",
+                                 (unsigned long long)at[k]);
+        }
     for (uint64_t v = 1; v <= 1000000; v++)
         cr_assert_eq(sketch_bucket(v), (int32_t)ceil(log((double)v) * inv_ln_gamma),
                      "value %llu", (unsigned long long)v);
