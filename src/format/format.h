@@ -419,4 +419,12 @@ void pf_writer_abandon(pf_writer *w);
 int pf_writer_fd(const pf_writer *w);
 uint64_t pf_writer_offset(const pf_writer *w);
 
+/* ---- the reader's own (reader.c) --------------------------------------- */
+
+/* Ends reading at once, as a failure of the caller's: the reader's thread
+ * is stopped and joined and its batch function is never called again, so
+ * that what the function writes may be freed (a tool whose building ran
+ * out of memory halfway). Later reads return -1. */
+void pf_reader_abandon(prof_reader *r);
+
 #endif /* PROF_FORMAT_H */

@@ -37,11 +37,13 @@ static prof_err reader_init(prof_reader *r, prof_error *err)
 
 /* PROF_THREADS=1 reads on the caller's thread alone: the reference that
  * reading ahead on a second thread must match (tests), and a way to take
- * the thread out when measuring or debugging. */
+ * the thread out when measuring or debugging. With a single processor a
+ * second thread could only take turns with the caller (and spin while it
+ * waits: reader_prefetch.c), so there is none either. */
 static int one_thread(void)
 {
     const char *v = getenv("PROF_THREADS");
-    return v && strcmp(v, "1") == 0;
+    return (v && strcmp(v, "1") == 0) || sysconf(_SC_NPROCESSORS_ONLN) < 2;
 }
 
 prof_err prof_reader_open(const char *path, prof_reader **out, prof_error *err)
@@ -325,6 +327,15 @@ int prof_reader_set_batch_fn(prof_reader *r, prof_batch_fn fn, void *arg)
     r->prod.batch_fn = fn;
     r->prod.batch_arg = arg;
     return 0;
+}
+
+void pf_reader_abandon(prof_reader *r)
+{
+    pf_prefetch_stop(r);
+    r->prod.batch_fn = NULL;
+    r->done = 1;
+    if (r->err.code == PROF_OK)
+        prof_error_set(&r->err, PROF_ERR_INVALID, "reading was abandoned by its caller");
 }
 
 void prof_reader_skipped(const prof_reader *r, uint64_t *blocks, uint64_t *bytes)

@@ -57,10 +57,11 @@
 /* Blocks in flight, the caller's included. A waiting side is woken when
  * half the ring is ready for it, so the ring sets how often the threads
  * sleep and wake. A slot keeps its buffers for the next block unless they
- * grew past PF_SLOT_KEEP; and past the first block ahead, the producer
- * waits while the blocks ahead hold PF_AHEAD_BYTES: large blocks are rare
- * (the recorder writes tens of kilobytes), and reading ahead must not
- * hold PF_RING of the largest a file may have. */
+ * grew past PF_SLOT_KEEP (freed as the caller gives the slot back); and
+ * past the first block ahead, the producer waits while the blocks ahead
+ * hold PF_AHEAD_BYTES: large blocks are rare (the recorder writes tens of
+ * kilobytes), and reading ahead must not hold PF_RING of the largest a
+ * file may have. */
 #define PF_RING 8
 #define PF_SLOT_KEEP (1u << 20)
 #define PF_AHEAD_BYTES (8u << 20)
@@ -178,6 +179,9 @@ typedef struct prefetch {
                                the caller fetches its own on demand        */
     uint64_t fn_blocks;     /* fn_alone: blocks the function ran over      */
     int fn_failed;          /* ... until memory or a read failed it        */
+    prof_error fn_err;      /* ... saying which                            */
+    _Atomic uint64_t fn_limit; /* blocks it may run over: all, until the
+                               caller's reading failed short of the end    */
     atomic_int stop;
     atomic_int producer_waits, caller_waits; /* asleep (or going to sleep) on cv */
     struct prof_reader *r;
@@ -273,9 +277,10 @@ pf_item *pf_item_next(prof_reader *r);
 void pf_prefetch_stop(prof_reader *r);
 
 /* Reading ended with rc (next()'s result): the thread is stopped, or, when
- * it runs the batch function alone, waited for as it reaches the same end.
- * Returns rc, or -1 (said in r->err) when reading ended well but the
- * function could not see every block the caller read. */
+ * it runs the batch function alone, waited for as it reaches the same end
+ * (after a failure, the block the caller reached). Returns rc, or -1 (said
+ * in r->err, and the status no longer clean) when the function could not
+ * see every block the caller read. */
 int pf_prefetch_end(prof_reader *r, int rc);
 
 #endif

@@ -39,14 +39,20 @@ static int fn_run_block(producer *pr, pf_item *it)
     return fault.code != PROF_OK;
 }
 
+/* A rare large block's buffers are not kept for the next block. */
+static void slot_shrink(block_buf *b)
+{
+    if (b->raw.cap > PF_SLOT_KEEP || b->stored.cap > PF_SLOT_KEEP)
+        pf_block_buf_free(b);
+}
+
 /* Fetches the next block into it; run_fn: run pr's batch function over
  * its events. Returns 1 when nothing can follow it (the end, damage, the
  * footer), else 0. */
 static int produce(const pf_file *f, producer *pr, pf_item *it, int run_fn)
 {
     block_buf *b = &it->blk;
-    if (b->raw.cap > PF_SLOT_KEEP || b->stored.cap > PF_SLOT_KEEP)
-        pf_block_buf_free(b); /* a rare large block: not kept for the next */
+    slot_shrink(b);
     fetch_outcome o = pf_block_fetch(f, pr->dctx, &pr->win, pr->offset, b);
     it->what = o;
     it->bytes = 0;
@@ -158,13 +164,15 @@ static void *fn_main(void *arg)
     prefetch *pf = arg;
     prof_reader *r = pf->r;
     pf_item *it = &r->fn_item;
-    while (!atomic_load(&pf->stop)) {
+    while (!atomic_load(&pf->stop) && pf->fn_blocks < atomic_load(&pf->fn_limit)) {
         int last = produce(&r->file, &r->fnp, it, 1);
         if (it->what == FETCH_BLOCK)
             pf->fn_blocks++;
         if (it->what == FETCH_CUT &&
-            (it->blk.err.code == PROF_ERR_NOMEM || it->blk.err.code == PROF_ERR_IO))
+            (it->blk.err.code == PROF_ERR_NOMEM || it->blk.err.code == PROF_ERR_IO)) {
             pf->fn_failed = 1;
+            pf->fn_err = it->blk.err;
+        }
         if (last)
             break;
     }
@@ -197,6 +205,7 @@ static void prefetch_start(prof_reader *r)
         return;
     pf->r = r;
     pf->fn_alone = r->prod.batch_fn != NULL;
+    atomic_init(&pf->fn_limit, UINT64_MAX);
     if (pf->fn_alone && fn_prepare(r) < 0) {
         free(pf);
         return;
@@ -243,17 +252,24 @@ int pf_prefetch_end(prof_reader *r, int rc)
         return rc;
     }
     /* It stops by itself where the caller did: at the end, or at the same
-     * damage (the same bytes, the same checks). */
+     * damage (the same bytes, the same checks); after a failure of the
+     * caller's own, at the block the caller reached. */
+    uint64_t reached = r->st.blocks - r->skipped_blocks;
+    if (rc != 0)
+        atomic_store(&pf->fn_limit, reached);
     pthread_join(pf->thread, NULL);
-    int missed = rc == 0 && (pf->fn_failed || pf->fn_blocks != r->st.blocks - r->skipped_blocks);
+    int missed = pf->fn_failed || (rc == 0 && pf->fn_blocks != reached);
+    prof_error why = pf->fn_err;
     pthread_cond_destroy(&pf->cv);
     pthread_mutex_destroy(&pf->mu);
     free(pf);
     r->pf = NULL;
     if (!missed)
         return rc;
-    prof_error_set(&r->err, PROF_ERR_NOMEM,
-                   "the reader's thread stopped short: out of memory or a read failed");
+    if (why.code == PROF_OK)
+        prof_error_set(&why, PROF_ERR_IO, "the reader's thread stopped short of the end");
+    prof_error_set(&r->err, why.code, "reading for the batch function: %.200s", why.message);
+    r->st.clean = 0;
     return -1;
 }
 
@@ -273,6 +289,7 @@ pf_item *pf_item_next(prof_reader *r)
     if (pf->holding) {
         uint64_t taken = atomic_load(&pf->taken);
         atomic_fetch_sub(&pf->ahead, r->ring[taken % PF_RING].bytes);
+        slot_shrink(&r->ring[taken % PF_RING].blk); /* the caller's until taken moves */
         atomic_store(&pf->taken, taken + 1);
         wake_if(pf, &pf->producer_waits,
                 atomic_load(&pf->filled) - (taken + 1) <= PF_RING / 2 && producer_may_go(pf));

@@ -210,7 +210,7 @@ uint64_t mb_op_rehash(const void *ctx, uint32_t i);
  * r's thread); NULL with PROF_THREADS=1, when r has begun reading or when
  * memory ran out: fold them while loading. finish moves the statistics
  * into m's ops, and the steps and series into m (-1: out of memory);
- * abort drops them. */
+ * abort ends r's reading (its thread stopped) and drops them. */
 mb_calls *mb_calls_start(prof_reader *r);
 int mb_calls_finish(mb_calls *c, profile_model *m);
 void mb_calls_abort(mb_calls *c);

@@ -26,6 +26,7 @@ struct mb_calls {
     size_t nops, cap_ops;
     hmap index;            /* ops by (name, is GPU), as op_index        */
     mb_idmap region_ops, kernel_ops; /* name id caches, as the builder's */
+    prof_reader *reader;   /* whose batch function folds them           */
     profile_model series;  /* steps, memory series and counters alone   */
     model_builder side;    /* their builder: series.c's part of one     */
     int failed;            /* out of memory: the load fails            */
@@ -103,6 +104,7 @@ mb_calls *mb_calls_start(prof_reader *r)
     mb_calls *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
+    c->reader = r;
     c->side.m = &c->series;
     c->side.keep = mb_keep_limit();
     if (prof_reader_set_batch_fn(r, fold, c) < 0) {
@@ -145,7 +147,9 @@ int mb_calls_finish(mb_calls *c, profile_model *m)
     return ok ? 0 : -1;
 }
 
+/* The reader's thread may still be folding into c: it is stopped first. */
 void mb_calls_abort(mb_calls *c)
 {
+    pf_reader_abandon(c->reader);
     calls_free(c);
 }

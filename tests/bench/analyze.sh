@@ -7,7 +7,8 @@
 #      is not one zstd stream but a zstd frame per block between block
 #      headers; tests/bench/prof_frames.py copies those frames back to back
 #      into one multi-frame .zst file, which is exactly what prof has to
-#      decompress. Target: prof ≤ 2× zstd -d.
+#      decompress. Target: prof ≤ 2× zstd -d. Measured again on one thread
+#      (PROF_THREADS=1), to show what the second core gives.
 #   2. The same regions as a Chrome trace JSON, loaded with Python's json and
 #      aggregated per operation with pandas (tests/bench/pandas_aggregate.py).
 #      Target: prof ≥ 100× faster. Needs pandas (make bench installs
@@ -106,6 +107,7 @@ set -- $("$BIN/zstd_frames" "$ROUNDS" "$tmp/big.zst") || exit 1
 zin_s=$1
 
 measure prof_big "$PROF" analyze "$tmp/big.prof"
+measure prof_big1 env PROF_THREADS=1 "$PROF" analyze "$tmp/big.prof"
 measure zstd_big zstd -d -q -c "$tmp/big.zst"
 measure prof_small "$PROF" analyze "$tmp/small.prof"
 measure prof_deep "$PROF" analyze "$tmp/deep.prof"
@@ -127,6 +129,10 @@ echo "  prof analyze / in-process decompression: $(ratio "$prof_big_s" "$zin_s")
     "process start, file reads and report)"
 echo "  events/s: $(awk -v n="$n_big" -v s="$prof_big_s" 'BEGIN { printf "%.1f M", n / s / 1e6 }')" \
     "wall, $(awk -v n="$n_big" -v s="$prof_big_cpu" 'BEGIN { printf "%.1f M", n / s / 1e6 }') per CPU second"
+line "prof analyze, one thread (PROF_THREADS=1)" prof_big1
+echo "  two threads / one: $(ratio "$prof_big_s" "$prof_big1_s")x wall," \
+    "$(ratio "$prof_big_cpu" "$prof_big1_cpu")x CPU (each thread reads and decodes the" \
+    "whole file: src/format/reader_int.h)"
 line "prof analyze ($n_small events)" prof_small
 line "prof analyze ($n_deep events, deep)" prof_deep
 echo "  peak RSS $n_deep events over $deep_steps steps / $n_small over $small_steps:" \

@@ -8,6 +8,7 @@
  * alone, and the test reads what it kept after reading ends, as a tool
  * would. */
 #include "criterion_tsan.h"
+#include "format/format.h"
 #include "format_util.h"
 #include "synth.h"
 
@@ -224,4 +225,28 @@ Test(format_batch_fn, closing_halfway_stops_the_function)
         seen_free(&saw);
     }
     fu_free(&all);
+}
+
+/* A tool whose own work failed halfway abandons reading: the function's
+ * thread is stopped at once, the function is not called again (what it
+ * writes may be freed), and reading ends with -1. */
+Test(format_batch_fn, abandoning_stops_the_function)
+{
+    const char *path = fu_path("abandoned.prof");
+    write_profile(path, 0);
+    prof_reader *r;
+    prof_error err;
+    prof_event ev;
+    seen saw = { 0 };
+    cr_assert_eq(prof_reader_open(path, &r, &err), PROF_OK, "%s", err.message);
+    cr_assert_eq(prof_reader_set_batch_fn(r, keep, &saw), 0);
+    for (int i = 0; i < 100; i++)
+        cr_assert_eq(prof_reader_next(r, &ev), 1);
+    pf_reader_abandon(r);
+    size_t n = saw.n;
+    cr_assert_eq(prof_reader_next(r, &ev), -1);
+    cr_assert_eq(prof_reader_error(r)->code, PROF_ERR_INVALID);
+    prof_reader_close(r);
+    cr_assert_eq(saw.n, n, "the function was called after reading was abandoned");
+    seen_free(&saw);
 }
