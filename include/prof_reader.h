@@ -212,24 +212,20 @@ void prof_reader_status(const prof_reader *r, prof_read_status *st);
  * corrupt data. Cost: none per event; one header read per skipped block. */
 void prof_reader_set_window(prof_reader *r, uint64_t from_ns, uint64_t to_ns);
 
-/* Work on the events on a second core. fn is called with each batch of
- * events, in file order: on the reader's own thread when it has one (see
- * prof_reader_open), which then reads and decodes every block for fn
- * alone, apart from the caller's reading, so that per-event work a tool
- * can do there runs beside the caller's and nothing but its results
- * crosses between the cores; else on the caller's, inside
- * prof_reader_next(), before the batch is handed out. Batches hold the
- * events prof_reader_next() hands out and the definitions it consumes
- * (PROF_EV_THREAD, PROF_EV_ATTR), with their names (valid until closing,
- * though not the same pointers as the events handed out); fn may see a
- * batch ahead of the caller or behind it, and one the caller never gets
- * (it stops early). fn must not call the reader. Once prof_reader_next()
- * or prof_reader_next_batch() has returned 0 or -1, every call of fn has
- * returned and there is none after: the thread is waited for as it reaches
- * the same end. So once reading ended with 0, fn has seen exactly the
- * events that were handed out (when its thread could not, memory having
- * run out or a read failed there, reading ends with -1 instead); once it
- * ended with -1 at damage in the file, fn has seen every event handed out.
+/* Work on the events where they are decoded. fn is called with each batch
+ * of events, in file order, before the batch is handed out: on the
+ * reader's own thread when it has one (see prof_reader_open), which
+ * decodes each block for fn (apart from the caller's decoding of it) before
+ * it hands the block over, so that per-event work a tool can do there runs
+ * beside the caller's; else on the caller's inside prof_reader_next().
+ * Batches hold the events prof_reader_next() hands out and the definitions
+ * it consumes (PROF_EV_THREAD, PROF_EV_ATTR), with their names (valid until
+ * closing, though not the same pointers as the events handed out); a batch
+ * decoded ahead is seen even if the caller never gets it (it stops early,
+ * or reading fails before it). fn must not call the reader. Once
+ * prof_reader_next() or prof_reader_next_batch() has returned 0 or -1,
+ * every call of fn has returned and there is none after; so once reading
+ * ended with 0, fn has seen exactly the events that were handed out.
  * Call it after opening, before reading begins. @return 0, or -1 when
  * reading has begun (fn is not set). */
 typedef void (*prof_batch_fn)(void *arg, const prof_event *events, size_t count);

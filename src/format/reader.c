@@ -234,7 +234,8 @@ static int no_memory_for_names(prof_reader *r)
  * function is not called after that. */
 static int reader_end(prof_reader *r, int rc)
 {
-    return pf_prefetch_end(r, rc);
+    pf_prefetch_stop(r);
+    return rc;
 }
 
 /* Makes r->events a batch with events left. 1, or 0 at the end or -1 on
@@ -369,10 +370,8 @@ void prof_reader_close(prof_reader *r)
     free(r->meta);
     for (size_t i = 0; i < PF_RING; i++)
         pf_block_buf_free(&r->ring[i].blk);
-    ZSTD_freeDCtx(r->fnp.dctx);
-    free(r->fnp.events);
-    pf_decoder_free(&r->fnp.dec);
-    pf_block_buf_free(&r->fn_item.blk);
+    free(r->prod.events);
+    pf_decoder_free(&r->prod.dec);
     free(r->events);
     pf_decoder_free(&r->dec);
     free(r->threads);

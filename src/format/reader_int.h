@@ -23,10 +23,8 @@
  * is a block's decompressed bytes, about 8 bytes an event, not its decoded
  * events (88 bytes each): on machines whose cores share little cache,
  * moving the events cost more than decoding them. For the same reason a
- * batch function (prof_reader_set_batch_fn) gets a thread that fetches
- * and decodes every block for it alone, with a string table of its own,
- * while the caller fetches its blocks itself: only the function's results
- * cross between the cores, once, at the end.
+ * batch function (prof_reader_set_batch_fn) runs on the producing thread
+ * over events that thread decodes for it, with a string table of its own.
  *
  * Errors take one path. A fault is written with prof_error_set() into the
  * prof_error of the stage that finds it: the caller's err while opening,
@@ -135,13 +133,14 @@ typedef struct decoder {
     prof_error err;         /* damage found, or memory that ran out       */
 } decoder;
 
-/* A producer's state: where it is in the file; and, for one that runs a
- * batch function, the decoder and the batch it decodes into. */
+/* The producer's state: where it is in the file; and, for a batch
+ * function run on the producing thread, the decoder and the batch it
+ * decodes into. */
 typedef struct producer {
     ZSTD_DCtx *dctx;
     fetch_window win;
     uint64_t offset;        /* next block header to fetch                 */
-    decoder dec;            /* the batch function's                        */
+    decoder dec;            /* the batch function's (on the thread only)  */
     prof_event *events;     /* its batch, BATCH_EVENTS allocated          */
     prof_batch_fn batch_fn; /* prof_reader_set_batch_fn, or NULL          */
     void *batch_arg;
@@ -174,14 +173,6 @@ typedef struct prefetch {
     _Atomic uint64_t filled, taken;
     _Atomic uint64_t ahead; /* bytes of the items filled and not taken   */
     int holding;            /* the caller holds ring[taken % N]           */
-    int fn_alone;           /* the thread fetches and decodes every block
-                               itself for the batch function (r->fnp), and
-                               the caller fetches its own on demand        */
-    uint64_t fn_blocks;     /* fn_alone: blocks the function ran over      */
-    int fn_failed;          /* ... until memory or a read failed it        */
-    prof_error fn_err;      /* ... saying which                            */
-    _Atomic uint64_t fn_limit; /* blocks it may run over: all, until the
-                               caller's reading failed short of the end    */
     atomic_int stop;
     atomic_int producer_waits, caller_waits; /* asleep (or going to sleep) on cv */
     struct prof_reader *r;
@@ -202,8 +193,6 @@ struct prof_reader {
     uint64_t offset;        /* next block header                          */
     uint64_t block_offset;  /* header of the block being decoded          */
     producer prod;          /* the producer's alone while pf runs         */
-    producer fnp;           /* a batch function's thread (pf->fn_alone)   */
-    pf_item fn_item;        /* the block it fetched last                  */
     pf_item ring[PF_RING];  /* ring[0] alone without pf                   */
     prefetch *pf;           /* NULL: blocks are fetched on demand         */
     int want_prefetch;      /* start pf at the first block (file sources) */
@@ -275,12 +264,5 @@ pf_item *pf_item_next(prof_reader *r);
 
 /* Stops the producing thread, if one runs; before the source is closed. */
 void pf_prefetch_stop(prof_reader *r);
-
-/* Reading ended with rc (next()'s result): the thread is stopped, or, when
- * it runs the batch function alone, waited for as it reaches the same end
- * (after a failure, the block the caller reached). Returns rc, or -1 (said
- * in r->err, and the status no longer clean) when the function could not
- * see every block the caller read. */
-int pf_prefetch_end(prof_reader *r, int rc);
 
 #endif

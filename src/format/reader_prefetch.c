@@ -4,13 +4,9 @@
  * of the caller, so that reading, checksums and zstd overlap with decoding
  * and what the caller does with the events; memory sources, and readers
  * whose thread could not start, fetch each block on demand. Either way the
- * items are the same.
- *
- * A reader with a batch function runs it on that thread instead, over
- * every block, fetched and decoded there a second time (r->fnp), while
- * the caller fetches its own blocks on demand: the two sides then share
- * nothing but the function's results (reader_int.h says why). Reading
- * ended well only when the thread saw the same blocks (pf_prefetch_end). */
+ * items are the same. A batch function, on the thread, is run over each
+ * block's events as the thread decodes them for it (with a decoder of its
+ * own), before the block is handed over. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -144,7 +140,7 @@ static void *prefetch_main(void *arg)
             break;
         uint64_t filled = atomic_load(&pf->filled);
         pf_item *it = &r->ring[filled % PF_RING];
-        int last = produce(&r->file, &r->prod, it, 0);
+        int last = produce(&r->file, &r->prod, it, 1);
         atomic_fetch_add(&pf->ahead, it->bytes);
         atomic_store(&pf->filled, filled + 1);
         wake_if(pf, &pf->caller_waits,
@@ -156,57 +152,15 @@ static void *prefetch_main(void *arg)
     return NULL;
 }
 
-/* The batch function's thread: every block, until the end, damage, or a
- * stop. A fault of its own (memory, a read), not the file's, is noted:
- * the function then missed events the caller may still get. */
-static void *fn_main(void *arg)
-{
-    prefetch *pf = arg;
-    prof_reader *r = pf->r;
-    pf_item *it = &r->fn_item;
-    while (!atomic_load(&pf->stop) && pf->fn_blocks < atomic_load(&pf->fn_limit)) {
-        int last = produce(&r->file, &r->fnp, it, 1);
-        if (it->what == FETCH_BLOCK)
-            pf->fn_blocks++;
-        if (it->what == FETCH_CUT &&
-            (it->blk.err.code == PROF_ERR_NOMEM || it->blk.err.code == PROF_ERR_IO)) {
-            pf->fn_failed = 1;
-            pf->fn_err = it->blk.err;
-        }
-        if (last)
-            break;
-    }
-    return NULL;
-}
-
-/* The batch function's thread's own fetching and decoding: 0, or -1 out
- * of memory. */
-static int fn_prepare(prof_reader *r)
-{
-    producer *p = &r->fnp;
-    if (!p->dctx && !(p->dctx = ZSTD_createDCtx()))
-        return -1;
-    if (!p->events && !(p->events = malloc(BATCH_EVENTS * sizeof *p->events)))
-        return -1;
-    p->win = r->prod.win;
-    p->offset = r->file.first_block;
-    p->batch_fn = r->prod.batch_fn;
-    p->batch_arg = r->prod.batch_arg;
-    return 0;
-}
-
-/* Starts the thread: fetching ahead, or running the batch function.
- * Without it, blocks are fetched on demand and a batch function runs on
- * the caller's side. */
+/* Starts fetching ahead; without a thread, blocks are fetched on demand
+ * and a batch function runs on the caller's side. */
 static void prefetch_start(prof_reader *r)
 {
     prefetch *pf = calloc(1, sizeof *pf);
     if (!pf)
         return;
     pf->r = r;
-    pf->fn_alone = r->prod.batch_fn != NULL;
-    atomic_init(&pf->fn_limit, UINT64_MAX);
-    if (pf->fn_alone && fn_prepare(r) < 0) {
+    if (r->prod.batch_fn && !(r->prod.events = malloc(BATCH_EVENTS * sizeof *r->prod.events))) {
         free(pf);
         return;
     }
@@ -219,7 +173,7 @@ static void prefetch_start(prof_reader *r)
         free(pf);
         return;
     }
-    if (pthread_create(&pf->thread, NULL, pf->fn_alone ? fn_main : prefetch_main, pf) != 0) {
+    if (pthread_create(&pf->thread, NULL, prefetch_main, pf) != 0) {
         pthread_cond_destroy(&pf->cv);
         pthread_mutex_destroy(&pf->mu);
         free(pf);
@@ -244,35 +198,6 @@ void pf_prefetch_stop(prof_reader *r)
     r->pf = NULL;
 }
 
-int pf_prefetch_end(prof_reader *r, int rc)
-{
-    prefetch *pf = r->pf;
-    if (!pf || !pf->fn_alone) {
-        pf_prefetch_stop(r);
-        return rc;
-    }
-    /* It stops by itself where the caller did: at the end, or at the same
-     * damage (the same bytes, the same checks); after a failure of the
-     * caller's own, at the block the caller reached. */
-    uint64_t reached = r->st.blocks - r->skipped_blocks;
-    if (rc != 0)
-        atomic_store(&pf->fn_limit, reached);
-    pthread_join(pf->thread, NULL);
-    int missed = pf->fn_failed || (rc == 0 && pf->fn_blocks != reached);
-    prof_error why = pf->fn_err;
-    pthread_cond_destroy(&pf->cv);
-    pthread_mutex_destroy(&pf->mu);
-    free(pf);
-    r->pf = NULL;
-    if (!missed)
-        return rc;
-    if (why.code == PROF_OK)
-        prof_error_set(&why, PROF_ERR_IO, "the reader's thread stopped short of the end");
-    prof_error_set(&r->err, why.code, "reading for the batch function: %.200s", why.message);
-    r->st.clean = 0;
-    return -1;
-}
-
 pf_item *pf_item_next(prof_reader *r)
 {
     if (r->want_prefetch) {
@@ -281,7 +206,7 @@ pf_item *pf_item_next(prof_reader *r)
         prefetch_start(r);
     }
     prefetch *pf = r->pf;
-    if (!pf || pf->fn_alone) {
+    if (!pf) {
         r->prod.win = (fetch_window){ r->windowed, r->win_from, r->win_to };
         produce(&r->file, &r->prod, &r->ring[0], 0);
         return &r->ring[0];

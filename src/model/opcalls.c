@@ -3,8 +3,9 @@
  * duration sketch, time batches), and the steps, memory series and
  * counters (series.c). A batch function of the reader
  * (prof_reader_set_batch_fn) runs it on the reader's own thread, which
- * fetches and decodes every block for it, so that this share of building
- * runs beside the call tree that the loading thread builds.
+ * decodes each block for it before handing the block over, so that this
+ * share of building runs beside the call tree that the loading thread
+ * builds.
  *
  * It sees the same events in the same order as the loading thread, so it
  * numbers operations as op_find_or_add does (by name and whether a

@@ -131,8 +131,8 @@ echo "  events/s: $(awk -v n="$n_big" -v s="$prof_big_s" 'BEGIN { printf "%.1f M
     "wall, $(awk -v n="$n_big" -v s="$prof_big_cpu" 'BEGIN { printf "%.1f M", n / s / 1e6 }') per CPU second"
 line "prof analyze, one thread (PROF_THREADS=1)" prof_big1
 echo "  two threads / one: $(ratio "$prof_big_s" "$prof_big1_s")x wall," \
-    "$(ratio "$prof_big_cpu" "$prof_big1_cpu")x CPU (each thread reads and decodes the" \
-    "whole file: src/format/reader_int.h)"
+    "$(ratio "$prof_big_cpu" "$prof_big1_cpu")x CPU (both threads decode every block:" \
+    "src/format/reader_int.h)"
 line "prof analyze ($n_small events)" prof_small
 line "prof analyze ($n_deep events, deep)" prof_deep
 echo "  peak RSS $n_deep events over $deep_steps steps / $n_small over $small_steps:" \

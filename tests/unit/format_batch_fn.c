@@ -4,9 +4,8 @@
  * PROF_THREADS=1); what it saw when reading fails at damage begins with
  * what was handed out; closing halfway stops it; it cannot be set once
  * reading has begun. Built also under ThreadSanitizer (TSAN_UNITS): the
- * function runs on the reader's thread, which reads the file for it
- * alone, and the test reads what it kept after reading ends, as a tool
- * would. */
+ * function runs on the producing thread and the test reads what it kept
+ * after reading ends, as a tool would. */
 #include "criterion_tsan.h"
 #include "format/format.h"
 #include "format_util.h"
@@ -198,9 +197,9 @@ Test(format_batch_fn, refused_once_reading_began)
     cr_assert_eq(saw.n, 0u, "a function set too late was called");
 }
 
-/* The function's thread reads apart from the caller: closing before the
- * end, wherever the caller is, stops and joins it; what it saw by then is
- * the file's first events. */
+/* Closing before the end, wherever the caller is, stops and joins the
+ * thread the function runs on; what it saw by then is the file's first
+ * events. */
 Test(format_batch_fn, closing_halfway_stops_the_function)
 {
     const char *path = fu_path("halfway.prof");
