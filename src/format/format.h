@@ -421,6 +421,13 @@ uint64_t pf_writer_offset(const pf_writer *w);
 
 /* ---- the reader's own (reader.c) --------------------------------------- */
 
+/* Whether to work on one thread: PROF_THREADS=1 in the environment (the
+ * reference a second thread must match, and a way to take it out when
+ * measuring or debugging), or a single processor, where a second thread
+ * could only take turns with the first. The reader, the model's folding
+ * and the Kineto importer all ask. */
+int pf_one_thread(void);
+
 /* Ends reading at once, as a failure of the caller's: the reader's thread
  * is stopped and joined and its batch function is never called again, so
  * that what the function writes may be freed (a tool whose building ran

@@ -35,12 +35,9 @@ static prof_err reader_init(prof_reader *r, prof_error *err)
     return PROF_OK;
 }
 
-/* PROF_THREADS=1 reads on the caller's thread alone: the reference that
- * reading ahead on a second thread must match (tests), and a way to take
- * the thread out when measuring or debugging. With a single processor a
- * second thread could only take turns with the caller (and spin while it
- * waits: reader_prefetch.c), so there is none either. */
-static int one_thread(void)
+/* One thread reads on the caller's alone. (A second one would also spin
+ * while it waits: reader_prefetch.c.) */
+int pf_one_thread(void)
 {
     const char *v = getenv("PROF_THREADS");
     return (v && strcmp(v, "1") == 0) || sysconf(_SC_NPROCESSORS_ONLN) < 2;
@@ -65,7 +62,7 @@ prof_err prof_reader_open(const char *path, prof_reader **out, prof_error *err)
         prof_reader_close(r);
         return e;
     }
-    r->want_prefetch = !one_thread();
+    r->want_prefetch = !pf_one_thread();
     *out = r;
     return PROF_OK;
 }

@@ -1081,8 +1081,7 @@ static int queue_append(kin_queue *q, const unsigned char *packed, size_t n)
  * cannot be had: then events are handled as they close. */
 static void kin_queue_start(kin_parser *p)
 {
-    const char *v = getenv("PROF_THREADS");
-    if ((v && strcmp(v, "1") == 0) || sysconf(_SC_NPROCESSORS_ONLN) < 2)
+    if (pf_one_thread())
         return;
     kin_queue *q = aligned_alloc(_Alignof(kin_queue), sizeof *q);
     if (!q)

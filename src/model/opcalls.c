@@ -13,10 +13,10 @@
  * each step and each sample in file order: every statistic, floating-point
  * sums included, comes out bit for bit what folding on one thread gives.
  * mb_calls_finish moves them into the model, checking that both
- * numberings of the operations agree. PROF_THREADS=1 (which also keeps the
- * reader on one thread, reader.c) leaves all of it to the loading thread,
- * folded as it meets them: the one-thread build that
- * tests/unit/model_threads.c compares with. */
+ * numberings of the operations agree. PROF_THREADS=1, or a single
+ * processor (pf_one_thread, which also keeps the reader on one thread),
+ * leaves all of it to the loading thread, folded as it meets them: the
+ * one-thread build that tests/unit/model_threads.c compares with. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,15 +92,9 @@ static void fold(void *arg, const prof_event *ev, size_t n)
             c->failed = 1; /* nothing more is folded */
 }
 
-static int one_thread(void)
-{
-    const char *v = getenv("PROF_THREADS");
-    return v && strcmp(v, "1") == 0;
-}
-
 mb_calls *mb_calls_start(prof_reader *r)
 {
-    if (one_thread())
+    if (pf_one_thread())
         return NULL;
     mb_calls *c = calloc(1, sizeof *c);
     if (!c)
