@@ -368,6 +368,7 @@ void prof_reader_close(prof_reader *r)
     for (size_t i = 0; i < PF_RING; i++)
         pf_block_buf_free(&r->ring[i].blk);
     free(r->prod.events);
+    free(r->prod.stage.data);
     pf_decoder_free(&r->prod.dec);
     free(r->events);
     pf_decoder_free(&r->dec);

@@ -48,29 +48,41 @@ static prof_err header_check(const pf_file *f, uint64_t offset, block_buf *b, pf
     return PROF_OK;
 }
 
-/* Decompresses the stored payload sp into b->raw. */
-static prof_err payload_unpack(ZSTD_DCtx *dctx, const pf_block_header *h, const uint8_t *sp,
-                               block_buf *b)
+/* Room for len bytes in buf (never NULL: payload + 0 later). */
+static prof_err buf_reserve(pf_buf *buf, uint32_t len, block_buf *b)
+{
+    if (len <= buf->cap && buf->data)
+        return PROF_OK;
+    uint8_t *nb = realloc(buf->data, len ? len : 1);
+    if (!nb)
+        return prof_error_set(&b->err, PROF_ERR_NOMEM, "out of memory for a block of %u bytes",
+                              len);
+    buf->data = nb;
+    buf->cap = len ? len : 1;
+    return PROF_OK;
+}
+
+/* Decompresses the stored payload sp into b->raw, through stage when
+ * there is one (see pf_block_fetch). */
+static prof_err payload_unpack(ZSTD_DCtx *dctx, pf_buf *stage, const pf_block_header *h,
+                               const uint8_t *sp, block_buf *b)
 {
     uint32_t rawlen = h->raw_len;
-    if (rawlen > b->raw.cap || !b->raw.data) { /* never NULL: payload + 0 later */
-        uint8_t *nb = realloc(b->raw.data, rawlen ? rawlen : 1);
-        if (!nb)
-            return prof_error_set(&b->err, PROF_ERR_NOMEM,
-                                  "out of memory for a block of %u bytes", rawlen);
-        b->raw.data = nb;
-        b->raw.cap = rawlen ? rawlen : 1;
-    }
-    size_t n = ZSTD_decompressDCtx(dctx, b->raw.data, rawlen, sp, h->stored_len);
+    pf_buf *out = stage ? stage : &b->raw;
+    if (buf_reserve(&b->raw, rawlen, b) != PROF_OK || buf_reserve(out, rawlen, b) != PROF_OK)
+        return b->err.code;
+    size_t n = ZSTD_decompressDCtx(dctx, out->data, rawlen, sp, h->stored_len);
     if (ZSTD_isError(n) || n != rawlen)
         return prof_error_set(&b->err, PROF_ERR_CORRUPT, "bad zstd frame: %s",
                               ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong size");
+    if (stage)
+        memcpy(b->raw.data, stage->data, rawlen);
     return PROF_OK;
 }
 
 /* Reads the payload of the block whose header h is at offset, checks its
  * checksum and decompresses it: b->payload holds h->raw_len bytes. */
-static prof_err payload_fetch(const pf_file *f, ZSTD_DCtx *dctx, uint64_t offset,
+static prof_err payload_fetch(const pf_file *f, ZSTD_DCtx *dctx, pf_buf *stage, uint64_t offset,
                               const pf_block_header *h, block_buf *b)
 {
     const uint8_t *sp;
@@ -82,7 +94,7 @@ static prof_err payload_fetch(const pf_file *f, ZSTD_DCtx *dctx, uint64_t offset
         return prof_error_set(&b->err, PROF_ERR_CORRUPT, "payload checksum mismatch");
     b->payload = sp;
     if (h->flags & PF_BLOCK_FLAG_ZSTD) {
-        if ((e = payload_unpack(dctx, h, sp, b)) != PROF_OK)
+        if ((e = payload_unpack(dctx, stage, h, sp, b)) != PROF_OK)
             return e;
         b->payload = b->raw.data;
     }
@@ -93,8 +105,8 @@ static prof_err payload_fetch(const pf_file *f, ZSTD_DCtx *dctx, uint64_t offset
 
 /* The block at offset, as block_fetch gives it, but one: an excluded
  * events block is FETCH_SKIP with its stored_len. */
-static fetch_outcome fetch_one(const pf_file *f, ZSTD_DCtx *dctx, const fetch_window *win,
-                               uint64_t offset, block_buf *b)
+static fetch_outcome fetch_one(const pf_file *f, ZSTD_DCtx *dctx, pf_buf *stage,
+                               const fetch_window *win, uint64_t offset, block_buf *b)
 {
     pf_block_header h = { 0 };
     if (f->has_trailer && offset > f->footer_offset) {
@@ -108,7 +120,7 @@ static fetch_outcome fetch_one(const pf_file *f, ZSTD_DCtx *dctx, const fetch_wi
     b->stored_len = h.stored_len;
     if (h.kind == PF_BLOCK_EVENTS && window_excludes(win, &h))
         return FETCH_SKIP;
-    if (payload_fetch(f, dctx, offset, &h, b) != PROF_OK)
+    if (payload_fetch(f, dctx, stage, offset, &h, b) != PROF_OK)
         return FETCH_CUT;
     if (h.kind == PF_BLOCK_FOOTER) {
         if (!f->has_trailer)
@@ -124,12 +136,12 @@ static fetch_outcome fetch_one(const pf_file *f, ZSTD_DCtx *dctx, const fetch_wi
     return FETCH_BLOCK;
 }
 
-fetch_outcome pf_block_fetch(const pf_file *f, ZSTD_DCtx *dctx, const fetch_window *win,
-                             uint64_t offset, block_buf *b)
+fetch_outcome pf_block_fetch(const pf_file *f, ZSTD_DCtx *dctx, pf_buf *stage,
+                             const fetch_window *win, uint64_t offset, block_buf *b)
 {
     fetch_outcome o;
     b->skipped = b->skipped_bytes = 0;
-    while ((o = fetch_one(f, dctx, win, offset, b)) == FETCH_SKIP) {
+    while ((o = fetch_one(f, dctx, stage, win, offset, b)) == FETCH_SKIP) {
         b->skipped++;
         b->skipped_bytes += b->stored_len;
         offset += PF_BLOCK_HEADER_LEN + (uint64_t)b->stored_len;

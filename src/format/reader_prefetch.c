@@ -42,14 +42,19 @@ static void slot_shrink(block_buf *b)
         pf_block_buf_free(b);
 }
 
-/* Fetches the next block into it; run_fn: run pr's batch function over
- * its events. Returns 1 when nothing can follow it (the end, damage, the
- * footer), else 0. */
-static int produce(const pf_file *f, producer *pr, pf_item *it, int run_fn)
+/* Fetches the next block into it; on_thread: on the producing thread,
+ * which runs pr's batch function over its events. Returns 1 when nothing
+ * can follow it (the end, damage, the footer), else 0. */
+static int produce(const pf_file *f, producer *pr, pf_item *it, int on_thread)
 {
     block_buf *b = &it->blk;
     slot_shrink(b);
-    fetch_outcome o = pf_block_fetch(f, pr->dctx, &pr->win, pr->offset, b);
+    fetch_outcome o = pf_block_fetch(f, pr->dctx, on_thread ? &pr->stage : NULL, &pr->win,
+                                     pr->offset, b);
+    if (pr->stage.cap > PF_SLOT_KEEP) { /* kept for the next block as a slot's are */
+        free(pr->stage.data);
+        pr->stage = (pf_buf){ NULL, 0 };
+    }
     it->what = o;
     it->bytes = 0;
     pr->offset += b->skipped * PF_BLOCK_HEADER_LEN + b->skipped_bytes;
@@ -57,7 +62,7 @@ static int produce(const pf_file *f, producer *pr, pf_item *it, int run_fn)
     case FETCH_BLOCK:
         it->bytes = (uint64_t)b->rawlen + b->stored_len;
         pr->offset = b->next;
-        return run_fn && pr->batch_fn ? fn_run_block(pr, it) : 0;
+        return on_thread && pr->batch_fn ? fn_run_block(pr, it) : 0;
     case FETCH_SKIP: /* (pf_block_fetch goes past these) */
         pr->offset += PF_BLOCK_HEADER_LEN + (uint64_t)b->stored_len;
         return 0;
