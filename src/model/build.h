@@ -205,12 +205,11 @@ uint64_t mb_op_hash(const char *name, int gpu);
 int mb_op_is(const void *ctx, uint32_t i);          /* ctx: an mb_op_key */
 uint64_t mb_op_rehash(const void *ctx, uint32_t i);
 
-/* opcalls.c: mb_op_call for every region and kernel of r, and the steps
- * and samples (mb_step_add, mb_sample_add), run by r's batch function (on
- * r's thread); NULL with PROF_THREADS=1, when r has begun reading or when
- * memory ran out: fold them while loading. finish moves the statistics
- * into m's ops, and the steps and series into m (-1: out of memory);
- * abort ends r's reading (its thread stopped) and drops them. */
+/* opcalls.c: mb_op_call for every region and kernel of r, run by r's
+ * batch function (on r's thread); NULL with PROF_THREADS=1, when r has
+ * begun reading or when memory ran out: fold them while loading. finish
+ * moves the statistics into m's ops (-1: out of memory); abort ends r's
+ * reading (its thread stopped) and drops them. */
 mb_calls *mb_calls_start(prof_reader *r);
 int mb_calls_finish(mb_calls *c, profile_model *m);
 void mb_calls_abort(mb_calls *c);
@@ -223,7 +222,6 @@ int mb_idmap_set(mb_idmap *map, const prof_event *ev, uint32_t index);
 int mb_step_add(model_builder *b, const prof_event *ev);
 int mb_sample_add(model_builder *b, const prof_event *ev, int is_memory);
 int mb_steps_series_finish(profile_model *m);
-void mb_series_move(profile_model *to, profile_model *from); /* to has none yet */
 void mb_series_index_free(model_builder *b); /* b's indexes of the series */
 size_t mb_keep_limit(void);
 void mb_step_totals_free(model_step_totals *t);

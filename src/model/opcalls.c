@@ -1,19 +1,20 @@
 /* opcalls.c - what the reader's thread folds beside the loading thread:
  * the per-call statistics of operations (mb_op_call: moments, the
- * duration sketch, time batches), and the steps, memory series and
- * counters (series.c). A batch function of the reader
+ * duration sketch, time batches). A batch function of the reader
  * (prof_reader_set_batch_fn) runs it on the reader's own thread, which
  * decodes each block for it before handing the block over, so that this
- * share of building runs beside the call tree that the loading thread
- * builds.
+ * share of building runs beside the call tree, the steps and the series
+ * that the loading thread builds. (The steps and series were folded here
+ * too for a while; with zstd's output staged on the reader's thread
+ * (pf_block_fetch), that thread became the slower one, and they went back.)
  *
  * It sees the same events in the same order as the loading thread, so it
  * numbers operations as op_find_or_add does (by name and whether a
- * kernel, in order of first appearance) and folds each operation's calls,
- * each step and each sample in file order: every statistic, floating-point
- * sums included, comes out bit for bit what folding on one thread gives.
- * mb_calls_finish moves them into the model, checking that both
- * numberings of the operations agree. PROF_THREADS=1, or a single
+ * kernel, in order of first appearance) and folds each operation's calls
+ * in file order: every statistic, floating-point sums included, comes out
+ * bit for bit what folding on one thread gives. mb_calls_finish moves
+ * them into the model, checking that both numberings of the operations
+ * agree. PROF_THREADS=1, or a single
  * processor (pf_one_thread, which also keeps the reader on one thread),
  * leaves all of it to the loading thread, folded as it meets them: the
  * one-thread build that tests/unit/model_threads.c compares with. */
@@ -28,8 +29,6 @@ struct mb_calls {
     hmap index;            /* ops by (name, is GPU), as op_index        */
     mb_idmap region_ops, kernel_ops; /* name id caches, as the builder's */
     prof_reader *reader;   /* whose batch function folds them           */
-    profile_model series;  /* steps, memory series and counters alone   */
-    model_builder side;    /* their builder: series.c's part of one     */
     int failed;            /* out of memory: the load fails            */
 };
 
@@ -67,21 +66,10 @@ static model_op *op_of(mb_calls *c, const prof_event *ev, int gpu)
 
 static int fold_one(mb_calls *c, const prof_event *ev)
 {
-    switch (ev->type) {
-    case PROF_EV_REGION:
-    case PROF_EV_GPU_KERNEL: {
-        model_op *op = op_of(c, ev, ev->type == PROF_EV_GPU_KERNEL);
-        return op ? mb_op_call(op, ev->start_ns, ev->dur_ns) : -1;
-    }
-    case PROF_EV_STEP:
-        return mb_step_add(&c->side, ev);
-    case PROF_EV_MEMORY:
-        return mb_sample_add(&c->side, ev, 1);
-    case PROF_EV_COUNTER:
-        return mb_sample_add(&c->side, ev, 0);
-    default:
+    if (ev->type != PROF_EV_REGION && ev->type != PROF_EV_GPU_KERNEL)
         return 0;
-    }
+    model_op *op = op_of(c, ev, ev->type == PROF_EV_GPU_KERNEL);
+    return op ? mb_op_call(op, ev->start_ns, ev->dur_ns) : -1;
 }
 
 static void fold(void *arg, const prof_event *ev, size_t n)
@@ -100,8 +88,6 @@ mb_calls *mb_calls_start(prof_reader *r)
     if (!c)
         return NULL;
     c->reader = r;
-    c->side.m = &c->series;
-    c->side.keep = mb_keep_limit();
     if (prof_reader_set_batch_fn(r, fold, c) < 0) {
         free(c);
         return NULL;
@@ -110,7 +96,7 @@ mb_calls *mb_calls_start(prof_reader *r)
 }
 
 /* What was not moved into the model (after a move: the ops' names, the
- * loader's own copies, and the builder's indexes). */
+ * loader's own copies). */
 static void calls_free(mb_calls *c)
 {
     for (size_t i = 0; i < c->nops; i++) {
@@ -121,8 +107,6 @@ static void calls_free(mb_calls *c)
     hmap_free(&c->index);
     free(c->region_ops.v);
     free(c->kernel_ops.v);
-    mb_series_index_free(&c->side);
-    profile_model_free(&c->series);
     free(c);
 }
 
@@ -136,8 +120,6 @@ int mb_calls_finish(mb_calls *c, profile_model *m)
         mb_op_move_calls(&m->ops[i], &c->ops[i]);
         sketch_init(&c->ops[i].dur); /* moved */
     }
-    if (ok)
-        mb_series_move(m, &c->series);
     calls_free(c);
     return ok ? 0 : -1;
 }

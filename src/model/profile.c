@@ -380,12 +380,12 @@ static int event_add(model_builder *b, const prof_event *ev)
     switch (ev->type) {
     case PROF_EV_REGION:
         return region_add(b, pos, ev);
-    case PROF_EV_STEP: /* folded where the reader decodes, like op calls */
-        return b->calls ? 0 : mb_step_add(b, ev);
+    case PROF_EV_STEP:
+        return mb_step_add(b, ev);
     case PROF_EV_MEMORY:
-        return b->calls ? 0 : mb_sample_add(b, ev, 1);
+        return mb_sample_add(b, ev, 1);
     case PROF_EV_COUNTER:
-        return b->calls ? 0 : mb_sample_add(b, ev, 0);
+        return mb_sample_add(b, ev, 0);
     case PROF_EV_GPU_KERNEL:
         return kernel_add(b, ev);
     case PROF_EV_GPU_MEMCPY:

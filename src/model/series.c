@@ -302,21 +302,6 @@ int mb_sample_add(model_builder *b, const prof_event *ev, int is_memory)
     return 0;
 }
 
-void mb_series_move(profile_model *to, profile_model *from)
-{
-    to->steps = from->steps;
-    to->nsteps = from->nsteps;
-    to->step_thinning = from->step_thinning;
-    to->step_totals = from->step_totals;
-    to->series = from->series;
-    to->nseries = from->nseries;
-    from->steps = NULL;
-    from->nsteps = 0;
-    memset(&from->step_totals, 0, sizeof from->step_totals);
-    from->series = NULL;
-    from->nseries = 0;
-}
-
 void mb_series_index_free(model_builder *b)
 {
     free(b->memory_series.v);
