@@ -40,7 +40,10 @@
 
 /* ---- floating nodes --------------------------------------------------------- */
 
-static uint32_t fnode_new(model_builder *b)
+/* A free node of the pool, set to init. Written whole: a node written
+ * field by field and then added to made the loads of the adds wait on the
+ * stores before them (a load spanning two stores is not forwarded). */
+static uint32_t fnode_new(model_builder *b, const mb_fnode *init)
 {
     uint32_t i = b->free_node;
     if (i != MODEL_NONE) {
@@ -53,8 +56,7 @@ static uint32_t fnode_new(model_builder *b)
     }
     if (++b->live > b->m->peak_pending_nodes)
         b->m->peak_pending_nodes = b->live;
-    memset(&b->pool[i], 0, sizeof b->pool[i]);
-    b->pool[i].first_child = b->pool[i].next_sibling = MODEL_NONE;
+    b->pool[i] = *init;
     return i;
 }
 
@@ -437,33 +439,38 @@ static int place_nested(model_builder *b, uint32_t tpos, uint32_t d, uint32_t op
     uint32_t f = listed && (t->level[d].ops & bit)
                      ? flist_find(b, t->level[d].head, &t->level[d].gen, op) : MODEL_NONE;
     if (f == MODEL_NONE) {
-        if ((f = fnode_new(b)) == MODEL_NONE)
+        mb_fnode init = {
+            .op = op,
+            .first_child = kids->head,
+            .next_sibling = listed ? t->level[d].head : MODEL_NONE,
+            .gen = kids->gen, /* a whole level list keeps its entries */
+            .calls = 1,
+            .incl_ns = e - s,
+            .self_ns = self,
+            .min_start = s,
+            .max_end = e,
+        };
+        if ((f = fnode_new(b, &init)) == MODEL_NONE)
             return -1;
-        mb_fnode *n = &b->pool[f];
-        n->op = op;
-        n->min_start = s;
-        n->first_child = kids->head;
-        n->gen = kids->gen; /* a whole level list keeps its entries */
         if (!listed) {
             t->level[d].ops = 0;
             t->level[d].gen = 0;
         }
-        n->next_sibling = listed ? t->level[d].head : MODEL_NONE;
         t->level[d].head = f;
         t->level[d].ops |= bit;
         if (t->level[d].gen)
             fidx_put(b, t->level[d].gen, op, f);
     } else {
-        if (s < b->pool[f].min_start)
-            b->pool[f].min_start = s;
+        mb_fnode *n = &b->pool[f];
+        if (s < n->min_start)
+            n->min_start = s;
         fnode_merge(b, f, kids->head);
+        n->calls++;
+        n->incl_ns += e - s;
+        n->self_ns += self;
+        if (e > n->max_end)
+            n->max_end = e;
     }
-    mb_fnode *n = &b->pool[f];
-    n->calls++;
-    n->incl_ns += e - s;
-    n->self_ns += self;
-    if (e > n->max_end)
-        n->max_end = e;
     t->top = d + 1;
     return 0;
 }
