@@ -145,11 +145,11 @@ static const uint8_t *cur_bytes(cur *c, uint64_t len)
     return s;
 }
 
-static uint64_t cur_time(cur *c, decoder *d)
+static inline __attribute__((always_inline)) uint64_t cur_time(cur *c, uint64_t *cursor)
 {
     uint64_t dt = cur_u(c);
-    d->cursor += (uint64_t)pf_unzigzag(dt);
-    return d->cursor;
+    *cursor += (uint64_t)pf_unzigzag(dt);
+    return *cursor;
 }
 
 static double cur_f64(cur *c)
@@ -268,7 +268,7 @@ static int def_attr(decoder *d, prof_event *ev, uint32_t key, uint32_t name, uin
 #define READ(KIND, PARAM, MEMBER) READ_##KIND(PARAM)
 #define READ_U32(v) uint32_t v = cur_u32(&c);
 #define READ_U64(v) uint64_t v = cur_u(&c);
-#define READ_DT(v) uint64_t v = cur_time(&c, d);
+#define READ_DT(v) uint64_t v = cur_time(&c, &at->cursor);
 #define READ_DUR(v) uint64_t v = cur_u(&c);
 #define READ_F64(v) double v = cur_f64(&c);
 #define READ_DROPS(v) uint64_t v = cur_u(&c);
@@ -335,19 +335,28 @@ static int def_attr(decoder *d, prof_event *ev, uint32_t key, uint32_t name, uin
         FIELDS(SKIP)                                                                          \
         if (c.bad)                                                                            \
             return malformed(d, tag);                                                         \
-        d->p = c.p;                                                                           \
+        at->p = c.p;                                                                          \
         return def_##NAME(d, ev FIELDS(ARG));                                                 \
     }
 #define CASE(NAME, TAG, LAST, ROLE, EVENT, WHAT, FIELDS) CASE_##ROLE(NAME, TAG, LAST, EVENT, FIELDS)
 
 static const prof_event zero_event; /* what decode_record starts from */
 
-/* Decodes the next record into ev. Returns 1 for an event, 2 for a record
- * the reader consumed itself, -1 for a fault, said in d->err. */
-static int decode_record(decoder *d, prof_event *ev)
+/* Where decoding is in a block: the decoder's p and cursor, held in
+ * registers by pf_decode_batch while it decodes a batch. Through memory,
+ * each record waited on the stores of the one before. */
+typedef struct decode_at {
+    const uint8_t *p;
+    uint64_t cursor;
+} decode_at;
+
+/* Decodes the next record, at at->p, into ev. Returns 1 for an event, 2
+ * for a record the reader consumed itself, -1 for a fault, said in d->err. */
+static inline __attribute__((always_inline)) int decode_record(decoder *d, decode_at *at,
+                                                               prof_event *ev)
 {
-    cur c = { d->p + 1, d->end, 0 };
-    uint8_t tag = *d->p;
+    cur c = { at->p + 1, d->end, 0 };
+    uint8_t tag = *at->p;
     /* A copy of a zero event, not memset: gcc makes memset of the event a
      * rep stos, whose start-up cost, paid for every event, was half of
      * decoding a region; the copy is a few vector moves. */
@@ -360,13 +369,13 @@ static int decode_record(decoder *d, prof_event *ev)
             cur_bytes(&c, cur_u(&c));
             if (c.bad)
                 return malformed(d, tag);
-            d->p = c.p;
+            at->p = c.p;
             return 2;
         }
         prof_error_set(&d->err, PROF_ERR_CORRUPT, "unknown record tag 0x%02x", tag);
         return -1;
     }
-    d->cursor = ev->start_ns + ev->dur_ns; /* the next time is coded from this end */
+    at->cursor = ev->start_ns + ev->dur_ns; /* the next time is coded from this end */
     ev->name = name_of(d, ev->name_id, &c);
     if (c.bad == 2) {
         prof_error_set(&d->err, PROF_ERR_CORRUPT, "string %lu used before its definition",
@@ -375,7 +384,7 @@ static int decode_record(decoder *d, prof_event *ev)
     }
     if (c.bad)
         return malformed(d, tag);
-    d->p = c.p;
+    at->p = c.p;
     return 1;
 }
 
@@ -392,30 +401,43 @@ void pf_decode_block(decoder *d, const block_buf *b)
 
 int pf_decode_batch(decoder *d, prof_event *events, uint32_t *n, prof_error *fault)
 {
+    /* Where decoding is, the count and the records left are kept in
+     * registers and stored once (decode_at). */
+    decode_at at = { d->p, d->cursor };
+    uint32_t count = *n, left = d->left;
+    int end = 0;
     for (;;) {
-        if (d->left == 0) {
-            if (d->p != d->end) {
+        if (left == 0) {
+            if (at.p != d->end) {
                 prof_error_set(fault, PROF_ERR_CORRUPT, "%llu bytes after the last record",
-                               (unsigned long long)(d->end - d->p));
+                               (unsigned long long)(d->end - at.p));
             }
-            return 1;
+            end = 1;
+            break;
         }
-        if (*n == BATCH_EVENTS)
-            return 0;
-        if (d->p >= d->end) {
+        if (count == BATCH_EVENTS)
+            break;
+        if (at.p >= d->end) {
             prof_error_set(fault, PROF_ERR_CORRUPT,
-                           "payload ends %lu records short of its count", (unsigned long)d->left);
-            return 1;
+                           "payload ends %lu records short of its count", (unsigned long)left);
+            end = 1;
+            break;
         }
-        d->left--;
-        int rc = decode_record(d, &events[*n]);
+        left--;
+        int rc = decode_record(d, &at, &events[count]);
         if (rc == 1)
-            (*n)++;
+            count++;
         else if (rc < 0) {
             *fault = d->err;
-            return 1;
+            end = 1;
+            break;
         }
     }
+    d->p = at.p;
+    d->cursor = at.cursor;
+    *n = count;
+    d->left = left;
+    return end;
 }
 
 void pf_decoder_free(decoder *d)
