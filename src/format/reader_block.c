@@ -48,20 +48,6 @@ static prof_err header_check(const pf_file *f, uint64_t offset, block_buf *b, pf
     return PROF_OK;
 }
 
-/* Room for len bytes in buf (never NULL: payload + 0 later). */
-static prof_err buf_reserve(pf_buf *buf, uint32_t len, block_buf *b)
-{
-    if (len <= buf->cap && buf->data)
-        return PROF_OK;
-    uint8_t *nb = realloc(buf->data, len ? len : 1);
-    if (!nb)
-        return prof_error_set(&b->err, PROF_ERR_NOMEM, "out of memory for a block of %u bytes",
-                              len);
-    buf->data = nb;
-    buf->cap = len ? len : 1;
-    return PROF_OK;
-}
-
 /* Decompresses the stored payload sp into b->raw, through stage when
  * there is one (see pf_block_fetch). */
 static prof_err payload_unpack(ZSTD_DCtx *dctx, pf_buf *stage, const pf_block_header *h,
@@ -69,8 +55,9 @@ static prof_err payload_unpack(ZSTD_DCtx *dctx, pf_buf *stage, const pf_block_he
 {
     uint32_t rawlen = h->raw_len;
     pf_buf *out = stage ? stage : &b->raw;
-    if (buf_reserve(&b->raw, rawlen, b) != PROF_OK || buf_reserve(out, rawlen, b) != PROF_OK)
-        return b->err.code;
+    if (pf_buf_reserve(&b->raw, rawlen) < 0 || pf_buf_reserve(out, rawlen) < 0)
+        return prof_error_set(&b->err, PROF_ERR_NOMEM, "out of memory for a block of %u bytes",
+                              rawlen);
     size_t n = ZSTD_decompressDCtx(dctx, out->data, rawlen, sp, h->stored_len);
     if (ZSTD_isError(n) || n != rawlen)
         return prof_error_set(&b->err, PROF_ERR_CORRUPT, "bad zstd frame: %s",

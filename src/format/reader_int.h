@@ -217,6 +217,10 @@ struct prof_reader {
 
 /* ---- reader_source.c ---------------------------------------------------- */
 
+/* Room for len bytes in buf, its data never NULL (a block's payload + 0
+ * is formed): 0, or -1 when memory ran out (buf as it was). */
+int pf_buf_reserve(pf_buf *buf, size_t len);
+
 /* Opens path for reading, refusing at once anything but a regular file. A
  * descriptor with sb filled, or -1 with the error in err. */
 int pf_source_open(const char *path, struct stat *sb, prof_error *err);

@@ -60,6 +60,18 @@ static prof_err read_failed(prof_error *err, int e, const char *nomem)
     return prof_error_set(err, PROF_ERR_IO, "read failed: %s", strerror(e));
 }
 
+int pf_buf_reserve(pf_buf *buf, size_t len)
+{
+    if (len <= buf->cap && buf->data)
+        return 0;
+    uint8_t *b = realloc(buf->data, len ? len : 1);
+    if (!b)
+        return -1;
+    buf->data = b;
+    buf->cap = len ? len : 1;
+    return 0;
+}
+
 prof_err pf_source_read(const pf_file *f, uint64_t off, size_t len, const uint8_t **out,
                         pf_buf *buf, prof_error *err, const char *nomem)
 {
@@ -67,13 +79,8 @@ prof_err pf_source_read(const pf_file *f, uint64_t off, size_t len, const uint8_
         *out = f->mem + off;
         return PROF_OK;
     }
-    if (len > buf->cap) {
-        uint8_t *b = realloc(buf->data, len);
-        if (!b)
-            return read_failed(err, ENOMEM, nomem);
-        buf->data = b;
-        buf->cap = len;
-    }
+    if (pf_buf_reserve(buf, len) < 0)
+        return read_failed(err, ENOMEM, nomem);
     size_t got = 0;
     while (got < len) {
         ssize_t n = pread(f->fd, buf->data + got, len - got, (off_t)(off + got));
