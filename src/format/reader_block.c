@@ -2,7 +2,8 @@
  * and its checks, in the spec's order, then the payload, its checksum and
  * zstd. A time window skips an events block on its header alone. Runs on
  * the producer's side: it reads only the source and what opening learned
- * of the file (pf_file), and writes only the block_buf it is given. */
+ * of the file (pf_file), and writes only the block_buf and the stage it is
+ * given. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,11 +50,15 @@ static prof_err header_check(const pf_file *f, uint64_t offset, block_buf *b, pf
 }
 
 /* Decompresses the stored payload sp into b->raw, through stage when
- * there is one (see pf_block_fetch). */
+ * there is one (see pf_block_fetch) and the block is no larger than a slot
+ * keeps: a rare large block goes straight into the slot, so that reading
+ * ahead holds one copy of it, not two. */
 static prof_err payload_unpack(ZSTD_DCtx *dctx, pf_buf *stage, const pf_block_header *h,
                                const uint8_t *sp, block_buf *b)
 {
     uint32_t rawlen = h->raw_len;
+    if (rawlen > PF_SLOT_KEEP)
+        stage = NULL;
     pf_buf *out = stage ? stage : &b->raw;
     if (pf_buf_reserve(&b->raw, rawlen) < 0 || pf_buf_reserve(out, rawlen) < 0)
         return prof_error_set(&b->err, PROF_ERR_NOMEM, "out of memory for a block of %u bytes",

@@ -401,8 +401,8 @@ void pf_decode_block(decoder *d, const block_buf *b)
 
 int pf_decode_batch(decoder *d, prof_event *events, uint32_t *n, prof_error *fault)
 {
-    /* Where decoding is, the count and the records left are kept in
-     * registers and stored once (decode_at). */
+    /* Where decoding is (decode_at), the batch's count and the records
+     * left are locals, kept in registers and stored once a batch. */
     decode_at at = { d->p, d->cursor };
     uint32_t count = *n, left = d->left;
     int end = 0;

@@ -138,7 +138,8 @@ typedef struct decoder {
  * decodes into. */
 typedef struct producer {
     ZSTD_DCtx *dctx;
-    pf_buf stage;           /* zstd's output on the thread (pf_block_fetch) */
+    pf_buf stage;           /* zstd's output on the thread (pf_block_fetch),
+                               at most PF_SLOT_KEEP                        */
     fetch_window win;
     uint64_t offset;        /* next block header to fetch                 */
     decoder dec;            /* the batch function's (on the thread only)  */
@@ -247,8 +248,9 @@ prof_err pf_read_header(prof_reader *r, prof_error *err);
  * there and the bytes are then copied into b: the slot's lines were last
  * read by the caller's core, and zstd's stores into them, each waiting for
  * that core to give its line up, made decompression 1.7 times as long,
- * where one copy moves them for a few percent. Without (on demand, on the
- * caller's side), zstd writes into b. */
+ * where one copy moves them for a few percent. Blocks over PF_SLOT_KEEP,
+ * and all of them without stage (on demand, on the caller's side), are
+ * written into b by zstd: the stage stays within PF_SLOT_KEEP. */
 fetch_outcome pf_block_fetch(const pf_file *f, ZSTD_DCtx *dctx, pf_buf *stage,
                              const fetch_window *win, uint64_t offset, block_buf *b);
 void pf_block_buf_free(block_buf *b);

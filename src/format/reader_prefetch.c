@@ -51,10 +51,6 @@ static int produce(const pf_file *f, producer *pr, pf_item *it, int on_thread)
     slot_shrink(b);
     fetch_outcome o = pf_block_fetch(f, pr->dctx, on_thread ? &pr->stage : NULL, &pr->win,
                                      pr->offset, b);
-    if (pr->stage.cap > PF_SLOT_KEEP) { /* kept for the next block as a slot's are */
-        free(pr->stage.data);
-        pr->stage = (pf_buf){ NULL, 0 };
-    }
     it->what = o;
     it->bytes = 0;
     pr->offset += b->skipped * PF_BLOCK_HEADER_LEN + b->skipped_bytes;

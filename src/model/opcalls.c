@@ -4,9 +4,9 @@
  * (prof_reader_set_batch_fn) runs it on the reader's own thread, which
  * decodes each block for it before handing the block over, so that this
  * share of building runs beside the call tree, the steps and the series
- * that the loading thread builds. The steps and series stay there: the
- * reader's thread also fetches and decompresses every block, and with
- * them it was the slower of the two.
+ * that the loading thread builds. The steps and series are left to the
+ * loading thread: the reader's thread also fetches and decompresses every
+ * block, and with them it was the slower of the two.
  *
  * It sees the same events in the same order as the loading thread, so it
  * numbers operations as op_find_or_add does (by name and whether a
