@@ -206,8 +206,8 @@ int mb_op_is(const void *ctx, uint32_t i);          /* ctx: an mb_op_key */
 uint64_t mb_op_rehash(const void *ctx, uint32_t i);
 
 /* opcalls.c: mb_op_call for every region and kernel of r, run by r's
- * batch function (on r's thread); NULL with PROF_THREADS=1, when r has
- * begun reading or when memory ran out: fold them while loading. finish
+ * batch function (on r's thread); NULL on one thread (pf_one_thread), when
+ * r has begun reading or when memory ran out: fold them while loading. finish
  * moves the statistics into m's ops (-1: out of memory); abort ends r's
  * reading (its thread stopped) and drops them. */
 mb_calls *mb_calls_start(prof_reader *r);

@@ -14,10 +14,10 @@
  * in file order: every statistic, floating-point sums included, comes out
  * bit for bit what folding on one thread gives. mb_calls_finish moves
  * them into the model, checking that both numberings of the operations
- * agree. PROF_THREADS=1, or a single
- * processor (pf_one_thread, which also keeps the reader on one thread),
- * leaves all of it to the loading thread, folded as it meets them: the
- * one-thread build that tests/unit/model_threads.c compares with. */
+ * agree. PROF_THREADS=1, or a single processor (pf_one_thread, which also
+ * keeps the reader on one thread), leaves all of it to the loading thread,
+ * folded as it meets them: the one-thread build that
+ * tests/unit/model_threads.c compares with. */
 #include <stdlib.h>
 #include <string.h>
 
