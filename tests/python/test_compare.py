@@ -37,6 +37,10 @@ def compare(*args):
                           stderr=subprocess.PIPE, text=True)
 
 
+def forward_of(cmp):
+    return next(op for op in cmp["operations"] if op["name"] == "forward")
+
+
 @unittest.skipUnless(analyze_available(), "no prof binary")
 class RepeatedRuns(unittest.TestCase):
     @classmethod
@@ -70,11 +74,14 @@ class RepeatedRuns(unittest.TestCase):
     def slowdown_measured(self, before):
         """The slow side against `before`, measured again (a round more a
         side, up to MORE_ROUNDS in all) while the machine's load swamps it:
-        the verdict, not the machine, is under test."""
+        the verdict, not the machine, is under test. What is waited for is
+        the forward pass shown slower, not any regression: a step time
+        shown slower while forward's runs still overlap (p = 0.0101 against
+        alpha 0.01, three runs a side, once) fails the run already."""
         while RepeatedRuns.more_rounds < MORE_ROUNDS:
             r = compare("--format", "json", "--fail-on-regression", "10", before,
                         self.sides["slow"])
-            if r.returncode != 0:
+            if r.returncode == 1 and forward_of(json.loads(r.stdout))["status"] == "slower":
                 return
             RepeatedRuns.more_rounds += 1
             self.record_round()
@@ -101,7 +108,7 @@ class RepeatedRuns(unittest.TestCase):
     def test_slower_forward_fails(self):
         self.slowdown_measured(self.sides["same1"])
         cmp = self.json_of(self.sides["same1"], self.sides["slow"], 1)
-        forward = next(op for op in cmp["operations"] if op["name"] == "forward")
+        forward = forward_of(cmp)
         self.assertEqual(forward["status"], "slower", forward)
         self.assertEqual(forward["method"], "between_runs")
         self.assertGreater(forward["relative"], 0.15)
