@@ -26,8 +26,25 @@ typedef struct time_batches {
     uint64_t ns[TIMEBATCH_MAX]; /* summed durations                           */
 } time_batches;
 
-/* Counts one call that started at start_ns and lasted dur_ns. */
-void time_batches_add(time_batches *b, uint64_t start_ns, uint64_t dur_ns);
+/* time_batches_add, every case: the first call, and one past the last
+ * batch, which folds the batches until it fits. */
+void time_batches_add_slow(time_batches *b, uint64_t start_ns, uint64_t dur_ns);
+
+/* Counts one call that started at start_ns and lasted dur_ns. Inline, as
+ * sketch_add is: it runs for every call of every operation, and nearly
+ * always finds its batch among those that exist. */
+static inline void time_batches_add(time_batches *b, uint64_t start_ns, uint64_t dur_ns)
+{
+    uint64_t i = start_ns > b->t0 ? (start_ns - b->t0) >> b->shift : 0;
+    if (b->shift == 0 || i >= TIMEBATCH_MAX) {
+        time_batches_add_slow(b, start_ns, dur_ns);
+        return;
+    }
+    b->calls[i]++;
+    b->ns[i] += dur_ns;
+    if (i + 1 > b->used)
+        b->used = (uint32_t)i + 1;
+}
 
 /* Width of each batch in nanoseconds (0 before any call). */
 uint64_t time_batches_width(const time_batches *b);
