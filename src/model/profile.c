@@ -113,7 +113,6 @@ static inline __attribute__((always_inline)) int op_of_event(model_builder *b,
 void mb_op_init(model_op *op)
 {
     memset(op, 0, sizeof *op);
-    op->min_ns = UINT64_MAX;
     sketch_init(&op->dur);
 }
 
@@ -123,10 +122,6 @@ int mb_op_call(model_op *op, uint64_t start, uint64_t dur)
 {
     op->calls++;
     op->incl_ns += dur;
-    if (dur < op->min_ns)
-        op->min_ns = dur;
-    if (dur > op->max_ns)
-        op->max_ns = dur;
     /* Sums of deviations from the first duration ("shifted data"): as
      * stable as Welford's update while the shift is a typical duration,
      * which the first one is, and free of its division per call. */
@@ -143,8 +138,6 @@ void mb_op_move_calls(model_op *to, model_op *from)
 {
     to->calls = from->calls;
     to->incl_ns = from->incl_ns;
-    to->min_ns = from->min_ns;
-    to->max_ns = from->max_ns;
     to->shift = from->shift;
     to->sum_dev = from->sum_dev;
     to->sum_dev2 = from->sum_dev2;
@@ -156,10 +149,12 @@ void mb_op_move_calls(model_op *to, model_op *from)
 /* Mean and sum of squared deviations from the mean, from the shifted sums. */
 static void op_finish(model_op *op)
 {
-    if (!op->calls) {
-        op->min_ns = 0;
+    /* The sketch counts every call, and its extremes are exact: they are
+     * not kept twice per call. */
+    op->min_ns = op->dur.min;
+    op->max_ns = op->dur.max;
+    if (!op->calls)
         return;
-    }
     double n = (double)op->calls;
     op->mean_ns = op->shift + op->sum_dev / n;
     op->m2 = op->sum_dev2 - op->sum_dev * op->sum_dev / n;

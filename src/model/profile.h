@@ -27,7 +27,7 @@ typedef struct model_op {
     uint64_t calls;
     uint64_t incl_ns;      /* sum of durations (nested calls of itself counted once each) */
     uint64_t self_ns;      /* incl minus time in child regions                          */
-    uint64_t min_ns, max_ns;
+    uint64_t min_ns, max_ns; /* set when loading ends, from dur                      */
     double mean_ns, m2;    /* variance = m2 / (calls - 1); both set when loading ends   */
     double shift, sum_dev, sum_dev2; /* while loading: sums of (duration - shift), shift
                               being the first duration, from which mean and m2 follow   */
