@@ -31,6 +31,13 @@ class LineResult(unittest.TestResult):
         super().addError(test, err)
         self._bad(test, err)
 
+    def addSubTest(self, test, subtest, err):
+        # a failed subtest fails its test, which then gets no addSuccess:
+        # its "not ok" line is this one
+        super().addSubTest(test, subtest, err)
+        if err is not None:
+            self._bad(test, err)
+
     def addSkip(self, test, reason):
         super().addSkip(test, reason)
         print("ok %s # skip %s" % (self._name(test), reason), flush=True)
