@@ -2,6 +2,7 @@
 recorded into a real profile and read back, the ctypes path without the
 extension, loading errors, never raising, fork, threads, autostart and a
 preloaded libprof."""
+import math
 import os
 import shutil
 
@@ -45,6 +46,18 @@ assert prof.stop()  # idempotent
 """
 
 
+def ctypes_only_package(tmp):
+    """The package without its extension, under tmp (made once): what a
+    Python the extension was not built for loads. The PYTHONPATH for it."""
+    root = os.path.join(tmp, "py")
+    pkg = os.path.join(root, "prof")
+    if not os.path.isdir(pkg):
+        os.makedirs(pkg)
+        for f in ("__init__.py", "torch.py", "libprof.so"):
+            shutil.copy(os.path.join(PACKAGE, "prof", f), pkg)
+    return root
+
+
 class Api(TempDirTest):
     def check_api_profile(self, out):
         p = Profile(out)
@@ -82,12 +95,8 @@ class Api(TempDirTest):
         self.assertEqual(r.stderr, "")
 
     def test_every_call_recorded_through_ctypes(self):
-        pkg = os.path.join(self.tmp, "py", "prof")
-        os.makedirs(pkg)
-        for f in ("__init__.py", "torch.py", "libprof.so"):
-            shutil.copy(os.path.join(PACKAGE, "prof", f), pkg)
         out = self.path("api.prof")
-        r = run_python(["-c", API, out], pythonpath=os.path.dirname(pkg))
+        r = run_python(["-c", API, out], pythonpath=ctypes_only_package(self.tmp))
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertTrue(r.stdout.startswith("False prof.region('outer', kind='compute')"),
                         r.stdout)
@@ -169,17 +178,47 @@ prof.memory("m", 1.5e3)
 prof.stop()
 print("went on")
 """
-        out = self.path("ok.prof")
-        r = run_python(["-c", code, os.path.join(self.tmp, "no", "dir", "x.prof"), out])
-        self.assertRan(r)
-        self.assertEqual(r.stdout, "went on\n")
-        self.assertIn("prof: start: cannot record into '%s': No such file or directory"
-                      % os.path.join(self.tmp, "no", "dir", "x.prof"), r.stderr)
-        self.assertIn("sample_rate must be in (0, 1]", r.stderr)
-        self.assertIn("schedule is wait:warmup:active:repeat", r.stderr)
-        self.assertEqual(r.stderr.count("cannot record into"), 1)
-        self.assertEqual(r.stderr.count("dropped (reported once)"), 1)
-        self.assertEqual(Profile(out).series("m"), [1500])
+        # the same through the extension and through ctypes alone
+        for how, path in (("extension", PACKAGE), ("ctypes", ctypes_only_package(self.tmp))):
+            with self.subTest(how):
+                out = self.path("ok-%s.prof" % how)
+                r = run_python(["-c", code, os.path.join(self.tmp, "no", "dir", "x.prof"), out],
+                               pythonpath=path)
+                self.assertRan(r)
+                self.assertEqual(r.stdout, "went on\n")
+                self.assertIn("prof: start: cannot record into '%s': No such file or directory"
+                              % os.path.join(self.tmp, "no", "dir", "x.prof"), r.stderr)
+                self.assertIn("sample_rate must be in (0, 1]", r.stderr)
+                self.assertIn("schedule is wait:warmup:active:repeat", r.stderr)
+                self.assertEqual(r.stderr.count("cannot record into"), 1)
+                self.assertEqual(r.stderr.count("dropped (reported once)"), 1, r.stderr)
+                self.assertEqual(Profile(out).series("m"), [1500])
+
+    def test_odd_values_alike_through_the_extension_and_ctypes(self):
+        # what is recorded, dropped or made 0 is the same either way, and
+        # nothing raises (ctypes once wrapped -5 and raised on 10**400)
+        code = r"""
+import sys, prof
+assert prof.start(sys.argv[1])
+class F:
+    def __float__(self): return 2.5
+for v in (-5, 2**64, float("nan"), float("inf"), -1.5, 7.9, 3, "x", None, True):
+    prof.memory("m", v)
+for v in (float("nan"), 10**400, "4", b"4", None, F(), 3, True, [1]):
+    prof.counter("c", v)
+prof.stop()
+"""
+        for how, path in (("extension", PACKAGE), ("ctypes", ctypes_only_package(self.tmp))):
+            with self.subTest(how):
+                out = self.path("odd-%s.prof" % how)
+                r = run_python(["-c", code, out], pythonpath=path)
+                self.assertRan(r)
+                self.assertEqual(r.stderr.count("dropped (reported once)"), 1, r.stderr)
+                p = Profile(out)
+                self.assertEqual(p.series("m"), [0, 0, 0, 7, 3, 1])
+                values = [v for name, v in p.counters if name == "c"]
+                self.assertTrue(math.isnan(values[0]), values)
+                self.assertEqual(values[1:], [2.5, 3.0, 1.0])
 
     def test_prof_enable_0_records_nothing_silently(self):
         out = self.path("off.prof")

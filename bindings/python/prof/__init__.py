@@ -46,10 +46,12 @@ _reported = set()
 _lock = threading.Lock()
 
 
-def _report_once(message):
-    """Logs a problem the first time it happens; recording never raises."""
-    if message not in _reported:
-        _reported.add(message)
+def _report_once(message, key=None):
+    """Logs a problem the first time it happens (the first time of key,
+    when given); recording never raises."""
+    key = message if key is None else key
+    if key not in _reported:
+        _reported.add(key)
         _log.warning("%s", message)
 
 
@@ -196,8 +198,10 @@ else:
                 if _lib is not None:
                     call(name.encode(), *value)
             except (AttributeError, TypeError, ctypes.ArgumentError, UnicodeError, OverflowError):
+                # once a process, whatever the value: the extension's
+                # report_once (_native.c) says it once too
                 _report_once("prof: %s: cannot record %r %r; dropped (reported once)"
-                             % (what, name, value))
+                             % (what, name, value), key="dropped")
         return record
 
     _memory = _named(_lib.prof_memory if _lib else None, "memory")
@@ -206,11 +210,24 @@ else:
 
     def memory(series, nbytes):
         """A sample of a memory series (e.g. 'gpu.allocated'), in bytes."""
-        _memory(series, max(0, int(nbytes)) if isinstance(nbytes, (int, float)) else nbytes)
+        # as the extension (_native.c): a float is truncated, 0 when it is
+        # not a positive number of bytes; an int out of uint64's range is
+        # dropped, which ctypes would otherwise wrap
+        if isinstance(nbytes, float):
+            nbytes = int(nbytes) if 0 < nbytes < 1.8e19 else 0
+        elif isinstance(nbytes, int) and not 0 <= nbytes < 1 << 64:
+            nbytes = None  # not a c_uint64: dropped, and said once, as any bad value
+        _memory(series, nbytes)
 
     def counter(name, value):
         """A sample of a numeric series (loss, learning rate)."""
-        _counter(name, float(value) if isinstance(value, (int, float)) else value)
+        # as the extension: anything float() takes but text (numpy and
+        # tensor scalars too); what it refuses is dropped, never raised
+        try:
+            value = None if isinstance(value, (str, bytes)) else float(value)
+        except (TypeError, ValueError, OverflowError):
+            value = None
+        _counter(name, value)
 
     class _RegionBase:
         __slots__ = ("name", "id", "kind")
