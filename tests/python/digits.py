@@ -2,6 +2,8 @@
 images that the real-run tests train (cnn.py, plain_train.py): a
 class-dependent blob plus noise, made per item so that DataLoader workers
 can build them."""
+import time
+
 import torch
 from torch import nn
 
@@ -22,15 +24,19 @@ class Images(torch.utils.data.Dataset):
 
 
 WASTE_SIZE = 128
-WASTE_PRODUCTS = 8
+# How long the slow forward's wasted products run, on any machine: a fixed
+# number of them (eight) cost 10 ms here but 0.4 ms where the BLAS is
+# faster (MKL, AVX-512), under the noise between runs there; about twice a
+# forward pass's time on both.
+WASTE_SECONDS = 0.006
 
 
 class Net(nn.Module):
-    """slow=True: the forward pass does about twice its work more, in
-    dense products (not convolutions: running those again mostly hits
-    caches and costs little), the regression the comparison tests look
-    for: large enough to show through the 2x run-to-run variation some
-    shared machines have."""
+    """slow=True: the forward pass does dense products (not
+    convolutions: running those again mostly hits caches and costs little)
+    for WASTE_SECONDS more, about twice its own time, the regression the
+    comparison tests look for: large enough to show through the 2x
+    run-to-run variation some shared machines have."""
 
     def __init__(self, slow=False):
         super().__init__()
@@ -47,6 +53,7 @@ class Net(nn.Module):
         if self.slow:  # wasted work
             with torch.no_grad():
                 z = self.waste
-                for _ in range(WASTE_PRODUCTS):
+                end = time.perf_counter() + WASTE_SECONDS
+                while time.perf_counter() < end:
                     z = torch.tanh(z @ self.waste)
         return self.head(self.features(x))
