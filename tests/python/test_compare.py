@@ -1,17 +1,19 @@
 """test_compare.py - `prof compare` on real PyTorch runs: repeated runs of a
 small CNN (tests/python/cnn.py: DataLoader, Adam, .item() every step), three
 a side in directories. The same loop against itself is quiet and passes
---fail-on-regression 10; a forward pass that does about three times the
-work is flagged and fails it; one run a side says that run-to-run variation
-is unknown.
+--fail-on-regression 10; a forward pass that takes about three times as
+long (6 ms more of work on any machine) is flagged and fails it; one run a
+side says that run-to-run variation is unknown.
 
-The runs of the sides are interleaved (A, A', B, then A', B, A, and so on,
-each round's order turned by one), so that a change in the machine's load
-over the test reaches every side alike, and no side always follows the same
-one: an effect of the run before (the heavier slow side's, say) would
-otherwise fall on one side alone. (With A always right after the slow side,
-A and A' were once told apart at p < 0.01, five operations; the cause was
-not established, and this one is taken out.) When
+The runs of the sides are interleaved (A, A', B, then A', A, B, and so on),
+so that a change in the machine's load over the test reaches every side
+alike, and A and A' each follow the slow side B in every other round: an
+effect of the run before (the heavier slow side's, say) would otherwise fall
+on one side more. (With A always right after the slow side, A and A' were
+once told apart at p < 0.01, five operations; with A after it in two rounds
+of three, once, two operations. The cause was not established, and these
+orders are taken out. So is a cold first run, which always fell on A: one
+run of the loop, kept by no side, comes first.) When
 load from elsewhere swamps three runs and the slowdown is not shown, more
 rounds are recorded, up to MORE_ROUNDS: more data for a real change, as a
 benchmark would measure again (some shared machines run the same loop at
@@ -49,6 +51,7 @@ class RepeatedRuns(unittest.TestCase):
         cls.sides = {name: os.path.join(cls.tmp, name) for name in ("same1", "same2", "slow")}
         for d in cls.sides.values():
             os.mkdir(d)
+        cls.run_cnn(os.path.join(cls.tmp, "warm-up.prof"), slow=False)
         for _ in range(RUNS):
             cls.record_round()
 
@@ -58,18 +61,21 @@ class RepeatedRuns(unittest.TestCase):
 
     @classmethod
     def record_round(cls):
-        """One more run of every side, in the order of the round before
-        turned by one."""
-        names = list(cls.sides)
-        i = len(os.listdir(cls.sides[names[0]]))
-        k = i % len(names)
-        for name in names[k:] + names[:k]:
-            d = cls.sides[name]
-            out = os.path.join(d, "run%d.prof" % i)
-            args = [os.path.join(HERE, "cnn.py"), out, str(STEPS)]
-            r = run_python(args + (["--slow-forward"] if name == "slow" else []))
-            if r.returncode != 0:
-                raise AssertionError("cnn.py: status %d: %s" % (r.returncode, r.stderr))
+        """One more run of every side: the two same sides in turns, the slow
+        one last, so that each same side follows the slow one in every other
+        round (turning all three by one had same1 follow it in two rounds of
+        three, and same1 and same2 were once told apart)."""
+        i = len(os.listdir(cls.sides["slow"]))
+        same = ["same1", "same2"] if i % 2 == 0 else ["same2", "same1"]
+        for name in same + ["slow"]:
+            cls.run_cnn(os.path.join(cls.sides[name], "run%d.prof" % i), slow=name == "slow")
+
+    @classmethod
+    def run_cnn(cls, out, slow):
+        args = [os.path.join(HERE, "cnn.py"), out, str(STEPS)]
+        r = run_python(args + (["--slow-forward"] if slow else []))
+        if r.returncode != 0:
+            raise AssertionError("cnn.py: status %d: %s" % (r.returncode, r.stderr))
 
     def slowdown_measured(self, before):
         """The slow side against `before`, measured again (a round more a
