@@ -58,6 +58,11 @@ def ctypes_only_package(tmp):
     return root
 
 
+def both_paths(tmp):
+    """(how, PYTHONPATH) of the package with its extension and without."""
+    return (("extension", PACKAGE), ("ctypes", ctypes_only_package(tmp)))
+
+
 class Api(TempDirTest):
     def check_api_profile(self, out):
         p = Profile(out)
@@ -179,7 +184,7 @@ prof.stop()
 print("went on")
 """
         # the same through the extension and through ctypes alone
-        for how, path in (("extension", PACKAGE), ("ctypes", ctypes_only_package(self.tmp))):
+        for how, path in both_paths(self.tmp):
             with self.subTest(how):
                 out = self.path("ok-%s.prof" % how)
                 r = run_python(["-c", code, os.path.join(self.tmp, "no", "dir", "x.prof"), out],
@@ -196,7 +201,7 @@ print("went on")
 
     def test_odd_values_alike_through_the_extension_and_ctypes(self):
         # what is recorded, dropped or made 0 is the same either way, and
-        # nothing raises (ctypes once wrapped -5 and raised on 10**400)
+        # nothing raises (ctypes once recorded -5 as 0 and raised on 10**400)
         code = r"""
 import sys, prof
 assert prof.start(sys.argv[1])
@@ -208,7 +213,7 @@ for v in (float("nan"), 10**400, "4", b"4", None, F(), 3, True, [1]):
     prof.counter("c", v)
 prof.stop()
 """
-        for how, path in (("extension", PACKAGE), ("ctypes", ctypes_only_package(self.tmp))):
+        for how, path in both_paths(self.tmp):
             with self.subTest(how):
                 out = self.path("odd-%s.prof" % how)
                 r = run_python(["-c", code, out], pythonpath=path)
