@@ -292,6 +292,43 @@ Test(format_roundtrip, every_kind_with_extreme_values)
     fu_free(&x.l);
 }
 
+/* Regions are decoded one way while the longest region still fits before
+ * the block's end, and byte by byte near it (reader_decode.c): the same
+ * extreme regions, ending a block after 0 to 12 others, read back alike. */
+Test(format_roundtrip, regions_alike_anywhere_in_a_block)
+{
+    const char *path = fu_path("tail.prof");
+    pf_writer *w = open_writer(path, "{}");
+    expect x = { 0 };
+    pf_block b;
+    const uint64_t MAX = UINT64_MAX;
+    const struct { uint32_t name, kind, depth; uint64_t start, dur; } r[] = {
+        { 1, 0, 0, 0, 0 },
+        { READER_STRING_ID_MAX, 4, UINT32_MAX, MAX, MAX },
+        { 0, 2, UINT32_MAX - 1, 1, MAX - 1 },
+        { 1, 3, 200, (uint64_t)1 << 63, 1 },
+        { 1, 1, 127, 5, 128 },
+    };
+    define_string(w, 1, "forward");
+    define_string(w, READER_STRING_ID_MAX, "last id");
+    pf_block_init(&b, PF_BLOCK_EVENTS, 0);
+    for (size_t before = 0; before <= 12; before++) {
+        for (size_t i = 0; i < before + sizeof r / sizeof r[0]; i++) {
+            size_t k = i % (sizeof r / sizeof r[0]);
+            const char *name = r[k].name == 1 ? "forward" : r[k].name ? "last id" : "";
+            PUT_OK(pf_put_region(&b, r[k].name, r[k].kind, r[k].depth, r[k].start, r[k].dur));
+            want(&x, (prof_event){ .type = PROF_EV_REGION, .name_id = r[k].name,
+                                   .kind = r[k].kind, .depth = r[k].depth,
+                                   .start_ns = r[k].start, .dur_ns = r[k].dur }, name);
+        }
+        write_block(w, &b);
+    }
+    pf_block_free(&b);
+    close_writer(w);
+    check_file(path, &x, "{}", 1);
+    fu_free(&x.l);
+}
+
 Test(format_roundtrip, long_strings_are_cut_at_the_limit)
 {
     const char *path = fu_path("long.prof");
