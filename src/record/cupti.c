@@ -2,7 +2,7 @@
  * headers were found (-DPROF_HAVE_CUPTI); gpu.c stands in otherwise.
  *
  * Nothing here links against CUDA: the driver (libcuda.so.1) and CUPTI
- * (libcupti.so) are loaded with dlopen when capture is asked for, so the
+ * (open_cupti) are loaded with dlopen when capture is asked for, so the
  * same libprof.so runs on machines without CUDA, and any failure turns
  * capture off with one warning (rt_report) while recording goes on.
  *
@@ -189,15 +189,31 @@ static int list_devices(void)
     return 1;
 }
 
+/* CUPTI where the build found it, else by name on the loader's path: the
+ * development name, then the runtime's, which is all that a CUDA runtime
+ * without development files (a distribution's libcupti package, a
+ * container's runtime image) installs. */
+static void *open_cupti(void)
+{
+    char versioned[32];
+    snprintf(versioned, sizeof versioned, "libcupti.so.%d", CUDA_VERSION / 1000);
+    const char *names[] = { PROF_CUPTI_LIB, "libcupti.so", versioned };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        if (h)
+            return h;
+    }
+    snprintf(cu.reason_buf, sizeof cu.reason_buf,
+             "CUPTI not found (" PROF_CUPTI_LIB ", libcupti.so, %s)", versioned);
+    cu.reason = cu.reason_buf;
+    return NULL;
+}
+
 static int load_cupti(void)
 {
-    void *h = dlopen(PROF_CUPTI_LIB, RTLD_NOW | RTLD_LOCAL);
+    void *h = open_cupti();
     if (!h)
-        h = dlopen("libcupti.so", RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        off("CUPTI not found (" PROF_CUPTI_LIB ")");
         return 0;
-    }
     if (!(LOAD(h, GetVersion, "cuptiGetVersion") && LOAD(h, GetTimestamp, "cuptiGetTimestamp") &&
           LOAD(h, ActivityEnable, "cuptiActivityEnable") &&
           LOAD(h, ActivityDisable, "cuptiActivityDisable") &&
