@@ -195,16 +195,21 @@ static int list_devices(void)
  * container's runtime image) installs. */
 static void *open_cupti(void)
 {
-    char versioned[32];
-    snprintf(versioned, sizeof versioned, "libcupti.so.%d", CUDA_VERSION / 1000);
+    char versioned[32]; /* libcupti.so.12; up to CUDA 11, libcupti.so.11.8 */
+    if (CUDA_VERSION >= 12000)
+        snprintf(versioned, sizeof versioned, "libcupti.so.%d", CUDA_VERSION / 1000);
+    else
+        snprintf(versioned, sizeof versioned, "libcupti.so.%d.%d", CUDA_VERSION / 1000,
+                 CUDA_VERSION % 1000 / 10);
     const char *names[] = { PROF_CUPTI_LIB, "libcupti.so", versioned };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    size_t n = strcmp(names[0], names[1]) == 0 ? 1 : 0; /* built without a path */
+    for (size_t i = n; i < sizeof names / sizeof names[0]; i++) {
         void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
         if (h)
             return h;
     }
-    snprintf(cu.reason_buf, sizeof cu.reason_buf,
-             "CUPTI not found (" PROF_CUPTI_LIB ", libcupti.so, %s)", versioned);
+    snprintf(cu.reason_buf, sizeof cu.reason_buf, "CUPTI not found (%s%s%s, %s)",
+             n ? "" : names[0], n ? "" : ", ", names[1], versioned);
     cu.reason = cu.reason_buf;
     return NULL;
 }
@@ -231,7 +236,7 @@ static int load_cupti(void)
     /* Record layouts change with CUPTI's major version: the one built for
      * must be the one found. */
     if (cu.f.GetVersion(&cu.version) != CUPTI_SUCCESS ||
-        cu.version / 10000 != CUPTI_API_VERSION / 10000) {
+        rt_cu_cuda_major(cu.version) != rt_cu_cuda_major(CUPTI_API_VERSION)) {
         snprintf(cu.reason_buf, sizeof cu.reason_buf,
                  "CUPTI API version %u found, libprof was built for %u", cu.version,
                  (unsigned)CUPTI_API_VERSION);

@@ -41,6 +41,14 @@ uint32_t rt_cu_copy_kind(uint32_t k)
     return PROF_COPY_OTHER;
 }
 
+unsigned rt_cu_cuda_major(uint32_t v)
+{
+    if (v >= 10000)
+        return v / 10000;
+    /* cupti_version.h: v12 is CUDA 10.x, v13 to v18 11.x, v19 to v28 12.x */
+    return v >= 19 ? 12 : v >= 13 ? 11 : v >= 12 ? 10 : 0;
+}
+
 uint32_t rt_cu_sync_kind(uint32_t t)
 {
     switch (t) {

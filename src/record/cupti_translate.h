@@ -104,6 +104,11 @@ void rt_cu_calibrate(rt_cu_state *s, uint64_t cupti_before, uint64_t prof_ns,
 /* A CUPTI timestamp on the profile clock; times before the origin give 0. */
 uint64_t rt_cu_time(const rt_cu_state *s, uint64_t cupti_ts);
 
+/* The CUDA major version of a CUPTI API version (CUPTI_API_VERSION,
+ * cuptiGetVersion): numbered 1, 2, ... up to CUDA 12, major * 10000 +
+ * minor * 100 + update from CUDA 13 on. 0 for CUPTI older than CUDA 10. */
+unsigned rt_cu_cuda_major(uint32_t cupti_api_version);
+
 uint32_t rt_cu_copy_kind(uint32_t cupti_copy_kind);   /* PROF_COPY_*  */
 uint32_t rt_cu_sync_kind(uint32_t cupti_sync_type);   /* PROF_SYNC_*  */
 /* Whether a runtime API function blocks the CPU until its copy is done. */

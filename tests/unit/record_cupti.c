@@ -49,6 +49,21 @@ Test(record_cupti, timestamp_conversion)
     cr_expect_eq(rt_cu_time(&st, 200u), 10100u);
 }
 
+/* CUPTI found at run time must be of the CUDA major version built with:
+ * its API versions count 1, 2, ... up to CUDA 12 (cupti_version.h), then
+ * major * 10000 + minor * 100 + update. A check that divided every
+ * version by 10000 took any CUPTI up to CUDA 12 for any other. */
+Test(record_cupti, cuda_major_of_cupti_versions)
+{
+    const struct { uint32_t v; unsigned major; } cases[] = {
+        { 11, 0 },  { 12, 10 }, { 13, 11 }, { 17, 11 },     { 18, 11 },     { 19, 12 },
+        { 24, 12 }, { 28, 12 }, { 29, 12 }, { 130000, 13 }, { 130001, 13 }, { 140100, 14 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        cr_expect_eq(rt_cu_cuda_major(cases[i].v), cases[i].major, "version %u: %u, want %u",
+                     cases[i].v, rt_cu_cuda_major(cases[i].v), cases[i].major);
+}
+
 Test(record_cupti, kernel)
 {
     rt_cu_event out[RT_CU_MAX_EVENTS];
