@@ -1,8 +1,8 @@
 """test_compare.py - `prof compare` on real PyTorch runs: repeated runs of a
 small CNN (tests/python/cnn.py: DataLoader, Adam, .item() every step), three
 a side in directories. The same loop against itself is quiet and passes
---fail-on-regression 10; a forward pass that takes about three times as
-long (6 ms more of work on any machine) is flagged and fails it; one run a
+--fail-on-regression 10; a forward pass that takes about five times as
+long (25 ms more on any machine) is flagged and fails it; one run a
 side says that run-to-run variation is unknown.
 
 The runs of the sides are interleaved (A, A', B, then A', A, B, and so on),
