@@ -18,7 +18,7 @@ static void time_batches_fold(time_batches *b)
     b->shift++;
 }
 
-void time_batches_add_slow(time_batches *b, uint64_t start_ns, uint64_t dur_ns)
+uint64_t time_batches_slot_slow(time_batches *b, uint64_t start_ns)
 {
     if (b->shift == 0) {
         b->t0 = start_ns;
@@ -31,10 +31,7 @@ void time_batches_add_slow(time_batches *b, uint64_t start_ns, uint64_t dur_ns)
     }
     if (i >= TIMEBATCH_MAX) /* only past 2^63 ns: cannot happen with a real clock */
         i = TIMEBATCH_MAX - 1;
-    b->calls[i]++;
-    b->ns[i] += dur_ns;
-    if (i + 1 > b->used)
-        b->used = (uint32_t)i + 1;
+    return i;
 }
 
 uint64_t time_batches_width(const time_batches *b)

@@ -26,9 +26,10 @@ typedef struct time_batches {
     uint64_t ns[TIMEBATCH_MAX]; /* summed durations                           */
 } time_batches;
 
-/* time_batches_add, every case: the first call, and one past the last
- * batch, which folds the batches until it fits. */
-void time_batches_add_slow(time_batches *b, uint64_t start_ns, uint64_t dur_ns);
+/* The batch of a call that started at start_ns, in the cases that
+ * time_batches_add leaves out of line: the first call, and one past the
+ * last batch, which folds the batches until it fits. */
+uint64_t time_batches_slot_slow(time_batches *b, uint64_t start_ns);
 
 /* Counts one call that started at start_ns and lasted dur_ns. Inline, as
  * sketch_add is: it runs for every call of every operation, and nearly
@@ -36,10 +37,8 @@ void time_batches_add_slow(time_batches *b, uint64_t start_ns, uint64_t dur_ns);
 static inline void time_batches_add(time_batches *b, uint64_t start_ns, uint64_t dur_ns)
 {
     uint64_t i = start_ns > b->t0 ? (start_ns - b->t0) >> b->shift : 0;
-    if (b->shift == 0 || i >= TIMEBATCH_MAX) {
-        time_batches_add_slow(b, start_ns, dur_ns);
-        return;
-    }
+    if (b->shift == 0 || i >= TIMEBATCH_MAX)
+        i = time_batches_slot_slow(b, start_ns);
     b->calls[i]++;
     b->ns[i] += dur_ns;
     if (i + 1 > b->used)
