@@ -34,12 +34,18 @@ CUPTI_CFLAGS := -DPROF_HAVE_CUPTI -isystem $(CUDA_HOME)/include \
 	-DPROF_CUPTI_LIB='"$(firstword $(wildcard $(CUDA_HOME)/lib64/libcupti.so \
 	$(CUDA_HOME)/extras/CUPTI/lib64/libcupti.so) libcupti.so)"'
 endif
-CFLAGS_ALL := -std=c11 -D_GNU_SOURCE $(WARN) -Iinclude -Isrc -Itests/support -MMD -MP -pthread $(CUPTI_CFLAGS) $(CFLAGS)
+# libmicrohttpd is loaded by `prof view` alone (src/output/mhd_api.h), under
+# the run-time name of the library it is built against
+MHD_SONAME := $(shell objdump -p "$$(pkg-config --variable=libdir libmicrohttpd 2>/dev/null)/libmicrohttpd.so" \
+	2>/dev/null | sed -n 's/^ *SONAME *//p')
+MHD_CFLAGS := $(if $(MHD_SONAME),-DPROF_MHD_SONAME='"$(MHD_SONAME)"')
+CFLAGS_ALL := -std=c11 -D_GNU_SOURCE $(WARN) -Iinclude -Isrc -Itests/support -MMD -MP -pthread $(CUPTI_CFLAGS) \
+	$(MHD_CFLAGS) $(CFLAGS)
 LIBS    := -lzstd -lcjson -lpthread -lm
 # tests/support writes Nsight exports for the importer's tests (nsys_fixture.c)
 SUP_LIBS := -lsqlite3
 # the importers: YAJL streams JSON, zlib inflates .gz, SQLite reads Nsight exports
-TOOL_LIBS := -lgsl -lgslcblas -lmicrohttpd -lyajl -lz -lsqlite3
+TOOL_LIBS := -lgsl -lgslcblas -lyajl -lz -lsqlite3 -ldl
 ASAN    := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 TSAN    := -O1 -g -fsanitize=thread
 

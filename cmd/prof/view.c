@@ -49,8 +49,8 @@ static const char usage[] =
     "\n"
     "Exit status: 0 success (also after Ctrl+C), 2 usage error (also an address\n"
     "that is not numeric), 3 unreadable or corrupt input, 4 output error (also\n"
-    "a port that is already in use: choose another with --port), 5 out of\n"
-    "memory.\n";
+    "a port that is already in use: choose another with --port; or no\n"
+    "libmicrohttpd to serve with), 5 out of memory.\n";
 
 typedef struct view_args {
     unsigned port;
@@ -218,6 +218,9 @@ static int serve(char **paths, const char *const *readable, size_t n, cJSON *con
             status = cmd_usage_error(CMD, "%s", err.message);
         else if (e == PROF_ERR_NOMEM)
             status = cmd_error(CMD, EXIT_NOMEM, "cannot serve the dashboard: %s", err.message);
+        else if (e == PROF_ERR_UNSUPPORTED)
+            status = cmd_error(CMD, EXIT_OUTPUT, "cannot serve the dashboard: %s (install "
+                               "libmicrohttpd, or write the dashboard with --html)", err.message);
         else
             status = cmd_error(CMD, EXIT_OUTPUT, "cannot serve the dashboard: %s (choose "
                                "another port with --port)", err.message);

@@ -18,8 +18,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <microhttpd.h>
-
+#include "output/mhd_api.h"
 #include "output/timeline.h"
 #include "output/viewer_assets.h"
 #include "util/error.h"
@@ -29,6 +28,7 @@
 
 struct view_server {
     view_server_config cfg;
+    mhd_api mhd;
     struct MHD_Daemon *daemon;
     unsigned port;
     int loopback;              /* then only loopback Host headers are answered */
@@ -41,36 +41,40 @@ struct view_server {
 static const char csp[] = "default-src 'self'; object-src 'none'; base-uri 'none'; "
                           "form-action 'none'; frame-ancestors 'none'";
 
-static enum MHD_Result respond(struct MHD_Connection *c, unsigned status, const char *type,
-                               const void *data, size_t size, enum MHD_ResponseMemoryMode mode)
+static enum MHD_Result respond(const view_server *s, struct MHD_Connection *c, unsigned status,
+                               const char *type, const void *data, size_t size,
+                               enum MHD_ResponseMemoryMode mode)
 {
-    struct MHD_Response *r = MHD_create_response_from_buffer(size, (void *)data, mode);
+    struct MHD_Response *r = s->mhd.create_response_from_buffer(size, (void *)data, mode);
     if (!r) {
         if (mode == MHD_RESPMEM_MUST_FREE)
             free((void *)data);
         return MHD_NO;
     }
-    int ok = MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type) == MHD_YES &&
-             MHD_add_response_header(r, "Content-Security-Policy", csp) == MHD_YES &&
-             MHD_add_response_header(r, "X-Content-Type-Options", "nosniff") == MHD_YES &&
-             MHD_add_response_header(r, "Referrer-Policy", "no-referrer") == MHD_YES &&
-             MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store") == MHD_YES &&
+    int ok = s->mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type) == MHD_YES &&
+             s->mhd.add_response_header(r, "Content-Security-Policy", csp) == MHD_YES &&
+             s->mhd.add_response_header(r, "X-Content-Type-Options", "nosniff") == MHD_YES &&
+             s->mhd.add_response_header(r, "Referrer-Policy", "no-referrer") == MHD_YES &&
+             s->mhd.add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store") == MHD_YES &&
              (status != MHD_HTTP_METHOD_NOT_ALLOWED ||
-              MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD") == MHD_YES);
-    enum MHD_Result ret = ok ? MHD_queue_response(c, status, r) : MHD_NO;
-    MHD_destroy_response(r);
+              s->mhd.add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD") == MHD_YES);
+    enum MHD_Result ret = ok ? s->mhd.queue_response(c, status, r) : MHD_NO;
+    s->mhd.destroy_response(r);
     return ret;
 }
 
-static enum MHD_Result respond_text(struct MHD_Connection *c, unsigned status, const char *text)
+static enum MHD_Result respond_text(const view_server *s, struct MHD_Connection *c,
+                                    unsigned status, const char *text)
 {
-    return respond(c, status, "text/plain; charset=utf-8", text, strlen(text),
+    return respond(s, c, status, "text/plain; charset=utf-8", text, strlen(text),
                    MHD_RESPMEM_PERSISTENT);
 }
 
-static enum MHD_Result respond_json(struct MHD_Connection *c, const char *json)
+static enum MHD_Result respond_json(const view_server *s, struct MHD_Connection *c,
+                                    const char *json)
 {
-    return respond(c, MHD_HTTP_OK, "application/json", json, strlen(json), MHD_RESPMEM_PERSISTENT);
+    return respond(s, c, MHD_HTTP_OK, "application/json", json, strlen(json),
+                   MHD_RESPMEM_PERSISTENT);
 }
 
 /* A whole unsigned decimal number up to UINT64_MAX, or -1. Every value
@@ -92,9 +96,9 @@ static int parse_u64(const char *s, uint64_t *v)
     return 0;
 }
 
-static const char *arg(struct MHD_Connection *c, const char *key)
+static const char *arg(const view_server *s, struct MHD_Connection *c, const char *key)
 {
-    return MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, key);
+    return s->mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, key);
 }
 
 long view_parse_profile(const char *text, size_t nprofiles)
@@ -128,25 +132,27 @@ static enum MHD_Result answer_events(const view_server *s, struct MHD_Connection
 {
     timeline_query q;
     long profile = 0;
-    int bad = view_parse_events(arg(c, "profile"), arg(c, "t0"), arg(c, "t1"), arg(c, "thread"),
+    int bad = view_parse_events(arg(s, c, "profile"), arg(s, c, "t0"), arg(s, c, "t1"),
+                                arg(s, c, "thread"),
                                 s->cfg.nprofiles, &profile, &q);
     if (bad == VIEW_BAD_WINDOW)
-        return respond_text(c, MHD_HTTP_BAD_REQUEST, "bad profile, t0 or t1\n");
+        return respond_text(s, c, MHD_HTTP_BAD_REQUEST, "bad profile, t0 or t1\n");
     if (bad == VIEW_BAD_THREAD)
-        return respond_text(c, MHD_HTTP_BAD_REQUEST, "bad thread\n");
+        return respond_text(s, c, MHD_HTTP_BAD_REQUEST, "bad thread\n");
     prof_error err = { PROF_OK, "" };
     char *json = timeline_window_json(s->cfg.paths[profile], &q, &err);
     if (!json)
-        return respond_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot read the profile\n");
-    return respond(c, MHD_HTTP_OK, "application/json", json, strlen(json), MHD_RESPMEM_MUST_FREE);
+        return respond_text(s, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot read the profile\n");
+    return respond(s, c, MHD_HTTP_OK, "application/json", json, strlen(json), MHD_RESPMEM_MUST_FREE);
 }
 
-static enum MHD_Result answer_asset(struct MHD_Connection *c, const char *path)
+static enum MHD_Result answer_asset(const view_server *s, struct MHD_Connection *c,
+                                    const char *path)
 {
     const viewer_asset *a = viewer_asset_find(path);
     if (!a)
-        return respond_text(c, MHD_HTTP_NOT_FOUND, "not found\n");
-    return respond(c, MHD_HTTP_OK, a->content_type, a->data, a->size, MHD_RESPMEM_PERSISTENT);
+        return respond_text(s, c, MHD_HTTP_NOT_FOUND, "not found\n");
+    return respond(s, c, MHD_HTTP_OK, a->content_type, a->data, a->size, MHD_RESPMEM_PERSISTENT);
 }
 
 /* Requests naming another host are refused while serving on loopback: a web
@@ -155,7 +161,7 @@ static int host_allowed(const view_server *s, struct MHD_Connection *c)
 {
     if (!s->loopback)
         return 1;
-    const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+    const char *host = s->mhd.lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
     if (!host)
         return 0;
     for (size_t i = 0; i < s->nhosts; i++)
@@ -174,27 +180,27 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
     (void)state;
     const view_server *s = cls;
     if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
-        return respond_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD\n");
+        return respond_text(s, c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD\n");
     if (!host_allowed(s, c))
-        return respond_text(c, MHD_HTTP_FORBIDDEN, "unknown host\n");
+        return respond_text(s, c, MHD_HTTP_FORBIDDEN, "unknown host\n");
     if (strcmp(url, "/") == 0)
-        return answer_asset(c, "/index.html");
+        return answer_asset(s, c, "/index.html");
     if (strcmp(url, "/app.js") == 0 || strcmp(url, "/app.css") == 0)
-        return answer_asset(c, url);
+        return answer_asset(s, c, url);
     if (strcmp(url, "/favicon.ico") == 0) /* browsers ask; there is none */
-        return respond(c, MHD_HTTP_NO_CONTENT, "image/x-icon", "", 0, MHD_RESPMEM_PERSISTENT);
+        return respond(s, c, MHD_HTTP_NO_CONTENT, "image/x-icon", "", 0, MHD_RESPMEM_PERSISTENT);
     if (strcmp(url, "/api/view") == 0)
-        return respond_json(c, s->cfg.view_json);
+        return respond_json(s, c, s->cfg.view_json);
     if (strcmp(url, "/api/report") == 0) {
-        long p = view_parse_profile(arg(c, "profile"), s->cfg.nprofiles);
-        return p < 0 ? respond_text(c, MHD_HTTP_NOT_FOUND, "no such profile\n")
-                     : respond_json(c, s->cfg.reports[p]);
+        long p = view_parse_profile(arg(s, c, "profile"), s->cfg.nprofiles);
+        return p < 0 ? respond_text(s, c, MHD_HTTP_NOT_FOUND, "no such profile\n")
+                     : respond_json(s, c, s->cfg.reports[p]);
     }
     if (strcmp(url, "/api/compare") == 0 && s->cfg.compare_json)
-        return respond_json(c, s->cfg.compare_json);
+        return respond_json(s, c, s->cfg.compare_json);
     if (strcmp(url, "/api/events") == 0)
         return answer_events(s, c);
-    return respond_text(c, MHD_HTTP_NOT_FOUND, "not found\n");
+    return respond_text(s, c, MHD_HTTP_NOT_FOUND, "not found\n");
 }
 
 /* Parses a numeric address into ss; 0, or -1 when it is not one. */
@@ -274,6 +280,8 @@ prof_err view_server_start(const view_server_config *cfg, view_server **out, pro
     const char *addr = cfg->bind_addr ? cfg->bind_addr : "127.0.0.1";
     int fd = -1;
     prof_err e = open_listener(s, addr, &fd, err);
+    if (e == PROF_OK && (e = mhd_api_load(&s->mhd, err)) != PROF_OK)
+        close(fd);
     if (e != PROF_OK) {
         free(s);
         return e;
@@ -285,14 +293,15 @@ prof_err view_server_start(const view_server_config *cfg, view_server **out, pro
     add_host(s, shown);
     add_host(s, "localhost");
     add_host(s, v6 ? "127.0.0.1" : "[::1]");
-    s->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | (v6 ? MHD_USE_IPv6 : 0), 0,
-                                 NULL, NULL, answer, s, MHD_OPTION_LISTEN_SOCKET, fd,
-                                 MHD_OPTION_THREAD_POOL_SIZE, SERVER_THREADS,
-                                 MHD_OPTION_CONNECTION_LIMIT, 64u,
-                                 MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
+    s->daemon = s->mhd.start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | (v6 ? MHD_USE_IPv6 : 0),
+                                    0, NULL, NULL, answer, s, MHD_OPTION_LISTEN_SOCKET, fd,
+                                    MHD_OPTION_THREAD_POOL_SIZE, SERVER_THREADS,
+                                    MHD_OPTION_CONNECTION_LIMIT, 64u,
+                                    MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
     if (!s->daemon) {
         unsigned port = s->port;
         close(fd);
+        mhd_api_unload(&s->mhd);
         free(s);
         return prof_error_set(err, PROF_ERR_IO, "cannot start the HTTP server on %s port %u",
                               addr, port);
@@ -315,6 +324,7 @@ void view_server_stop(view_server *s)
 {
     if (!s)
         return;
-    MHD_stop_daemon(s->daemon); /* closes the listening socket too */
+    s->mhd.stop_daemon(s->daemon); /* closes the listening socket too */
+    mhd_api_unload(&s->mhd);
     free(s);
 }

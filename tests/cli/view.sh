@@ -86,6 +86,43 @@ expect_status "input: missing file" 3 "$tmp/nope.prof"
 "$PROF" view --help >"$tmp/help" 2>&1 && grep -q -e '--no-open' "$tmp/help" && ok "help" \
     || not_ok "help" "$(head -c 200 "$tmp/help")"
 
+# ---- libmicrohttpd: loaded to serve, and by nothing else -------------------------
+# (it and the TLS libraries it brings cost every command about 8 ms)
+LD_DEBUG=libs "$PROF" analyze "$DEMO" >/dev/null 2>"$tmp/ld.err"
+if grep -q 'calling init:' "$tmp/ld.err" && ! grep -q 'libmicrohttpd\|libgnutls' "$tmp/ld.err"; then
+    ok "libmicrohttpd: not loaded by analyze"
+else
+    not_ok "libmicrohttpd: not loaded by analyze" "$(grep -m3 'microhttpd\|gnutls' "$tmp/ld.err")"
+fi
+LD_DEBUG=libs "$PROF" view "$DEMO" --port 0 --no-open >"$tmp/ld.out" 2>"$tmp/ld.err" &
+ld_pid=$!
+pids="$pids $ld_pid"
+i=0
+while [ $i -lt 100 ] && ! grep -q '^Serving' "$tmp/ld.out"; do sleep 0.1; i=$((i + 1)); done
+kill "$ld_pid" 2>/dev/null
+wait "$ld_pid" 2>/dev/null
+if grep -q '^Serving' "$tmp/ld.out" && grep -q 'calling init: .*libmicrohttpd' "$tmp/ld.err"; then
+    ok "libmicrohttpd: loaded by view to serve"
+else
+    not_ok "libmicrohttpd: loaded by view to serve" "$(head -c 300 "$tmp/ld.out")"
+fi
+# Without it, serving fails with one line and status 4, naming --html. The
+# library is hidden in a mount namespace of this test's own (root only).
+mhd=$(ldconfig -p 2>/dev/null | sed -n 's/^[[:space:]]*libmicrohttpd\.so\.[0-9]* .*=> //p' | head -n 1)
+if [ -n "$mhd" ] && unshare -m true 2>/dev/null; then
+    unshare -m sh -c 'mount --bind /dev/null "$1" && shift && exec "$@"' sh "$(readlink -f "$mhd")" \
+        "$PROF" view "$DEMO" --port 0 --no-open >"$tmp/out" 2>"$tmp/err" </dev/null
+    rc=$?
+    if [ $rc -eq 4 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] \
+        && grep -q '^prof: view: cannot serve the dashboard: cannot load libmicrohttpd (.*--html' "$tmp/err"; then
+        ok "libmicrohttpd: missing, one line and status 4"
+    else
+        not_ok "libmicrohttpd: missing, one line and status 4" "exit $rc: $(head -c 300 "$tmp/err")"
+    fi
+else
+    ok "libmicrohttpd: missing, one line and status 4 # skip needs root to hide the library"
+fi
+
 # ---- the static file ------------------------------------------------------------
 if "$PROF" view "$DEMO" --html "$tmp/demo.html" 2>"$tmp/err"; then
     if grep -q 'Content-Security-Policy' "$tmp/demo.html" && grep -q 'id="prof-data"' "$tmp/demo.html" \
