@@ -109,8 +109,10 @@ fi
 # Without it, serving fails with one line and status 4, naming --html. The
 # library is hidden in a mount namespace of this test's own (root only).
 mhd=$(ldconfig -p 2>/dev/null | sed -n 's/^[[:space:]]*libmicrohttpd\.so\.[0-9]* .*=> //p' | head -n 1)
-if [ -n "$mhd" ] && unshare -m true 2>/dev/null; then
-    unshare -m sh -c 'mount --bind /dev/null "$1" && shift && exec "$@"' sh "$(readlink -f "$mhd")" \
+[ -n "$mhd" ] && mhd=$(readlink -f "$mhd")
+hide='mount --bind /dev/null "$1" && shift && exec "$@"'
+if [ -n "$mhd" ] && unshare -m sh -c "$hide" sh "$mhd" true 2>/dev/null; then
+    unshare -m sh -c "$hide" sh "$mhd" \
         "$PROF" view "$DEMO" --port 0 --no-open >"$tmp/out" 2>"$tmp/err" </dev/null
     rc=$?
     if [ $rc -eq 4 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] \
