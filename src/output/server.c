@@ -133,8 +133,7 @@ static enum MHD_Result answer_events(const view_server *s, struct MHD_Connection
     timeline_query q;
     long profile = 0;
     int bad = view_parse_events(arg(s, c, "profile"), arg(s, c, "t0"), arg(s, c, "t1"),
-                                arg(s, c, "thread"),
-                                s->cfg.nprofiles, &profile, &q);
+                                arg(s, c, "thread"), s->cfg.nprofiles, &profile, &q);
     if (bad == VIEW_BAD_WINDOW)
         return respond_text(s, c, MHD_HTTP_BAD_REQUEST, "bad profile, t0 or t1\n");
     if (bad == VIEW_BAD_THREAD)
@@ -143,7 +142,8 @@ static enum MHD_Result answer_events(const view_server *s, struct MHD_Connection
     char *json = timeline_window_json(s->cfg.paths[profile], &q, &err);
     if (!json)
         return respond_text(s, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot read the profile\n");
-    return respond(s, c, MHD_HTTP_OK, "application/json", json, strlen(json), MHD_RESPMEM_MUST_FREE);
+    return respond(s, c, MHD_HTTP_OK, "application/json", json, strlen(json),
+                   MHD_RESPMEM_MUST_FREE);
 }
 
 static enum MHD_Result answer_asset(const view_server *s, struct MHD_Connection *c,
