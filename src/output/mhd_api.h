@@ -1,6 +1,6 @@
 /* mhd_api.h - libmicrohttpd's functions, loaded with dlopen by the viewer's
  * server when it starts, not linked into prof: linked in, libmicrohttpd and
- * the TLS libraries it brings (gnutls and seven more) cost every prof
+ * the TLS libraries it brings (gnutls and eight more) cost every prof
  * command about 8 ms to load and initialize, though only `prof view`
  * serves. The header still decides the types, so each pointer has exactly
  * its function's type. */
