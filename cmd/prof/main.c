@@ -5,6 +5,9 @@
  * each command sees only its own options and its operands. */
 #include <errno.h>
 #include <limits.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,8 +189,27 @@ int cmd_run(const cmd_command *c, int argc, char **argv)
     return status;
 }
 
+/* A command runs in phases, each freeing much of what the one before
+ * allocated: the reader's buffers and the model's growing arrays while
+ * loading, then the report's fits and JSON. By default glibc hands freed
+ * large blocks, and the top of the heap, back to the system at once, and
+ * each page used again costs a page fault: on a virtual machine several
+ * microseconds, a third of building the report of 10 million events (make
+ * bench). A command is one short run (view and record mostly wait), so it
+ * keeps freed memory for its next phase instead; its peak resident memory
+ * grows by what the next phase does not reuse (about 2 MiB of 18 at 10
+ * million events). */
+static void keep_freed_memory(void)
+{
+#ifdef __GLIBC__
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+#endif
+}
+
 int main(int argc, char **argv)
 {
+    keep_freed_memory();
     if (argc < 2) {
         cmd_help_overview(stderr);
         return EXIT_USAGE;
