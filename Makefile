@@ -78,11 +78,14 @@ CMD_SRC  := $(sort $(wildcard cmd/prof/*.c))
 SUP_SRC  := $(sort $(wildcard tests/support/*.c))
 UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 # the units with threads of their own: the recorder's, the reader's producer
-# (format_batch_fn: a function run on it; model_threads: the model built on both)
-# and the Kineto importer's event thread (import_kineto_fast)
+# (format_batch_fn: a function run on it; model_threads: the model built on both),
+# the Kineto importer's event thread (import_kineto_fast) and the report's leak
+# fits (analysis_threads)
 TSAN_UNITS := $(sort $(wildcard tests/unit/record_thread*.c tests/unit/format_prefetch.c \
-	tests/unit/format_batch_fn.c tests/unit/model_threads.c tests/unit/import_kineto_fast.c))
-TSAN_TOOL_UNITS := $(B)/tsan/tests/unit/model_threads $(B)/tsan/tests/unit/import_kineto_fast
+	tests/unit/format_batch_fn.c tests/unit/model_threads.c tests/unit/import_kineto_fast.c \
+	tests/unit/analysis_threads.c))
+TSAN_TOOL_UNITS := $(B)/tsan/tests/unit/model_threads $(B)/tsan/tests/unit/import_kineto_fast \
+	$(B)/tsan/tests/unit/analysis_threads
 BENCH_SRC := $(sort $(wildcard tests/bench/*.c))
 
 obj = $(patsubst %.c,$(B)/$(1)/%.o,$(2))

@@ -154,7 +154,9 @@ double rank_comm_per_step(const profile_model *m, const step_stats *s);
 
 /* leak.c */
 double leak_capacity(const cJSON *meta, const char *series, double override_bytes);
-int leak_analyze(analysis_ctx *c, const model_series *s, leak_series *out); /* 0 / -1 */
+/* Reads c only (its model, options, metadata and steps): report.c runs it
+ * on two threads. 0, or -1 out of memory. */
+int leak_analyze(const analysis_ctx *c, const model_series *s, leak_series *out);
 void leak_series_free(leak_series *l);
 /* Whether sample i of the series is its value at a step (the step's last
  * sample), with that step's number; i ascending over calls, *cursor 0 at

@@ -241,7 +241,7 @@ static void drop_points(leak_series *l)
     l->x = l->y = NULL;
 }
 
-static int analyze_axis(analysis_ctx *c, leak_series *l)
+static int analyze_axis(const analysis_ctx *c, leak_series *l)
 {
     if (axis_points(c->m, l) != 0 || fit_window(l) != 0)
         return -1;
@@ -261,7 +261,7 @@ static int analyze_axis(analysis_ctx *c, leak_series *l)
     return 0;
 }
 
-int leak_analyze(analysis_ctx *c, const model_series *s, leak_series *l)
+int leak_analyze(const analysis_ctx *c, const model_series *s, leak_series *l)
 {
     *l = (leak_series){ .s = s };
     if (collect_step_points(c->m, s, l) != 0)

@@ -3,14 +3,19 @@
  * together, computes the per-step and per-series results the sections and
  * rules share, adds every section and runs every rule of formats/rules.md. */
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <gsl/gsl_errno.h>
 
 #include "analysis/analysis.h"
 #include "analysis/sections.h"
 #include "analysis/report.h"
 #include "analysis/report_keys.h"
+#include "format/format.h"
 #include "util/error.h"
 
 void analysis_options_default(analysis_options *o)
@@ -662,8 +667,75 @@ static void run_rules(analysis_ctx *c, const step_stats *per_rank)
     sort_bottlenecks(c, c->bottlenecks);
 }
 
-/* Per-step and per-series results, computed once for sections and rules. */
-static int prepare(analysis_ctx *c, step_stats *per_rank)
+/* ---- leak fits, beside the first sections ------------------------------------------ */
+
+/* The leak fits of the memory series (rules.md §4.2) are most of building a
+ * report once the profile is loaded, and no section before the memory
+ * section needs them. A second thread fits series while this one writes
+ * those sections; this one then fits what is left and waits for it. Each
+ * series has its slot in c->leaks, so the report is the same byte for byte
+ * whichever thread fits which series, and on one thread (pf_one_thread).
+ * While both run, the fits only read c and write their own slots, and the
+ * sections write only the report and c->ok, which the fits do not read. */
+typedef struct leak_work {
+    analysis_ctx *c;       /* NULL: nothing to fit                           */
+    size_t *series;        /* per slot of c->leaks, its index in m->series    */
+    atomic_size_t next;    /* the next slot to fit                           */
+    atomic_int failed;     /* a fit ran out of memory                        */
+    pthread_t thread;
+    int started;
+} leak_work;
+
+static void leak_fit_slots(leak_work *w)
+{
+    const analysis_ctx *c = w->c;
+    for (size_t k; (k = atomic_fetch_add(&w->next, 1)) < c->nleaks;)
+        if (leak_analyze(c, &c->m->series[w->series[k]], &c->leaks[k]) != 0)
+            atomic_store(&w->failed, 1);
+}
+
+static void *leak_thread(void *arg)
+{
+    leak_fit_slots(arg);
+    return NULL;
+}
+
+static int leak_start(analysis_ctx *c, leak_work *w)
+{
+    const profile_model *m = c->m;
+    c->leaks = xcalloc(c, m->nseries, sizeof *c->leaks);
+    w->series = xcalloc(c, m->nseries, sizeof *w->series);
+    if (!c->leaks || !w->series)
+        return -1;
+    for (size_t i = 0; i < m->nseries; i++)
+        if (m->series[i].is_memory)
+            w->series[c->nleaks++] = i;
+    w->c = c;
+    /* without a thread, leak_finish fits them all */
+    if (c->nleaks && !pf_one_thread())
+        w->started = pthread_create(&w->thread, NULL, leak_thread, w) == 0;
+    return 0;
+}
+
+/* Fits the series no thread took, then waits for the other thread: after
+ * it c->leaks is complete (or c->ok is 0). */
+static void leak_finish(analysis_ctx *c, leak_work *w)
+{
+    if (w->c)
+        leak_fit_slots(w);
+    if (w->started)
+        pthread_join(w->thread, NULL);
+    w->started = 0;
+    w->c = NULL;
+    if (atomic_load(&w->failed))
+        c->ok = 0;
+    free(w->series);
+    w->series = NULL;
+}
+
+/* Per-step and per-series results, computed once for sections and rules;
+ * the leak fits are started, for leak_finish to complete. */
+static int prepare(analysis_ctx *c, step_stats *per_rank, leak_work *leaks)
 {
     const profile_model *m = c->m;
     for (size_t i = 0; c->nmodels > 1 && i < c->nmodels; i++) /* ranks and straggler only */
@@ -676,13 +748,7 @@ static int prepare(analysis_ctx *c, step_stats *per_rank)
     for (size_t i = 0; i < m->ngpus; i++)
         c->gpu_busy_ns += (double)m->gpus[i].busy_ns;
     c->meta = m->metadata ? cJSON_Parse(m->metadata) : NULL;
-    c->leaks = xcalloc(c, m->nseries, sizeof *c->leaks);
-    if (!c->leaks)
-        return -1;
-    for (size_t i = 0; i < m->nseries; i++)
-        if (m->series[i].is_memory && leak_analyze(c, &m->series[i], &c->leaks[c->nleaks++]))
-            return -1;
-    return 0;
+    return leak_start(c, leaks);
 }
 
 static void release(analysis_ctx *c, step_stats *per_rank)
@@ -706,13 +772,17 @@ cJSON *report_build(const profile_model *const *models, size_t n, const analysis
     if (n > 1 && check_ranks(models, n, err) != PROF_OK)
         return NULL;
     analysis_ctx c = { .m = models[0], .models = models, .nmodels = n, .ok = 1 };
+    leak_work leaks = { .c = NULL };
+    /* GSL's handler is global: off for the whole report, not per fit, as
+     * fits run on two threads (GSL's own advice for threaded programs) */
+    gsl_error_handler_t *gsl_handler = gsl_set_error_handler_off();
     if (o)
         c.o = *o;
     else
         analysis_options_default(&c.o);
     step_stats *per_rank = calloc(n, sizeof *per_rank);
     cJSON *r = cJSON_CreateObject();
-    if (!per_rank || !r || prepare(&c, per_rank) != 0)
+    if (!per_rank || !r || prepare(&c, per_rank, &leaks) != 0)
         c.ok = 0;
     jstr(&c, r, RK_SCHEMA, "prof-report");
     jnum(&c, r, RK_VERSION, 1);
@@ -721,6 +791,7 @@ cJSON *report_build(const profile_model *const *models, size_t n, const analysis
     section_operations(&c, r);
     section_kernels(&c, r);
     section_steps(&c, r);
+    leak_finish(&c, &leaks);
     section_memory(&c, r);
     section_counters(&c, r);
     section_call_tree(&c, r);
@@ -731,6 +802,7 @@ cJSON *report_build(const profile_model *const *models, size_t n, const analysis
     if (n > 1)
         section_ranks(&c, r, per_rank);
     release(&c, per_rank);
+    gsl_set_error_handler(gsl_handler);
     if (!c.ok) {
         cJSON_Delete(r);
         prof_error_set(err, PROF_ERR_NOMEM, "out of memory building the report");

@@ -38,9 +38,7 @@ int stats_linear_fit(const double *x, const double *y, size_t n, stats_fit *out)
     if (n < 3 || all_same(x, n))
         return -1;
     double c0, c1, cov00, cov01, cov11, sumsq;
-    gsl_error_handler_t *prev = gsl_set_error_handler_off();
     int rc = gsl_fit_linear(x, 1, y, 1, n, &c0, &c1, &cov00, &cov01, &cov11, &sumsq);
-    gsl_set_error_handler(prev);
     if (rc != GSL_SUCCESS)
         return -1;
     double df = (double)(n - 2);
@@ -84,9 +82,7 @@ int stats_robust_fit(const double *x, const double *y, size_t n, double *slope,
         gsl_matrix_set(X, i, 1, x[at]);
         gsl_vector_set(vy, i, y[at]);
     }
-    gsl_error_handler_t *prev = gsl_set_error_handler_off();
     int rc = gsl_multifit_robust(X, vy, c, cov, w);
-    gsl_set_error_handler(prev);
     if (rc != GSL_SUCCESS) {
         ret = -3;
         goto out;

@@ -1,7 +1,14 @@
 /* stats.h - the statistics the rules rest on (formats/rules.md §2): an
  * ordinary least-squares line with its t-test and 95% interval, a robust
  * (bisquare) line and when the two agree, Welch's t-test from summary
- * numbers, and order statistics of small arrays. Built on GSL. */
+ * numbers, and order statistics of small arrays. Built on GSL.
+ *
+ * GSL reports an error (out of memory, a fit that does not converge) to a
+ * handler that is global to the process and by default aborts it. These
+ * functions leave the handler alone, as they run on several threads at
+ * once: their caller turns it off for as long as it uses them
+ * (report_build does, for a whole report), as GSL advises for threaded
+ * programs. */
 #ifndef PROF_ANALYSIS_STATS_H
 #define PROF_ANALYSIS_STATS_H
 
