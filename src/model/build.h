@@ -60,7 +60,47 @@ typedef struct mb_level {  /* the floating nodes waiting at one depth           
     uint64_t gen;          /* the list in the floating index, 0 none                */
 } mb_level;
 
+/* The repeat path (calltree.c): a region of the outermost region being
+ * read, kept to be committed or replayed. */
+typedef struct mb_rep_region {
+    uint64_t start, dur, self;
+    uint32_t op, depth, kind;
+} mb_rep_region;
+
+/* A region of the last outermost region learned: its place in the tree. */
+typedef struct mb_rep_path {
+    uint32_t op, depth, node;
+} mb_rep_path;
+
+/* The places learned of one outermost region's regions, in arrival order. */
+typedef struct mb_rep_learned {
+    mb_rep_path *v;
+    size_t n, cap;
+} mb_rep_learned;
+
+#define MB_REP_DEPTH 32u       /* regions this deep or deeper take the general path   */
+#define MB_REP_MAX 8192u       /* regions of one outermost region the path keeps      */
+#define MB_REP_KINDS 8u        /* outermost regions learned, told apart by their first
+                                  region (a step's phases: data, forward, backward...) */
+
+typedef struct mb_rep {
+    mb_rep_region *cur;    /* the regions of the outermost region being read        */
+    size_t ncur, cap_cur;
+    mb_rep_learned learned[MB_REP_KINDS];
+    uint32_t next_learned; /* the one a new kind replaces                           */
+    uint32_t following;    /* the one cur repeats, while speculating                */
+    int started;           /* cur belongs to an outermost region begun             */
+    int speculating;       /* cur repeats `following` so far; nothing placed yet    */
+    int learnable;         /* cur (read the general way) may be learned            */
+    uint32_t skip, backoff; /* outermost regions left to read the general way       */
+    uint32_t top;          /* levels below which children wait (as mb_thread.top)   */
+    uint32_t waiting[MB_REP_DEPTH];  /* children waiting at each level              */
+    uint64_t sum[MB_REP_DEPTH];      /* their durations                             */
+    uint64_t min_end[MB_REP_DEPTH];  /* the earliest end among them                 */
+} mb_rep;
+
 typedef struct mb_thread {
+    mb_rep rep;            /* the repeat path (calltree.c)                              */
     mb_level *level;       /* by depth                                                  */
     size_t nlevels;        /* allocated                                                 */
     uint32_t top;          /* levels at and above top are empty                          */
@@ -170,6 +210,7 @@ typedef struct model_builder {
                               once loaded (an attribute precedes its regions)  */
     size_t nclasses, cap_classes;
     size_t keep;           /* steps, and samples of a series, kept (MODEL_KEEP)  */
+    int repeat;            /* the repeat path may read regions (calltree.c)      */
 } model_builder;
 
 /* qsort for arrays that may be empty (and NULL) */
@@ -226,7 +267,8 @@ void mb_series_index_free(model_builder *b); /* b's indexes of the series */
 size_t mb_keep_limit(void);
 void mb_step_totals_free(model_step_totals *t);
 
-/* calltree.c */
+/* calltree.c; mb_repeat_allowed: PROF_MODEL_REPEAT is not 0 */
+int mb_repeat_allowed(void);
 int mb_region(model_builder *b, uint32_t tpos, const prof_event *ev, uint32_t op);
 int mb_sync_record(model_builder *b, uint32_t tpos, const prof_event *ev);
 int mb_tree_finish(model_builder *b);

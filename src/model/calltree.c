@@ -292,7 +292,10 @@ static int adopt(model_builder *b, uint32_t tpos, uint32_t level, uint64_t start
         }
         list = next;
     }
-    return orphans == MODEL_NONE ? 0 : attach_real(b, b->m->threads[tpos].root, orphans);
+    if (orphans == MODEL_NONE)
+        return 0;
+    t->rep.learnable = 0; /* their place is not their parent's */
+    return attach_real(b, b->m->threads[tpos].root, orphans);
 }
 
 /* ---- sync records ------------------------------------------------------------------ */
@@ -475,7 +478,10 @@ static int place_nested(model_builder *b, uint32_t tpos, uint32_t d, uint32_t op
     return 0;
 }
 
-int mb_region(model_builder *b, uint32_t tpos, const prof_event *ev, uint32_t op)
+/* The general way: a region adopts what waits one level below it and
+ * goes into the tree (outermost) or waits for its parent itself. Its
+ * syncs and its place among the recent regions are mb_region's. */
+static int region_general(model_builder *b, uint32_t tpos, const prof_event *ev, uint32_t op)
 {
     profile_model *m = b->m;
     mb_thread *t = &b->threads[tpos];
@@ -488,6 +494,8 @@ int mb_region(model_builder *b, uint32_t tpos, const prof_event *ev, uint32_t op
         dur = e - s;
     }
     /* levels past d + 1 are mostly empty already: no call for them */
+    if (d + 2 < t->top)
+        t->rep.learnable = 0; /* orphans: their place is not their parent's */
     if (fidx_reserve(b) < 0 || levels_reserve(t, d + 2) < 0 ||
         (d + 2 < t->top && orphans_to_root(b, tpos, d + 2) < 0) ||
         adopt(b, tpos, d + 1, s, &kids) < 0)
@@ -497,10 +505,223 @@ int mb_region(model_builder *b, uint32_t tpos, const prof_event *ev, uint32_t op
     if (ev->kind < sizeof m->kind_ns / sizeof m->kind_ns[0])
         m->kind_ns[ev->kind] += self;
     m->threads[tpos].regions++;
-    if (d == 0 ? place_outermost(b, tpos, op, dur, self, kids.head) < 0
-               : place_nested(b, tpos, d, op, s, e, self, &kids) < 0)
+    return d == 0 ? place_outermost(b, tpos, op, dur, self, kids.head)
+                  : place_nested(b, tpos, d, op, s, e, self, &kids);
+}
+
+/* ---- the repeat path ----------------------------------------------------------------
+ * A training loop's outermost regions repeat: each step brings the same
+ * regions in the same order, the same operations at the same depths. The
+ * general way still makes, merges and attaches floating nodes for each of
+ * them, some 200 instructions a region. So once an outermost region has
+ * been read the general way with no orphan, the places of its regions in
+ * the tree are learned (rep.learned: each region's node is its operation's
+ * child of its parent's, the parent being the next region to arrive one
+ * level up, as adopt has it), up to MB_REP_KINDS kinds of them told apart
+ * by their first region. While the next outermost region brings the
+ * same operations at the same depths and no region would be an orphan, its
+ * regions are only kept (rep.cur), their self times from a sum of waiting
+ * durations per level; when it arrives, each is added to its learned node.
+ * The first region that differs replays what was kept through the general
+ * way, which reads the rest; so does the end of the file. Every figure of
+ * the tree is an integer sum, and syncs and recent regions are met on
+ * arrival either way, so the model is the general way's to the bit. */
+
+/* The kind of outermost region learned whose first region is ev's, or
+ * MB_REP_KINDS. */
+static uint32_t rep_kind_of(const mb_rep *r, uint32_t depth, uint32_t op)
+{
+    for (uint32_t k = 0; k < MB_REP_KINDS; k++)
+        if (r->learned[k].n && r->learned[k].v[0].op == op && r->learned[k].v[0].depth == depth)
+            return k;
+    return MB_REP_KINDS;
+}
+
+/* PROF_MODEL_REPEAT=0 reads every region the general way: the reference
+ * the repeat path must match, and a way to take it out when measuring. */
+int mb_repeat_allowed(void)
+{
+    const char *v = getenv("PROF_MODEL_REPEAT");
+    return !(v && strcmp(v, "0") == 0);
+}
+
+/* The first region of an outermost region: repeat a kind learned, or read
+ * the general way and learn it. */
+static void rep_begin(const model_builder *b, mb_thread *t, const prof_event *ev, uint32_t op)
+{
+    mb_rep *r = &t->rep;
+    for (uint32_t l = 0; l < r->top; l++)
+        r->waiting[l] = 0;
+    r->top = 0;
+    r->ncur = 0;
+    r->started = 1;
+    r->following = rep_kind_of(r, ev->depth, op);
+    r->speculating = b->repeat && r->following < MB_REP_KINDS && t->top == 0 && r->skip == 0;
+    if (r->skip)
+        r->skip--;
+    r->learnable = b->repeat && !r->speculating && t->top == 0;
+}
+
+/* What was kept goes the general way, which reads the rest of this
+ * outermost region (and may learn it: it began with nothing waiting). A
+ * repeat that fails is tried again only after 1, 2, 4 ... 64 outermost
+ * regions, so that steps that alternate cost little. */
+static int rep_replay(model_builder *b, uint32_t tpos)
+{
+    mb_rep *r = &b->threads[tpos].rep;
+    r->speculating = 0;
+    r->learnable = 1;
+    r->backoff = r->backoff ? (r->backoff < 64 ? 2 * r->backoff : 64) : 1;
+    r->skip = r->backoff;
+    for (size_t i = 0; i < r->ncur; i++) {
+        const mb_rep_region *x = &r->cur[i];
+        prof_event ev = { .type = PROF_EV_REGION, .kind = x->kind, .depth = x->depth,
+                          .start_ns = x->start, .dur_ns = x->dur };
+        if (region_general(b, tpos, &ev, x->op) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The outermost region arrived: every kept region to its learned node. */
+static void rep_commit(model_builder *b, uint32_t tpos)
+{
+    profile_model *m = b->m;
+    mb_rep *r = &b->threads[tpos].rep;
+    for (size_t i = 0; i < r->ncur; i++) {
+        const mb_rep_region *x = &r->cur[i];
+        model_node *node = &m->nodes[r->learned[r->following].v[i].node];
+        node->calls++;
+        node->incl_ns += x->dur;
+        node->self_ns += x->self;
+        m->ops[x->op].self_ns += x->self;
+        if (x->kind < sizeof m->kind_ns / sizeof m->kind_ns[0])
+            m->kind_ns[x->kind] += x->self;
+    }
+    const mb_rep_region *outer = &r->cur[r->ncur - 1];
+    m->threads[tpos].regions += r->ncur;
+    m->repeated_regions += r->ncur;
+    m->threads[tpos].busy_ns += outer->dur;
+    m->profiled_ns += outer->dur;
+    r->started = 0;
+    r->speculating = 0;
+    r->backoff = 0;
+}
+
+/* A region while the outermost region repeats the learned one: 1 kept (or
+ * committed), 0 it differs and what was kept was replayed, -1 no memory. */
+static int rep_follow(model_builder *b, uint32_t tpos, const prof_event *ev, uint32_t op)
+{
+    mb_rep *r = &b->threads[tpos].rep;
+    uint32_t d = ev->depth;
+    uint64_t s = ev->start_ns, dur = ev->dur_ns, e = s + dur;
+    const mb_rep_learned *l = &r->learned[r->following];
+    const mb_rep_path *p = r->ncur < l->n ? &l->v[r->ncur] : NULL;
+    /* as the general way would place it: no orphan below it (every child
+     * waiting one level down ended after it began); none further down, as
+     * the depths so far are those of the learned region, which had none */
+    if (!p || p->op != op || p->depth != d || e < s ||
+        (r->waiting[d + 1] && r->min_end[d + 1] <= s) ||
+        vec_grow(&r->cur, &r->cap_cur, r->ncur, sizeof *r->cur) < 0)
+        return rep_replay(b, tpos) < 0 ? -1 : 0;
+    uint64_t kids = r->waiting[d + 1] ? r->sum[d + 1] : 0;
+    r->waiting[d + 1] = 0;
+    r->cur[r->ncur++] = (mb_rep_region){ s, dur, kids < dur ? dur - kids : 0, op, d, ev->kind };
+    if (d == 0) {
+        r->top = 0;
+        rep_commit(b, tpos);
+        return 1;
+    }
+    if (!r->waiting[d]) {
+        r->sum[d] = 0;
+        r->min_end[d] = e;
+    }
+    r->waiting[d]++;
+    r->sum[d] += dur;
+    if (e < r->min_end[d])
+        r->min_end[d] = e;
+    r->top = d + 1;
+    return 1;
+}
+
+/* A region read the general way, noted to be learned; learning stops past
+ * the depth and the number of regions the repeat path keeps. */
+static void rep_note(mb_rep *r, const prof_event *ev, uint32_t op)
+{
+    if (ev->depth >= MB_REP_DEPTH - 1 || r->ncur >= MB_REP_MAX ||
+        vec_grow(&r->cur, &r->cap_cur, r->ncur, sizeof *r->cur) < 0) {
+        r->learnable = 0;
+        return;
+    }
+    r->cur[r->ncur++] = (mb_rep_region){ .op = op, .depth = ev->depth };
+}
+
+/* An outermost region read the general way, with no orphan: its regions'
+ * nodes, found from the last region back (the parents first), learned as
+ * the kind its first region names (replacing one learned before). */
+static void rep_learn(model_builder *b, uint32_t tpos)
+{
+    mb_rep *r = &b->threads[tpos].rep;
+    uint32_t k = rep_kind_of(r, r->cur[0].depth, r->cur[0].op);
+    if (k == MB_REP_KINDS)
+        k = r->next_learned++ % MB_REP_KINDS;
+    mb_rep_learned *l = &r->learned[k];
+    uint32_t above[MB_REP_DEPTH]; /* the node of the region that adopts at each level */
+    for (uint32_t d = 0; d < MB_REP_DEPTH; d++)
+        above[d] = MODEL_NONE;
+    l->n = 0;
+    if (vec_grow(&l->v, &l->cap, r->ncur - 1, sizeof *l->v) < 0)
+        return;
+    for (size_t i = r->ncur; i-- > 0;) {
+        uint32_t d = r->cur[i].depth, op = r->cur[i].op;
+        uint32_t parent = d == 0 ? b->m->threads[tpos].root : above[d - 1];
+        const uint32_t *node =
+            parent == MODEL_NONE ? NULL : hmap_find(&b->node_index, (uint64_t)parent << 32 | op);
+        if (!node)
+            return; /* not as adopt placed it: nothing learned */
+        l->v[i] = (mb_rep_path){ op, d, *node };
+        above[d] = *node;
+        for (uint32_t c = d + 1; c < MB_REP_DEPTH && above[c] != MODEL_NONE; c++)
+            above[c] = MODEL_NONE;
+    }
+    l->n = r->ncur;
+}
+
+/* Replays what a repeat kept when the file ends before its outermost
+ * region arrives. */
+static int rep_flush(model_builder *b, uint32_t tpos)
+{
+    mb_rep *r = &b->threads[tpos].rep;
+    int kept = r->started && r->speculating;
+    r->started = 0;
+    return kept && rep_replay(b, tpos) < 0 ? -1 : 0;
+}
+
+int mb_region(model_builder *b, uint32_t tpos, const prof_event *ev, uint32_t op)
+{
+    mb_thread *t = &b->threads[tpos];
+    int kept = 0;
+    if (!t->rep.started)
+        rep_begin(b, t, ev, op);
+    if (t->rep.speculating && (kept = rep_follow(b, tpos, ev, op)) < 0)
         return -1;
-    t = &b->threads[tpos];
+    if (!kept) {
+        if (region_general(b, tpos, ev, op) < 0)
+            return -1;
+        t = &b->threads[tpos];
+        if (t->rep.learnable)
+            rep_note(&t->rep, ev, op);
+        if (t->top == 0) { /* an outermost region: the tree holds it all */
+            t->rep.started = 0;
+            if (t->rep.learnable && t->rep.ncur)
+                rep_learn(b, tpos);
+        }
+    }
+    /* met on arrival, whichever way the region goes */
+    uint32_t d = ev->depth < MB_MAX_DEPTH ? ev->depth : MB_MAX_DEPTH - 1;
+    uint64_t s = ev->start_ns, e = s + ev->dur_ns;
+    if (e < s)
+        e = UINT64_MAX;
     if (t->nsyncs && syncs_on_region(b, t, s, e, d, op, ev->kind) < 0)
         return -1;
     recent_push(t, s, e, op, ev->kind, d);
@@ -554,7 +775,7 @@ int mb_tree_finish(model_builder *b)
     for (uint32_t i = 0; i < m->nthreads; i++) {
         mb_thread *t = &b->threads[i];
         /* Still waiting: their parents never ended (a cut-short file). */
-        if (orphans_to_root(b, i, 0) < 0)
+        if (rep_flush(b, i) < 0 || orphans_to_root(b, i, 0) < 0)
             return -1;
         t->top = 0;
         for (size_t k = 0; k < t->nsyncs; k++)
@@ -580,6 +801,9 @@ void mb_tree_free(model_builder *b)
     for (size_t i = 0; b->threads && i < b->m->nthreads; i++) {
         free(b->threads[i].level);
         free(b->threads[i].syncs);
+        free(b->threads[i].rep.cur);
+        for (uint32_t k = 0; k < MB_REP_KINDS; k++)
+            free(b->threads[i].rep.learned[k].v);
     }
     free(b->threads);
     free(b->pool);

@@ -485,6 +485,7 @@ static prof_err model_build(prof_reader *r, profile_model *m, model_progress_fn 
     b.m = m;
     b.free_node = MODEL_NONE;
     b.keep = mb_keep_limit();
+    b.repeat = mb_repeat_allowed();
     b.calls = mb_calls_start(r); /* NULL: calls are folded here */
     m->rank = m->world_size = -1;
     m->first_ns = UINT64_MAX;

@@ -206,6 +206,8 @@ typedef struct profile_model {
     size_t peak_pending_nodes;    /* most call-tree nodes held at once while waiting for
                                      their parent region: bounded by distinct call paths
                                      below one outermost region, never by events         */
+    uint64_t repeated_regions;    /* of region_events, those placed by the call tree's
+                                     repeat path (a measure of it; calltree.c)           */
     void *priv;                   /* builder state, NULL once loaded                     */
 } profile_model;
 

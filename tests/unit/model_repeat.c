@@ -1,0 +1,272 @@
+/* model_repeat.c - the repeat path of the call tree (src/model/calltree.c),
+ * which adds an outermost region that repeats a learned one straight to the
+ * learned nodes, gives the model of the general way (PROF_MODEL_REPEAT=0),
+ * field for field and bit for bit: on testdata/demo.prof, on the
+ * synthesized run of model_threads, crashed and cut at many offsets, on
+ * every file of the analyze fuzz corpus, and on runs drawn from many seeds
+ * where steps of several shapes come in random order and some are mutated
+ * the ways that make the path give up: a region missing (orphans), one
+ * more, another operation, a child ending before its parent began, a child
+ * of no duration at its parent's start, a duration past 2^64, a chain
+ * deeper than the path keeps, sync records in between, and a thread whose
+ * one outermost region wraps the whole run. Also that the path is taken:
+ * it holds fewer floating nodes at once than the general way.
+ * Run from the repository root. */
+#include <dirent.h>
+
+#include "model_compare.h"
+
+#define DEMO "testdata/demo.prof"
+#define CORPUS "tests/fuzz/corpus-analyze"
+#define CUTS 23
+#define SEEDS 40
+#define SHAPES 3
+#define MAX_NODES 40
+
+static void teardown(void)
+{
+    fu_dir_remove();
+}
+
+TestSuite(model_repeat, .fini = teardown);
+
+static int assert_same_build(const char *path)
+{
+    return mc_assert_same_build(path, "PROF_MODEL_REPEAT", "0", 0);
+}
+
+/* ---- drawn runs ------------------------------------------------------------------ */
+
+/* A step's shape: a tree of regions, node 0 the outermost. */
+typedef struct shape_node {
+    char name[8];
+    prof_kind kind;
+    int parent; /* -1 for node 0 */
+} shape_node;
+
+typedef struct shape {
+    shape_node n[MAX_NODES];
+    int count;
+} shape;
+
+typedef enum {
+    MUT_NONE,
+    MUT_DROP,        /* a region is not written: its children are orphans */
+    MUT_EXTRA,       /* one more leaf */
+    MUT_RENAME,      /* a region of another operation */
+    MUT_EARLY_CHILD, /* a child that ended before its parent began */
+    MUT_ZERO_CHILD,  /* a child of no duration at its parent's start */
+    MUT_WRAP,        /* a leaf whose end passes 2^64 */
+    MUT_DEEP,        /* a chain of 40 below a leaf */
+    MUT_KINDS
+} mutation;
+
+static void draw_shape(shape *sh, synth_rng *rng)
+{
+    static const char *names[] = { "fwd", "bwd", "attn", "mlp", "norm", "loss", "opt", "data" };
+    sh->count = 1 + (int)(synth_rand(rng) % (MAX_NODES - 8));
+    for (int i = 0; i < sh->count; i++) {
+        shape_node *n = &sh->n[i];
+        snprintf(n->name, sizeof n->name, "%s", names[synth_rand(rng) % 8]);
+        n->kind = (prof_kind)(synth_rand(rng) % 3);
+        n->parent = i == 0 ? -1 : (int)(synth_rand(rng) % (uint64_t)i);
+    }
+}
+
+typedef struct emitter {
+    synth *s;
+    synth_rng *rng;
+    uint32_t thread;
+    const shape *sh;
+    mutation mut;
+    int target;     /* the node the mutation is about */
+    uint32_t base;  /* depth of node 0 */
+} emitter;
+
+/* A chain of n regions below depth d within [start, end), deepest first. */
+static void emit_chain(const emitter *em, uint32_t d, uint64_t start, uint64_t end, int n)
+{
+    if (n == 0 || end - start < 4)
+        return;
+    emit_chain(em, d + 1, start + 1, end - 1, n - 1);
+    synth_region(em->s, em->thread, "deep", PROF_KIND_COMPUTE, d, start, end - start);
+}
+
+/* Node i and what is below it within [start, end), children first. */
+static void emit_node(const emitter *em, int i, uint32_t d, uint64_t start, uint64_t end)
+{
+    const shape *sh = em->sh;
+    int kids = 0;
+    for (int c = i + 1; c < sh->count; c++)
+        kids += sh->n[c].parent == i;
+    uint64_t width = kids ? (end - start) / (uint64_t)kids : 0, at = start;
+    for (int c = i + 1; c < sh->count; c++) {
+        if (sh->n[c].parent != i)
+            continue;
+        uint64_t cs = at, ce = at + width - width / 8;
+        if (em->mut == MUT_EARLY_CHILD && c == em->target && start > 200) {
+            cs = start - 200;
+            ce = start - 100;
+        }
+        if (em->mut == MUT_ZERO_CHILD && c == em->target)
+            ce = cs = start;
+        emit_node(em, c, d + 1, cs, ce);
+        at += width;
+    }
+    if (em->mut == MUT_DEEP && i == em->target)
+        emit_chain(em, d + 1, start, end, 40);
+    if (em->mut == MUT_EXTRA && i == em->target)
+        synth_region(em->s, em->thread, "extra", PROF_KIND_COMPUTE, d + 1, start, 1);
+    if (em->mut == MUT_DROP && i == em->target && i != 0)
+        return;
+    const char *name = em->mut == MUT_RENAME && i == em->target ? "renamed" : sh->n[i].name;
+    uint64_t dur = end - start;
+    if (em->mut == MUT_WRAP && i == em->target && !kids)
+        dur = UINT64_MAX - start / 2;
+    synth_region(em->s, em->thread, name, sh->n[i].kind, d, start, dur);
+}
+
+/* SHAPES shapes drawn from seed; steps of each of three threads take one
+ * in a random order, a tenth of them mutated. Thread 2's steps are wrapped
+ * in one outermost region of the whole run when wrapped. */
+static void write_drawn(const char *path, uint64_t seed, int steps, int wrapped)
+{
+    synth *s = synth_open(path, "{}");
+    cr_assert_not_null(s);
+    synth_rng rng = { seed };
+    synth_block_records(s, 61);
+    shape shapes[SHAPES];
+    for (int k = 0; k < SHAPES; k++)
+        draw_shape(&shapes[k], &rng);
+    uint64_t t0 = 1000000;
+    for (int step = 0; step < steps; step++, t0 += 1000000) {
+        for (uint32_t t = 0; t < 3; t++) {
+            const shape *sh = &shapes[synth_rand(&rng) % SHAPES];
+            emitter em = { s, &rng, t, sh, MUT_NONE, 0, wrapped && t == 2 };
+            if (synth_rand(&rng) % 10 == 0) {
+                em.mut = (mutation)(1 + synth_rand(&rng) % (MUT_KINDS - 1));
+                em.target = (int)(synth_rand(&rng) % (uint64_t)sh->count);
+            }
+            uint64_t start = t0 + 1000 * t, end = start + synth_jitter(&rng, 800000, 0.1);
+            emit_node(&em, 0, em.base, start, end);
+            if (synth_rand(&rng) % 4 == 0)
+                synth_sync(s, t, 1, 0, 7, (uint64_t)step, start + 10, 50);
+        }
+        synth_step(s, 0, (uint64_t)step, 0, t0, 990000);
+    }
+    if (wrapped)
+        synth_region(s, 2, "run", PROF_KIND_COMPUTE, 0, 1000000, t0);
+    prof_error err;
+    cr_assert_eq(synth_close(s, &err), 0, "writing %s: %s", path, err.message);
+}
+
+/* ---- tests ------------------------------------------------------------------------- */
+
+Test(model_repeat, demo)
+{
+    cr_assert(assert_same_build(DEMO), DEMO " did not load");
+}
+
+Test(model_repeat, large_run)
+{
+    const char *path = fu_path("run.prof");
+    mc_write_run(path, 0);
+    cr_assert(assert_same_build(path));
+}
+
+Test(model_repeat, crashed_run)
+{
+    const char *path = fu_path("crashed.prof");
+    mc_write_run(path, 1);
+    cr_assert(assert_same_build(path));
+}
+
+Test(model_repeat, cut_files)
+{
+    const char *path = fu_path("whole.prof"), *cut = fu_path("cut.prof");
+    mc_write_run(path, 0);
+    size_t size;
+    uint8_t *data = fu_load(path, &size);
+    for (int i = 1; i <= CUTS; i++) {
+        size_t len = size / CUTS * (size_t)i - (size_t)i * 13;
+        fu_store(cut, data, len);
+        assert_same_build(cut);
+    }
+    free(data);
+}
+
+Test(model_repeat, fuzz_corpus)
+{
+    DIR *d = opendir(CORPUS);
+    cr_assert_not_null(d, "run from the repository root");
+    struct dirent *e;
+    int files = 0;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", CORPUS, e->d_name);
+        assert_same_build(path);
+        files++;
+    }
+    closedir(d);
+    cr_assert_gt(files, 0, "no files in " CORPUS);
+}
+
+Test(model_repeat, drawn_runs)
+{
+    const char *path = fu_path("drawn.prof");
+    for (uint64_t seed = 1; seed <= SEEDS; seed++) {
+        write_drawn(path, seed, 200, seed % 4 == 0);
+        cr_assert(assert_same_build(path), "seed %llu did not load", (unsigned long long)seed);
+    }
+}
+
+/* Thread 2's one outermost region holds more regions than the path keeps:
+ * it is read the general way, the others still repeat. */
+Test(model_repeat, run_longer_than_the_path_keeps)
+{
+    const char *path = fu_path("long.prof");
+    write_drawn(path, 99, 1200, 1);
+    cr_assert(assert_same_build(path));
+}
+
+/* The path is taken: almost every region of the demo's steps, which
+ * repeat, and none with PROF_MODEL_REPEAT=0. */
+Test(model_repeat, repeated_steps_take_the_path)
+{
+    built *general = malloc(sizeof *general), *repeat = malloc(sizeof *repeat);
+    cr_assert(general && repeat);
+    mc_build(DEMO, "PROF_MODEL_REPEAT", "0", general);
+    mc_build(DEMO, "PROF_MODEL_REPEAT", NULL, repeat);
+    cr_assert_eq(general->rc, PROF_OK);
+    cr_assert_eq(repeat->rc, PROF_OK);
+    cr_assert_eq(general->m.repeated_regions, 0u);
+    cr_assert_gt(repeat->m.repeated_regions, repeat->m.region_events * 9 / 10,
+                 "the repeat path placed %llu of %llu regions",
+                 (unsigned long long)repeat->m.repeated_regions,
+                 (unsigned long long)repeat->m.region_events);
+    profile_model_free(&general->m);
+    profile_model_free(&repeat->m);
+    free(general);
+    free(repeat);
+}
+
+/* And the drawn runs take it and leave it: some of their regions go each
+ * way. */
+Test(model_repeat, drawn_runs_take_the_path_and_leave_it)
+{
+    const char *path = fu_path("drawn.prof");
+    write_drawn(path, 7, 400, 0);
+    built *repeat = malloc(sizeof *repeat);
+    cr_assert_not_null(repeat);
+    mc_build(path, "PROF_MODEL_REPEAT", NULL, repeat);
+    cr_assert_eq(repeat->rc, PROF_OK);
+    cr_assert_gt(repeat->m.repeated_regions, repeat->m.region_events / 4,
+                 "the repeat path placed %llu of %llu regions",
+                 (unsigned long long)repeat->m.repeated_regions,
+                 (unsigned long long)repeat->m.region_events);
+    cr_assert_lt(repeat->m.repeated_regions, repeat->m.region_events * 19 / 20);
+    profile_model_free(&repeat->m);
+    free(repeat);
+}
