@@ -229,10 +229,12 @@ static inline int mb_idmap_get(const mb_idmap *map, const prof_event *ev, uint32
     return 0;
 }
 
-/* profile.c: an operation's statistics of calls, folded by mb_op_call
- * (what mb_op_init empties and mb_op_move_calls moves) */
+/* profile.c: an operation's statistics of calls (what mb_op_init empties):
+ * mb_op_call folds a call into all of them, mb_op_stats into all but the
+ * time batches, and mb_op_move_calls moves what mb_op_stats folds */
 void mb_op_init(model_op *op);
 int mb_op_call(model_op *op, uint64_t start, uint64_t dur);
+int mb_op_stats(model_op *op, uint64_t dur);
 void mb_op_move_calls(model_op *to, model_op *from);
 
 /* An operation sought in an index of ops by (name, is GPU): op_index, and
@@ -246,7 +248,7 @@ uint64_t mb_op_hash(const char *name, int gpu);
 int mb_op_is(const void *ctx, uint32_t i);          /* ctx: an mb_op_key */
 uint64_t mb_op_rehash(const void *ctx, uint32_t i);
 
-/* opcalls.c: mb_op_call for every region and kernel of r, run by r's
+/* opcalls.c: mb_op_stats for every region and kernel of r, run by r's
  * batch function (on r's thread); NULL on one thread (pf_one_thread), when
  * r has begun reading or when memory ran out: fold them while loading. finish
  * moves the statistics into m's ops (-1: out of memory); abort ends r's

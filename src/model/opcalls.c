@@ -1,12 +1,13 @@
 /* opcalls.c - what the reader's thread folds beside the loading thread:
- * the per-call statistics of operations (mb_op_call: moments, the
- * duration sketch, time batches). A batch function of the reader
+ * the per-call statistics of operations (mb_op_stats: moments and the
+ * duration sketch). A batch function of the reader
  * (prof_reader_set_batch_fn) runs it on the reader's own thread, which
  * decodes each block for it before handing the block over, so that this
  * share of building runs beside the call tree, the steps and the series
- * that the loading thread builds. The steps and series are left to the
- * loading thread: the reader's thread also fetches and decompresses every
- * block, and with them it was the slower of the two.
+ * that the loading thread builds. The steps, series and the operations'
+ * time batches are left to the loading thread: the reader's thread also
+ * fetches and decompresses every block, and with them it was the slower
+ * of the two.
  *
  * It sees the same events in the same order as the loading thread, so it
  * numbers operations as op_find_or_add does (by name and whether a
@@ -69,7 +70,7 @@ static int fold_one(mb_calls *c, const prof_event *ev)
     if (ev->type != PROF_EV_REGION && ev->type != PROF_EV_GPU_KERNEL)
         return 0;
     model_op *op = op_of(c, ev, ev->type == PROF_EV_GPU_KERNEL);
-    return op ? mb_op_call(op, ev->start_ns, ev->dur_ns) : -1;
+    return op ? mb_op_stats(op, ev->dur_ns) : -1;
 }
 
 static void fold(void *arg, const prof_event *ev, size_t n)

@@ -116,9 +116,9 @@ void mb_op_init(model_op *op)
     sketch_init(&op->dur);
 }
 
-/* One call of op starting at start and lasting dur: everything but self
- * time. What it writes is what mb_op_move_calls moves. */
-int mb_op_call(model_op *op, uint64_t start, uint64_t dur)
+/* One call of op lasting dur: its count, moments and duration sketch,
+ * what mb_op_move_calls moves (the reader's thread folds them, opcalls.c). */
+int mb_op_stats(model_op *op, uint64_t dur)
 {
     op->calls++;
     op->incl_ns += dur;
@@ -130,8 +130,15 @@ int mb_op_call(model_op *op, uint64_t start, uint64_t dur)
     double d = (double)dur - op->shift;
     op->sum_dev += d;
     op->sum_dev2 += d * d;
-    time_batches_add(&op->batches, start, dur);
     return sketch_add(&op->dur, dur);
+}
+
+/* One call of op starting at start and lasting dur: everything but self
+ * time. */
+int mb_op_call(model_op *op, uint64_t start, uint64_t dur)
+{
+    time_batches_add(&op->batches, start, dur);
+    return mb_op_stats(op, dur);
 }
 
 void mb_op_move_calls(model_op *to, model_op *from)
@@ -143,7 +150,6 @@ void mb_op_move_calls(model_op *to, model_op *from)
     to->sum_dev2 = from->sum_dev2;
     sketch_free(&to->dur);
     to->dur = from->dur;
-    to->batches = from->batches;
 }
 
 /* Mean and sum of squared deviations from the mean, from the shifted sums. */
@@ -317,11 +323,17 @@ static int thread_define(model_builder *b, const prof_event *ev)
 
 /* ---- one event ------------------------------------------------------------------- */
 
-/* A call of op: folded where the reader decodes it when the reader took
- * the batch function (opcalls.c), else here. */
+/* A call of op: its statistics folded where the reader decodes it when the
+ * reader took the batch function (opcalls.c), else here; its time batch
+ * here either way, which evens the work of the two threads. */
 static int op_count(model_builder *b, uint32_t op, const prof_event *ev)
 {
-    return b->calls ? 0 : mb_op_call(&b->m->ops[op], ev->start_ns, ev->dur_ns);
+    model_op *o = &b->m->ops[op];
+    if (b->calls) {
+        time_batches_add(&o->batches, ev->start_ns, ev->dur_ns);
+        return 0;
+    }
+    return mb_op_call(o, ev->start_ns, ev->dur_ns);
 }
 
 static int region_add(model_builder *b, uint32_t pos, const prof_event *ev)
