@@ -7,6 +7,7 @@
 #ifndef PROF_TESTS_MODEL_COMPARE_H
 #define PROF_TESTS_MODEL_COMPARE_H
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,8 @@
 
 #define MC_THREADS 3
 #define MC_STEPS 1500
+#define MC_CUTS 23
+#define MC_CORPUS "tests/fuzz/corpus-analyze"
 
 typedef struct built {
     prof_err rc;
@@ -299,6 +302,43 @@ static void mc_write_run(const char *path, int crashed)
     prof_error err;
     int rc = crashed ? synth_abandon(s, &err) : synth_close(s, &err);
     cr_assert_eq(rc, 0, "writing %s: %s", path, err.message);
+}
+
+/* The run of mc_write_run cut at offsets spread over the file, the
+ * footer's included (a crashed run read up to its last intact block, or an
+ * error for a file that promised a footer), built both ways. */
+static void mc_assert_same_cuts(const char *var, const char *value, int pending)
+{
+    const char *path = fu_path("whole.prof"), *cut = fu_path("cut.prof");
+    mc_write_run(path, 0);
+    size_t size;
+    uint8_t *data = fu_load(path, &size);
+    for (int i = 1; i <= MC_CUTS; i++) {
+        size_t len = size / MC_CUTS * (size_t)i - (size_t)i * 13;
+        fu_store(cut, data, len);
+        mc_assert_same_build(cut, var, value, pending);
+    }
+    free(data);
+}
+
+/* Every file of the analyze fuzz corpus (damaged files: the same error),
+ * built both ways. Run from the repository root. */
+static void mc_assert_same_corpus(const char *var, const char *value, int pending)
+{
+    DIR *d = opendir(MC_CORPUS);
+    cr_assert_not_null(d, "run from the repository root");
+    struct dirent *e;
+    int files = 0;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", MC_CORPUS, e->d_name);
+        mc_assert_same_build(path, var, value, pending);
+        files++;
+    }
+    closedir(d);
+    cr_assert_gt(files, 0, "no files in " MC_CORPUS);
 }
 
 #endif
