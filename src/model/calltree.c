@@ -31,7 +31,11 @@
  * region is itself of kind SYNC, the record is the same wait seen twice
  * (e.g. `loss.item` around cudaStreamSynchronize), so only the region
  * counts and the record is dropped from sync_count, sync_blocked_ns and
- * sync_records alike. */
+ * sync_records alike.
+ *
+ * Most outermost regions of a training loop repeat one read before, region
+ * for region; those take a shorter path to the same tree (the repeat path,
+ * below the general way). */
 #include <stdlib.h>
 #include <string.h>
 
