@@ -230,10 +230,9 @@ static inline int mb_idmap_get(const mb_idmap *map, const prof_event *ev, uint32
 }
 
 /* profile.c: an operation's statistics of calls (what mb_op_init empties):
- * mb_op_call folds a call into all of them, mb_op_stats into all but the
- * time batches, and mb_op_move_calls moves what mb_op_stats folds */
+ * mb_op_stats folds a call into all but the time batches (which the loading
+ * thread folds itself), and mb_op_move_calls moves what mb_op_stats folds */
 void mb_op_init(model_op *op);
-int mb_op_call(model_op *op, uint64_t start, uint64_t dur);
 int mb_op_stats(model_op *op, uint64_t dur);
 void mb_op_move_calls(model_op *to, model_op *from);
 

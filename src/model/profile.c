@@ -133,14 +133,6 @@ int mb_op_stats(model_op *op, uint64_t dur)
     return sketch_add(&op->dur, dur);
 }
 
-/* One call of op starting at start and lasting dur: everything but self
- * time. */
-int mb_op_call(model_op *op, uint64_t start, uint64_t dur)
-{
-    time_batches_add(&op->batches, start, dur);
-    return mb_op_stats(op, dur);
-}
-
 void mb_op_move_calls(model_op *to, model_op *from)
 {
     to->calls = from->calls;
@@ -329,11 +321,8 @@ static int thread_define(model_builder *b, const prof_event *ev)
 static int op_count(model_builder *b, uint32_t op, const prof_event *ev)
 {
     model_op *o = &b->m->ops[op];
-    if (b->calls) {
-        time_batches_add(&o->batches, ev->start_ns, ev->dur_ns);
-        return 0;
-    }
-    return mb_op_call(o, ev->start_ns, ev->dur_ns);
+    time_batches_add(&o->batches, ev->start_ns, ev->dur_ns);
+    return b->calls ? 0 : mb_op_stats(o, ev->dur_ns);
 }
 
 static int region_add(model_builder *b, uint32_t pos, const prof_event *ev)
