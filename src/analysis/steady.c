@@ -71,9 +71,9 @@ void steady_op(analysis_ctx *c, cJSON *op_obj, const model_op *op)
     uint64_t calls[TIMEBATCH_MAX], ns[TIMEBATCH_MAX];
     size_t n = 0;
     for (uint32_t i = 0; i < op->batches.used; i++)
-        if (op->batches.calls[i]) {
-            calls[n] = op->batches.calls[i];
-            ns[n++] = op->batches.ns[i];
+        if (op->batches.at[i].calls) {
+            calls[n] = op->batches.at[i].calls;
+            ns[n++] = op->batches.at[i].ns;
         }
     size_t w = n >= STEADY_MIN_BATCHES ? (n + 9) / 10 : 0;
     if (n - w >= STEADY_MIN_BATCHES && (double)calls[n - 1] < 0.5 * median_calls(calls + w, n - w))

@@ -9,11 +9,10 @@
 static void time_batches_fold(time_batches *b)
 {
     for (uint32_t i = 0; i < TIMEBATCH_MAX / 2; i++) {
-        b->calls[i] = b->calls[2 * i] + b->calls[2 * i + 1];
-        b->ns[i] = b->ns[2 * i] + b->ns[2 * i + 1];
+        b->at[i].calls = b->at[2 * i].calls + b->at[2 * i + 1].calls;
+        b->at[i].ns = b->at[2 * i].ns + b->at[2 * i + 1].ns;
     }
-    memset(b->calls + TIMEBATCH_MAX / 2, 0, TIMEBATCH_MAX / 2 * sizeof *b->calls);
-    memset(b->ns + TIMEBATCH_MAX / 2, 0, TIMEBATCH_MAX / 2 * sizeof *b->ns);
+    memset(b->at + TIMEBATCH_MAX / 2, 0, TIMEBATCH_MAX / 2 * sizeof *b->at);
     b->used = (b->used + 1) / 2;
     b->shift++;
 }

@@ -18,12 +18,17 @@
 #define TIMEBATCH_MAX 32u
 #define TIMEBATCH_FIRST_SHIFT 20u /* the first width, 2^20 ns (about 1 ms) */
 
+/* One batch: its calls and their summed durations, side by side, so that
+ * counting a call touches one cache line. */
+typedef struct time_batch {
+    uint64_t calls, ns;
+} time_batch;
+
 typedef struct time_batches {
     uint64_t t0;            /* start of the first call seen                  */
     uint32_t shift;         /* batch width is 2^shift ns; 0 before any call   */
     uint32_t used;          /* batches [0, used) hold every call so far        */
-    uint64_t calls[TIMEBATCH_MAX];
-    uint64_t ns[TIMEBATCH_MAX]; /* summed durations                           */
+    time_batch at[TIMEBATCH_MAX];
 } time_batches;
 
 /* The batch of a call that started at start_ns, in the cases that
@@ -39,8 +44,8 @@ static inline void time_batches_add(time_batches *b, uint64_t start_ns, uint64_t
     uint64_t i = start_ns > b->t0 ? (start_ns - b->t0) >> b->shift : 0;
     if (b->shift == 0 || i >= TIMEBATCH_MAX)
         i = time_batches_slot_slow(b, start_ns);
-    b->calls[i]++;
-    b->ns[i] += dur_ns;
+    b->at[i].calls++;
+    b->at[i].ns += dur_ns;
     if (i + 1 > b->used)
         b->used = (uint32_t)i + 1;
 }

@@ -139,16 +139,16 @@ Test(model_runset, time_batches_fold_and_keep_every_call)
     calls++;
     uint64_t sum = 0, ns = 0;
     for (uint32_t i = 0; i < TIMEBATCH_MAX; i++) {
-        sum += b.calls[i];
-        ns += b.ns[i];
+        sum += b.at[i].calls;
+        ns += b.at[i].ns;
     }
     cr_assert_eq(sum, calls);
     cr_assert_eq(ns, 10 * calls);
     cr_assert_eq(time_batches_width(&b), w << 5, "1000 widths fit 32 batches of 32 widths");
     cr_assert_geq(b.used, TIMEBATCH_MAX / 2);
     cr_assert_leq(b.used, TIMEBATCH_MAX);
-    cr_assert_eq(b.calls[0], 33);
-    cr_assert_eq(b.calls[b.used - 1], 1000 - 32 * (b.used - 1));
+    cr_assert_eq(b.at[0].calls, 33);
+    cr_assert_eq(b.at[b.used - 1].calls, 1000 - 32 * (b.used - 1));
 }
 
 Test(model_runset, ranks_out_of_range_are_runs_of_their_own)
