@@ -17,7 +17,9 @@
 #      The floor itself is also measured in process: one thread
 #      decompressing every frame in memory, file read and output left out
 #      (tests/support/bin/zstd_frames); analyze is given against it too,
-#      with its events per second.
+#      with its events per second. So is prof's reader alone, handing out
+#      events that nothing uses (tests/support/bin/read_floor), to show how
+#      much of analyze is reading and how much building the model.
 #   3. prof's peak resident memory at 1 million and at 10 million events.
 #      Target: about the same (the model does not grow with events, nor,
 #      past 65,536 steps, with steps: rules.md §1, long runs). The
@@ -105,6 +107,9 @@ many_steps=$(steps_of "$tmp/many.prof")
 # shellcheck disable=SC2046 # three numbers, split on purpose
 set -- $("$BIN/zstd_frames" "$ROUNDS" "$tmp/big.zst") || exit 1
 zin_s=$1
+# shellcheck disable=SC2046 # three numbers, split on purpose
+set -- $("$BIN/read_floor" "$ROUNDS" "$tmp/big.prof") || exit 1
+read_s=$1 readfn_s=$2
 
 measure prof_big "$PROF" analyze "$tmp/big.prof"
 measure prof_big1 env PROF_THREADS=1 "$PROF" analyze "$tmp/big.prof"
@@ -129,6 +134,12 @@ echo "  prof analyze / in-process decompression: $(ratio "$prof_big_s" "$zin_s")
     "process start, file reads and report)"
 echo "  events/s: $(awk -v n="$n_big" -v s="$prof_big_s" 'BEGIN { printf "%.1f M", n / s / 1e6 }')" \
     "wall, $(awk -v n="$n_big" -v s="$prof_big_cpu" 'BEGIN { printf "%.1f M", n / s / 1e6 }') per CPU second"
+printf '%-46s %8.3f s (%sx decompression)\n' "the reader alone, events handed out unused" "$read_s" \
+    "$(ratio "$read_s" "$zin_s")"
+printf '%-46s %8.3f s (%sx decompression)\n' "  its thread decoding for a batch function too" \
+    "$readfn_s" "$(ratio "$readfn_s" "$zin_s")"
+echo "  (tests/support/bin/read_floor, in process: the rest of analyze's time is building" \
+    "the model; the second figure is the least the reader's thread takes for analyze)"
 line "prof analyze, one thread (PROF_THREADS=1)" prof_big1
 echo "  two threads / one: $(ratio "$prof_big_s" "$prof_big1_s")x wall," \
     "$(ratio "$prof_big_cpu" "$prof_big1_cpu")x CPU (both threads decode every block:" \
