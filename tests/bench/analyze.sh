@@ -104,11 +104,15 @@ n_few=$("$BIN/make_big" -s $((EVENTS / 150)) $((EVENTS / 10)) "$tmp/few.prof") |
 n_many=$("$BIN/make_big" -s $((EVENTS / 15)) "$EVENTS" "$tmp/many.prof") || exit 1
 few_steps=$(steps_of "$tmp/few.prof")
 many_steps=$(steps_of "$tmp/many.prof")
-# shellcheck disable=SC2046 # three numbers, split on purpose
-set -- $("$BIN/zstd_frames" "$ROUNDS" "$tmp/big.zst") || exit 1
+# (the figures first into a variable: `set -- $(...)` has set's status,
+# not the command's)
+floor=$("$BIN/zstd_frames" "$ROUNDS" "$tmp/big.zst") || exit 1
+# shellcheck disable=SC2086 # three numbers, split on purpose
+set -- $floor
 zin_s=$1
-# shellcheck disable=SC2046 # three numbers, split on purpose
-set -- $("$BIN/read_floor" "$ROUNDS" "$tmp/big.prof") || exit 1
+floor=$("$BIN/read_floor" "$ROUNDS" "$tmp/big.prof") || exit 1
+# shellcheck disable=SC2086 # three numbers, split on purpose
+set -- $floor
 read_s=$1 readfn_s=$2
 
 measure prof_big "$PROF" analyze "$tmp/big.prof"
