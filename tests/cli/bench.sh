@@ -35,7 +35,7 @@ bench() {
 }
 
 bench bench-analyze tests/bench/analyze.sh "prof analyze / zstd -d:" "(target <= 2)" \
-    "peak RSS" "bytes per extra step" "json + pandas"
+    "peak RSS" "bytes per extra step" "json + pandas" "the reader alone"
 bench bench-export tests/bench/export.sh "throughput:" "Chrome trace / .prof size:" \
     "(target about 1)"
 
