@@ -1,6 +1,7 @@
 /* synth.c - the deterministic profile writer of tests and fixtures (see
  * synth.h), built on the codec in src/format/. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -104,6 +105,15 @@ static pf_block *slot(synth *s, uint32_t thread)
 void synth_thread(synth *s, uint32_t thread, uint64_t os_tid, const char *name)
 {
     synth_fail(s, pf_writer_define_thread(s->w, thread, os_tid, name));
+}
+
+void synth_workers(synth *s, uint32_t n)
+{
+    for (uint32_t t = 0; t < n; t++) {
+        char name[32];
+        snprintf(name, sizeof name, "worker-%u", t);
+        synth_thread(s, t, 100 + t, name);
+    }
 }
 
 void synth_class(synth *s, const char *name, const char *cls)

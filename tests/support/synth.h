@@ -25,6 +25,8 @@ void synth_block_records(synth *s, uint32_t n);
 
 uint32_t synth_name(synth *s, const char *name); /* intern; 0 on failure */
 void synth_thread(synth *s, uint32_t thread, uint64_t os_tid, const char *name);
+/* Threads 0 .. n-1 named "worker-T", with OS tid 100 + T. */
+void synth_workers(synth *s, uint32_t n);
 /* The class of a name (format 1.1 name attribute), as prof_name_class. */
 void synth_class(synth *s, const char *name, const char *cls);
 void synth_region(synth *s, uint32_t thread, const char *name, prof_kind kind, uint32_t depth,

@@ -21,11 +21,7 @@ static void write_profile(const char *path, int crashed)
     synth *s = synth_open(path, NULL);
     cr_assert_not_null(s);
     synth_block_records(s, 97);
-    for (uint32_t t = 0; t < THREADS; t++) {
-        char name[32];
-        snprintf(name, sizeof name, "worker-%u", t);
-        synth_thread(s, t, 100 + t, name);
-    }
+    synth_workers(s, THREADS);
     for (uint64_t step = 0; step < STEPS; step++) {
         uint64_t t0 = step * 10000;
         for (uint32_t t = 0; t < THREADS; t++) {

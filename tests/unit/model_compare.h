@@ -268,11 +268,7 @@ static void mc_write_run(const char *path, int crashed)
     cr_assert_not_null(s);
     synth_block_records(s, 97);
     synth_class(s, "linear", "torch.nn.Linear");
-    for (uint32_t t = 0; t < MC_THREADS; t++) {
-        char name[32];
-        snprintf(name, sizeof name, "worker-%u", t);
-        synth_thread(s, t, 100 + t, name);
-    }
+    synth_workers(s, MC_THREADS);
     for (uint64_t step = 0; step < MC_STEPS; step++) {
         uint64_t t0 = step * 100000;
         for (uint32_t t = 0; t < MC_THREADS; t++) {
