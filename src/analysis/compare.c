@@ -293,6 +293,26 @@ static const cJSON *config_of(const cJSON *report, const char *key)
     return get_path(first_profile(report), RK_METADATA, MK_CONFIG, key);
 }
 
+/* A run's steady step time (its report's summary.step_time.steady), NULL
+ * when it has no steps to judge. */
+static const cJSON *steady_steps(const cJSON *run)
+{
+    return stat_steps(run) > 0 ? get_path(run, RK_SUMMARY, RK_STEP_TIME, RK_STEADY) : NULL;
+}
+
+/* Each run's steady mean step time, so that a side whose runs fall into two
+ * speeds (a busy machine) shows it; null for a run without one. */
+static void add_run_step_means(cmp_ctx *c, cJSON *r, const cmp_side *s)
+{
+    cJSON *means = put_arr(c, r, RK_RUN_STEP_MEANS_NS);
+    for (size_t i = 0; i < s->s->nruns; i++) {
+        const cJSON *m = get(steady_steps(run_of(s, i)), RK_MEAN_NS);
+        attach(c, means, NULL,
+               cJSON_IsNumber(m) && isfinite(m->valuedouble) ? cJSON_CreateNumber(m->valuedouble)
+                                                               : cJSON_CreateNull());
+    }
+}
+
 static void add_run(cmp_ctx *c, cJSON *cmp, int which)
 {
     char cmd[512];
@@ -309,6 +329,7 @@ static void add_run(cmp_ctx *c, cJSON *cmp, int which)
         attach(c, paths, NULL, cJSON_CreateString(str_or(rp, RK_PATH, "")));
         clean &= !cJSON_IsFalse(get(rp, RK_CLEAN));
     }
+    add_run_step_means(c, r, s);
     put_num(c, r, RK_STEPS, metric_side(s, &metrics[0], &have));
     put_num(c, r, RK_SAMPLED_STEPS, metric_side(s, &metrics[1], &have));
     const cJSON *sr = config_of(first, MK_SAMPLE_RATE);
@@ -417,10 +438,7 @@ static cmp_result step_test(const cmp_ctx *c)
     } else {
         for (int i = 0; i < 2; i++)
             for (size_t k = 0; k < n[i]; k++)
-                st[i][k] = stat_steps(run_of(&c->side[i], k)) > 0
-                               ? get_path(run_of(&c->side[i], k), RK_SUMMARY, RK_STEP_TIME,
-                                          RK_STEADY)
-                               : NULL;
+                st[i][k] = steady_steps(run_of(&c->side[i], k));
         r = cmp_test(st[0], n[0], st[1], n[1], &c->o);
     }
     free(st[0]);

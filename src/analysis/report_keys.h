@@ -185,6 +185,7 @@
 #define RK_ROBUST_SLOPE_BYTES_PER_STEP    "robust_slope_bytes_per_step"
 #define RK_RULE                           "rule"
 #define RK_RUN_PATHS                      "run_paths"
+#define RK_RUN_STEP_MEANS_NS              "run_step_means_ns"
 #define RK_RUNS                           "runs"
 #define RK_RUNS_AFTER                     "runs_after"
 #define RK_RUNS_BEFORE                    "runs_before"

@@ -118,13 +118,36 @@ static void label(textout *t, const char *prefix, const char *name)
 
 /* ---- the runs and the notes --------------------------------------------------------- */
 
+/* ", steady step 17.1 ms to 27.6 ms": the range of a side's per-run step
+ * times, where the step-time test's spread comes from; nothing with fewer
+ * than two. */
+static void render_run_steps(textout *t, const cJSON *r)
+{
+    double lo = INFINITY, hi = -INFINITY;
+    int n = 0;
+    const cJSON *m;
+    cJSON_ArrayForEach(m, get(r, RK_RUN_STEP_MEANS_NS))
+        if (cJSON_IsNumber(m)) {
+            lo = fmin(lo, m->valuedouble);
+            hi = fmax(hi, m->valuedouble);
+            n++;
+        }
+    if (n < 2)
+        return;
+    char a[FMT_BUF], b[FMT_BUF];
+    fprintf(t->out, ", steady step %s to %s", fmt_duration(a, lo), fmt_duration(b, hi));
+}
+
 static void render_run(textout *t, const char *which, const cJSON *r)
 {
     char b[FMT_BUF];
     fprintf(t->out, "  %-8s ", which);
     textout_put_safe(t, str(r, RK_PATH));
-    if (num(r, RK_RUNS) > 1)
-        fprintf(t->out, " (%s runs)", fmt_count(b, textout_u64(num(r, RK_RUNS))));
+    if (num(r, RK_RUNS) > 1) {
+        fprintf(t->out, " (%s runs", fmt_count(b, textout_u64(num(r, RK_RUNS))));
+        render_run_steps(t, r);
+        fputs(")", t->out);
+    }
     fputs(": ", t->out);
     if (*str(r, RK_COMMAND)) {
         textout_put_safe(t, str(r, RK_COMMAND));

@@ -110,7 +110,7 @@ cp "$fx/slow30.prof" "$tmp/slow/a.prof"
 cp "$fx/slow30.prof" "$tmp/slow/b.prof"
 printf 'not a profile\n' >"$tmp/same/notes.txt"
 run compare --fail-on-regression 10 "$tmp/same" "$tmp/slow"
-expect dirs-slower 1 "before   $tmp/same (2 runs)" "after    $tmp/slow (2 runs)" \
+expect dirs-slower 1 "before   $tmp/same (2 runs, steady step " "after    $tmp/slow (2 runs, steady step " \
     "2 runs before, 2 after: changes are tested against the variation between runs" \
     "Regression check (--fail-on-regression 10%): FAILED"
 if grep -q '^  backward .* +[23][0-9]\.[0-9]% .* slower$' "$out"; then ok dirs-backward-row; else
@@ -121,6 +121,21 @@ expect dirs-same 0 "no significant change" "passed"
 lacks dirs-same-nothing-slower "  slower"
 run compare --format json "$tmp/same" "$fx/rerun.prof"
 expect dirs-against-one 0 '"method": "between_runs"' '"runs": 2' '"runs": 1'
+# each run's steady step time, as its own analysis gives it, in the order of run_paths
+cp "$out" "$tmp/dirs.json"
+"$PYTHON" - "$tmp/dirs.json" "$PROF" >"$err" 2>&1 <<'PY'
+import json, subprocess, sys
+c = json.load(open(sys.argv[1]))
+for side in ("before", "after"):
+    run = c[side]
+    assert len(run["run_step_means_ns"]) == len(run["run_paths"]) == run["runs"], run
+    for path, mean in zip(run["run_paths"], run["run_step_means_ns"]):
+        r = json.loads(subprocess.run([sys.argv[2], "analyze", "--format", "json", path],
+                                      stdout=subprocess.PIPE, check=True).stdout)
+        want = r["summary"]["step_time"]["steady"]["mean_ns"]
+        assert abs(mean - want) <= 1e-9 * want, (path, mean, want)
+PY
+if [ -s "$err" ]; then not_ok dirs-run-step-means "$(head -c 600 "$err")"; else ok dirs-run-step-means; fi
 "$TEST_BIN/make_analyze" "$tmp/ranks" >"$err" 2>&1 || not_ok make-analyze "$(cat "$err")"
 rm -f "$tmp/ranks/rank1-of-4.prof"
 cp "$fx/base.prof" "$tmp/ranks/"

@@ -427,6 +427,11 @@ Test(analysis_compare, repeated_runs_of_the_same_program_are_tested_between_runs
     cr_assert_str_eq(au_str(cmp, "method"), "between_runs");
     cr_assert_eq(au_num(au_get(cmp, "before"), "runs"), RUNS);
     cr_assert_eq(cJSON_GetArraySize(au_get(au_get(cmp, "after"), "run_paths")), RUNS);
+    /* each run's steady step time, what the step-time test compares */
+    const cJSON *m;
+    cJSON_ArrayForEach(m, au_get(au_get(cmp, "before"), "run_step_means_ns"))
+        cr_assert(cJSON_IsNumber(m) && m->valuedouble > 0);
+    cr_assert_eq(cJSON_GetArraySize(au_get(au_get(cmp, "before"), "run_step_means_ns")), RUNS);
     const cJSON *test = au_get(cmp, "step_time_test");
     cr_assert_str_eq(au_str(test, "method"), "between_runs");
     cr_assert_eq(au_num(test, "runs_before"), RUNS);
