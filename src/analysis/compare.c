@@ -17,6 +17,7 @@
 #include "analysis/report_keys.h"
 #include "analysis/stats.h"
 #include "util/error.h"
+#include "util/fmt.h"
 
 /* A side's reports with their operations sorted by name, for lookups. */
 typedef struct cmp_side {
@@ -391,6 +392,50 @@ static void note_differences(cmp_ctx *c, cJSON *notes)
                        "operations are matched by name", cb, ca);
 }
 
+/* Whole runs whose steady step times differ by this factor or more: the
+ * machine's speed changed between them (rules.md section 6.3). */
+#define CMP_RUN_SPREAD 1.2
+
+/* "before 17.0 ms to 27.6 ms, 1.62x": the range of a side's steady step
+ * times over its runs into text; 0 when they spread less than
+ * CMP_RUN_SPREAD. */
+static int run_spread(const cmp_side *s, const char *name, char *text, size_t size)
+{
+    double lo = INFINITY, hi = 0;
+    for (size_t r = 0; r < s->s->nruns; r++) {
+        const cJSON *m = get(steady_steps(run_of(s, r)), RK_MEAN_NS);
+        if (cJSON_IsNumber(m) && m->valuedouble > 0 && isfinite(m->valuedouble)) {
+            lo = fmin(lo, m->valuedouble);
+            hi = fmax(hi, m->valuedouble);
+        }
+    }
+    if (!(hi >= lo * CMP_RUN_SPREAD))
+        return 0;
+    char a[FMT_BUF], b[FMT_BUF];
+    snprintf(text, size, "%s %s to %s, %.2fx", name, fmt_duration(a, lo), fmt_duration(b, hi),
+             hi / lo);
+    return 1;
+}
+
+/* Sides whose runs spread that widely: the tests over them are weak, and
+ * with few runs a chance split of fast and slow runs looks like a change. */
+static void note_run_spread(cmp_ctx *c, cJSON *notes)
+{
+    char t[2][96];
+    int wide[2] = { run_spread(&c->side[0], side_name(0), t[0], sizeof t[0]),
+                    run_spread(&c->side[1], side_name(1), t[1], sizeof t[1]) };
+    if (!wide[0] && !wide[1])
+        return;
+    size_t fewest = c->side[0].s->nruns < c->side[1].s->nruns ? c->side[0].s->nruns
+                                                                : c->side[1].s->nruns;
+    note(c, notes, "whole runs vary widely in steady step time (%s%s%s), as where the "
+                   "machine's speed changes between processes: smaller changes are hard to show%s",
+         wide[0] ? t[0] : "", wide[0] && wide[1] ? "; " : "", wide[1] ? t[1] : "",
+         fewest < 5 ? ", and slow runs falling on one side by chance can look like a change. "
+                      "Record 5 or more runs a side, on a quieter machine if one can be had"
+                    : "");
+}
+
 static void note_runs(cmp_ctx *c, cJSON *notes)
 {
     for (int i = 0; i < 2; i++) {
@@ -412,6 +457,7 @@ static void note_runs(cmp_ctx *c, cJSON *notes)
 static void add_notes(cmp_ctx *c, cJSON *notes)
 {
     note_method(c, notes);
+    note_run_spread(c, notes);
     note_differences(c, notes);
     note_runs(c, notes);
 }

@@ -448,6 +448,67 @@ Test(analysis_compare, repeated_runs_of_the_same_program_are_tested_between_runs
     cJSON_Delete(cmp);
 }
 
+/* The note that contains text, or NULL. */
+static const char *note_with(const cJSON *cmp, const char *text)
+{
+    const cJSON *n;
+    cJSON_ArrayForEach(n, au_get(cmp, "notes"))
+        if (cJSON_IsString(n) && strstr(n->valuestring, text))
+            return n->valuestring;
+    return NULL;
+}
+
+Test(analysis_compare, repeated_runs_of_the_same_program_have_no_spread_note)
+{
+    cJSON *cmp = compare_runs(NULL, 1.0, 10);
+    cr_assert_null(note_with(cmp, "vary widely"), "%s", note_with(cmp, "vary widely"));
+    cJSON_Delete(cmp);
+}
+
+/* A machine of two speeds: one run of the after side 1.5 times as slow as
+ * the rest (its backward twice as long). The note says which side spread,
+ * by how much, and asks for more runs. */
+Test(analysis_compare, a_side_whose_runs_spread_widely_is_noted)
+{
+    analysis_options ao;
+    analysis_options_default(&ao);
+    ao.top = 0;
+    cJSON *b[RUNS], *a[RUNS];
+    for (int i = 0; i < RUNS; i++) {
+        char nb[32], na[32];
+        snprintf(nb, sizeof nb, "spread-before%d.prof", i);
+        snprintf(na, sizeof na, "spread-after%d.prof", i);
+        b[i] = au_report(write_base(nb, 1 + (uint64_t)i), &ao);
+        a[i] = au_report(i == 0 ? write_scaled(na, 300, "backward", 2.0)
+                                : write_base(na, 11 + (uint64_t)i),
+                         &ao);
+    }
+    compare_options o;
+    compare_options_default(&o);
+    compare_side sb = { (const cJSON *const *)b, RUNS, "before" };
+    compare_side sa = { (const cJSON *const *)a, RUNS, "after" };
+    prof_error err = { 0 };
+    cJSON *cmp = compare_build_sides(&sb, &sa, &o, &err);
+    cr_assert_not_null(cmp, "compare: %s", err.message);
+    const char *n = note_with(cmp, "vary widely");
+    cr_assert_not_null(n);
+    cr_assert_null(strstr(n, "before"), "%s", n);
+    cr_assert_not_null(strstr(n, "after "), "%s", n);
+    cr_assert_not_null(strstr(n, "1.5"), "%s", n);
+    cr_assert_not_null(strstr(n, "Record 5 or more runs a side"), "%s", n);
+    /* the per-run step times it is read from: one 1.5 times the others */
+    const cJSON *m = au_get(au_get(cmp, "after"), "run_step_means_ns");
+    double slow = cJSON_GetArrayItem(m, 0)->valuedouble;
+    for (int i = 1; i < RUNS; i++)
+        cr_assert_float_eq(slow / cJSON_GetArrayItem(m, i)->valuedouble, 1.54, 0.05);
+    for (int i = 0; i < RUNS; i++) {
+        cJSON_Delete(b[i]);
+        cJSON_Delete(a[i]);
+    }
+    au_assert_valid(cmp, SCHEMA, "comparison");
+    cJSON_Delete(cmp);
+}
+
 Test(analysis_compare, repeated_runs_with_a_slower_operation_fail_the_regression_check)
 {
     cJSON *cmp = compare_runs("backward", 1.3, 10);
