@@ -389,9 +389,10 @@ Test(analysis_compare, something_that_is_not_a_report_is_refused)
 #define RUNS 3
 
 /* The comparison of RUNS runs a side: before the base loop (seeds 1..),
- * after it with `op` scaled by factor (seeds 11..), or the base loop again
- * when op is NULL. */
-static cJSON *compare_runs(const char *op, double factor, double regression_pct)
+ * after its first `scaled` runs with `op` scaled by factor, the rest the
+ * base loop again (seeds 11..). */
+static cJSON *compare_runs_scaled(const char *op, double factor, int scaled,
+                                  double regression_pct)
 {
     analysis_options ao;
     analysis_options_default(&ao);
@@ -402,7 +403,8 @@ static cJSON *compare_runs(const char *op, double factor, double regression_pct)
         snprintf(nb, sizeof nb, "before%d.prof", i);
         snprintf(na, sizeof na, "after%d.prof", i);
         b[i] = au_report(write_base(nb, 1 + (uint64_t)i), &ao);
-        a[i] = au_report(op ? write_scaled(na, 300, op, factor) : write_base(na, 11 + (uint64_t)i),
+        a[i] = au_report(i < scaled ? write_scaled(na, 300, op, factor)
+                                    : write_base(na, 11 + (uint64_t)i),
                          &ao);
     }
     compare_options o;
@@ -419,6 +421,13 @@ static cJSON *compare_runs(const char *op, double factor, double regression_pct)
     }
     au_assert_valid(cmp, SCHEMA, "comparison");
     return cmp;
+}
+
+/* RUNS runs a side; every after run with op `factor` times as long (NULL:
+ * none). */
+static cJSON *compare_runs(const char *op, double factor, double regression_pct)
+{
+    return compare_runs_scaled(op, factor, op ? RUNS : 0, regression_pct);
 }
 
 Test(analysis_compare, repeated_runs_of_the_same_program_are_tested_between_runs_and_quiet)
@@ -470,26 +479,7 @@ Test(analysis_compare, repeated_runs_of_the_same_program_have_no_spread_note)
  * by how much, and asks for more runs. */
 Test(analysis_compare, a_side_whose_runs_spread_widely_is_noted)
 {
-    analysis_options ao;
-    analysis_options_default(&ao);
-    ao.top = 0;
-    cJSON *b[RUNS], *a[RUNS];
-    for (int i = 0; i < RUNS; i++) {
-        char nb[32], na[32];
-        snprintf(nb, sizeof nb, "spread-before%d.prof", i);
-        snprintf(na, sizeof na, "spread-after%d.prof", i);
-        b[i] = au_report(write_base(nb, 1 + (uint64_t)i), &ao);
-        a[i] = au_report(i == 0 ? write_scaled(na, 300, "backward", 2.0)
-                                : write_base(na, 11 + (uint64_t)i),
-                         &ao);
-    }
-    compare_options o;
-    compare_options_default(&o);
-    compare_side sb = { (const cJSON *const *)b, RUNS, "before" };
-    compare_side sa = { (const cJSON *const *)a, RUNS, "after" };
-    prof_error err = { 0 };
-    cJSON *cmp = compare_build_sides(&sb, &sa, &o, &err);
-    cr_assert_not_null(cmp, "compare: %s", err.message);
+    cJSON *cmp = compare_runs_scaled("backward", 2.0, 1, -1);
     const char *n = note_with(cmp, "vary widely");
     cr_assert_not_null(n);
     cr_assert_null(strstr(n, "before"), "%s", n);
@@ -501,11 +491,6 @@ Test(analysis_compare, a_side_whose_runs_spread_widely_is_noted)
     double slow = cJSON_GetArrayItem(m, 0)->valuedouble;
     for (int i = 1; i < RUNS; i++)
         cr_assert_float_eq(slow / cJSON_GetArrayItem(m, i)->valuedouble, 1.54, 0.05);
-    for (int i = 0; i < RUNS; i++) {
-        cJSON_Delete(b[i]);
-        cJSON_Delete(a[i]);
-    }
-    au_assert_valid(cmp, SCHEMA, "comparison");
     cJSON_Delete(cmp);
 }
 
