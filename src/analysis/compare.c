@@ -301,16 +301,21 @@ static const cJSON *steady_steps(const cJSON *run)
     return stat_steps(run) > 0 ? get_path(run, RK_SUMMARY, RK_STEP_TIME, RK_STEADY) : NULL;
 }
 
+/* Run i's steady mean step time; NAN without one. */
+static double run_step_mean(const cmp_side *s, size_t i)
+{
+    const cJSON *m = get(steady_steps(run_of(s, i)), RK_MEAN_NS);
+    return cJSON_IsNumber(m) ? m->valuedouble : NAN;
+}
+
 /* Each run's steady mean step time, so that a side whose runs fall into two
  * speeds (a busy machine) shows it; null for a run without one. */
 static void add_run_step_means(cmp_ctx *c, cJSON *r, const cmp_side *s)
 {
     cJSON *means = put_arr(c, r, RK_RUN_STEP_MEANS_NS);
     for (size_t i = 0; i < s->s->nruns; i++) {
-        const cJSON *m = get(steady_steps(run_of(s, i)), RK_MEAN_NS);
-        attach(c, means, NULL,
-               cJSON_IsNumber(m) && isfinite(m->valuedouble) ? cJSON_CreateNumber(m->valuedouble)
-                                                               : cJSON_CreateNull());
+        double v = run_step_mean(s, i);
+        attach(c, means, NULL, isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull());
     }
 }
 
@@ -403,10 +408,10 @@ static int run_spread(const cmp_side *s, const char *name, char *text, size_t si
 {
     double lo = INFINITY, hi = 0;
     for (size_t r = 0; r < s->s->nruns; r++) {
-        const cJSON *m = get(steady_steps(run_of(s, r)), RK_MEAN_NS);
-        if (cJSON_IsNumber(m) && m->valuedouble > 0 && isfinite(m->valuedouble)) {
-            lo = fmin(lo, m->valuedouble);
-            hi = fmax(hi, m->valuedouble);
+        double v = run_step_mean(s, r);
+        if (v > 0 && isfinite(v)) {
+            lo = fmin(lo, v);
+            hi = fmax(hi, v);
         }
     }
     if (!(hi >= lo * CMP_RUN_SPREAD))
