@@ -9,10 +9,10 @@
  * program on a shared machine). Some shared machines are worse: a whole
  * process runs at one of two speeds, so the two-speed cases make a third of
  * the runs SLOW_MODE times slower (as measured over 31 runs of
- * tests/python/cnn.py, rules.md section 6.3). The runs become analyze reports holding
- * what compare reads (the steady step time and its batch means, computed by
- * the analysis' own steady_batch_means), and compare_build_sides judges
- * them. Deterministic: a fixed seed.
+ * tests/python/cnn.py, rules.md section 6.3). The runs become analyze
+ * reports holding what compare reads (the steady step time and its batch
+ * means, computed by the analysis' own steady_batch_means), and
+ * compare_build_sides judges them. Deterministic: a fixed seed.
  *
  * usage: compare_aa [PAIRS]   (default 2000; at least 1000 for the figures
  * of the closing note) */

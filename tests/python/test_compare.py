@@ -10,8 +10,9 @@ Why five runs of the same loop: on these shared machines a whole process runs
 at one of two speeds (in 31 runs of this loop, about a third took 1.5 times as
 long, user CPU time alike, so not waiting for a core), and with three runs a
 side both speeds sometimes fall each on one side. Splitting those 31 runs into
-random sides of three, 1.9 to 2.8% of the comparisons flagged some operation
-of identical runs; of five, 0.3% (formats/rules.md, section 6.3).
+random sides of three, 1.9% of 1000 comparisons flagged some operation of
+identical runs; of five, 0.3% (formats/rules.md, section 6.3;
+tests/bench/compare_splits.py).
 
 The runs of the sides are interleaved (A, A', then A', A, then A, A', B, and
 so on), so that a change in the machine's load over the test reaches every
