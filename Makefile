@@ -82,8 +82,8 @@ UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 # the Kineto importer's event thread (import_kineto_fast) and the report's leak
 # fits (analysis_threads)
 TSAN_UNITS := $(sort $(wildcard tests/unit/record_thread*.c tests/unit/format_prefetch.c \
-	tests/unit/format_batch_fn.c tests/unit/model_threads.c tests/unit/import_kineto_fast.c \
-	tests/unit/analysis_threads.c))
+	tests/unit/format_batch_fn.c tests/unit/format_slim.c tests/unit/model_threads.c \
+	tests/unit/import_kineto_fast.c tests/unit/analysis_threads.c))
 TSAN_TOOL_UNITS := $(B)/tsan/tests/unit/model_threads $(B)/tsan/tests/unit/import_kineto_fast \
 	$(B)/tsan/tests/unit/analysis_threads
 BENCH_SRC := $(sort $(wildcard tests/bench/*.c))

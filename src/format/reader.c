@@ -178,7 +178,9 @@ static int reader_load_block(prof_reader *r)
     r->st.bytes_read = r->offset;
     r->st.blocks++;
     r->block_left = 1;
-    pf_decode_block(&r->dec, b);
+    r->item = it;
+    if (!r->prod.slim_fn)
+        pf_decode_block(&r->dec, b);
     return 1;
 }
 
@@ -256,8 +258,77 @@ static int events_ready(prof_reader *r)
     }
 }
 
+/* ---- slim ------------------------------------------------------------------------ */
+
+/* A slim reader read event by event, or the other way round: reading
+ * ends with an error saying so. */
+static int slim_misused(prof_reader *r)
+{
+    if (!r->done)
+        prof_error_set(&r->err, PROF_ERR_INVALID, r->prod.slim_fn
+                       ? "a reader set to hand over slim was read event by event"
+                       : "a reader not set to hand over slim was read slim");
+    r->done = 1;
+    return reader_end(r, -1);
+}
+
+/* What handing out a slim block records: its whole events as
+ * event_taken does, its regions as counted events. */
+static int slim_taken(prof_reader *r, const pf_slim_block *s)
+{
+    for (size_t i = 0; i < s->nwhole; i++)
+        if (event_taken(r, &s->whole[i]) < 0)
+            return -1;
+    r->st.events += s->n - s->nwhole;
+    return 0;
+}
+
+int pf_reader_set_slim_fn(prof_reader *r, pf_slim_fn fn, void *arg)
+{
+    if (r->st.blocks || r->done || r->pf)
+        return -1; /* reading has begun */
+    if (!r->prod.events && !(r->prod.events = malloc(BATCH_EVENTS * sizeof *r->prod.events)))
+        return -1;
+    if (!r->prod.tags && !(r->prod.tags = malloc(BATCH_EVENTS * sizeof *r->prod.tags)))
+        return -1;
+    r->prod.batch_fn = NULL;
+    r->prod.slim_fn = fn;
+    r->prod.batch_arg = arg;
+    return 0;
+}
+
+int pf_reader_next_slim(prof_reader *r, pf_slim_batch *out)
+{
+    if (!r->prod.slim_fn && !r->done)
+        return slim_misused(r);
+    for (;;) {
+        if (r->done)
+            return reader_end(r, r->err.code ? -1 : 0);
+        if (r->fault.code != PROF_OK)
+            return reader_end(r, reader_stop(r, &r->fault, 0));
+        if (r->block_left) {
+            const pf_slim_block *s = &r->item->slim;
+            r->block_left = 0;
+            r->fault = s->fault;
+            if (!s->n)
+                continue;
+            if (slim_taken(r, s) < 0)
+                return reader_end(r, no_memory_for_names(r));
+            *out = (pf_slim_batch){ s->v, s->n, s->whole, r->item->blk.thread };
+            return 1;
+        }
+        int rc = reader_load_block(r);
+        if (rc <= 0)
+            return reader_end(r, rc);
+    }
+}
+
+/* ---- events ----------------------------------------------------------------------- */
+
 int prof_reader_next(prof_reader *r, prof_event *ev)
 {
+    if (r->prod.slim_fn)
+        return slim_misused(r);
     int rc = events_ready(r);
     if (rc <= 0)
         return rc;
@@ -270,6 +341,8 @@ int prof_reader_next(prof_reader *r, prof_event *ev)
 
 int prof_reader_next_batch(prof_reader *r, const prof_event **events, size_t *count)
 {
+    if (r->prod.slim_fn)
+        return slim_misused(r);
     int rc = events_ready(r);
     if (rc <= 0)
         return rc;
@@ -331,6 +404,7 @@ void pf_reader_abandon(prof_reader *r)
 {
     pf_prefetch_stop(r);
     r->prod.batch_fn = NULL;
+    r->prod.slim_fn = NULL;
     r->done = 1;
     if (r->err.code == PROF_OK)
         prof_error_set(&r->err, PROF_ERR_INVALID, "reading was abandoned by its caller");
@@ -365,9 +439,12 @@ void prof_reader_close(prof_reader *r)
         close(r->file.fd);
     ZSTD_freeDCtx(r->prod.dctx);
     free(r->meta);
-    for (size_t i = 0; i < PF_RING; i++)
+    for (size_t i = 0; i < PF_RING; i++) {
         pf_block_buf_free(&r->ring[i].blk);
+        pf_slim_block_free(&r->ring[i].slim);
+    }
     free(r->prod.events);
+    free(r->prod.tags);
     free(r->prod.stage.data);
     pf_decoder_free(&r->prod.dec);
     free(r->events);

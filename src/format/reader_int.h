@@ -25,6 +25,12 @@
  * moving the events cost more than decoding them. For the same reason a
  * batch function (prof_reader_set_batch_fn) runs on the producing thread
  * over events that thread decodes for it, with a string table of its own.
+ * A slim function (pf_reader_set_slim_fn) goes further: the producer
+ * decodes each block, on whichever thread it runs, into regions of 24
+ * bytes and whole events for the rest (pf_slim_block), which the caller's
+ * side hands out without decoding; moving a third as much as an event
+ * costs less than decoding a region again, and the caller's decoder and
+ * its string table then go unused.
  *
  * Errors take one path. A fault is written with prof_error_set() into the
  * prof_error of the stage that finds it: the caller's err while opening,
@@ -145,8 +151,19 @@ typedef struct producer {
     decoder dec;            /* the batch function's (on the thread only)  */
     prof_event *events;     /* its batch, BATCH_EVENTS allocated          */
     prof_batch_fn batch_fn; /* prof_reader_set_batch_fn, or NULL          */
+    pf_slim_fn slim_fn;     /* pf_reader_set_slim_fn, or NULL             */
     void *batch_arg;
+    uint32_t *tags;         /* slim_fn's, BATCH_EVENTS allocated          */
 } producer;
+
+/* A block decoded by the producer for pf_reader_next_slim. */
+typedef struct pf_slim_block {
+    pf_slim *v;             /* every event, in file order                 */
+    size_t n, cap;
+    prof_event *whole;      /* those handed over whole                    */
+    size_t nwhole, cap_whole;
+    prof_error fault;       /* what ended the block after them, or PROF_OK */
+} pf_slim_block;
 
 /* What the producer hands over, in file order: what fetching a block gave,
  * with the block's bytes. blk says which blocks the window skipped first
@@ -155,6 +172,7 @@ typedef struct producer {
 typedef struct pf_item {
     fetch_outcome what;
     block_buf blk;          /* its buffers are the slot's, reused         */
+    pf_slim_block slim;     /* FETCH_BLOCK with a slim function: decoded  */
     uint64_t bytes;         /* the block's bytes, against PF_AHEAD_BYTES  */
 } pf_item;
 
@@ -199,6 +217,7 @@ struct prof_reader {
     prefetch *pf;           /* NULL: blocks are fetched on demand         */
     int want_prefetch;      /* start pf at the first block (file sources) */
     int block_left;         /* the block fetched last has records left    */
+    pf_item *item;          /* that block's item (slim: handed out whole)  */
     decoder dec;            /* the events handed out are this one's       */
     prof_event *events;     /* the batch being handed out, BATCH_EVENTS   */
     uint32_t nevents, next_event;
@@ -273,6 +292,9 @@ void pf_decoder_free(decoder *d);
  * is given back), or fetched now. Starts the thread at the first call for
  * a reader that wants it. */
 pf_item *pf_item_next(prof_reader *r);
+
+/* Frees what a slot's slim block holds. */
+void pf_slim_block_free(pf_slim_block *s);
 
 /* Stops the producing thread, if one runs; before the source is closed. */
 void pf_prefetch_stop(prof_reader *r);

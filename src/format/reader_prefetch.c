@@ -6,7 +6,8 @@
  * whose thread could not start, fetch each block on demand. Either way the
  * items are the same. A batch function, on the thread, is run over each
  * block's events as the thread decodes them for it (with a decoder of its
- * own), before the block is handed over. */
+ * own), before the block is handed over; a slim function is run wherever
+ * the producer runs, over the decoding that is the block's only one. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,11 +36,103 @@ static int fn_run_block(producer *pr, pf_item *it)
     return fault.code != PROF_OK;
 }
 
-/* A rare large block's buffers are not kept for the next block. */
-static void slot_shrink(block_buf *b)
+/* ---- slim blocks -------------------------------------------------------------- */
+
+void pf_slim_block_free(pf_slim_block *s)
 {
+    free(s->v);
+    free(s->whole);
+    s->v = NULL;
+    s->whole = NULL;
+    s->n = s->cap = s->nwhole = s->cap_whole = 0;
+}
+
+/* Room for n more entries, of which up to n whole. -1: out of memory. */
+static int slim_reserve(pf_slim_block *s, size_t n)
+{
+    if (s->n + n > s->cap) {
+        size_t cap = s->cap ? s->cap : BATCH_EVENTS;
+        while (cap < s->n + n)
+            cap *= 2;
+        pf_slim *v = realloc(s->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        s->v = v;
+        s->cap = cap;
+    }
+    if (s->nwhole + n > s->cap_whole) {
+        size_t cap = s->cap_whole ? s->cap_whole : BATCH_EVENTS;
+        while (cap < s->nwhole + n)
+            cap *= 2;
+        prof_event *w = realloc(s->whole, cap * sizeof *w);
+        if (!w)
+            return -1;
+        s->whole = w;
+        s->cap_whole = cap;
+    }
+    return 0;
+}
+
+/* Appends n decoded events as the slim function tagged them. */
+static int slim_append(pf_slim_block *s, const prof_event *ev, const uint32_t *tags, size_t n)
+{
+    if (slim_reserve(s, n) < 0)
+        return -1;
+    pf_slim *v = s->v + s->n;
+    for (size_t k = 0; k < n; k++) {
+        const prof_event *e = &ev[k];
+        if (tags[k] != PF_SLIM_WHOLE && e->type == PROF_EV_REGION &&
+            e->depth <= PF_SLIM_DEPTH_MAX && e->kind <= 0xffu) {
+            v[k] = (pf_slim){ e->start_ns, e->dur_ns, tags[k], e->depth << 8 | e->kind };
+        } else {
+            v[k] = (pf_slim){ 0, 0, PF_SLIM_WHOLE, 0 };
+            s->whole[s->nwhole++] = *e;
+        }
+    }
+    s->n += n;
+    return 0;
+}
+
+/* Decodes block b for pf_reader_next_slim, running the slim function over
+ * its events: the only decoding of it. Damage found is handed over after
+ * the events before it, as the caller's decoder would have met it; memory
+ * running out makes the item damage that ends reading, as in fn_run_block.
+ * Returns 1 when reading ends at this block. */
+static int slim_run_block(producer *pr, pf_item *it)
+{
+    pf_slim_block *s = &it->slim;
+    prof_error fault = { PROF_OK, "" };
+    s->n = s->nwhole = 0;
+    pf_decode_block(&pr->dec, &it->blk);
+    for (int end = 0; !end;) {
+        uint32_t n = 0;
+        end = pf_decode_batch(&pr->dec, pr->events, &n, &fault);
+        if (!n)
+            continue;
+        pr->slim_fn(pr->batch_arg, pr->events, n, pr->tags);
+        if (slim_append(s, pr->events, pr->tags, n) < 0) {
+            prof_error_set(&fault, PROF_ERR_NOMEM, "out of memory");
+            break;
+        }
+    }
+    if (fault.code == PROF_ERR_NOMEM) {
+        it->what = FETCH_CUT;
+        it->blk.err = fault;
+        fault = (prof_error){ PROF_OK, "" };
+    }
+    s->fault = fault;
+    return it->what == FETCH_CUT || fault.code != PROF_OK;
+}
+
+/* A rare large block's buffers are not kept for the next block. */
+static void slot_shrink(pf_item *it)
+{
+    block_buf *b = &it->blk;
     if (b->raw.cap > PF_SLOT_KEEP || b->stored.cap > PF_SLOT_KEEP)
         pf_block_buf_free(b);
+    if (it->slim.cap * sizeof *it->slim.v > PF_SLOT_KEEP ||
+        it->slim.cap_whole * sizeof *it->slim.whole > PF_SLOT_KEEP)
+        pf_slim_block_free(&it->slim);
 }
 
 /* Fetches the next block into it; on_thread: on the producing thread,
@@ -48,7 +141,7 @@ static void slot_shrink(block_buf *b)
 static int produce(const pf_file *f, producer *pr, pf_item *it, int on_thread)
 {
     block_buf *b = &it->blk;
-    slot_shrink(b);
+    slot_shrink(it);
     fetch_outcome o = pf_block_fetch(f, pr->dctx, on_thread ? &pr->stage : NULL, &pr->win,
                                      pr->offset, b);
     it->what = o;
@@ -58,6 +151,8 @@ static int produce(const pf_file *f, producer *pr, pf_item *it, int on_thread)
     case FETCH_BLOCK:
         it->bytes = (uint64_t)b->rawlen + b->stored_len;
         pr->offset = b->next;
+        if (pr->slim_fn)
+            return slim_run_block(pr, it);
         return on_thread && pr->batch_fn ? fn_run_block(pr, it) : 0;
     case FETCH_SKIP: /* (pf_block_fetch goes past these) */
         pr->offset += PF_BLOCK_HEADER_LEN + (uint64_t)b->stored_len;
@@ -161,7 +256,8 @@ static void prefetch_start(prof_reader *r)
     if (!pf)
         return;
     pf->r = r;
-    if (r->prod.batch_fn && !(r->prod.events = malloc(BATCH_EVENTS * sizeof *r->prod.events))) {
+    if (r->prod.batch_fn && !r->prod.events &&
+        !(r->prod.events = malloc(BATCH_EVENTS * sizeof *r->prod.events))) {
         free(pf);
         return;
     }
@@ -215,7 +311,7 @@ pf_item *pf_item_next(prof_reader *r)
     if (pf->holding) {
         uint64_t taken = atomic_load(&pf->taken);
         atomic_fetch_sub(&pf->ahead, r->ring[taken % PF_RING].bytes);
-        slot_shrink(&r->ring[taken % PF_RING].blk); /* the caller's until taken moves */
+        slot_shrink(&r->ring[taken % PF_RING]); /* the caller's until taken moves */
         atomic_store(&pf->taken, taken + 1);
         wake_if(pf, &pf->producer_waits,
                 atomic_load(&pf->filled) - (taken + 1) <= PF_RING / 2 && producer_may_go(pf));

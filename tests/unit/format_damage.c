@@ -2,6 +2,8 @@
  * cut at every byte offset (with and without its footer), every byte of a
  * clean file with a bit flipped, a newer format version, things that are
  * not profiles at all, and a file read while it is still being written.
+ * Each cut and flipped file is also read slim (pf_reader_next_slim), which
+ * must give the same events, status and errors.
  * The rule under test (DESIGN §4): a cut file reads up to its last intact
  * block without error; damage in a file that promised a footer is an
  * error; nothing is ever handed out silently changed. */
@@ -148,6 +150,20 @@ static void fixture_free(fixture *fx)
 
 /* ---- truncation at every offset ------------------------------------------ */
 
+/* Reading bytes slim (pf_reader_next_slim) gives what reading them event
+ * by event gave: opened with e, read into l. */
+static void slim_agrees(const uint8_t *bytes, size_t n, prof_err e, const fu_list *l,
+                        const char *what)
+{
+    if (e != PROF_OK)
+        return;
+    fu_list slim;
+    prof_error err;
+    cr_assert_eq(fu_read_mem_slim(bytes, n, &slim, &err), PROF_OK, "%s", err.message);
+    fu_assert_same_read(&slim, l, what);
+    fu_free(&slim);
+}
+
 /* Checks the reading of the first n bytes of fx (read from an exact-size
  * copy, so that ASan sees any read past the end). */
 static void check_cut(const fixture *fx, size_t n, int clean, int via_file)
@@ -164,6 +180,7 @@ static void check_cut(const fixture *fx, size_t n, int clean, int via_file)
         e = fu_read_path(p, &l, &err);
     } else {
         e = fu_read_mem(copy, n, &l, &err);
+        slim_agrees(copy, n, e, &l, "cut file");
     }
     char msg[128];
     if (n == 0) {
@@ -290,6 +307,7 @@ static void check_flip(const fixture *fx, size_t i, uint8_t mask, int clean, fli
     fu_list l;
     prof_error err = { 0 };
     prof_err e = fu_read_mem(copy, fx->size, &l, &err);
+    slim_agrees(copy, fx->size, e, &l, "flipped file");
     if (i < lay->hlen) {
         /* The header and metadata: magic, version, or the header checksum */
         prof_err want = i < 8 ? PROF_ERR_NOT_PROF : i < 10 ? PROF_ERR_VERSION : PROF_ERR_CORRUPT;

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "format/format.h"
 #include "prof_reader.h"
 
 static char fu_dir[64];
@@ -215,6 +216,123 @@ static inline prof_err fu_read_path(const char *path, fu_list *l, prof_error *er
     return PROF_OK;
 }
 
+/* ---- the slim hand-over (pf_reader_set_slim_fn) ---------------------------- */
+
+/* What fu_slim_tag keeps on the producing side: each name by id, copied
+ * for the regions handed over slim, whose names are filled in once
+ * reading has ended (the producing thread has stopped by then). */
+typedef struct fu_slim_names {
+    char **v;
+    size_t cap;
+    size_t events;  /* seen by the function */
+    int nomem;
+} fu_slim_names;
+
+/* Tags regions with their name id, but hands a third of the names over
+ * whole (their id % 3 == 2), and tags other events too, which the reader
+ * hands over whole all the same. Asserts nothing: it may run on the
+ * reader's thread. */
+static inline void fu_slim_tag(void *arg, const prof_event *ev, size_t n, uint32_t *tags)
+{
+    fu_slim_names *t = arg;
+    t->events += n;
+    for (size_t k = 0; k < n; k++) {
+        uint32_t id = ev[k].name_id;
+        tags[k] = id % 3 == 2 ? PF_SLIM_WHOLE : id;
+        if (t->nomem)
+            continue;
+        if (id >= t->cap) {
+            size_t cap = (size_t)id * 2 + 16;
+            char **v = realloc(t->v, cap * sizeof *v);
+            if (!v) {
+                t->nomem = 1;
+                continue;
+            }
+            memset(v + t->cap, 0, (cap - t->cap) * sizeof *v);
+            t->v = v;
+            t->cap = cap;
+        }
+        if (!t->v[id] && !(t->v[id] = strdup(ev[k].name ? ev[k].name : "")))
+            t->nomem = 1;
+    }
+}
+
+static inline void fu_slim_names_free(fu_slim_names *t)
+{
+    for (size_t i = 0; i < t->cap; i++)
+        free(t->v[i]);
+    free(t->v);
+}
+
+/* As fu_drain, through pf_reader_next_slim, which r was set up for with
+ * fu_slim_tag over names: slim regions become region events again. Also
+ * counts the entries that came slim in *nslim. */
+static inline void fu_drain_slim(prof_reader *r, fu_list *l, fu_slim_names *names, size_t *nslim)
+{
+    pf_slim_batch b;
+    int rc;
+    size_t calls = 0;
+    unsigned char *slim = NULL; /* by event: came slim */
+    size_t cap_slim = 0;
+    *nslim = 0;
+    fu_begin(r, l);
+    while ((rc = pf_reader_next_slim(r, &b)) == 1) {
+        cr_assert_gt(b.count, 0u, "a slim batch of no events");
+        const prof_event *whole = b.whole;
+        for (size_t i = 0; i < b.count; i++) {
+            const pf_slim *e = &b.slim[i];
+            if (e->tag == PF_SLIM_WHOLE) {
+                cr_assert_not_null(whole->name, "event %zu has a NULL name", l->n);
+                fu_push(l, whole, whole->name);
+                whole++;
+            } else {
+                prof_event ev = { .type = PROF_EV_REGION, .thread = b.thread,
+                                  .start_ns = e->start_ns, .dur_ns = e->dur_ns,
+                                  .name_id = e->tag, .kind = pf_slim_kind(e),
+                                  .depth = pf_slim_depth(e) };
+                fu_push(l, &ev, "");
+                (*nslim)++;
+            }
+            if (l->n > cap_slim) {
+                cap_slim = l->cap;
+                slim = realloc(slim, cap_slim);
+                cr_assert_not_null(slim);
+            }
+            slim[l->n - 1] = e->tag != PF_SLIM_WHOLE;
+        }
+        cr_assert_lt(++calls, (size_t)100000000, "reader does not stop");
+    }
+    fu_end(r, l, rc, pf_reader_next_slim(r, &b)); /* closes r: its thread has ended */
+    cr_assert_not(names->nomem);
+    for (size_t i = 0; i < l->n; i++) {
+        if (!slim[i])
+            continue;
+        uint32_t id = l->v[i].ev.name_id;
+        cr_assert(id < names->cap && names->v[id], "slim region %zu: name %u never seen", i, id);
+        free(l->v[i].name);
+        l->v[i].name = strdup(names->v[id]);
+        cr_assert_not_null(l->v[i].name);
+    }
+    free(slim);
+}
+
+/* Opens bytes in memory and reads them all slim, as fu_read_mem. */
+static inline prof_err fu_read_mem_slim(const void *data, size_t size, fu_list *l,
+                                        prof_error *err)
+{
+    prof_reader *r = NULL;
+    fu_slim_names names = { 0 };
+    size_t nslim;
+    memset(l, 0, sizeof *l);
+    prof_err e = prof_reader_open_memory(data, size, &r, err);
+    if (e != PROF_OK)
+        return e;
+    cr_assert_eq(pf_reader_set_slim_fn(r, fu_slim_tag, &names), 0);
+    fu_drain_slim(r, l, &names, &nslim);
+    fu_slim_names_free(&names);
+    return PROF_OK;
+}
+
 /* Field-by-field equality; counters compare by bits so NaN payloads and
  * -0.0 count. Returns 1 when equal. */
 static inline int fu_event_equal(const prof_event *a, const char *an, const prof_event *b,
@@ -258,6 +376,23 @@ static inline void fu_assert_same(const fu_list *got, const fu_list *want, const
 {
     cr_assert_eq(got->n, want->n, "%s: %zu events, want %zu", what, got->n, want->n);
     fu_assert_prefix(got, want, what);
+}
+
+/* Two reads of the same bytes agree: events, end, status and error. */
+static inline void fu_assert_same_read(const fu_list *got, const fu_list *want, const char *what)
+{
+    fu_assert_same(got, want, what);
+    cr_assert_eq(got->rc, want->rc, "%s: ended with %d, want %d", what, got->rc, want->rc);
+    cr_assert_eq(got->err.code, want->err.code, "%s: error %d, want %d", what, got->err.code,
+                 want->err.code);
+    cr_assert_str_eq(got->err.message, want->err.message, "%s", what);
+    const prof_read_status *a = &got->st, *b = &want->st;
+    cr_assert(a->clean == b->clean && a->truncated == b->truncated && a->blocks == b->blocks &&
+                  a->events == b->events && a->bytes_read == b->bytes_read &&
+                  a->bytes_lost == b->bytes_lost && a->file_size == b->file_size &&
+                  a->dropped_events == b->dropped_events,
+              "%s: the status differs", what);
+    cr_assert_str_eq(a->detail, b->detail, "%s", what);
 }
 
 #endif

@@ -1,0 +1,236 @@
+/* format_slim.c - pf_reader_set_slim_fn and pf_reader_next_slim: a reader
+ * handing regions over slim gives, region for region, the events that
+ * reading event by event gives, with the same status and errors, on the
+ * reader's thread (files) and without one (memory, PROF_THREADS=1); the
+ * regions its function tags come slim and everything else whole; a slim
+ * reader refuses to be read event by event; it cannot be set once reading
+ * has begun; abandoning it stops its function. format_damage.c reads every
+ * cut and flipped file slim too. Built also under ThreadSanitizer
+ * (TSAN_UNITS): the function runs on the producing thread. */
+#include "criterion_tsan.h"
+#include "format/format.h"
+#include "format_util.h"
+#include "synth.h"
+
+#define THREADS 3
+#define STEPS 300
+
+static void teardown(void)
+{
+    fu_dir_remove();
+}
+
+TestSuite(format_slim, .fini = teardown);
+
+/* Regions of several names and depths (one past what goes slim), on
+ * THREADS threads, with steps, kernels, memory samples and thread
+ * definitions between them, in blocks of 61 records. */
+static void write_profile(const char *path, int crashed)
+{
+    synth *s = synth_open(path, NULL);
+    cr_assert_not_null(s);
+    synth_block_records(s, 61);
+    synth_workers(s, THREADS);
+    synth_class(s, "forward", "torch.nn.Module");
+    static const char *const names[] = { "data", "forward", "backward", "optimizer",
+                                         "all_reduce" };
+    for (uint64_t step = 0; step < STEPS; step++) {
+        uint64_t t0 = step * 10000;
+        for (uint32_t t = 0; t < THREADS; t++) {
+            for (uint32_t i = 0; i < 7; i++)
+                synth_region(s, t, names[i % 5], i == 4 ? PROF_KIND_COMM : PROF_KIND_COMPUTE,
+                             1 + i % 3, t0 + 100 * i + t, 90);
+            if (step % 50 == 7)
+                synth_region(s, t, "deep", PROF_KIND_COMPUTE, PF_SLIM_DEPTH_MAX + 1, t0, 5);
+            synth_region(s, t, "step_body", PROF_KIND_COMPUTE, 0, t0, 9000);
+        }
+        synth_gpu_kernel(s, "gemm", 0, 7, step, t0 + 50, 700);
+        synth_memory(s, 0, "host.rss", t0 + 9500, 1000000 + 64 * step);
+        synth_step(s, 0, step, PROF_STEP_SAMPLED, t0, 9900);
+    }
+    prof_error err;
+    int rc = crashed ? synth_abandon(s, &err) : synth_close(s, &err);
+    cr_assert_eq(rc, 0, "writing %s: %s", path, err.message);
+}
+
+/* The file at path read slim (from its bytes in memory: from_memory),
+ * into out; the entries that came slim in *nslim. */
+static void read_slim(const char *path, int from_memory, fu_list *out, size_t *nslim)
+{
+    prof_reader *r = NULL;
+    prof_error err;
+    size_t size = 0;
+    uint8_t *data = NULL;
+    fu_slim_names names = { 0 };
+    if (from_memory) {
+        data = fu_load(path, &size);
+        cr_assert_eq(prof_reader_open_memory(data, size, &r, &err), PROF_OK, "%s", err.message);
+    } else {
+        cr_assert_eq(prof_reader_open(path, &r, &err), PROF_OK, "%s", err.message);
+    }
+    cr_assert_eq(pf_reader_set_slim_fn(r, fu_slim_tag, &names), 0);
+    fu_drain_slim(r, out, &names, nslim);
+    fu_slim_names_free(&names);
+    free(data);
+}
+
+/* Slim from the file and from memory, against event by event. Returns
+ * how many events the file has. */
+static size_t check_file(const char *path)
+{
+    fu_list want;
+    prof_error err;
+    cr_assert_eq(fu_read_path(path, &want, &err), PROF_OK, "%s", err.message);
+    size_t regions = 0, slim_names = 0;
+    for (size_t i = 0; i < want.n; i++)
+        if (want.v[i].ev.type == PROF_EV_REGION) {
+            regions++;
+            slim_names += want.v[i].ev.name_id % 3 != 2 &&
+                          want.v[i].ev.depth <= PF_SLIM_DEPTH_MAX;
+        }
+    cr_assert_gt(slim_names, 0u);
+    cr_assert_lt(slim_names, regions, "no region should go whole");
+    for (int mem = 0; mem < 2; mem++) {
+        fu_list got;
+        size_t nslim;
+        read_slim(path, mem, &got, &nslim);
+        fu_assert_same_read(&got, &want, mem ? "memory" : "file");
+        /* tagged regions came slim, and nothing else */
+        cr_assert_eq(nslim, slim_names, "%s: %zu slim, want %zu", mem ? "memory" : "file", nslim,
+                     slim_names);
+        fu_free(&got);
+    }
+    size_t n = want.n;
+    fu_free(&want);
+    return n;
+}
+
+Test(format_slim, gives_what_reading_event_by_event_gives)
+{
+    const char *path = fu_path("clean.prof");
+    write_profile(path, 0);
+    cr_assert_gt(check_file(path), (size_t)STEPS * THREADS * 8);
+}
+
+Test(format_slim, one_thread)
+{
+    const char *path = fu_path("clean.prof");
+    write_profile(path, 0);
+    cr_assert_eq(setenv("PROF_THREADS", "1", 1), 0);
+    check_file(path);
+    cr_assert_eq(unsetenv("PROF_THREADS"), 0);
+}
+
+Test(format_slim, crashed_run)
+{
+    const char *path = fu_path("crashed.prof");
+    write_profile(path, 1);
+    check_file(path);
+}
+
+/* Damage in a file that promised a footer: the same events before it,
+ * the same error, from the reader's thread too (format_damage reads
+ * every flip from memory). */
+Test(format_slim, damaged_file)
+{
+    const char *path = fu_path("whole.prof"), *cut = fu_path("cut.prof");
+    write_profile(path, 0);
+    size_t size;
+    uint8_t *data = fu_load(path, &size);
+    for (int i = 1; i < 8; i++) {
+        uint8_t *copy = malloc(size);
+        cr_assert_not_null(copy);
+        memcpy(copy, data, size);
+        copy[size / 8 * (size_t)i] ^= 0x5a;
+        fu_store(cut, copy, size);
+        free(copy);
+        fu_list want, got;
+        prof_error err;
+        size_t nslim;
+        cr_assert_eq(fu_read_path(cut, &want, &err), PROF_OK, "%s", err.message);
+        cr_assert_eq(want.rc, -1, "damage at %zu went unseen", size / 8 * (size_t)i);
+        read_slim(cut, 0, &got, &nslim);
+        fu_assert_same_read(&got, &want, "damaged");
+        fu_free(&want);
+        fu_free(&got);
+    }
+    free(data);
+}
+
+/* A slim reader hands out nothing event by event, and says why. */
+Test(format_slim, refuses_to_be_read_event_by_event)
+{
+    const char *path = fu_path("clean.prof");
+    write_profile(path, 0);
+    for (int batch = 0; batch < 2; batch++) {
+        prof_reader *r = NULL;
+        prof_error err;
+        fu_slim_names names = { 0 };
+        prof_event ev;
+        const prof_event *evs;
+        size_t n;
+        cr_assert_eq(prof_reader_open(path, &r, &err), PROF_OK, "%s", err.message);
+        cr_assert_eq(pf_reader_set_slim_fn(r, fu_slim_tag, &names), 0);
+        cr_assert_eq(batch ? prof_reader_next_batch(r, &evs, &n) : prof_reader_next(r, &ev), -1);
+        cr_assert_eq(prof_reader_error(r)->code, PROF_ERR_INVALID);
+        pf_slim_batch b;
+        cr_assert_eq(pf_reader_next_slim(r, &b), -1, "reading went on after the misuse");
+        prof_reader_close(r);
+        fu_slim_names_free(&names);
+    }
+}
+
+Test(format_slim, refused_once_reading_began)
+{
+    const char *path = fu_path("clean.prof");
+    write_profile(path, 0);
+    prof_reader *r = NULL;
+    prof_error err;
+    prof_event ev;
+    fu_slim_names names = { 0 };
+    cr_assert_eq(prof_reader_open(path, &r, &err), PROF_OK, "%s", err.message);
+    cr_assert_eq(prof_reader_next(r, &ev), 1);
+    cr_assert_eq(pf_reader_set_slim_fn(r, fu_slim_tag, &names), -1);
+    while (prof_reader_next(r, &ev) == 1)
+        ;
+    cr_assert_eq(prof_reader_error(r)->code, PROF_OK);
+    prof_reader_close(r);
+    cr_assert_eq(names.events, 0u, "a function set too late was called");
+}
+
+/* Nor is a reader that is not slim read slim. */
+Test(format_slim, a_reader_not_set_slim_refuses_slim_reads)
+{
+    const char *path = fu_path("clean.prof");
+    write_profile(path, 0);
+    prof_reader *r = NULL;
+    prof_error err;
+    pf_slim_batch b;
+    cr_assert_eq(prof_reader_open(path, &r, &err), PROF_OK, "%s", err.message);
+    cr_assert_eq(pf_reader_next_slim(r, &b), -1);
+    cr_assert_eq(prof_reader_error(r)->code, PROF_ERR_INVALID);
+    prof_reader_close(r);
+}
+
+/* Abandoning stops the function's thread at once: it is not called again,
+ * and reading ends with -1. */
+Test(format_slim, abandoning_stops_the_function)
+{
+    const char *path = fu_path("abandoned.prof");
+    write_profile(path, 0);
+    prof_reader *r;
+    prof_error err;
+    pf_slim_batch b;
+    fu_slim_names names = { 0 };
+    cr_assert_eq(prof_reader_open(path, &r, &err), PROF_OK, "%s", err.message);
+    cr_assert_eq(pf_reader_set_slim_fn(r, fu_slim_tag, &names), 0);
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(pf_reader_next_slim(r, &b), 1);
+    pf_reader_abandon(r);
+    size_t seen = names.events;
+    cr_assert_eq(pf_reader_next_slim(r, &b), -1);
+    cr_assert_eq(prof_reader_error(r)->code, PROF_ERR_INVALID);
+    prof_reader_close(r);
+    cr_assert_eq(names.events, seen, "the function was called after reading was abandoned");
+    fu_slim_names_free(&names);
+}
