@@ -180,8 +180,8 @@ typedef struct mb_calls mb_calls; /* opcalls.c */
 
 typedef struct model_builder {
     profile_model *m;
-    mb_calls *calls;       /* op calls folded by the reader's batch function,
-                              or NULL: by the builder                       */
+    mb_calls *calls;       /* ops numbered on the reader's thread, regions
+                              read slim; NULL: read event by event          */
     size_t cap_ops, cap_nodes, cap_threads, cap_steps, cap_series, cap_sites, cap_gpus;
     mb_thread *threads;    /* parallel to m->threads                          */
     size_t cap_bthreads;
@@ -230,11 +230,9 @@ static inline int mb_idmap_get(const mb_idmap *map, const prof_event *ev, uint32
 }
 
 /* profile.c: an operation's statistics of calls (what mb_op_init empties):
- * mb_op_stats folds a call into all but the time batches (which the loading
- * thread folds itself), and mb_op_move_calls moves what mb_op_stats folds */
+ * mb_op_stats folds a call into all but the time batches */
 void mb_op_init(model_op *op);
 int mb_op_stats(model_op *op, uint64_t dur);
-void mb_op_move_calls(model_op *to, model_op *from);
 
 /* An operation sought in an index of ops by (name, is GPU): op_index, and
  * opcalls.c's, which numbers them the same way. */
@@ -247,11 +245,12 @@ uint64_t mb_op_hash(const char *name, int gpu);
 int mb_op_is(const void *ctx, uint32_t i);          /* ctx: an mb_op_key */
 uint64_t mb_op_rehash(const void *ctx, uint32_t i);
 
-/* opcalls.c: mb_op_stats for every region and kernel of r, run by r's
- * batch function (on r's thread); NULL on one thread (pf_one_thread), when
- * r has begun reading or when memory ran out: fold them while loading. finish
- * moves the statistics into m's ops (-1: out of memory); abort ends r's
- * reading (its thread stopped) and drops them. */
+/* opcalls.c: numbers the ops of r's regions and kernels on r's thread, and
+ * sets r to hand regions over slim (pf_reader_next_slim) with their ops as
+ * tags; NULL on one thread (pf_one_thread), when r has begun reading or
+ * when memory ran out: read event by event. finish checks that m's ops are
+ * numbered the same (-1: they are not, or memory ran out); abort ends r's
+ * reading (its thread stopped). Both free c. */
 mb_calls *mb_calls_start(prof_reader *r);
 int mb_calls_finish(mb_calls *c, profile_model *m);
 void mb_calls_abort(mb_calls *c);
@@ -270,7 +269,14 @@ void mb_step_totals_free(model_step_totals *t);
 
 /* calltree.c; mb_repeat_allowed: PROF_MODEL_REPEAT is not 0 */
 int mb_repeat_allowed(void);
-int mb_region(model_builder *b, uint32_t tpos, const prof_event *ev, uint32_t op);
+/* What the call tree takes of a region: a region event's fields, or a
+ * region handed over slim (pf_slim), by the same names. */
+typedef struct mb_reg {
+    uint64_t start_ns, dur_ns;
+    uint32_t depth, kind;
+} mb_reg;
+
+int mb_region(model_builder *b, uint32_t tpos, const mb_reg *ev, uint32_t op);
 int mb_sync_record(model_builder *b, uint32_t tpos, const prof_event *ev);
 int mb_tree_finish(model_builder *b);
 void mb_tree_free(model_builder *b);

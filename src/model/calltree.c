@@ -485,13 +485,13 @@ static int place_nested(model_builder *b, uint32_t tpos, uint32_t d, uint32_t op
 /* The general way: a region adopts what waits one level below it and
  * goes into the tree (outermost) or waits for its parent itself. Its
  * syncs and its place among the recent regions are mb_region's. */
-static int region_general(model_builder *b, uint32_t tpos, const prof_event *ev, uint32_t op)
+static int region_general(model_builder *b, uint32_t tpos, const mb_reg *reg, uint32_t op)
 {
     profile_model *m = b->m;
     mb_thread *t = &b->threads[tpos];
     /* A depth past any real nesting is treated as the deepest level kept. */
-    uint32_t d = ev->depth < MB_MAX_DEPTH ? ev->depth : MB_MAX_DEPTH - 1;
-    uint64_t s = ev->start_ns, dur = ev->dur_ns, e = s + dur, self;
+    uint32_t d = reg->depth < MB_MAX_DEPTH ? reg->depth : MB_MAX_DEPTH - 1;
+    uint64_t s = reg->start_ns, dur = reg->dur_ns, e = s + dur, self;
     adopted kids;
     if (e < s) { /* modulo 2^64 in the format; saturate here */
         e = UINT64_MAX;
@@ -506,8 +506,8 @@ static int region_general(model_builder *b, uint32_t tpos, const prof_event *ev,
         return -1;
     self = kids.ns < dur ? dur - kids.ns : 0;
     m->ops[op].self_ns += self;
-    if (ev->kind < sizeof m->kind_ns / sizeof m->kind_ns[0])
-        m->kind_ns[ev->kind] += self;
+    if (reg->kind < sizeof m->kind_ns / sizeof m->kind_ns[0])
+        m->kind_ns[reg->kind] += self;
     m->threads[tpos].regions++;
     return d == 0 ? place_outermost(b, tpos, op, dur, self, kids.head)
                   : place_nested(b, tpos, d, op, s, e, self, &kids);
@@ -531,7 +531,7 @@ static int region_general(model_builder *b, uint32_t tpos, const prof_event *ev,
  * the tree is an integer sum, and syncs and recent regions are met on
  * arrival either way, so the model is the general way's to the bit. */
 
-/* The kind of outermost region learned whose first region is ev's, or
+/* The kind of outermost region learned whose first region is reg's, or
  * MB_REP_KINDS. */
 static uint32_t rep_kind_of(const mb_rep *r, uint32_t depth, uint32_t op)
 {
@@ -551,7 +551,7 @@ int mb_repeat_allowed(void)
 
 /* The first region of an outermost region: repeat a kind learned, or read
  * the general way and learn it. */
-static void rep_begin(const model_builder *b, mb_thread *t, const prof_event *ev, uint32_t op)
+static void rep_begin(const model_builder *b, mb_thread *t, const mb_reg *reg, uint32_t op)
 {
     mb_rep *r = &t->rep;
     for (uint32_t l = 0; l < r->top; l++)
@@ -559,7 +559,7 @@ static void rep_begin(const model_builder *b, mb_thread *t, const prof_event *ev
     r->top = 0;
     r->ncur = 0;
     r->started = 1;
-    r->following = rep_kind_of(r, ev->depth, op);
+    r->following = rep_kind_of(r, reg->depth, op);
     r->speculating = b->repeat && r->following < MB_REP_KINDS && t->top == 0 && r->skip == 0;
     if (r->skip)
         r->skip--;
@@ -579,9 +579,8 @@ static int rep_replay(model_builder *b, uint32_t tpos)
     r->skip = r->backoff;
     for (size_t i = 0; i < r->ncur; i++) {
         const mb_rep_region *x = &r->cur[i];
-        prof_event ev = { .type = PROF_EV_REGION, .kind = x->kind, .depth = x->depth,
-                          .start_ns = x->start, .dur_ns = x->dur };
-        if (region_general(b, tpos, &ev, x->op) < 0)
+        mb_reg reg = { x->start, x->dur, x->depth, x->kind };
+        if (region_general(b, tpos, &reg, x->op) < 0)
             return -1;
     }
     return 0;
@@ -614,11 +613,11 @@ static void rep_commit(model_builder *b, uint32_t tpos)
 
 /* A region while the outermost region repeats the learned one: 1 kept (or
  * committed), 0 it differs and what was kept was replayed, -1 no memory. */
-static int rep_follow(model_builder *b, uint32_t tpos, const prof_event *ev, uint32_t op)
+static int rep_follow(model_builder *b, uint32_t tpos, const mb_reg *reg, uint32_t op)
 {
     mb_rep *r = &b->threads[tpos].rep;
-    uint32_t d = ev->depth;
-    uint64_t s = ev->start_ns, dur = ev->dur_ns, e = s + dur;
+    uint32_t d = reg->depth;
+    uint64_t s = reg->start_ns, dur = reg->dur_ns, e = s + dur;
     const mb_rep_learned *l = &r->learned[r->following];
     const mb_rep_path *p = r->ncur < l->n ? &l->v[r->ncur] : NULL;
     /* as the general way would place it: no orphan below it (every child
@@ -630,7 +629,7 @@ static int rep_follow(model_builder *b, uint32_t tpos, const prof_event *ev, uin
         return rep_replay(b, tpos) < 0 ? -1 : 0;
     uint64_t kids = r->waiting[d + 1] ? r->sum[d + 1] : 0;
     r->waiting[d + 1] = 0;
-    r->cur[r->ncur++] = (mb_rep_region){ s, dur, kids < dur ? dur - kids : 0, op, d, ev->kind };
+    r->cur[r->ncur++] = (mb_rep_region){ s, dur, kids < dur ? dur - kids : 0, op, d, reg->kind };
     if (d == 0) {
         r->top = 0;
         rep_commit(b, tpos);
@@ -650,14 +649,14 @@ static int rep_follow(model_builder *b, uint32_t tpos, const prof_event *ev, uin
 
 /* A region read the general way, noted to be learned; learning stops past
  * the depth and the number of regions the repeat path keeps. */
-static void rep_note(mb_rep *r, const prof_event *ev, uint32_t op)
+static void rep_note(mb_rep *r, const mb_reg *reg, uint32_t op)
 {
-    if (ev->depth >= MB_REP_DEPTH - 1 || r->ncur >= MB_REP_MAX ||
+    if (reg->depth >= MB_REP_DEPTH - 1 || r->ncur >= MB_REP_MAX ||
         vec_grow(&r->cur, &r->cap_cur, r->ncur, sizeof *r->cur) < 0) {
         r->learnable = 0;
         return;
     }
-    r->cur[r->ncur++] = (mb_rep_region){ .op = op, .depth = ev->depth };
+    r->cur[r->ncur++] = (mb_rep_region){ .op = op, .depth = reg->depth };
 }
 
 /* An outermost region read the general way, with no orphan: its regions'
@@ -701,20 +700,20 @@ static int rep_flush(model_builder *b, uint32_t tpos)
     return kept && rep_replay(b, tpos) < 0 ? -1 : 0;
 }
 
-int mb_region(model_builder *b, uint32_t tpos, const prof_event *ev, uint32_t op)
+int mb_region(model_builder *b, uint32_t tpos, const mb_reg *reg, uint32_t op)
 {
     mb_thread *t = &b->threads[tpos];
     int kept = 0;
     if (!t->rep.started)
-        rep_begin(b, t, ev, op);
-    if (t->rep.speculating && (kept = rep_follow(b, tpos, ev, op)) < 0)
+        rep_begin(b, t, reg, op);
+    if (t->rep.speculating && (kept = rep_follow(b, tpos, reg, op)) < 0)
         return -1;
     if (!kept) {
-        if (region_general(b, tpos, ev, op) < 0)
+        if (region_general(b, tpos, reg, op) < 0)
             return -1;
         t = &b->threads[tpos];
         if (t->rep.learnable)
-            rep_note(&t->rep, ev, op);
+            rep_note(&t->rep, reg, op);
         if (t->top == 0) { /* an outermost region: the tree holds it all */
             t->rep.started = 0;
             if (t->rep.learnable && t->rep.ncur)
@@ -722,13 +721,13 @@ int mb_region(model_builder *b, uint32_t tpos, const prof_event *ev, uint32_t op
         }
     }
     /* met on arrival, whichever way the region goes */
-    uint32_t d = ev->depth < MB_MAX_DEPTH ? ev->depth : MB_MAX_DEPTH - 1;
-    uint64_t s = ev->start_ns, e = s + ev->dur_ns;
+    uint32_t d = reg->depth < MB_MAX_DEPTH ? reg->depth : MB_MAX_DEPTH - 1;
+    uint64_t s = reg->start_ns, e = s + reg->dur_ns;
     if (e < s)
         e = UINT64_MAX;
-    if (t->nsyncs && syncs_on_region(b, t, s, e, d, op, ev->kind) < 0)
+    if (t->nsyncs && syncs_on_region(b, t, s, e, d, op, reg->kind) < 0)
         return -1;
-    recent_push(t, s, e, op, ev->kind, d);
+    recent_push(t, s, e, op, reg->kind, d);
     return 0;
 }
 

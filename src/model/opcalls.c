@@ -1,51 +1,50 @@
-/* opcalls.c - what the reader's thread folds beside the loading thread:
- * the per-call statistics of operations (mb_op_stats: moments and the
- * duration sketch). A batch function of the reader
- * (prof_reader_set_batch_fn) runs it on the reader's own thread, which
- * decodes each block for it before handing the block over, so that this
- * share of building runs beside the call tree, the steps and the series
- * that the loading thread builds. The steps, series and the operations'
- * time batches are left to the loading thread: the reader's thread also
- * fetches and decompresses every block, and with them it was the slower
- * of the two.
+/* opcalls.c - the model's side of the slim hand-over (format.h,
+ * pf_reader_set_slim_fn): numbering operations on the reader's thread, so
+ * that the loading thread gets each region as its op, start, duration,
+ * depth and kind (24 bytes) instead of an 88-byte event it would decode a
+ * second time and then look up by name. Decoding a block once, there,
+ * took a quarter off the loading thread's work; the operations' per-call
+ * statistics (mb_op_stats) moved from the reader's thread to the loading
+ * thread with it, which left the two threads about even again.
  *
- * It sees the same events in the same order as the loading thread, so it
- * numbers operations as op_find_or_add does (by name and whether a
- * kernel, in order of first appearance) and folds each operation's calls
- * in file order: every statistic, floating-point sums included, comes out
- * bit for bit what folding on one thread gives. mb_calls_finish moves
- * them into the model, checking that both numberings of the operations
- * agree. PROF_THREADS=1, or a single processor (pf_one_thread, which also
- * keeps the reader on one thread), leaves all of it to the loading thread,
- * folded as it meets them: the one-thread build that
+ * The tag function sees the same events in the same order as the loading
+ * thread, so it numbers operations as op_find_or_add does (by name and
+ * whether a kernel, in order of first appearance). Each op's first call
+ * is handed over whole, and the loading thread numbers the op itself
+ * from it; mb_calls_finish checks that both numberings agree. Every
+ * figure is folded on the loading thread in file order, so the model is
+ * bit for bit the one-thread build. PROF_THREADS=1, or a single processor
+ * (pf_one_thread, which also keeps the reader on one thread), reads event
+ * by event with no tags: the one-thread build that
  * tests/unit/model_threads.c compares with. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "model/build.h"
+#include "prof.h"
 
 struct mb_calls {
-    model_op *ops;         /* statistics by op index; names copied     */
+    model_op *ops;         /* by op index: names and kinds alone       */
     size_t nops, cap_ops;
     hmap index;            /* ops by (name, is GPU), as op_index        */
     mb_idmap region_ops, kernel_ops; /* name id caches, as the builder's */
-    prof_reader *reader;   /* whose batch function folds them           */
+    prof_reader *reader;   /* whose slim function numbers them          */
     int failed;            /* out of memory: the load fails            */
 };
 
-/* The op of ev (a kernel when gpu), numbered on first sight. */
-static model_op *op_of(mb_calls *c, const prof_event *ev, int gpu)
+/* The index of ev's op (a kernel when gpu) in *i, numbered on first
+ * sight: 1 when numbered now, 0 when known, -1 when memory ran out. */
+static int op_number(mb_calls *c, const prof_event *ev, int gpu, uint32_t *i)
 {
     mb_idmap *map = gpu ? &c->kernel_ops : &c->region_ops;
-    uint32_t i;
-    if (mb_idmap_get(map, ev, &i))
-        return &c->ops[i];
+    if (mb_idmap_get(map, ev, i))
+        return 0;
     mb_op_key key = { c->ops, ev->name, gpu };
     int added;
     uint32_t *slot = hmap_slot_by(&c->index, mb_op_hash(ev->name, gpu), mb_op_is, mb_op_rehash,
                                   &key, &added);
     if (!slot)
-        return NULL;
+        return -1;
     if (added) {
         model_op *op = NULL;
         if (c->nops < MODEL_NONE - 1 &&
@@ -57,28 +56,37 @@ static model_op *op_of(mb_calls *c, const prof_event *ev, int gpu)
         }
         if (!op || !op->name) {
             hmap_remove_by(&c->index, slot, mb_op_rehash, &key);
-            return NULL;
+            return -1;
         }
         *slot = (uint32_t)c->nops++;
     }
-    i = *slot;
-    return mb_idmap_set(map, ev, i) < 0 ? NULL : &c->ops[i];
+    *i = *slot;
+    return mb_idmap_set(map, ev, *i) < 0 ? -1 : added;
 }
 
-static int fold_one(mb_calls *c, const prof_event *ev)
+/* ev's tag for the slim hand-over: its op, or PF_SLIM_WHOLE for what the
+ * loading thread needs whole. That is every event but a region: kernels,
+ * whose ops it finds itself; a region's first call, with which the loading
+ * thread numbers its op as this side did; and communication regions, which
+ * it matches with their kernels by name. */
+static uint32_t tag_one(mb_calls *c, const prof_event *ev)
 {
     if (ev->type != PROF_EV_REGION && ev->type != PROF_EV_GPU_KERNEL)
-        return 0;
-    model_op *op = op_of(c, ev, ev->type == PROF_EV_GPU_KERNEL);
-    return op ? mb_op_stats(op, ev->dur_ns) : -1;
+        return PF_SLIM_WHOLE;
+    uint32_t i;
+    int rc = op_number(c, ev, ev->type == PROF_EV_GPU_KERNEL, &i);
+    if (rc < 0)
+        c->failed = 1; /* nothing more is numbered */
+    if (rc != 0 || ev->type != PROF_EV_REGION || ev->kind == PROF_KIND_COMM)
+        return PF_SLIM_WHOLE;
+    return i;
 }
 
-static void fold(void *arg, const prof_event *ev, size_t n)
+static void tag(void *arg, const prof_event *ev, size_t n, uint32_t *tags)
 {
     mb_calls *c = arg;
-    for (size_t k = 0; k < n && !c->failed; k++)
-        if (fold_one(c, &ev[k]) < 0)
-            c->failed = 1; /* nothing more is folded */
+    for (size_t k = 0; k < n; k++)
+        tags[k] = c->failed ? PF_SLIM_WHOLE : tag_one(c, &ev[k]);
 }
 
 mb_calls *mb_calls_start(prof_reader *r)
@@ -89,15 +97,13 @@ mb_calls *mb_calls_start(prof_reader *r)
     if (!c)
         return NULL;
     c->reader = r;
-    if (prof_reader_set_batch_fn(r, fold, c) < 0) {
+    if (pf_reader_set_slim_fn(r, tag, c) < 0) {
         free(c);
         return NULL;
     }
     return c;
 }
 
-/* What was not moved into the model (after a move: the ops' names, the
- * loader's own copies). */
 static void calls_free(mb_calls *c)
 {
     for (size_t i = 0; i < c->nops; i++) {
@@ -117,15 +123,11 @@ int mb_calls_finish(mb_calls *c, profile_model *m)
     for (size_t i = 0; ok && i < c->nops; i++)
         ok = strcmp(c->ops[i].name, m->ops[i].name) == 0 &&
              (c->ops[i].kind == MODEL_KIND_GPU) == (m->ops[i].kind == MODEL_KIND_GPU);
-    for (size_t i = 0; ok && i < c->nops; i++) {
-        mb_op_move_calls(&m->ops[i], &c->ops[i]);
-        sketch_init(&c->ops[i].dur); /* moved */
-    }
     calls_free(c);
     return ok ? 0 : -1;
 }
 
-/* The reader's thread may still be folding into c: it is stopped first. */
+/* The reader's thread may still be numbering into c: it is stopped first. */
 void mb_calls_abort(mb_calls *c)
 {
     pf_reader_abandon(c->reader);

@@ -116,8 +116,7 @@ void mb_op_init(model_op *op)
     sketch_init(&op->dur);
 }
 
-/* One call of op lasting dur: its count, moments and duration sketch,
- * what mb_op_move_calls moves (the reader's thread folds them, opcalls.c). */
+/* One call of op lasting dur: its count, moments and duration sketch. */
 int mb_op_stats(model_op *op, uint64_t dur)
 {
     op->calls++;
@@ -131,17 +130,6 @@ int mb_op_stats(model_op *op, uint64_t dur)
     op->sum_dev += d;
     op->sum_dev2 += d * d;
     return sketch_add(&op->dur, dur);
-}
-
-void mb_op_move_calls(model_op *to, model_op *from)
-{
-    to->calls = from->calls;
-    to->incl_ns = from->incl_ns;
-    to->shift = from->shift;
-    to->sum_dev = from->sum_dev;
-    to->sum_dev2 = from->sum_dev2;
-    sketch_free(&to->dur);
-    to->dur = from->dur;
 }
 
 /* Mean and sum of squared deviations from the mean, from the shifted sums. */
@@ -315,31 +303,30 @@ static int thread_define(model_builder *b, const prof_event *ev)
 
 /* ---- one event ------------------------------------------------------------------- */
 
-/* A call of op: its statistics folded where the reader decodes it when the
- * reader took the batch function (opcalls.c), else here; its time batch
- * here either way, which evens the work of the two threads. */
-static int op_count(model_builder *b, uint32_t op, const prof_event *ev)
+/* A call of op: its statistics and its time batch. */
+static int op_count(model_builder *b, uint32_t op, uint64_t start_ns, uint64_t dur_ns)
 {
     model_op *o = &b->m->ops[op];
-    time_batches_add(&o->batches, ev->start_ns, ev->dur_ns);
-    return b->calls ? 0 : mb_op_stats(o, ev->dur_ns);
+    time_batches_add(&o->batches, start_ns, dur_ns);
+    return mb_op_stats(o, dur_ns);
 }
 
 static int region_add(model_builder *b, uint32_t pos, const prof_event *ev)
 {
     uint32_t op;
-    if (op_of_event(b, ev, 0, &op) < 0 || op_count(b, op, ev) < 0)
+    if (op_of_event(b, ev, 0, &op) < 0 || op_count(b, op, ev->start_ns, ev->dur_ns) < 0)
         return -1;
     b->m->region_events++;
     if (ev->kind == PROF_KIND_COMM && mb_collective_region(b, ev) < 0)
         return -1;
-    return mb_region(b, pos, ev, op);
+    mb_reg reg = { ev->start_ns, ev->dur_ns, ev->depth, ev->kind };
+    return mb_region(b, pos, &reg, op);
 }
 
 static int kernel_add(model_builder *b, const prof_event *ev)
 {
     uint32_t op;
-    if (op_of_event(b, ev, 1, &op) < 0 || op_count(b, op, ev) < 0)
+    if (op_of_event(b, ev, 1, &op) < 0 || op_count(b, op, ev->start_ns, ev->dur_ns) < 0)
         return -1;
     model_op *o = &b->m->ops[op];
     o->self_ns += ev->dur_ns; /* a kernel has no children */
@@ -348,13 +335,13 @@ static int kernel_add(model_builder *b, const prof_event *ev)
     return mb_gpu_event(b, ev, o->comm);
 }
 
-static void span_add(profile_model *m, const prof_event *ev)
+static void span_add(profile_model *m, uint64_t start_ns, uint64_t dur_ns)
 {
-    uint64_t end = ev->start_ns + ev->dur_ns;
-    if (end < ev->start_ns)
+    uint64_t end = start_ns + dur_ns;
+    if (end < start_ns)
         end = UINT64_MAX;
-    if (ev->start_ns < m->first_ns)
-        m->first_ns = ev->start_ns;
+    if (start_ns < m->first_ns)
+        m->first_ns = start_ns;
     if (end > m->last_ns)
         m->last_ns = end;
 }
@@ -367,7 +354,7 @@ static int event_add(model_builder *b, const prof_event *ev)
     if (ev->type == PROF_EV_ATTR) /* a definition too, not an event */
         return class_add(b, ev);
     b->m->events++;
-    span_add(b->m, ev);
+    span_add(b->m, ev->start_ns, ev->dur_ns);
     /* every thread that recorded anything but GPU activity is one of the
      * threads (whatever its index says) */
     if (ev->type != PROF_EV_GPU_KERNEL && ev->type != PROF_EV_GPU_MEMCPY &&
@@ -392,6 +379,39 @@ static int event_add(model_builder *b, const prof_event *ev)
     default: /* marks, runtime API calls, dropped counts (taken from the status) */
         return 0;
     }
+}
+
+/* A region handed over slim, its operation numbered by the reader's
+ * thread (opcalls.c): what event_add does with it whole, from thread_of
+ * on, without finding its operation. */
+static int slim_region_add(model_builder *b, uint32_t thread, const pf_slim *s)
+{
+    uint32_t pos, op = s->tag;
+    /* The reader's thread numbers operations as op_find_or_add does, and
+     * hands every first call over whole, so op is one of these. */
+    if (op >= b->m->nops)
+        return -1;
+    b->m->events++;
+    span_add(b->m, s->start_ns, s->dur_ns);
+    if (thread_of(b, thread, &pos) < 0)
+        return -1;
+    if (op_count(b, op, s->start_ns, s->dur_ns) < 0)
+        return -1;
+    b->m->region_events++;
+    mb_reg reg = { s->start_ns, s->dur_ns, pf_slim_depth(s), pf_slim_kind(s) };
+    return mb_region(b, pos, &reg, op);
+}
+
+static int slim_batch_add(model_builder *b, const pf_slim_batch *batch)
+{
+    const prof_event *whole = batch->whole;
+    for (size_t i = 0; i < batch->count; i++) {
+        const pf_slim *s = &batch->slim[i];
+        if (s->tag == PF_SLIM_WHOLE ? event_add(b, whole++) < 0
+                                    : slim_region_add(b, batch->thread, s) < 0)
+            return -1;
+    }
+    return 0;
 }
 
 /* ---- finishing ---------------------------------------------------------------------- */
@@ -487,7 +507,7 @@ static prof_err model_build(prof_reader *r, profile_model *m, model_progress_fn 
     b.free_node = MODEL_NONE;
     b.keep = mb_keep_limit();
     b.repeat = mb_repeat_allowed();
-    b.calls = mb_calls_start(r); /* NULL: calls are folded here */
+    b.calls = mb_calls_start(r); /* NULL: read event by event */
     m->rank = m->world_size = -1;
     m->first_ns = UINT64_MAX;
     prof_reader_version(r, &m->major, &m->minor);
@@ -495,10 +515,21 @@ static prof_err model_build(prof_reader *r, profile_model *m, model_progress_fn 
         goto nomem;
     metadata_parse(m);
     progress_report(r, progress, arg, &last_blocks, 1);
-    while ((rc = prof_reader_next_batch(r, &evs, &nevs)) == 1) {
-        for (size_t i = 0; i < nevs; i++)
-            if (event_add(&b, &evs[i]) < 0)
+    for (;;) {
+        if (b.calls) { /* slim: the reader's thread decodes alone */
+            pf_slim_batch batch;
+            if ((rc = pf_reader_next_slim(r, &batch)) != 1)
+                break;
+            if (slim_batch_add(&b, &batch) < 0)
                 goto nomem;
+            nevs = batch.count;
+        } else {
+            if ((rc = prof_reader_next_batch(r, &evs, &nevs)) != 1)
+                break;
+            for (size_t i = 0; i < nevs; i++)
+                if (event_add(&b, &evs[i]) < 0)
+                    goto nomem;
+        }
         if ((n += nevs) >= PROGRESS_EVENTS) {
             n = 0;
             progress_report(r, progress, arg, &last_blocks, 0);

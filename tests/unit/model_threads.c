@@ -1,6 +1,7 @@
 /* model_threads.c - a model built while the reader's second thread fetches,
- * decompresses and decodes blocks ahead and folds the operations' call
- * statistics (src/model/opcalls.c) is the model built on one thread
+ * decompresses and decodes blocks ahead, numbers the regions' operations
+ * and hands the regions over slim (src/model/opcalls.c) is the model built
+ * on one thread
  * (PROF_THREADS=1), field for field and bit for bit: on testdata/demo.prof,
  * on a large synthesized run of several threads with GPU activity, syncs,
  * samples and small blocks (so the ring of batches fills), on the same run
