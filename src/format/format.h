@@ -468,21 +468,39 @@ typedef struct pf_slim_batch {
     size_t count;
     const prof_event *whole; /* the events of the PF_SLIM_WHOLE entries   */
     uint32_t thread;         /* the profile thread of every region in it  */
+    int seen;                /* the seen function was shown them          */
 } pf_slim_batch;
 
-/* A batch function that also tags each event: tags[i] is its number for
+/* A batch function that tags events: tags[i] is its number for
  * events[i], a region, which is then handed over slim with that tag, or
  * PF_SLIM_WHOLE to hand events[i] over whole (anything but a region is,
- * whatever its tag, and so are regions deeper than PF_SLIM_DEPTH_MAX). */
+ * whatever its tag, and so are regions deeper than PF_SLIM_DEPTH_MAX).
+ * A tag other than PF_SLIM_WHOLE holds for every later region of the same
+ * name and kind: those are decoded straight into slim entries with it and
+ * the function does not see them, which is most of what makes slim
+ * reading cheap. The function sees every other event, in file order. */
 typedef void (*pf_slim_fn)(void *arg, const prof_event *events, size_t count,
                            uint32_t *tags);
 
-/* Sets fn as the batch function (prof_reader_set_batch_fn: the same
- * promises) and the events to be read with pf_reader_next_slim alone. The
- * producer decodes every block, on the reader's thread or, without one,
- * on the caller's when it is fetched. @return 0, or -1 when reading has
- * begun or memory ran out (nothing is set). */
-int pf_reader_set_slim_fn(prof_reader *r, pf_slim_fn fn, void *arg);
+/* Called after the slim function, on its thread, with what it tagged as
+ * it will be handed out: count entries in file order, whole pointing to
+ * the events of their PF_SLIM_WHOLE entries; in file order, but only for
+ * the blocks that the reader's thread decodes while it is ahead of the
+ * caller (half a ring of blocks ready), whose batches then say seen. Work
+ * done there is taken off the caller's thread only while that thread is
+ * the slower, so the caller does the same work for the other blocks, and
+ * the two must give the same outcome (as merging sketches does). Without
+ * a thread for the reader, no block is seen. */
+typedef void (*pf_slim_seen_fn)(void *arg, const pf_slim *slim, size_t count,
+                                const prof_event *whole);
+
+/* Sets fn as the batch function (prof_reader_set_batch_fn's promises, for
+ * seen; fn is not shown the regions above), seen (or NULL) with it, and
+ * the events to be read with pf_reader_next_slim alone. The producer
+ * decodes every block, on the reader's thread or, without one, on the
+ * caller's when it is fetched. @return 0, or -1 when reading has begun or
+ * memory ran out (nothing is set). */
+int pf_reader_set_slim_fn(prof_reader *r, pf_slim_fn fn, pf_slim_seen_fn seen, void *arg);
 
 /* The next block's events, slim. Whole events' names are valid until
  * closing; the batch until the next call. Status and errors are those of

@@ -283,7 +283,7 @@ static int slim_taken(prof_reader *r, const pf_slim_block *s)
     return 0;
 }
 
-int pf_reader_set_slim_fn(prof_reader *r, pf_slim_fn fn, void *arg)
+int pf_reader_set_slim_fn(prof_reader *r, pf_slim_fn fn, pf_slim_seen_fn seen, void *arg)
 {
     if (r->st.blocks || r->done || r->pf)
         return -1; /* reading has begun */
@@ -293,6 +293,7 @@ int pf_reader_set_slim_fn(prof_reader *r, pf_slim_fn fn, void *arg)
         return -1;
     r->prod.batch_fn = NULL;
     r->prod.slim_fn = fn;
+    r->prod.slim_seen = seen;
     r->prod.batch_arg = arg;
     return 0;
 }
@@ -314,7 +315,7 @@ int pf_reader_next_slim(prof_reader *r, pf_slim_batch *out)
                 continue;
             if (slim_taken(r, s) < 0)
                 return reader_end(r, no_memory_for_names(r));
-            *out = (pf_slim_batch){ s->v, s->n, s->whole, r->item->blk.thread };
+            *out = (pf_slim_batch){ s->v, s->n, s->whole, r->item->blk.thread, s->seen };
             return 1;
         }
         int rc = reader_load_block(r);
@@ -405,6 +406,7 @@ void pf_reader_abandon(prof_reader *r)
     pf_prefetch_stop(r);
     r->prod.batch_fn = NULL;
     r->prod.slim_fn = NULL;
+    r->prod.slim_seen = NULL;
     r->done = 1;
     if (r->err.code == PROF_OK)
         prof_error_set(&r->err, PROF_ERR_INVALID, "reading was abandoned by its caller");
@@ -445,6 +447,7 @@ void prof_reader_close(prof_reader *r)
     }
     free(r->prod.events);
     free(r->prod.tags);
+    free(r->prod.cache.v);
     free(r->prod.stage.data);
     pf_decoder_free(&r->prod.dec);
     free(r->events);

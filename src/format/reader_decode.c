@@ -534,3 +534,75 @@ void pf_decoder_free(decoder *d)
     d->strings = NULL;
     d->cap_strings = 0;
 }
+
+/* ---- slim ---------------------------------------------------------------------------
+ * A region whose name and kind the slim function tagged before is decoded
+ * straight into its slim entry, the fast way, without an event or a call
+ * of the function; anything else is decoded into an event as above. */
+
+/* The region at at->p as a slim entry, when it lies whole before the
+ * block's end (as decode_region_fast), its fields are in range and its
+ * name and kind have a tag in tc. Returns 1, or 0 for decode_record. */
+static inline __attribute__((always_inline)) int decode_region_slim(decode_at *at,
+                                                                    const pf_tag_cache *tc,
+                                                                    pf_slim *out, uint8_t tag)
+{
+    const uint8_t *p = at->p + 1;
+    int bad = 0;
+    uint64_t high = 0;
+    PF_FIELDS_REGION(FAST)
+    if (bad || high || name >= tc->n || depth > PF_SLIM_DEPTH_MAX ||
+        tc->v[name] >> 32 != kind + 1u)
+        return 0;
+    *out = (pf_slim){ start, dur, (uint32_t)tc->v[name], depth << 8 | kind };
+    at->cursor = start + dur;
+    at->p = p;
+    return 1;
+}
+
+int pf_decode_slim(decoder *d, const pf_tag_cache *tc, pf_slim *out, uint32_t room,
+                   uint32_t *n, prof_event *events, uint32_t *nevents, prof_error *fault)
+{
+    decode_at at = { d->p, d->cursor };
+    uint32_t count = 0, nev = 0, left = d->left;
+    int end = 0;
+    for (;;) {
+        if (left == 0) {
+            if (at.p != d->end) {
+                prof_error_set(fault, PROF_ERR_CORRUPT, "%llu bytes after the last record",
+                               (unsigned long long)(d->end - at.p));
+            }
+            end = 1;
+            break;
+        }
+        if (count == room || nev == BATCH_EVENTS)
+            break;
+        if (at.p >= d->end) {
+            prof_error_set(fault, PROF_ERR_CORRUPT,
+                           "payload ends %lu records short of its count", (unsigned long)left);
+            end = 1;
+            break;
+        }
+        left--;
+        uint8_t tag = *at.p;
+        if ((uint8_t)(tag - PF_TAG_REGION) <= PF_TAG_REGION_LAST - PF_TAG_REGION &&
+            d->end - at.p >= REGION_BYTES_MAX && decode_region_slim(&at, tc, &out[count], tag)) {
+            count++;
+            continue;
+        }
+        int rc = decode_record(d, &at, &events[nev]);
+        if (rc == 1) {
+            out[count++] = (pf_slim){ nev++, 0, PF_SLIM_WHOLE, 0 };
+        } else if (rc < 0) {
+            *fault = d->err;
+            end = 1;
+            break;
+        }
+    }
+    d->p = at.p;
+    d->cursor = at.cursor;
+    d->left = left;
+    *n = count;
+    *nevents = nev;
+    return end;
+}

@@ -30,7 +30,9 @@
  * bytes and whole events for the rest (pf_slim_block), which the caller's
  * side hands out without decoding; moving a third as much as an event
  * costs less than decoding a region again, and the caller's decoder and
- * its string table then go unused.
+ * its string table then go unused. The tags the function gave regions are
+ * kept by name and kind (pf_tag_cache), so that most regions are decoded
+ * into their 24 bytes directly, with no event made and no call.
  *
  * Errors take one path. A fault is written with prof_error_set() into the
  * prof_error of the stage that finds it: the caller's err while opening,
@@ -139,6 +141,13 @@ typedef struct decoder {
     prof_error err;         /* damage found, or memory that ran out       */
 } decoder;
 
+/* The slim function's tags by name id, for regions (pf_decode_slim): the
+ * tag in the low 32 bits, the region kind + 1 in the high ones; 0 none. */
+typedef struct pf_tag_cache {
+    uint64_t *v;
+    size_t n;
+} pf_tag_cache;
+
 /* The producer's state: where it is in the file; and, for a batch
  * function run on the producing thread, the decoder and the batch it
  * decodes into. */
@@ -152,8 +161,10 @@ typedef struct producer {
     prof_event *events;     /* its batch, BATCH_EVENTS allocated          */
     prof_batch_fn batch_fn; /* prof_reader_set_batch_fn, or NULL          */
     pf_slim_fn slim_fn;     /* pf_reader_set_slim_fn, or NULL             */
+    pf_slim_seen_fn slim_seen; /* and its second function, or NULL        */
     void *batch_arg;
     uint32_t *tags;         /* slim_fn's, BATCH_EVENTS allocated          */
+    pf_tag_cache cache;     /* the tags it gave regions, by name id       */
 } producer;
 
 /* A block decoded by the producer for pf_reader_next_slim. */
@@ -163,6 +174,7 @@ typedef struct pf_slim_block {
     prof_event *whole;      /* those handed over whole                    */
     size_t nwhole, cap_whole;
     prof_error fault;       /* what ended the block after them, or PROF_OK */
+    int seen;               /* slim_seen was shown them                   */
 } pf_slim_block;
 
 /* What the producer hands over, in file order: what fetching a block gave,
@@ -283,6 +295,15 @@ void pf_decode_block(decoder *d, const block_buf *b);
  * room), counted in *n, until the batch is full (0) or the block ends (1).
  * A fault ends the block too, said in fault. */
 int pf_decode_batch(decoder *d, prof_event *events, uint32_t *n, prof_error *fault);
+
+/* Decodes records of the current block into at most room slim entries, in
+ * *n: a region whose name id and kind have a tag in tc as its slim entry,
+ * anything else into events (BATCH_EVENTS of room, counted in *nevents)
+ * with an entry of tag PF_SLIM_WHOLE whose start_ns is its index there.
+ * Returns as pf_decode_batch: 0 when room or events ran out, 1 when the
+ * block ended, or a fault did (in fault). */
+int pf_decode_slim(decoder *d, const pf_tag_cache *tc, pf_slim *out, uint32_t room,
+                   uint32_t *n, prof_event *events, uint32_t *nevents, prof_error *fault);
 
 void pf_decoder_free(decoder *d);
 

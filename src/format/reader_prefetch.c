@@ -47,12 +47,16 @@ void pf_slim_block_free(pf_slim_block *s)
     s->n = s->cap = s->nwhole = s->cap_whole = 0;
 }
 
-/* Room for n more entries, of which up to n whole. -1: out of memory. */
-static int slim_reserve(pf_slim_block *s, size_t n)
+/* Entries decoded at a time: room for them is made first. */
+#define SLIM_CHUNK 4096u
+
+/* Room for SLIM_CHUNK more entries, BATCH_EVENTS of them whole. -1: out
+ * of memory. */
+static int slim_reserve(pf_slim_block *s)
 {
-    if (s->n + n > s->cap) {
-        size_t cap = s->cap ? s->cap : BATCH_EVENTS;
-        while (cap < s->n + n)
+    if (s->n + SLIM_CHUNK > s->cap) {
+        size_t cap = s->cap ? s->cap : SLIM_CHUNK;
+        while (cap < s->n + SLIM_CHUNK)
             cap *= 2;
         pf_slim *v = realloc(s->v, cap * sizeof *v);
         if (!v)
@@ -60,9 +64,9 @@ static int slim_reserve(pf_slim_block *s, size_t n)
         s->v = v;
         s->cap = cap;
     }
-    if (s->nwhole + n > s->cap_whole) {
+    if (s->nwhole + BATCH_EVENTS > s->cap_whole) {
         size_t cap = s->cap_whole ? s->cap_whole : BATCH_EVENTS;
-        while (cap < s->nwhole + n)
+        while (cap < s->nwhole + BATCH_EVENTS)
             cap *= 2;
         prof_event *w = realloc(s->whole, cap * sizeof *w);
         if (!w)
@@ -73,47 +77,74 @@ static int slim_reserve(pf_slim_block *s, size_t n)
     return 0;
 }
 
-/* Appends n decoded events as the slim function tagged them. */
-static int slim_append(pf_slim_block *s, const prof_event *ev, const uint32_t *tags, size_t n)
+/* Keeps the tag the slim function gave a region for the later regions of
+ * its name and kind, which pf_decode_slim then decodes without an event.
+ * Without memory for it they are only decoded the longer way. */
+static void tag_keep(pf_tag_cache *c, const prof_event *e, uint32_t tag)
 {
-    if (slim_reserve(s, n) < 0)
-        return -1;
-    pf_slim *v = s->v + s->n;
-    for (size_t k = 0; k < n; k++) {
-        const prof_event *e = &ev[k];
-        if (tags[k] != PF_SLIM_WHOLE && e->type == PROF_EV_REGION &&
+    if (e->name_id >= c->n) {
+        size_t n = c->n ? c->n : 64;
+        while (n <= e->name_id)
+            n *= 2;
+        uint64_t *v = realloc(c->v, n * sizeof *v);
+        if (!v)
+            return;
+        memset(v + c->n, 0, (n - c->n) * sizeof *v);
+        c->v = v;
+        c->n = n;
+    }
+    c->v[e->name_id] = (uint64_t)(e->kind + 1) << 32 | tag;
+}
+
+/* The n entries at v that pf_decode_slim left for the nev events it
+ * decoded: the slim function tags those events, and each becomes a slim
+ * region or is handed over whole. */
+static void slim_resolve(producer *pr, pf_slim_block *s, pf_slim *v, uint32_t n, uint32_t nev)
+{
+    pr->slim_fn(pr->batch_arg, pr->events, nev, pr->tags);
+    for (uint32_t i = 0; i < n; i++) {
+        if (v[i].tag != PF_SLIM_WHOLE)
+            continue;
+        const prof_event *e = &pr->events[v[i].start_ns];
+        uint32_t tag = pr->tags[v[i].start_ns];
+        if (tag != PF_SLIM_WHOLE && e->type == PROF_EV_REGION &&
             e->depth <= PF_SLIM_DEPTH_MAX && e->kind <= 0xffu) {
-            v[k] = (pf_slim){ e->start_ns, e->dur_ns, tags[k], e->depth << 8 | e->kind };
+            v[i] = (pf_slim){ e->start_ns, e->dur_ns, tag, e->depth << 8 | e->kind };
+            tag_keep(&pr->cache, e, tag);
         } else {
-            v[k] = (pf_slim){ 0, 0, PF_SLIM_WHOLE, 0 };
+            v[i] = (pf_slim){ 0, 0, PF_SLIM_WHOLE, 0 };
             s->whole[s->nwhole++] = *e;
         }
     }
-    s->n += n;
-    return 0;
 }
 
-/* Decodes block b for pf_reader_next_slim, running the slim function over
- * its events: the only decoding of it. Damage found is handed over after
- * the events before it, as the caller's decoder would have met it; memory
- * running out makes the item damage that ends reading, as in fn_run_block.
- * Returns 1 when reading ends at this block. */
-static int slim_run_block(producer *pr, pf_item *it)
+/* Decodes block b for pf_reader_next_slim: the only decoding of it, shown
+ * to the seen function when ahead (the producing thread has half a ring
+ * ready for the caller: pf_slim_seen_fn). Damage found is handed over
+ * after the events before it, as the caller's decoder would have met it;
+ * memory running out makes the item damage that ends reading, as in
+ * fn_run_block. Returns 1 when reading ends at this block. */
+static int slim_run_block(producer *pr, pf_item *it, int ahead)
 {
     pf_slim_block *s = &it->slim;
     prof_error fault = { PROF_OK, "" };
     s->n = s->nwhole = 0;
+    s->seen = ahead && pr->slim_seen;
     pf_decode_block(&pr->dec, &it->blk);
     for (int end = 0; !end;) {
-        uint32_t n = 0;
-        end = pf_decode_batch(&pr->dec, pr->events, &n, &fault);
-        if (!n)
-            continue;
-        pr->slim_fn(pr->batch_arg, pr->events, n, pr->tags);
-        if (slim_append(s, pr->events, pr->tags, n) < 0) {
+        if (slim_reserve(s) < 0) {
             prof_error_set(&fault, PROF_ERR_NOMEM, "out of memory");
             break;
         }
+        uint32_t n = 0, nev = 0;
+        size_t whole = s->nwhole;
+        end = pf_decode_slim(&pr->dec, &pr->cache, s->v + s->n, SLIM_CHUNK, &n, pr->events, &nev,
+                             &fault);
+        if (nev)
+            slim_resolve(pr, s, s->v + s->n, n, nev);
+        if (n && s->seen)
+            pr->slim_seen(pr->batch_arg, s->v + s->n, n, s->whole + whole);
+        s->n += n;
     }
     if (fault.code == PROF_ERR_NOMEM) {
         it->what = FETCH_CUT;
@@ -136,9 +167,10 @@ static void slot_shrink(pf_item *it)
 }
 
 /* Fetches the next block into it; on_thread: on the producing thread,
- * which runs pr's batch function over its events. Returns 1 when nothing
- * can follow it (the end, damage, the footer), else 0. */
-static int produce(const pf_file *f, producer *pr, pf_item *it, int on_thread)
+ * which runs pr's batch function over its events, and ahead: with half a
+ * ring ready for the caller besides. Returns 1 when nothing can follow it
+ * (the end, damage, the footer), else 0. */
+static int produce(const pf_file *f, producer *pr, pf_item *it, int on_thread, int ahead)
 {
     block_buf *b = &it->blk;
     slot_shrink(it);
@@ -152,7 +184,7 @@ static int produce(const pf_file *f, producer *pr, pf_item *it, int on_thread)
         it->bytes = (uint64_t)b->rawlen + b->stored_len;
         pr->offset = b->next;
         if (pr->slim_fn)
-            return slim_run_block(pr, it);
+            return slim_run_block(pr, it, on_thread && ahead);
         return on_thread && pr->batch_fn ? fn_run_block(pr, it) : 0;
     case FETCH_SKIP: /* (pf_block_fetch goes past these) */
         pr->offset += PF_BLOCK_HEADER_LEN + (uint64_t)b->stored_len;
@@ -236,7 +268,8 @@ static void *prefetch_main(void *arg)
             break;
         uint64_t filled = atomic_load(&pf->filled);
         pf_item *it = &r->ring[filled % PF_RING];
-        int last = produce(&r->file, &r->prod, it, 1);
+        int last = produce(&r->file, &r->prod, it, 1,
+                           filled - atomic_load(&pf->taken) >= PF_RING / 2);
         atomic_fetch_add(&pf->ahead, it->bytes);
         atomic_store(&pf->filled, filled + 1);
         wake_if(pf, &pf->caller_waits,
@@ -305,7 +338,7 @@ pf_item *pf_item_next(prof_reader *r)
     prefetch *pf = r->pf;
     if (!pf) {
         r->prod.win = (fetch_window){ r->windowed, r->win_from, r->win_to };
-        produce(&r->file, &r->prod, &r->ring[0], 0);
+        produce(&r->file, &r->prod, &r->ring[0], 0, 0);
         return &r->ring[0];
     }
     if (pf->holding) {

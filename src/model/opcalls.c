@@ -2,13 +2,12 @@
  * pf_reader_set_slim_fn): numbering operations on the reader's thread, so
  * that the loading thread gets each region as its op, start, duration,
  * depth and kind (24 bytes) instead of an 88-byte event it would decode a
- * second time and then look up by name. Decoding a block once, there,
- * took a quarter off the loading thread's work; the operations' per-call
- * statistics (mb_op_stats) moved from the reader's thread to the loading
- * thread with it, which left the two threads about even again.
+ * second time and then look up by name. Once a region's name has an op,
+ * the reader decodes the later regions of that name straight into slim
+ * entries with it, and only the rest reaches the tag function.
  *
- * The tag function sees the same events in the same order as the loading
- * thread, so it numbers operations as op_find_or_add does (by name and
+ * The tag function sees the events in the loading thread's order, less
+ * those, so it numbers operations as op_find_or_add does (by name and
  * whether a kernel, in order of first appearance). Each op's first call
  * is handed over whole, and the loading thread numbers the op itself
  * from it; mb_calls_finish checks that both numberings agree. Every
@@ -97,7 +96,7 @@ mb_calls *mb_calls_start(prof_reader *r)
     if (!c)
         return NULL;
     c->reader = r;
-    if (pf_reader_set_slim_fn(r, tag, c) < 0) {
+    if (pf_reader_set_slim_fn(r, tag, NULL, c) < 0) {
         free(c);
         return NULL;
     }

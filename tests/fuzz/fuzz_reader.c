@@ -1,7 +1,8 @@
 /* fuzz_reader.c - libFuzzer target over the streaming reader: opens the
  * input from memory, reads every event and the status, and checks the
  * reader's promises (names never NULL, types in range, a clean file never
- * ends in an error, the status adds up). Checksums stop a mutated input at
+ * ends in an error, the status adds up), then reads it again in batches
+ * and slim (pf_reader_next_slim), which must agree. Checksums stop a mutated input at
  * the first damaged byte, so each input is read twice: as given, and with
  * its header and block checksums recomputed, which lets mutations reach
  * the record decoder. Copies that open are also summarised and rendered
@@ -77,6 +78,79 @@ static void read_batches(const uint8_t *data, size_t size, int rc, const prof_re
     prof_reader_close(r);
 }
 
+/* Region names by id as the slim function saw them (valid until closing). */
+typedef struct slim_names {
+    const char **v;
+    size_t cap;
+} slim_names;
+
+/* Tags regions by name id and kind, and hands the names that begin with
+ * 'b' over whole, so that both kinds of entry are met. */
+static void slim_tag(void *arg, const prof_event *ev, size_t n, uint32_t *tags)
+{
+    slim_names *t = arg;
+    for (size_t k = 0; k < n; k++) {
+        uint32_t id = ev[k].name_id;
+        if (id >= t->cap) {
+            size_t cap = (size_t)id * 2 + 16;
+            const char **v = realloc(t->v, cap * sizeof *v);
+            CHECK(v != NULL);
+            memset(v + t->cap, 0, (cap - t->cap) * sizeof *v);
+            t->v = v;
+            t->cap = cap;
+        }
+        if (ev[k].type == PROF_EV_REGION && !t->v[id]) /* (a thread's name has id 0) */
+            t->v[id] = ev[k].name;
+        tags[k] = ev[k].name[0] == 'b' || id >= 1u << 24 ? PF_SLIM_WHOLE
+                                                        : id | (ev[k].kind & 0x7fu) << 24;
+    }
+}
+
+/* Reads everything again slim (pf_reader_next_slim): the same events,
+ * status and end as one event at a time (rc, st, n, hash, code: what that
+ * read gave). */
+static void read_slim(const uint8_t *data, size_t size, int rc, const prof_read_status *st,
+                      uint64_t n, uint64_t hash, prof_err code)
+{
+    prof_reader *r = NULL;
+    prof_error err = { PROF_OK, "" };
+    slim_names names = { NULL, 0 };
+    CHECK(prof_reader_open_memory(data, size, &r, &err) == PROF_OK);
+    CHECK(pf_reader_set_slim_fn(r, slim_tag, NULL, &names) == 0);
+    pf_slim_batch b;
+    uint64_t all = 0, h = 0xcbf29ce484222325ull;
+    int src;
+    while ((src = pf_reader_next_slim(r, &b)) == 1) {
+        CHECK(b.count > 0);
+        const prof_event *whole = b.whole;
+        for (size_t i = 0; i < b.count; i++) {
+            const pf_slim *e = &b.slim[i];
+            if (e->tag == PF_SLIM_WHOLE) {
+                h = event_hash(h, whole++);
+            } else {
+                prof_event ev = { .type = PROF_EV_REGION, .thread = b.thread,
+                                  .start_ns = e->start_ns, .dur_ns = e->dur_ns,
+                                  .name_id = e->tag & 0xffffffu, .kind = pf_slim_kind(e),
+                                  .depth = pf_slim_depth(e) };
+                CHECK(e->tag >> 24 == (ev.kind & 0x7fu));
+                CHECK(ev.name_id < names.cap && names.v[ev.name_id]);
+                ev.name = names.v[ev.name_id];
+                h = event_hash(h, &ev);
+            }
+        }
+        all += b.count;
+    }
+    CHECK(src == rc);
+    CHECK(all == n);
+    CHECK(h == hash);
+    CHECK(prof_reader_error(r)->code == code);
+    prof_read_status sst;
+    prof_reader_status(r, &sst);
+    CHECK(memcmp(&sst, st, sizeof sst) == 0);
+    prof_reader_close(r);
+    free(names.v);
+}
+
 /* Reads everything; returns 1 when the input opened. */
 static int read_all(const uint8_t *data, size_t size)
 {
@@ -130,8 +204,10 @@ static int read_all(const uint8_t *data, size_t size)
     }
     if (st.clean)
         CHECK(st.bytes_read == size);
+    prof_err code = re->code;
     prof_reader_close(r);
     read_batches(data, size, rc, &st, handed, hash);
+    read_slim(data, size, rc, &st, handed, hash, code);
     return 1;
 }
 

@@ -4,9 +4,13 @@
  * reader's thread (files) and without one (memory, PROF_THREADS=1); the
  * regions its function tags come slim and everything else whole; a slim
  * reader refuses to be read event by event; it cannot be set once reading
- * has begun; abandoning it stops its function. format_damage.c reads every
+ * has begun; abandoning it stops its function; a reader's thread ahead of
+ * its caller shows the seen function the blocks whose batches say so, and
+ * no other. format_damage.c reads every
  * cut and flipped file slim too. Built also under ThreadSanitizer
  * (TSAN_UNITS): the function runs on the producing thread. */
+#include <time.h>
+
 #include "criterion_tsan.h"
 #include "format/format.h"
 #include "format_util.h"
@@ -22,7 +26,7 @@ static void teardown(void)
 
 TestSuite(format_slim, .fini = teardown);
 
-/* Regions of several names and depths (one past what goes slim), on
+/* Regions of several names, kinds and depths (one past what goes slim), on
  * THREADS threads, with steps, kernels, memory samples and thread
  * definitions between them, in blocks of 61 records. */
 static void write_profile(const char *path, int crashed)
@@ -42,6 +46,9 @@ static void write_profile(const char *path, int crashed)
                              1 + i % 3, t0 + 100 * i + t, 90);
             if (step % 50 == 7)
                 synth_region(s, t, "deep", PROF_KIND_COMPUTE, PF_SLIM_DEPTH_MAX + 1, t0, 5);
+            /* one name, two kinds: the tag of one is not the other's */
+            synth_region(s, t, "mixed", step % 3 ? PROF_KIND_COMPUTE : PROF_KIND_COMM, 2,
+                         t0 + 800, 20);
             synth_region(s, t, "step_body", PROF_KIND_COMPUTE, 0, t0, 9000);
         }
         synth_gpu_kernel(s, "gemm", 0, 7, step, t0 + 50, 700);
@@ -68,7 +75,7 @@ static void read_slim(const char *path, int from_memory, fu_list *out, size_t *n
     } else {
         cr_assert_eq(prof_reader_open(path, &r, &err), PROF_OK, "%s", err.message);
     }
-    cr_assert_eq(pf_reader_set_slim_fn(r, fu_slim_tag, &names), 0);
+    cr_assert_eq(pf_reader_set_slim_fn(r, fu_slim_tag, fu_slim_seen, &names), 0);
     fu_drain_slim(r, out, &names, nslim);
     fu_slim_names_free(&names);
     free(data);
@@ -85,7 +92,7 @@ static size_t check_file(const char *path)
     for (size_t i = 0; i < want.n; i++)
         if (want.v[i].ev.type == PROF_EV_REGION) {
             regions++;
-            slim_names += want.v[i].ev.name_id % 3 != 2 &&
+            slim_names += !FU_SLIM_WHOLE(want.v[i].name) &&
                           want.v[i].ev.depth <= PF_SLIM_DEPTH_MAX;
         }
     cr_assert_gt(slim_names, 0u);
@@ -126,6 +133,50 @@ Test(format_slim, crashed_run)
     const char *path = fu_path("crashed.prof");
     write_profile(path, 1);
     check_file(path);
+}
+
+/* A caller slower than the reader's thread: the thread, ahead, shows
+ * blocks to the seen function, exactly those whose batches say seen; from
+ * memory, with no thread, it shows none. */
+Test(format_slim, ahead_shows_the_seen_function_its_blocks)
+{
+    const char *path = fu_path("clean.prof");
+    write_profile(path, 0);
+    for (int mem = 0; mem < 2; mem++) {
+        size_t size;
+        uint8_t *data = mem ? fu_load(path, &size) : NULL;
+        prof_reader *r = NULL;
+        prof_error err;
+        fu_slim_names names = { 0 };
+        if (mem)
+            cr_assert_eq(prof_reader_open_memory(data, size, &r, &err), PROF_OK, "%s",
+                         err.message);
+        else
+            cr_assert_eq(prof_reader_open(path, &r, &err), PROF_OK, "%s", err.message);
+        cr_assert_eq(pf_reader_set_slim_fn(r, fu_slim_tag, fu_slim_seen, &names), 0);
+        pf_slim_batch b;
+        size_t batches = 0, seen_batches = 0, seen = 0;
+        int rc;
+        while ((rc = pf_reader_next_slim(r, &b)) == 1) {
+            batches++;
+            if (b.seen) {
+                seen_batches++;
+                seen += b.count;
+            }
+            nanosleep(&(struct timespec){ 0, 200000 }, NULL); /* 0.2 ms a block */
+        }
+        cr_assert_eq(rc, 0, "%s", prof_reader_error(r)->message);
+        prof_reader_close(r); /* its thread has ended */
+        cr_assert_gt(batches, (size_t)16);
+        if (mem)
+            cr_assert_eq(seen_batches, 0u, "from memory, with no thread");
+        else
+            cr_assert_gt(seen_batches, 0u, "%zu batches, none shown", batches);
+        cr_assert_eq(names.entries, seen, "shown %zu, handed out %zu as seen", names.entries,
+                     seen);
+        fu_slim_names_free(&names);
+        free(data);
+    }
 }
 
 /* Damage in a file that promised a footer: the same events before it,
@@ -170,7 +221,7 @@ Test(format_slim, refuses_to_be_read_event_by_event)
         const prof_event *evs;
         size_t n;
         cr_assert_eq(prof_reader_open(path, &r, &err), PROF_OK, "%s", err.message);
-        cr_assert_eq(pf_reader_set_slim_fn(r, fu_slim_tag, &names), 0);
+        cr_assert_eq(pf_reader_set_slim_fn(r, fu_slim_tag, fu_slim_seen, &names), 0);
         cr_assert_eq(batch ? prof_reader_next_batch(r, &evs, &n) : prof_reader_next(r, &ev), -1);
         cr_assert_eq(prof_reader_error(r)->code, PROF_ERR_INVALID);
         pf_slim_batch b;
@@ -190,7 +241,7 @@ Test(format_slim, refused_once_reading_began)
     fu_slim_names names = { 0 };
     cr_assert_eq(prof_reader_open(path, &r, &err), PROF_OK, "%s", err.message);
     cr_assert_eq(prof_reader_next(r, &ev), 1);
-    cr_assert_eq(pf_reader_set_slim_fn(r, fu_slim_tag, &names), -1);
+    cr_assert_eq(pf_reader_set_slim_fn(r, fu_slim_tag, fu_slim_seen, &names), -1);
     while (prof_reader_next(r, &ev) == 1)
         ;
     cr_assert_eq(prof_reader_error(r)->code, PROF_OK);
@@ -223,7 +274,7 @@ Test(format_slim, abandoning_stops_the_function)
     pf_slim_batch b;
     fu_slim_names names = { 0 };
     cr_assert_eq(prof_reader_open(path, &r, &err), PROF_OK, "%s", err.message);
-    cr_assert_eq(pf_reader_set_slim_fn(r, fu_slim_tag, &names), 0);
+    cr_assert_eq(pf_reader_set_slim_fn(r, fu_slim_tag, fu_slim_seen, &names), 0);
     for (int i = 0; i < 3; i++)
         cr_assert_eq(pf_reader_next_slim(r, &b), 1);
     pf_reader_abandon(r);

@@ -225,21 +225,27 @@ typedef struct fu_slim_names {
     char **v;
     size_t cap;
     size_t events;  /* seen by the function */
-    int nomem;
+    size_t entries; /* seen by fu_slim_seen: slim and whole */
+    size_t whole;   /* of which whole, their names checked  */
+    int nomem, bad; /* bad: a whole event without a name    */
 } fu_slim_names;
 
-/* Tags regions with their name id, but hands a third of the names over
- * whole (their id % 3 == 2), and tags other events too, which the reader
- * hands over whole all the same. Asserts nothing: it may run on the
- * reader's thread. */
+/* Tags regions with their name id and kind (FU_SLIM_TAG), but hands the
+ * names that begin with 'b' over whole (FU_SLIM_WHOLE), and tags other events
+ * too, which the reader hands over whole all the same. A tag holds for a
+ * name and kind: the kind in it shows the reader keeps them apart. Asserts
+ * nothing: it may run on the reader's thread. */
+#define FU_SLIM_TAG(id, kind) ((id) | (uint32_t)(kind) << 24)
+#define FU_SLIM_WHOLE(name) ((name) && (name)[0] == 'b')
 static inline void fu_slim_tag(void *arg, const prof_event *ev, size_t n, uint32_t *tags)
 {
     fu_slim_names *t = arg;
     t->events += n;
     for (size_t k = 0; k < n; k++) {
         uint32_t id = ev[k].name_id;
-        tags[k] = id % 3 == 2 ? PF_SLIM_WHOLE : id;
-        if (t->nomem)
+        tags[k] = FU_SLIM_WHOLE(ev[k].name) || id >= 1u << 24 ? PF_SLIM_WHOLE
+                                                               : FU_SLIM_TAG(id, ev[k].kind & 0x7f);
+        if (t->nomem || ev[k].type != PROF_EV_REGION) /* (a thread's name has id 0) */
             continue;
         if (id >= t->cap) {
             size_t cap = (size_t)id * 2 + 16;
@@ -257,6 +263,20 @@ static inline void fu_slim_tag(void *arg, const prof_event *ev, size_t n, uint32
     }
 }
 
+/* The second function: counts what it is shown (pf_slim_batch.seen says
+ * which batches those are). */
+static inline void fu_slim_seen(void *arg, const pf_slim *v, size_t n, const prof_event *whole)
+{
+    fu_slim_names *t = arg;
+    t->entries += n;
+    for (size_t k = 0; k < n; k++)
+        if (v[k].tag == PF_SLIM_WHOLE) {
+            t->bad |= whole->name == NULL;
+            whole++;
+            t->whole++;
+        }
+}
+
 static inline void fu_slim_names_free(fu_slim_names *t)
 {
     for (size_t i = 0; i < t->cap; i++)
@@ -271,7 +291,7 @@ static inline void fu_drain_slim(prof_reader *r, fu_list *l, fu_slim_names *name
 {
     pf_slim_batch b;
     int rc;
-    size_t calls = 0;
+    size_t calls = 0, seen = 0, seen_whole = 0; /* handed out in seen batches */
     unsigned char *slim = NULL; /* by event: came slim */
     size_t cap_slim = 0;
     *nslim = 0;
@@ -279,6 +299,11 @@ static inline void fu_drain_slim(prof_reader *r, fu_list *l, fu_slim_names *name
     while ((rc = pf_reader_next_slim(r, &b)) == 1) {
         cr_assert_gt(b.count, 0u, "a slim batch of no events");
         const prof_event *whole = b.whole;
+        if (b.seen) {
+            seen += b.count;
+            for (size_t i = 0; i < b.count; i++)
+                seen_whole += b.slim[i].tag == PF_SLIM_WHOLE;
+        }
         for (size_t i = 0; i < b.count; i++) {
             const pf_slim *e = &b.slim[i];
             if (e->tag == PF_SLIM_WHOLE) {
@@ -288,8 +313,10 @@ static inline void fu_drain_slim(prof_reader *r, fu_list *l, fu_slim_names *name
             } else {
                 prof_event ev = { .type = PROF_EV_REGION, .thread = b.thread,
                                   .start_ns = e->start_ns, .dur_ns = e->dur_ns,
-                                  .name_id = e->tag, .kind = pf_slim_kind(e),
+                                  .name_id = e->tag & 0xffffffu, .kind = pf_slim_kind(e),
                                   .depth = pf_slim_depth(e) };
+                cr_assert_eq(e->tag, FU_SLIM_TAG(ev.name_id, ev.kind & 0x7f),
+                             "event %zu: tagged for another kind", l->n);
                 fu_push(l, &ev, "");
                 (*nslim)++;
             }
@@ -304,6 +331,12 @@ static inline void fu_drain_slim(prof_reader *r, fu_list *l, fu_slim_names *name
     }
     fu_end(r, l, rc, pf_reader_next_slim(r, &b)); /* closes r: its thread has ended */
     cr_assert_not(names->nomem);
+    cr_assert_not(names->bad, "the second function was shown a whole event without a name");
+    if (rc == 0) { /* it was shown the seen batches' events, and nothing else */
+        cr_assert_eq(names->entries, seen, "shown %zu, handed out %zu as seen", names->entries,
+                     seen);
+        cr_assert_eq(names->whole, seen_whole);
+    }
     for (size_t i = 0; i < l->n; i++) {
         if (!slim[i])
             continue;
@@ -327,7 +360,7 @@ static inline prof_err fu_read_mem_slim(const void *data, size_t size, fu_list *
     prof_err e = prof_reader_open_memory(data, size, &r, err);
     if (e != PROF_OK)
         return e;
-    cr_assert_eq(pf_reader_set_slim_fn(r, fu_slim_tag, &names), 0);
+    cr_assert_eq(pf_reader_set_slim_fn(r, fu_slim_tag, fu_slim_seen, &names), 0);
     fu_drain_slim(r, l, &names, &nslim);
     fu_slim_names_free(&names);
     return PROF_OK;
