@@ -182,6 +182,8 @@ typedef struct model_builder {
     profile_model *m;
     mb_calls *calls;       /* ops numbered on the reader's thread, regions
                               read slim; NULL: read event by event          */
+    int sketched;          /* the batch's duration sketches are folded on
+                              the reader's thread (pf_slim_batch.seen)     */
     size_t cap_ops, cap_nodes, cap_threads, cap_steps, cap_series, cap_sites, cap_gpus;
     mb_thread *threads;    /* parallel to m->threads                          */
     size_t cap_bthreads;
@@ -229,10 +231,8 @@ static inline int mb_idmap_get(const mb_idmap *map, const prof_event *ev, uint32
     return 0;
 }
 
-/* profile.c: an operation's statistics of calls (what mb_op_init empties):
- * mb_op_stats folds a call into all but the time batches */
+/* profile.c: an operation's statistics of calls, empty */
 void mb_op_init(model_op *op);
-int mb_op_stats(model_op *op, uint64_t dur);
 
 /* An operation sought in an index of ops by (name, is GPU): op_index, and
  * opcalls.c's, which numbers them the same way. */
@@ -245,12 +245,14 @@ uint64_t mb_op_hash(const char *name, int gpu);
 int mb_op_is(const void *ctx, uint32_t i);          /* ctx: an mb_op_key */
 uint64_t mb_op_rehash(const void *ctx, uint32_t i);
 
-/* opcalls.c: numbers the ops of r's regions and kernels on r's thread, and
- * sets r to hand regions over slim (pf_reader_next_slim) with their ops as
- * tags; NULL on one thread (pf_one_thread), when r has begun reading or
- * when memory ran out: read event by event. finish checks that m's ops are
- * numbered the same (-1: they are not, or memory ran out); abort ends r's
- * reading (its thread stopped). Both free c. */
+/* opcalls.c: numbers the ops of r's regions and kernels on r's thread,
+ * folding there the duration sketches of the batches that say seen
+ * (model_builder.sketched), and sets r to hand regions over
+ * slim (pf_reader_next_slim) with their ops as tags; NULL on one thread
+ * (pf_one_thread), when r has begun reading or when memory ran out: read
+ * event by event. finish checks that m's ops are numbered the same and
+ * merges those sketches into them (-1: they are not, or memory ran out);
+ * abort ends r's reading (its thread stopped). Both free c. */
 mb_calls *mb_calls_start(prof_reader *r);
 int mb_calls_finish(mb_calls *c, profile_model *m);
 void mb_calls_abort(mb_calls *c);

@@ -10,11 +10,19 @@
  * those, so it numbers operations as op_find_or_add does (by name and
  * whether a kernel, in order of first appearance). Each op's first call
  * is handed over whole, and the loading thread numbers the op itself
- * from it; mb_calls_finish checks that both numberings agree. Every
- * figure is folded on the loading thread in file order, so the model is
- * bit for bit the one-thread build. PROF_THREADS=1, or a single processor
- * (pf_one_thread, which also keeps the reader on one thread), reads event
- * by event with no tags: the one-thread build that
+ * from it; mb_calls_finish checks that both numberings agree.
+ *
+ * The two threads' work is evened out with the calls' duration sketches:
+ * the reader's thread folds those of the blocks it decodes while it is
+ * ahead (sketch_calls: pf_slim_seen_fn), the loading thread those of the
+ * others, and mb_calls_finish merges the first into the second. Which
+ * thread folds a block depends on timing, but a merged sketch is the
+ * sketch of all the values, whatever their order and split (sketch.h), so
+ * its count, extremes and quantiles are the same; every other figure is
+ * folded in file order on the loading thread. The model's figures are
+ * thus bit for bit the one-thread build's. PROF_THREADS=1, or a single
+ * processor (pf_one_thread, which also keeps the reader on one thread),
+ * reads event by event with no tags: the one-thread build that
  * tests/unit/model_threads.c compares with. */
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +31,7 @@
 #include "prof.h"
 
 struct mb_calls {
-    model_op *ops;         /* by op index: names and kinds alone       */
+    model_op *ops;         /* by op index: names, kinds and sketches   */
     size_t nops, cap_ops;
     hmap index;            /* ops by (name, is GPU), as op_index        */
     mb_idmap region_ops, kernel_ops; /* name id caches, as the builder's */
@@ -88,6 +96,27 @@ static void tag(void *arg, const prof_event *ev, size_t n, uint32_t *tags)
         tags[k] = c->failed ? PF_SLIM_WHOLE : tag_one(c, &ev[k]);
 }
 
+/* The duration sketch of the call of a whole event, if it is one. */
+static int sketch_whole(mb_calls *c, const prof_event *ev)
+{
+    if (ev->type != PROF_EV_REGION && ev->type != PROF_EV_GPU_KERNEL)
+        return 0;
+    uint32_t i;
+    if (op_number(c, ev, ev->type == PROF_EV_GPU_KERNEL, &i) < 0) /* numbered: found */
+        return -1;
+    return sketch_add(&c->ops[i].dur, ev->dur_ns);
+}
+
+/* The calls' durations into their ops' sketches, for the blocks shown. */
+static void sketch_calls(void *arg, const pf_slim *v, size_t n, const prof_event *whole)
+{
+    mb_calls *c = arg;
+    for (size_t k = 0; k < n && !c->failed; k++)
+        if (v[k].tag != PF_SLIM_WHOLE ? sketch_add(&c->ops[v[k].tag].dur, v[k].dur_ns) < 0
+                                      : sketch_whole(c, whole++) < 0)
+            c->failed = 1;
+}
+
 mb_calls *mb_calls_start(prof_reader *r)
 {
     if (pf_one_thread())
@@ -96,7 +125,7 @@ mb_calls *mb_calls_start(prof_reader *r)
     if (!c)
         return NULL;
     c->reader = r;
-    if (pf_reader_set_slim_fn(r, tag, NULL, c) < 0) {
+    if (pf_reader_set_slim_fn(r, tag, sketch_calls, c) < 0) {
         free(c);
         return NULL;
     }
@@ -122,11 +151,13 @@ int mb_calls_finish(mb_calls *c, profile_model *m)
     for (size_t i = 0; ok && i < c->nops; i++)
         ok = strcmp(c->ops[i].name, m->ops[i].name) == 0 &&
              (c->ops[i].kind == MODEL_KIND_GPU) == (m->ops[i].kind == MODEL_KIND_GPU);
+    for (size_t i = 0; ok && i < c->nops; i++)
+        ok = sketch_merge(&m->ops[i].dur, &c->ops[i].dur) == 0;
     calls_free(c);
     return ok ? 0 : -1;
 }
 
-/* The reader's thread may still be numbering into c: it is stopped first. */
+/* The reader's thread may still be writing into c: it is stopped first. */
 void mb_calls_abort(mb_calls *c)
 {
     pf_reader_abandon(c->reader);

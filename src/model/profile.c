@@ -116,8 +116,9 @@ void mb_op_init(model_op *op)
     sketch_init(&op->dur);
 }
 
-/* One call of op lasting dur: its count, moments and duration sketch. */
-int mb_op_stats(model_op *op, uint64_t dur)
+/* One call of op lasting dur: its count and moments (its duration sketch
+ * is sketch_add's). */
+static void op_moments(model_op *op, uint64_t dur)
 {
     op->calls++;
     op->incl_ns += dur;
@@ -129,7 +130,6 @@ int mb_op_stats(model_op *op, uint64_t dur)
     double d = (double)dur - op->shift;
     op->sum_dev += d;
     op->sum_dev2 += d * d;
-    return sketch_add(&op->dur, dur);
 }
 
 /* Mean and sum of squared deviations from the mean, from the shifted sums. */
@@ -303,12 +303,15 @@ static int thread_define(model_builder *b, const prof_event *ev)
 
 /* ---- one event ------------------------------------------------------------------- */
 
-/* A call of op: its statistics and its time batch. */
+/* A call of op: its moments, time batch and duration sketch, the sketch
+ * folded on the reader's thread instead for the batches it says so of
+ * (opcalls.c). */
 static int op_count(model_builder *b, uint32_t op, uint64_t start_ns, uint64_t dur_ns)
 {
     model_op *o = &b->m->ops[op];
     time_batches_add(&o->batches, start_ns, dur_ns);
-    return mb_op_stats(o, dur_ns);
+    op_moments(o, dur_ns);
+    return b->sketched ? 0 : sketch_add(&o->dur, dur_ns);
 }
 
 static int region_add(model_builder *b, uint32_t pos, const prof_event *ev)
@@ -520,8 +523,10 @@ static prof_err model_build(prof_reader *r, profile_model *m, model_progress_fn 
             pf_slim_batch batch;
             if ((rc = pf_reader_next_slim(r, &batch)) != 1)
                 break;
+            b.sketched = batch.seen;
             if (slim_batch_add(&b, &batch) < 0)
                 goto nomem;
+            b.sketched = 0;
             nevs = batch.count;
         } else {
             if ((rc = prof_reader_next_batch(r, &evs, &nevs)) != 1)
