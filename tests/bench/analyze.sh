@@ -113,7 +113,7 @@ zin_s=$1
 floor=$("$BIN/read_floor" "$ROUNDS" "$tmp/big.prof") || exit 1
 # shellcheck disable=SC2086 # three numbers, split on purpose
 set -- $floor
-read_s=$1 readfn_s=$2
+read_s=$1 readslim_s=$2
 
 measure prof_big "$PROF" analyze "$tmp/big.prof"
 measure prof_big1 env PROF_THREADS=1 "$PROF" analyze "$tmp/big.prof"
@@ -140,14 +140,15 @@ echo "  events/s: $(awk -v n="$n_big" -v s="$prof_big_s" 'BEGIN { printf "%.1f M
     "wall, $(awk -v n="$n_big" -v s="$prof_big_cpu" 'BEGIN { printf "%.1f M", n / s / 1e6 }') per CPU second"
 printf '%-46s %8.3f s (%sx decompression)\n' "the reader alone, events handed out unused" "$read_s" \
     "$(ratio "$read_s" "$zin_s")"
-printf '%-46s %8.3f s (%sx decompression)\n' "  its thread decoding for a batch function too" \
-    "$readfn_s" "$(ratio "$readfn_s" "$zin_s")"
+printf '%-46s %8.3f s (%sx decompression)\n' "  read slim, its thread decoding alone" \
+    "$readslim_s" "$(ratio "$readslim_s" "$zin_s")"
 echo "  (tests/support/bin/read_floor, in process: the rest of analyze's time is building" \
-    "the model; the second figure is the least the reader's thread takes for analyze)"
+    "the model; the second figure, decompression and decoding on one thread, is the least" \
+    "the reader's thread takes for analyze)"
 line "prof analyze, one thread (PROF_THREADS=1)" prof_big1
 echo "  two threads / one: $(ratio "$prof_big_s" "$prof_big1_s")x wall," \
-    "$(ratio "$prof_big_cpu" "$prof_big1_cpu")x CPU (both threads decode every block:" \
-    "src/format/reader_int.h)"
+    "$(ratio "$prof_big_cpu" "$prof_big1_cpu")x CPU (each block is decoded once, on the" \
+    "reader's thread: src/format/reader_int.h)"
 line "prof analyze ($n_small events)" prof_small
 line "prof analyze ($n_deep events, deep)" prof_deep
 echo "  peak RSS $n_deep events over $deep_steps steps / $n_small over $small_steps:" \
