@@ -567,6 +567,18 @@ int pf_decode_slim(decoder *d, const pf_tag_cache *tc, pf_slim *out, uint32_t ro
     uint32_t count = 0, nev = 0, left = d->left;
     int end = 0;
     for (;;) {
+        /* A run of regions with tags, the most of a profile, with the
+         * checks of each record below made once for the run: room for
+         * it, and records left (the end of the block is checked as
+         * decode_region_fast does). */
+        uint32_t run = left < room - count ? left : room - count;
+        while (run && d->end - at.p >= REGION_BYTES_MAX &&
+               (uint8_t)(*at.p - PF_TAG_REGION) <= PF_TAG_REGION_LAST - PF_TAG_REGION &&
+               decode_region_slim(&at, tc, &out[count], *at.p)) {
+            count++;
+            run--;
+            left--;
+        }
         if (left == 0) {
             if (at.p != d->end) {
                 prof_error_set(fault, PROF_ERR_CORRUPT, "%llu bytes after the last record",
