@@ -462,7 +462,10 @@ static inline uint32_t pf_slim_kind(const pf_slim *s)
     return s->depth_kind & 0xffu;
 }
 
-/* What pf_reader_next_slim hands over: a block's events, in file order. */
+/* What pf_reader_next_slim hands over: a block's events, in file order;
+ * a block of more than PF_SLIM_PART events in batches of that many, the
+ * last of them fewer. */
+#define PF_SLIM_PART 65536u
 typedef struct pf_slim_batch {
     const pf_slim *slim;
     size_t count;
@@ -477,8 +480,10 @@ typedef struct pf_slim_batch {
  * whatever its tag, and so are regions deeper than PF_SLIM_DEPTH_MAX).
  * A tag other than PF_SLIM_WHOLE holds for every later region of the same
  * name and kind: those are decoded straight into slim entries with it and
- * the function does not see them, which is most of what makes slim
- * reading cheap. The function sees every other event, in file order. */
+ * the function is not shown them, which is most of what makes slim
+ * reading cheap. It is shown every other event, in file order, and now
+ * and then such a region again (one near a block's end, decoded the
+ * longer way), to which it must give the same tag. */
 typedef void (*pf_slim_fn)(void *arg, const prof_event *events, size_t count,
                            uint32_t *tags);
 
@@ -502,10 +507,11 @@ typedef void (*pf_slim_seen_fn)(void *arg, const pf_slim *slim, size_t count,
  * memory ran out (nothing is set). */
 int pf_reader_set_slim_fn(prof_reader *r, pf_slim_fn fn, pf_slim_seen_fn seen, void *arg);
 
-/* The next block's events, slim. Whole events' names are valid until
- * closing; the batch until the next call. Status and errors are those of
- * prof_reader_next_batch, except memory running out for thread names,
- * which ends reading before the block rather than inside it.
+/* The next block's events, slim (or the next PF_SLIM_PART of them). Whole
+ * events' names are valid until closing; the batch until the next call.
+ * Status and errors are those of prof_reader_next_batch, except memory
+ * running out, for thread names or while decoding, which ends reading
+ * before the batch rather than inside it.
  * @return 1 with *out (count >= 1); 0 at the end; -1 on an error. */
 int pf_reader_next_slim(prof_reader *r, pf_slim_batch *out);
 

@@ -173,6 +173,11 @@ static int reader_load_block(prof_reader *r)
     case FETCH_BLOCK:
         break;
     }
+    if (it->cont) { /* a further part of the block before: counted once */
+        r->block_left = 1;
+        r->item = it;
+        return 1;
+    }
     r->block_offset = r->offset;
     r->offset = b->next;
     r->st.bytes_read = r->offset;
@@ -448,6 +453,7 @@ void prof_reader_close(prof_reader *r)
     free(r->prod.events);
     free(r->prod.tags);
     free(r->prod.cache.v);
+    pf_block_buf_free(&r->prod.held);
     free(r->prod.stage.data);
     pf_decoder_free(&r->prod.dec);
     free(r->events);

@@ -67,7 +67,8 @@
  * past the first block ahead, the producer waits while the blocks ahead
  * hold PF_AHEAD_BYTES: large blocks are rare (the recorder writes tens of
  * kilobytes), and reading ahead must not hold PF_RING of the largest a
- * file may have. */
+ * file may have. Read slim, a block's decoded events are held too, in
+ * parts of at most PF_SLIM_PART (pf_slim_block). */
 #define PF_RING 8
 #define PF_SLOT_KEEP (1u << 20)
 #define PF_AHEAD_BYTES (8u << 20)
@@ -157,7 +158,8 @@ typedef struct producer {
                                at most PF_SLOT_KEEP                        */
     fetch_window win;
     uint64_t offset;        /* next block header to fetch                 */
-    decoder dec;            /* the batch function's (on the thread only)  */
+    decoder dec;            /* the batch or slim function's: on the thread,
+                               or on the caller's side without one        */
     prof_event *events;     /* its batch, BATCH_EVENTS allocated          */
     prof_batch_fn batch_fn; /* prof_reader_set_batch_fn, or NULL          */
     pf_slim_fn slim_fn;     /* pf_reader_set_slim_fn, or NULL             */
@@ -165,9 +167,14 @@ typedef struct producer {
     void *batch_arg;
     uint32_t *tags;         /* slim_fn's, BATCH_EVENTS allocated          */
     pf_tag_cache cache;     /* the tags it gave regions, by name id       */
+    int cont;               /* dec is in a block handed over in parts,
+                               whose buffers it holds in held             */
+    block_buf held;
 } producer;
 
-/* A block decoded by the producer for pf_reader_next_slim. */
+/* A block decoded by the producer for pf_reader_next_slim, or a part of
+ * one (PF_SLIM_PART: what is decoded ahead stays bounded as the bytes
+ * are, though an event whole takes 88 bytes and its record as few as 3). */
 typedef struct pf_slim_block {
     pf_slim *v;             /* every event, in file order                 */
     size_t n, cap;
@@ -185,6 +192,9 @@ typedef struct pf_item {
     fetch_outcome what;
     block_buf blk;          /* its buffers are the slot's, reused         */
     pf_slim_block slim;     /* FETCH_BLOCK with a slim function: decoded  */
+    int cont;               /* FETCH_BLOCK: a further part of the block
+                               before (slim), of which blk says only the
+                               thread; not counted again                  */
     uint64_t bytes;         /* the block's bytes, against PF_AHEAD_BYTES  */
 } pf_item;
 

@@ -118,33 +118,51 @@ static void slim_resolve(producer *pr, pf_slim_block *s, pf_slim *v, uint32_t n,
     }
 }
 
-/* Decodes block b for pf_reader_next_slim: the only decoding of it, shown
- * to the seen function when ahead (the producing thread has half a ring
- * ready for the caller: pf_slim_seen_fn). Damage found is handed over
- * after the events before it, as the caller's decoder would have met it;
- * memory running out makes the item damage that ends reading, as in
- * fn_run_block. Returns 1 when reading ends at this block. */
+/* Decodes the block pr->dec is in, or its next PF_SLIM_PART records, into
+ * it for pf_reader_next_slim: the only decoding of them, shown to the seen
+ * function when ahead (the producing thread has half a ring ready for the
+ * caller: pf_slim_seen_fn). A block not decoded to its end goes on in the
+ * next item, pr holding its buffers meanwhile (the caller frees a large
+ * slot's). Damage found is handed over after the events before it, as the
+ * caller's decoder would have met it; memory running out makes the item
+ * damage that ends reading, as in fn_run_block. Returns 1 when reading
+ * ends at this item. */
 static int slim_run_block(producer *pr, pf_item *it, int ahead)
 {
     pf_slim_block *s = &it->slim;
     prof_error fault = { PROF_OK, "" };
     s->n = s->nwhole = 0;
     s->seen = ahead && pr->slim_seen;
-    pf_decode_block(&pr->dec, &it->blk);
-    for (int end = 0; !end;) {
+    int end = 0;
+    while (!end && s->n < PF_SLIM_PART) {
         if (slim_reserve(s) < 0) {
             prof_error_set(&fault, PROF_ERR_NOMEM, "out of memory");
             break;
         }
         uint32_t n = 0, nev = 0;
         size_t whole = s->nwhole;
-        end = pf_decode_slim(&pr->dec, &pr->cache, s->v + s->n, SLIM_CHUNK, &n, pr->events, &nev,
+        uint32_t room = PF_SLIM_PART - (uint32_t)s->n < SLIM_CHUNK
+                            ? PF_SLIM_PART - (uint32_t)s->n : SLIM_CHUNK;
+        end = pf_decode_slim(&pr->dec, &pr->cache, s->v + s->n, room, &n, pr->events, &nev,
                              &fault);
         if (nev)
             slim_resolve(pr, s, s->v + s->n, n, nev);
         if (n && s->seen)
             pr->slim_seen(pr->batch_arg, s->v + s->n, n, s->whole + whole);
         s->n += n;
+    }
+    if (!end && fault.code == PROF_OK) { /* the rest in the next item */
+        if (!pr->cont) {
+            pr->held = it->blk;
+            it->blk.stored = it->blk.raw = (pf_buf){ 0 };
+            pr->cont = 1;
+        }
+        s->fault = fault;
+        return 0;
+    }
+    if (pr->cont) {
+        pf_block_buf_free(&pr->held);
+        pr->cont = 0;
     }
     if (fault.code == PROF_ERR_NOMEM) {
         it->what = FETCH_CUT;
@@ -174,6 +192,14 @@ static int produce(const pf_file *f, producer *pr, pf_item *it, int on_thread, i
 {
     block_buf *b = &it->blk;
     slot_shrink(it);
+    it->cont = pr->cont;
+    if (pr->cont) { /* the next part of a slim block */
+        it->what = FETCH_BLOCK;
+        it->bytes = 0;
+        b->skipped = b->skipped_bytes = 0;
+        b->thread = pr->dec.thread;
+        return slim_run_block(pr, it, on_thread && ahead);
+    }
     fetch_outcome o = pf_block_fetch(f, pr->dctx, on_thread ? &pr->stage : NULL, &pr->win,
                                      pr->offset, b);
     it->what = o;
@@ -183,8 +209,10 @@ static int produce(const pf_file *f, producer *pr, pf_item *it, int on_thread, i
     case FETCH_BLOCK:
         it->bytes = (uint64_t)b->rawlen + b->stored_len;
         pr->offset = b->next;
-        if (pr->slim_fn)
+        if (pr->slim_fn) {
+            pf_decode_block(&pr->dec, b);
             return slim_run_block(pr, it, on_thread && ahead);
+        }
         return on_thread && pr->batch_fn ? fn_run_block(pr, it) : 0;
     case FETCH_SKIP: /* (pf_block_fetch goes past these) */
         pr->offset += PF_BLOCK_HEADER_LEN + (uint64_t)b->stored_len;

@@ -135,6 +135,92 @@ Test(format_slim, crashed_run)
     check_file(path);
 }
 
+/* One thread's regions, marks and whole-going regions in blocks of
+ * LARGE_BLOCK records: more than PF_SLIM_PART, and more bytes than a slot
+ * keeps for the next block (PF_SLOT_KEEP), so that its buffers are freed
+ * as the caller moves on from the first part. */
+#define LARGE_BLOCK (PF_SLIM_PART * 5 + 1000)
+static void write_large_blocks(const char *path)
+{
+    synth *s = synth_open(path, NULL);
+    cr_assert_not_null(s);
+    synth_block_records(s, LARGE_BLOCK);
+    synth_workers(s, 1);
+    for (uint64_t i = 0; i < 2 * LARGE_BLOCK + 500; i++) {
+        if (i % 7 == 3)
+            synth_mark(s, 0, "tick", i * 10);
+        else
+            synth_region(s, 0, i % 5 == 1 ? "backward" : "forward", PROF_KIND_COMPUTE,
+                         (uint32_t)(i % 4), i * 10, 8);
+    }
+    prof_error err;
+    cr_assert_eq(synth_close(s, &err), 0, "writing %s: %s", path, err.message);
+}
+
+/* The batches of the file at path read slim (from memory: mem): how many,
+ * and the most events in one. */
+static size_t count_batches(const char *path, int mem, size_t *most)
+{
+    size_t size, batches = 0;
+    uint8_t *data = mem ? fu_load(path, &size) : NULL;
+    prof_reader *r = NULL;
+    prof_error err;
+    fu_slim_names names = { 0 };
+    if (mem)
+        cr_assert_eq(prof_reader_open_memory(data, size, &r, &err), PROF_OK, "%s", err.message);
+    else
+        cr_assert_eq(prof_reader_open(path, &r, &err), PROF_OK, "%s", err.message);
+    cr_assert_eq(pf_reader_set_slim_fn(r, fu_slim_tag, fu_slim_seen, &names), 0);
+    pf_slim_batch b;
+    int rc;
+    *most = 0;
+    while ((rc = pf_reader_next_slim(r, &b)) == 1) {
+        batches++;
+        if (b.count > *most)
+            *most = b.count;
+    }
+    cr_assert_eq(rc, 0, "%s", prof_reader_error(r)->message);
+    prof_reader_close(r);
+    fu_slim_names_free(&names);
+    free(data);
+    return batches;
+}
+
+/* A block of more events than PF_SLIM_PART comes in batches of that many,
+ * the events and status those of reading event by event, from the
+ * reader's thread and from memory; cut inside such a block, the same
+ * events before the damage and the same error. */
+Test(format_slim, a_large_block_comes_in_parts)
+{
+    const char *path = fu_path("large.prof"), *cut = fu_path("cut.prof");
+    write_large_blocks(path);
+    check_file(path);
+    for (int mem = 0; mem < 2; mem++) {
+        size_t most, batches = count_batches(path, mem, &most);
+        cr_assert_eq(most, (size_t)PF_SLIM_PART, "%s", mem ? "memory" : "file");
+        cr_assert_geq(batches, (size_t)13, "%s: %zu batches", mem ? "memory" : "file", batches);
+    }
+    size_t size;
+    uint8_t *data = fu_load(path, &size);
+    for (int i = 1; i < 6; i++) {
+        uint8_t *copy = malloc(size);
+        cr_assert_not_null(copy);
+        memcpy(copy, data, size);
+        copy[size / 6 * (size_t)i] ^= 0x5a;
+        fu_store(cut, copy, size);
+        free(copy);
+        fu_list want, got;
+        prof_error err;
+        size_t nslim;
+        cr_assert_eq(fu_read_path(cut, &want, &err), PROF_OK, "%s", err.message);
+        read_slim(cut, 0, &got, &nslim);
+        fu_assert_same_read(&got, &want, "damaged");
+        fu_free(&want);
+        fu_free(&got);
+    }
+    free(data);
+}
+
 /* A caller slower than the reader's thread: the thread, ahead, shows
  * blocks to the seen function, exactly those whose batches say seen; from
  * memory, with no thread, it shows none. */
