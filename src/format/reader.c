@@ -10,7 +10,8 @@
  *
  * The producer (reader_prefetch.c) hands over what fetching each block
  * gave; this side takes them in order, decodes the blocks' records into
- * batches of events, keeps what the API shows (status, thread names,
+ * batches of events (or hands over what the producer decoded slim: see
+ * pf_reader_next_slim), keeps what the API shows (status, thread names,
  * errors), checks the footer and gives every fault its place (reader_int.h
  * says how the files share the work). */
 #include <stdio.h>

@@ -2,7 +2,8 @@
  * from the record table of records.h, the string table that names resolve
  * through, and the checks of §9 on what definitions may keep. Runs on the
  * caller's side, one block at a time (and on the producing thread for a
- * batch function, with a decoder of its own); it keeps names (and thread
+ * batch or slim function, with a decoder of its own; pf_decode_slim
+ * decodes regions straight into slim entries); it keeps names (and thread
  * names) in an arena until the reader is closed, as the API promises. */
 #include <stdlib.h>
 #include <string.h>
