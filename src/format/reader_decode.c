@@ -483,6 +483,19 @@ void pf_decode_block(decoder *d, const block_buf *b)
     d->cursor = 0;
 }
 
+/* The end of the block's records, at p with left of its count to go:
+ * the end of its bytes too, or damage, said in fault. Returns 1. */
+static int block_end(const decoder *d, const uint8_t *p, uint32_t left, prof_error *fault)
+{
+    if (left)
+        prof_error_set(fault, PROF_ERR_CORRUPT, "payload ends %lu records short of its count",
+                       (unsigned long)left);
+    else if (p != d->end)
+        prof_error_set(fault, PROF_ERR_CORRUPT, "%llu bytes after the last record",
+                       (unsigned long long)(d->end - p));
+    return 1;
+}
+
 int pf_decode_batch(decoder *d, prof_event *events, uint32_t *n, prof_error *fault)
 {
     /* Where decoding is (decode_at), the batch's count and the records
@@ -491,22 +504,13 @@ int pf_decode_batch(decoder *d, prof_event *events, uint32_t *n, prof_error *fau
     uint32_t count = *n, left = d->left;
     int end = 0;
     for (;;) {
-        if (left == 0) {
-            if (at.p != d->end) {
-                prof_error_set(fault, PROF_ERR_CORRUPT, "%llu bytes after the last record",
-                               (unsigned long long)(d->end - at.p));
-            }
-            end = 1;
+        int full = count == BATCH_EVENTS;
+        if (left == 0 || (!full && at.p >= d->end)) {
+            end = block_end(d, at.p, left, fault);
             break;
         }
-        if (count == BATCH_EVENTS)
+        if (full)
             break;
-        if (at.p >= d->end) {
-            prof_error_set(fault, PROF_ERR_CORRUPT,
-                           "payload ends %lu records short of its count", (unsigned long)left);
-            end = 1;
-            break;
-        }
         left--;
         int rc = decode_record(d, &at, &events[count]);
         if (rc == 1)
@@ -580,29 +584,15 @@ int pf_decode_slim(decoder *d, const pf_tag_cache *tc, pf_slim *out, uint32_t ro
             run--;
             left--;
         }
-        if (left == 0) {
-            if (at.p != d->end) {
-                prof_error_set(fault, PROF_ERR_CORRUPT, "%llu bytes after the last record",
-                               (unsigned long long)(d->end - at.p));
-            }
-            end = 1;
+        int full = count == room || nev == BATCH_EVENTS;
+        if (left == 0 || (!full && at.p >= d->end)) {
+            end = block_end(d, at.p, left, fault);
             break;
         }
-        if (count == room || nev == BATCH_EVENTS)
+        if (full)
             break;
-        if (at.p >= d->end) {
-            prof_error_set(fault, PROF_ERR_CORRUPT,
-                           "payload ends %lu records short of its count", (unsigned long)left);
-            end = 1;
-            break;
-        }
+        /* a record the run above did not take: decoded the longer way */
         left--;
-        uint8_t tag = *at.p;
-        if ((uint8_t)(tag - PF_TAG_REGION) <= PF_TAG_REGION_LAST - PF_TAG_REGION &&
-            d->end - at.p >= REGION_BYTES_MAX && decode_region_slim(&at, tc, &out[count], tag)) {
-            count++;
-            continue;
-        }
         int rc = decode_record(d, &at, &events[nev]);
         if (rc == 1) {
             out[count++] = (pf_slim){ nev++, 0, PF_SLIM_WHOLE, 0 };
