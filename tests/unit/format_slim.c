@@ -60,22 +60,33 @@ static void write_profile(const char *path, int crashed)
     cr_assert_eq(rc, 0, "writing %s: %s", path, err.message);
 }
 
-/* The file at path read slim (from its bytes in memory: from_memory),
- * into out; the entries that came slim in *nslim. */
-static void read_slim(const char *path, int from_memory, fu_list *out, size_t *nslim)
+/* The file at path opened to be read slim with fu_slim_tag and
+ * fu_slim_seen over names, from its bytes in memory when from_memory
+ * (*data, freed by the caller after closing; NULL otherwise). */
+static prof_reader *open_slim(const char *path, int from_memory, uint8_t **data,
+                              fu_slim_names *names)
 {
     prof_reader *r = NULL;
     prof_error err;
     size_t size = 0;
-    uint8_t *data = NULL;
-    fu_slim_names names = { 0 };
+    *data = NULL;
     if (from_memory) {
-        data = fu_load(path, &size);
-        cr_assert_eq(prof_reader_open_memory(data, size, &r, &err), PROF_OK, "%s", err.message);
+        *data = fu_load(path, &size);
+        cr_assert_eq(prof_reader_open_memory(*data, size, &r, &err), PROF_OK, "%s", err.message);
     } else {
         cr_assert_eq(prof_reader_open(path, &r, &err), PROF_OK, "%s", err.message);
     }
-    cr_assert_eq(pf_reader_set_slim_fn(r, fu_slim_tag, fu_slim_seen, &names), 0);
+    cr_assert_eq(pf_reader_set_slim_fn(r, fu_slim_tag, fu_slim_seen, names), 0);
+    return r;
+}
+
+/* The file at path read slim (from its bytes in memory: from_memory),
+ * into out; the entries that came slim in *nslim. */
+static void read_slim(const char *path, int from_memory, fu_list *out, size_t *nslim)
+{
+    uint8_t *data;
+    fu_slim_names names = { 0 };
+    prof_reader *r = open_slim(path, from_memory, &data, &names);
     fu_drain_slim(r, out, &names, nslim);
     fu_slim_names_free(&names);
     free(data);
@@ -161,16 +172,10 @@ static void write_large_blocks(const char *path)
  * and the most events in one. */
 static size_t count_batches(const char *path, int mem, size_t *most)
 {
-    size_t size, batches = 0;
-    uint8_t *data = mem ? fu_load(path, &size) : NULL;
-    prof_reader *r = NULL;
-    prof_error err;
+    size_t batches = 0;
+    uint8_t *data;
     fu_slim_names names = { 0 };
-    if (mem)
-        cr_assert_eq(prof_reader_open_memory(data, size, &r, &err), PROF_OK, "%s", err.message);
-    else
-        cr_assert_eq(prof_reader_open(path, &r, &err), PROF_OK, "%s", err.message);
-    cr_assert_eq(pf_reader_set_slim_fn(r, fu_slim_tag, fu_slim_seen, &names), 0);
+    prof_reader *r = open_slim(path, mem, &data, &names);
     pf_slim_batch b;
     int rc;
     *most = 0;
@@ -229,17 +234,9 @@ Test(format_slim, ahead_shows_the_seen_function_its_blocks)
     const char *path = fu_path("clean.prof");
     write_profile(path, 0);
     for (int mem = 0; mem < 2; mem++) {
-        size_t size;
-        uint8_t *data = mem ? fu_load(path, &size) : NULL;
-        prof_reader *r = NULL;
-        prof_error err;
+        uint8_t *data;
         fu_slim_names names = { 0 };
-        if (mem)
-            cr_assert_eq(prof_reader_open_memory(data, size, &r, &err), PROF_OK, "%s",
-                         err.message);
-        else
-            cr_assert_eq(prof_reader_open(path, &r, &err), PROF_OK, "%s", err.message);
-        cr_assert_eq(pf_reader_set_slim_fn(r, fu_slim_tag, fu_slim_seen, &names), 0);
+        prof_reader *r = open_slim(path, mem, &data, &names);
         pf_slim_batch b;
         size_t batches = 0, seen_batches = 0, seen = 0;
         int rc;
