@@ -146,6 +146,37 @@ Test(format_slim, crashed_run)
     check_file(path);
 }
 
+/* Copies of the file at path, which promised a footer, each with a byte
+ * flipped at one of parts - 1 even places: reading fails, and read slim
+ * from the reader's thread they give the events before the damage and
+ * the error that reading event by event gives (format_damage reads every
+ * flip from memory). */
+static void check_flipped_copies(const char *path, int parts)
+{
+    const char *cut = fu_path("cut.prof");
+    size_t size;
+    uint8_t *data = fu_load(path, &size);
+    for (int i = 1; i < parts; i++) {
+        size_t at = size / (size_t)parts * (size_t)i;
+        uint8_t *copy = malloc(size);
+        cr_assert_not_null(copy);
+        memcpy(copy, data, size);
+        copy[at] ^= 0x5a;
+        fu_store(cut, copy, size);
+        free(copy);
+        fu_list want, got;
+        prof_error err;
+        size_t nslim;
+        cr_assert_eq(fu_read_path(cut, &want, &err), PROF_OK, "%s", err.message);
+        cr_assert_eq(want.rc, -1, "damage at %zu went unseen", at);
+        read_slim(cut, 0, &got, &nslim);
+        fu_assert_same_read(&got, &want, "damaged");
+        fu_free(&want);
+        fu_free(&got);
+    }
+    free(data);
+}
+
 /* One thread's regions, marks and whole-going regions in blocks of
  * LARGE_BLOCK records: more than PF_SLIM_PART, and more bytes than a slot
  * keeps for the next block (PF_SLOT_KEEP), so that its buffers are freed
@@ -197,7 +228,7 @@ static size_t count_batches(const char *path, int mem, size_t *most)
  * events before the damage and the same error. */
 Test(format_slim, a_large_block_comes_in_parts)
 {
-    const char *path = fu_path("large.prof"), *cut = fu_path("cut.prof");
+    const char *path = fu_path("large.prof");
     write_large_blocks(path);
     check_file(path);
     for (int mem = 0; mem < 2; mem++) {
@@ -205,25 +236,7 @@ Test(format_slim, a_large_block_comes_in_parts)
         cr_assert_eq(most, (size_t)PF_SLIM_PART, "%s", mem ? "memory" : "file");
         cr_assert_geq(batches, (size_t)13, "%s: %zu batches", mem ? "memory" : "file", batches);
     }
-    size_t size;
-    uint8_t *data = fu_load(path, &size);
-    for (int i = 1; i < 6; i++) {
-        uint8_t *copy = malloc(size);
-        cr_assert_not_null(copy);
-        memcpy(copy, data, size);
-        copy[size / 6 * (size_t)i] ^= 0x5a;
-        fu_store(cut, copy, size);
-        free(copy);
-        fu_list want, got;
-        prof_error err;
-        size_t nslim;
-        cr_assert_eq(fu_read_path(cut, &want, &err), PROF_OK, "%s", err.message);
-        read_slim(cut, 0, &got, &nslim);
-        fu_assert_same_read(&got, &want, "damaged");
-        fu_free(&want);
-        fu_free(&got);
-    }
-    free(data);
+    check_flipped_copies(path, 6);
 }
 
 /* A caller slower than the reader's thread: the thread, ahead, shows
@@ -262,33 +275,12 @@ Test(format_slim, ahead_shows_the_seen_function_its_blocks)
     }
 }
 
-/* Damage in a file that promised a footer: the same events before it,
- * the same error, from the reader's thread too (format_damage reads
- * every flip from memory). */
+/* Damage in a file that promised a footer. */
 Test(format_slim, damaged_file)
 {
-    const char *path = fu_path("whole.prof"), *cut = fu_path("cut.prof");
+    const char *path = fu_path("whole.prof");
     write_profile(path, 0);
-    size_t size;
-    uint8_t *data = fu_load(path, &size);
-    for (int i = 1; i < 8; i++) {
-        uint8_t *copy = malloc(size);
-        cr_assert_not_null(copy);
-        memcpy(copy, data, size);
-        copy[size / 8 * (size_t)i] ^= 0x5a;
-        fu_store(cut, copy, size);
-        free(copy);
-        fu_list want, got;
-        prof_error err;
-        size_t nslim;
-        cr_assert_eq(fu_read_path(cut, &want, &err), PROF_OK, "%s", err.message);
-        cr_assert_eq(want.rc, -1, "damage at %zu went unseen", size / 8 * (size_t)i);
-        read_slim(cut, 0, &got, &nslim);
-        fu_assert_same_read(&got, &want, "damaged");
-        fu_free(&want);
-        fu_free(&got);
-    }
-    free(data);
+    check_flipped_copies(path, 8);
 }
 
 /* A slim reader hands out nothing event by event, and says why. */
