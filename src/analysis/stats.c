@@ -76,17 +76,22 @@ int stats_robust_fit(const double *x, const double *y, size_t n, double *slope,
         gsl_multifit_robust_alloc(gsl_multifit_robust_bisquare, k, 2);
     if (!X || !vy || !c || !cov || !w)
         goto out;
+    ret = -3;
+    if (gsl_multifit_robust_maxiter(STATS_ROBUST_ITER, w) != GSL_SUCCESS)
+        goto out;
     for (size_t i = 0; i < k; i++) {
         size_t at = k < n ? i * (n - 1) / (k - 1) : i;
         gsl_matrix_set(X, i, 0, 1.0);
         gsl_matrix_set(X, i, 1, x[at]);
         gsl_vector_set(vy, i, y[at]);
     }
+    /* Values in whole pages or chunks can leave points on the bisquare's
+     * cutoff: reweighting then creeps (a real run took 245 iterations) or
+     * cycles between two weightings. Past the limit the estimate still
+     * moves by well under 1%, so it is kept; agreement judges it. */
     int rc = gsl_multifit_robust(X, vy, c, cov, w);
-    if (rc != GSL_SUCCESS) {
-        ret = -3;
+    if (rc != GSL_SUCCESS && rc != GSL_EMAXITER)
         goto out;
-    }
     *intercept = gsl_vector_get(c, 0);
     *slope = gsl_vector_get(c, 1);
     ret = isfinite(*slope) ? 0 : -3;

@@ -30,9 +30,12 @@ int stats_linear_fit(const double *x, const double *y, size_t n, stats_fit *out)
 
 /* Tukey-bisquare robust line over n >= 3 points. Its cost grows with n times
  * the iterations, so past STATS_ROBUST_MAX points it fits that many, evenly
- * spaced and including the first and the last.
- * @return 0, -1 on bad input, -2 out of memory, -3 when it did not converge. */
+ * spaced and including the first and the last. Reweighting stops after
+ * STATS_ROBUST_ITER iterations, with the estimate it has then.
+ * @return 0, -1 on bad input, -2 out of memory, -3 when GSL fails otherwise
+ * or the slope is not finite. */
 #define STATS_ROBUST_MAX 2048
+#define STATS_ROBUST_ITER 1000
 int stats_robust_fit(const double *x, const double *y, size_t n, double *slope,
                      double *intercept);
 
