@@ -4,18 +4,28 @@
  * leaks it finds, how far the fitted slope is from the true one. Then the
  * calibration of its growth test (§2.6): how often it calls series without
  * growth - AR(1) noise, random walks - significant at 1%, against plain
- * least squares.
+ * least squares. Last, how the robust fit's reweighting converges on
+ * series counted in whole chunks (§2.2): how many have not converged
+ * after 100 iterations (GSL's default), after STATS_ROBUST_ITER and after
+ * CONVERGENCE_FAR, and how far the slope after 100 and STATS_ROBUST_ITER
+ * lies from the slope after CONVERGENCE_FAR.
  * usage: leak_battery [SEEDS]   (default 200 per class) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_multifit.h>
+
+#include "analysis/stats.h"
 #include "analysis/trend.h"
 #include "leak_battery_eval.h"
 #include "synth.h"
 
 #define CALIBRATION_RUNS 2000
+#define CONVERGENCE_RUNS 20000
+#define CONVERGENCE_FAR 10000
 
 /* Series of n without growth: AR(1) noise with coefficient phi, or (phi 1)
  * a random walk. */
@@ -62,6 +72,86 @@ static void calibration(void)
     }
 }
 
+/* A leak in whole chunks of 1-4 MiB: 10-210 steps of 1-21 MiB, noise of up
+ * to half a step, and one step in twenty up to five steps' worth more. */
+static size_t chunked_leak(synth_rng *r, double *y)
+{
+    size_t n = 10 + (size_t)(synth_uniform(r) * 201);
+    double slope = 1 + 20 * synth_uniform(r), chunk = (double)(1 + (int)(synth_uniform(r) * 4));
+    double sd = 0.5 * slope * synth_uniform(r), v = 300;
+    for (size_t i = 0; i < n; i++) {
+        v += slope + sd * synth_gauss(r);
+        if (synth_uniform(r) < 0.05)
+            v += 5 * slope * synth_uniform(r);
+        y[i] = chunk * round(v / chunk) * 1048576.0;
+    }
+    return n;
+}
+
+/* The bisquare slope over (i, y[i]) after at most maxiter reweightings;
+ * *converged says whether it stopped before the limit. */
+static double bisquare_slope(const double *y, size_t n, size_t maxiter, int *converged)
+{
+    gsl_multifit_robust_workspace *w =
+        gsl_multifit_robust_alloc(gsl_multifit_robust_bisquare, n, 2);
+    gsl_matrix *X = gsl_matrix_alloc(n, 2), *cov = gsl_matrix_alloc(2, 2);
+    gsl_vector *vy = gsl_vector_alloc(n), *c = gsl_vector_alloc(2);
+    double slope = NAN;
+    *converged = 0;
+    if (w && X && cov && vy && c && gsl_multifit_robust_maxiter(maxiter, w) == GSL_SUCCESS) {
+        for (size_t i = 0; i < n; i++) {
+            gsl_matrix_set(X, i, 0, 1.0);
+            gsl_matrix_set(X, i, 1, (double)i);
+            gsl_vector_set(vy, i, y[i]);
+        }
+        int rc = gsl_multifit_robust(X, vy, c, cov, w);
+        *converged = rc == GSL_SUCCESS;
+        if (rc == GSL_SUCCESS || rc == GSL_EMAXITER)
+            slope = gsl_vector_get(c, 1);
+    }
+    if (w)
+        gsl_multifit_robust_free(w);
+    gsl_matrix_free(X);
+    gsl_matrix_free(cov);
+    gsl_vector_free(vy);
+    gsl_vector_free(c);
+    return slope;
+}
+
+static double distance(double a, double b)
+{
+    return fabs(a - b) / fabs(b);
+}
+
+static void convergence(void)
+{
+    unsigned open[3] = { 0 };
+    double worst[2] = { 0 }, y[211];
+    gsl_error_handler_t *h = gsl_set_error_handler_off();
+    for (int s = 0; s < CONVERGENCE_RUNS; s++) {
+        synth_rng r = { (uint64_t)s * 104729u + 17u };
+        size_t n = chunked_leak(&r, y);
+        int done;
+        double at100 = bisquare_slope(y, n, 100, &done);
+        if (done)
+            continue;
+        open[0]++;
+        double at_limit = bisquare_slope(y, n, STATS_ROBUST_ITER, &done);
+        open[1] += !done;
+        double far = bisquare_slope(y, n, CONVERGENCE_FAR, &done);
+        open[2] += !done;
+        worst[0] = fmax(worst[0], distance(at100, far));
+        worst[1] = fmax(worst[1], distance(at_limit, far));
+    }
+    gsl_set_error_handler(h);
+    printf("\nrobust fit over %d leaks of 10-210 steps in whole chunks (stats_robust_fit "
+           "stops at %d)\n\n", CONVERGENCE_RUNS, STATS_ROBUST_ITER);
+    printf("%-12s %14s %33s\n", "iterations", "not converged", "slope's largest distance");
+    printf("%-12d %14u %33.3f%%\n", 100, open[0], 100 * worst[0]);
+    printf("%-12d %14u %33.3f%%\n", STATS_ROBUST_ITER, open[1], 100 * worst[1]);
+    printf("%-12d %14u %34s\n", CONVERGENCE_FAR, open[2], "(the reference)");
+}
+
 int main(int argc, char **argv)
 {
     unsigned seeds = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 200;
@@ -85,5 +175,6 @@ int main(int argc, char **argv)
     unlink(path);
     rmdir(dir);
     calibration();
+    convergence();
     return bad;
 }

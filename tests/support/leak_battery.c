@@ -17,7 +17,8 @@ static const char *const names[LB_CLASSES] = {
     "steady", "late onset", "slow 0.2 MiB/step", "doubling 2 MiB/step", "timer, no steps",
     "timer with steps", "timer, 4 epochs", "timer, rate wanders", "warm-up",
     "sawtooth, few teeth", "sawtooth, many teeth", "one-off spike", "one-off jump", "noise",
-    "timer noise", "random walk", "decline", "grow, then release",
+    "timer noise", "random walk", "decline", "grow, then release", "chunked, short",
+    "chunked, flat",
 };
 
 const char *lb_name(lb_class c)
@@ -27,7 +28,7 @@ const char *lb_name(lb_class c)
 
 int lb_is_leak(lb_class c)
 {
-    return c <= LB_TIMER_WANDER;
+    return c <= LB_TIMER_WANDER || c == LB_CHUNKED;
 }
 
 /* A case: its steps and its samples, in time order, and how it was drawn. */
@@ -41,6 +42,7 @@ typedef struct lb_case {
     size_t n, cap_t, cap_y;
     double noise, phi, sd;       /* AR(1) state, coefficient, marginal sd       */
     double level, rate, amp, at, width, period; /* the shape's parameters      */
+    double chunk;                /* values are whole chunks of this, or 0       */
     int kind;
 } lb_case;
 
@@ -100,7 +102,8 @@ static double shape_at_step(const lb_case *k, double i)
     switch (k->c) {
     case LB_STEADY:
     case LB_SLOW:
-    case LB_DOUBLING: return k->level + k->rate * i;
+    case LB_DOUBLING:
+    case LB_CHUNKED: return k->level + k->rate * i;
     case LB_LATE: return k->level + k->rate * fmax(0.0, i - k->at * n);
     case LB_WARMUP:
         if (k->kind) /* saturating: caches fill ever more slowly */
@@ -165,6 +168,16 @@ static void draw_step_class(lb_case *k)
         k->sd = unif(k, 0.005, 0.05) * k->level;
         k->phi = unif(k, 0, 0.9);
         break;
+    case LB_CHUNKED:
+    case LB_CHUNKED_FLAT: /* a small model's process, counted in whole chunks */
+        k->level = unif(k, 200, 600) * FX_MB;
+        k->chunk = (synth_uniform(&k->rng) < 0.5 ? 2 : 4) * FX_MB;
+        k->rate = k->c == LB_CHUNKED ? unif(k, 4, 20) * FX_MB : 0.0;
+        if (synth_uniform(&k->rng) < 0.5) /* the same tensors kept every step */
+            k->rate = k->chunk * fmax(1.0, round(k->rate / k->chunk));
+        k->sd = unif(k, 0.05, 2) * FX_MB;
+        k->phi = unif(k, 0, 0.5);
+        break;
     case LB_DECLINE: k->rate = unif(k, 1, 10) * FX_MB; break;
     case LB_WALK: /* steps of 0.5-5 MiB a step, little noise on top */
         k->amp = 0.0;
@@ -186,8 +199,16 @@ static size_t steps_of(lb_case *k)
     case LB_SLOW: return unif_n(k, 300, 800);
     case LB_DOUBLING: return unif_n(k, 1900, 2100);
     case LB_SAW_FEW: return unif_n(k, 100, 600);
+    case LB_CHUNKED:
+    case LB_CHUNKED_FLAT: return unif_n(k, 20, 80);
     default: return unif_n(k, 150, 1000);
     }
+}
+
+/* y in whole chunks, when the case counts in chunks. */
+static double chunked(const lb_case *k, double y)
+{
+    return k->chunk > 0 ? k->chunk * round(y / k->chunk) : y;
 }
 
 /* A sample as recording starts and one as each step closes. */
@@ -199,12 +220,14 @@ static int per_step_case(lb_case *k)
         k->period = (double)n / unif(k, 2, 4);
     if (k->c == LB_SAW_MANY)
         k->period = (double)unif_n(k, 4, 50);
-    if (make_steps(k, n, 100 * FX_MS) != 0 || add_sample(k, FX_MS, k->level + noise(k)) != 0)
+    if (make_steps(k, n, 100 * FX_MS) != 0 ||
+        add_sample(k, FX_MS, chunked(k, k->level + noise(k))) != 0)
         return -1;
     for (size_t i = 0; i < n; i++) {
         if (k->c == LB_WALK) /* shape_at_step reads the walk; it moves here */
             k->amp += k->width * synth_gauss(&k->rng);
-        if (add_sample(k, k->start[i] + k->dur[i], shape_at_step(k, (double)i) + noise(k)))
+        double y = chunked(k, shape_at_step(k, (double)i) + noise(k));
+        if (add_sample(k, k->start[i] + k->dur[i], y) != 0)
             return -1;
     }
     return 0;
@@ -352,7 +375,9 @@ int lb_write(const char *path, lb_class c, uint64_t seed, lb_truth *truth)
     lb_case k = { .c = c, .rng = { seed * 0x9E3779B97F4A7C15ull + (uint64_t)c * 7919u + 1u } };
     int by_time = c == LB_TIMER || c == LB_TIMER_NOISE || c == LB_TIMER_EPOCHS ||
                   c == LB_TIMER_WANDER;
-    const char *series = c == LB_SLOW || by_time ? "host.rss" : "gpu.allocated";
+    const char *series = c == LB_SLOW || c == LB_CHUNKED || c == LB_CHUNKED_FLAT || by_time
+                             ? "host.rss"
+                             : "gpu.allocated";
     int rc = generate(&k);
     if (rc == 0)
         rc = write_case(&k, path, series);

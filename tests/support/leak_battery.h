@@ -29,6 +29,10 @@ typedef enum {
     LB_WALK,          /* a random walk per step: wanders, but does not grow     */
     LB_DECLINE,       /* falls 1-10 MiB/step                                    */
     LB_RELEASE,       /* grows all run, released to its base in the last 1-10%  */
+    /* added later, after the rest so that the others keep their seeds */
+    LB_CHUNKED,       /* leak: host.rss of a short run, 20-80 steps of 4-20
+                         MiB, counted in whole 2 or 4 MiB chunks               */
+    LB_CHUNKED_FLAT,  /* not a leak: as LB_CHUNKED without growth              */
     LB_CLASSES
 } lb_class;
 
