@@ -62,8 +62,8 @@ int stats_linear_fit(const double *x, const double *y, size_t n, stats_fit *out)
     return 0;
 }
 
-int stats_robust_fit(const double *x, const double *y, size_t n, double *slope,
-                     double *intercept)
+int stats_robust_fit_limited(const double *x, const double *y, size_t n, size_t maxiter,
+                             double *slope, double *intercept, int *converged)
 {
     if (n < 3 || all_same(x, n))
         return -1;
@@ -77,7 +77,7 @@ int stats_robust_fit(const double *x, const double *y, size_t n, double *slope,
     if (!X || !vy || !c || !cov || !w)
         goto out;
     ret = -3;
-    if (gsl_multifit_robust_maxiter(STATS_ROBUST_ITER, w) != GSL_SUCCESS)
+    if (gsl_multifit_robust_maxiter(maxiter, w) != GSL_SUCCESS)
         goto out;
     for (size_t i = 0; i < k; i++) {
         size_t at = k < n ? i * (n - 1) / (k - 1) : i;
@@ -92,6 +92,8 @@ int stats_robust_fit(const double *x, const double *y, size_t n, double *slope,
     int rc = gsl_multifit_robust(X, vy, c, cov, w);
     if (rc != GSL_SUCCESS && rc != GSL_EMAXITER)
         goto out;
+    if (converged)
+        *converged = rc == GSL_SUCCESS;
     *intercept = gsl_vector_get(c, 0);
     *slope = gsl_vector_get(c, 1);
     ret = isfinite(*slope) ? 0 : -3;
@@ -103,6 +105,12 @@ out:
     gsl_vector_free(vy);
     gsl_matrix_free(X);
     return ret;
+}
+
+int stats_robust_fit(const double *x, const double *y, size_t n, double *slope,
+                     double *intercept)
+{
+    return stats_robust_fit_limited(x, y, n, STATS_ROBUST_ITER, slope, intercept, NULL);
 }
 
 int stats_fits_agree(const stats_fit *ols, double robust_slope)

@@ -38,6 +38,10 @@ int stats_linear_fit(const double *x, const double *y, size_t n, stats_fit *out)
 #define STATS_ROBUST_ITER 1000
 int stats_robust_fit(const double *x, const double *y, size_t n, double *slope,
                      double *intercept);
+/* The same after at most maxiter iterations; *converged (when not NULL)
+ * says whether reweighting settled before the limit. */
+int stats_robust_fit_limited(const double *x, const double *y, size_t n, size_t maxiter,
+                             double *slope, double *intercept, int *converged);
 
 /* rules.md §2.2: same sign and within max(ci95, a quarter of the slope). */
 int stats_fits_agree(const stats_fit *ols, double robust_slope);

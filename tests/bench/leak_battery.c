@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include <gsl/gsl_errno.h>
-#include <gsl/gsl_multifit.h>
 
 #include "analysis/stats.h"
 #include "analysis/trend.h"
@@ -26,6 +25,7 @@
 #define CALIBRATION_RUNS 2000
 #define CONVERGENCE_RUNS 20000
 #define CONVERGENCE_FAR 10000
+#define CHUNKED_MAX_STEPS 210
 
 /* Series of n without growth: AR(1) noise with coefficient phi, or (phi 1)
  * a random walk. */
@@ -76,7 +76,7 @@ static void calibration(void)
  * to half a step, and one step in twenty up to five steps' worth more. */
 static size_t chunked_leak(synth_rng *r, double *y)
 {
-    size_t n = 10 + (size_t)(synth_uniform(r) * 201);
+    size_t n = 10 + (size_t)(synth_uniform(r) * (CHUNKED_MAX_STEPS - 9));
     double slope = 1 + 20 * synth_uniform(r), chunk = (double)(1 + (int)(synth_uniform(r) * 4));
     double sd = 0.5 * slope * synth_uniform(r), v = 300;
     for (size_t i = 0; i < n; i++) {
@@ -88,34 +88,16 @@ static size_t chunked_leak(synth_rng *r, double *y)
     return n;
 }
 
-/* The bisquare slope over (i, y[i]) after at most maxiter reweightings;
- * *converged says whether it stopped before the limit. */
+/* stats_robust_fit's slope over (i, y[i]) after at most maxiter
+ * reweightings; *converged says whether it stopped before the limit. */
 static double bisquare_slope(const double *y, size_t n, size_t maxiter, int *converged)
 {
-    gsl_multifit_robust_workspace *w =
-        gsl_multifit_robust_alloc(gsl_multifit_robust_bisquare, n, 2);
-    gsl_matrix *X = gsl_matrix_alloc(n, 2), *cov = gsl_matrix_alloc(2, 2);
-    gsl_vector *vy = gsl_vector_alloc(n), *c = gsl_vector_alloc(2);
-    double slope = NAN;
+    double x[CHUNKED_MAX_STEPS], slope, icpt;
+    for (size_t i = 0; i < n; i++)
+        x[i] = (double)i;
     *converged = 0;
-    if (w && X && cov && vy && c && gsl_multifit_robust_maxiter(maxiter, w) == GSL_SUCCESS) {
-        for (size_t i = 0; i < n; i++) {
-            gsl_matrix_set(X, i, 0, 1.0);
-            gsl_matrix_set(X, i, 1, (double)i);
-            gsl_vector_set(vy, i, y[i]);
-        }
-        int rc = gsl_multifit_robust(X, vy, c, cov, w);
-        *converged = rc == GSL_SUCCESS;
-        if (rc == GSL_SUCCESS || rc == GSL_EMAXITER)
-            slope = gsl_vector_get(c, 1);
-    }
-    if (w)
-        gsl_multifit_robust_free(w);
-    gsl_matrix_free(X);
-    gsl_matrix_free(cov);
-    gsl_vector_free(vy);
-    gsl_vector_free(c);
-    return slope;
+    return stats_robust_fit_limited(x, y, n, maxiter, &slope, &icpt, converged) == 0 ? slope
+                                                                                   : NAN;
 }
 
 static double distance(double a, double b)
@@ -126,7 +108,7 @@ static double distance(double a, double b)
 static void convergence(void)
 {
     unsigned open[3] = { 0 };
-    double worst[2] = { 0 }, y[211];
+    double worst[2] = { 0 }, y[CHUNKED_MAX_STEPS];
     gsl_error_handler_t *h = gsl_set_error_handler_off();
     for (int s = 0; s < CONVERGENCE_RUNS; s++) {
         synth_rng r = { (uint64_t)s * 104729u + 17u };

@@ -4,6 +4,7 @@
  * hand-computed values and a t-table quantile, quantiles, MAD, warm-up and
  * the sort under them. */
 #include <criterion/criterion.h>
+#include <gsl/gsl_errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -139,6 +140,18 @@ Test(analysis_stats, robust_fit_that_converges_slowly_keeps_its_estimate)
     cr_assert_eq(stats_robust_fit(x, rss, N, &rs, &ri), 0);
     near(rs / 1048576.0, 13.9, 0.1, "robust slope, MiB");
     cr_assert(stats_fits_agree(&f, rs), "ols %g robust %g", f.slope, rs);
+
+    /* as the report runs it: GSL's handler off, which would abort here */
+    gsl_error_handler_t *h = gsl_set_error_handler_off();
+    int converged = 1;
+    double at100;
+    cr_assert_eq(stats_robust_fit_limited(x, rss, N, 100, &at100, &ri, &converged), 0);
+    cr_assert_not(converged, "GSL's default of 100 iterations is too few here");
+    near(at100 / rs, 1.0, 0.001, "the estimate after 100 iterations");
+    cr_assert_eq(stats_robust_fit_limited(x, rss, N, STATS_ROBUST_ITER, &rs, &ri, &converged),
+                 0);
+    cr_assert(converged);
+    gsl_set_error_handler(h);
 }
 
 Test(analysis_stats, agreement_needs_same_sign_and_closeness)
