@@ -21,6 +21,12 @@ static const char *const names[LB_CLASSES] = {
     "chunked, flat",
 };
 
+const double lb_torch_leak_rss[LB_TORCH_LEAK_STEPS] = {
+    273747968, 290852864, 299487232, 314171392, 328851456, 341438464, 354021376,
+    368705536, 383385600, 398065664, 412749824, 427433984, 446308352, 456794112,
+    471474176, 486154240, 500838400, 515518464, 530202624, 544882688, 544882688,
+};
+
 const char *lb_name(lb_class c)
 {
     return c < LB_CLASSES ? names[c] : "?";

@@ -346,24 +346,16 @@ Test(analysis_leak, slow_leak_is_flagged_by_consequence)
     cJSON_Delete(r);
 }
 
-/* host.rss of tests/python/train.py leak over 20 steps, as recorded: each
- * step keeps its graph (about 14 MiB), a chunk lands a step late now and
- * then, and the last step, closed by stop(), adds nothing. The robust fit
- * of this series needs 245 reweightings; cut off at GSL's default of 100,
- * it counted as failed and the leak went unreported. */
-static const double torch_leak_rss[] = {
-    273747968, 290852864, 299487232, 314171392, 328851456, 341438464, 354021376,
-    368705536, 383385600, 398065664, 412749824, 427433984, 446308352, 456794112,
-    471474176, 486154240, 500838400, 515518464, 530202624, 544882688, 544882688,
-};
-
+/* The recorded series of leak_battery.h: cut off at GSL's default of 100
+ * reweightings, its robust fit counted as failed and the leak went
+ * unreported. */
 Test(analysis_leak, pytorch_leak_whose_robust_fit_converges_slowly_is_found)
 {
-    enum { N = sizeof torch_leak_rss / sizeof torch_leak_rss[0] };
     char meta[600];
     const char *path = fx_path("torch_leak.prof");
     fx_metadata(meta, sizeof meta, 0, 1, 0, 24.0 * 1024 * FX_MB);
-    cr_assert_eq(fx_write_loop(path, meta, N, NULL, "host.rss", torch_leak_rss), 0);
+    cr_assert_eq(fx_write_loop(path, meta, LB_TORCH_LEAK_STEPS, NULL, "host.rss",
+                               lb_torch_leak_rss), 0);
     cJSON *r = au_report(path, NULL);
     const cJSON *f = au_finding(r, "memory_leak", "host.rss");
     cr_assert_not_null(f, "14 MiB a step kept alive is a leak");
