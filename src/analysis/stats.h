@@ -38,8 +38,8 @@ int stats_linear_fit(const double *x, const double *y, size_t n, stats_fit *out)
 #define STATS_ROBUST_ITER 1000
 int stats_robust_fit(const double *x, const double *y, size_t n, double *slope,
                      double *intercept);
-/* The same after at most maxiter iterations; *converged (when not NULL)
- * says whether reweighting settled before the limit. */
+/* The same after at most maxiter iterations. On success, *converged (when
+ * not NULL) says whether reweighting settled before the limit. */
 int stats_robust_fit_limited(const double *x, const double *y, size_t n, size_t maxiter,
                              double *slope, double *intercept, int *converged);
 

@@ -88,13 +88,12 @@ static size_t chunked_leak(synth_rng *r, double *y)
     return n;
 }
 
-/* stats_robust_fit's slope over (i, y[i]) after at most maxiter
- * reweightings; *converged says whether it stopped before the limit. */
-static double bisquare_slope(const double *y, size_t n, size_t maxiter, int *converged)
+/* stats_robust_fit's slope after at most maxiter reweightings; *converged
+ * says whether it stopped before the limit. */
+static double bisquare_slope(const double *x, const double *y, size_t n, size_t maxiter,
+                             int *converged)
 {
-    double x[CHUNKED_MAX_STEPS], slope, icpt;
-    for (size_t i = 0; i < n; i++)
-        x[i] = (double)i;
+    double slope, icpt;
     *converged = 0;
     return stats_robust_fit_limited(x, y, n, maxiter, &slope, &icpt, converged) == 0 ? slope
                                                                                    : NAN;
@@ -108,19 +107,21 @@ static double distance(double a, double b)
 static void convergence(void)
 {
     unsigned open[3] = { 0 };
-    double worst[2] = { 0 }, y[CHUNKED_MAX_STEPS];
+    double worst[2] = { 0 }, x[CHUNKED_MAX_STEPS], y[CHUNKED_MAX_STEPS];
+    for (size_t i = 0; i < CHUNKED_MAX_STEPS; i++)
+        x[i] = (double)i;
     gsl_error_handler_t *h = gsl_set_error_handler_off();
     for (int s = 0; s < CONVERGENCE_RUNS; s++) {
         synth_rng r = { (uint64_t)s * 104729u + 17u };
         size_t n = chunked_leak(&r, y);
         int done;
-        double at100 = bisquare_slope(y, n, 100, &done);
+        double at100 = bisquare_slope(x, y, n, 100, &done);
         if (done)
             continue;
         open[0]++;
-        double at_limit = bisquare_slope(y, n, STATS_ROBUST_ITER, &done);
+        double at_limit = bisquare_slope(x, y, n, STATS_ROBUST_ITER, &done);
         open[1] += !done;
-        double far = bisquare_slope(y, n, CONVERGENCE_FAR, &done);
+        double far = bisquare_slope(x, y, n, CONVERGENCE_FAR, &done);
         open[2] += !done;
         worst[0] = fmax(worst[0], distance(at100, far));
         worst[1] = fmax(worst[1], distance(at_limit, far));
