@@ -279,6 +279,9 @@ typedef struct mb_reg {
 } mb_reg;
 
 int mb_region(model_builder *b, uint32_t tpos, const mb_reg *ev, uint32_t op);
+/* mb_region for each of n regions handed over slim, their tags their ops,
+ * with no other event of the thread among them */
+int mb_region_run(model_builder *b, uint32_t tpos, const pf_slim *v, size_t n);
 int mb_sync_record(model_builder *b, uint32_t tpos, const prof_event *ev);
 int mb_tree_finish(model_builder *b);
 void mb_tree_free(model_builder *b);

@@ -700,7 +700,9 @@ static int rep_flush(model_builder *b, uint32_t tpos)
     return kept && rep_replay(b, tpos) < 0 ? -1 : 0;
 }
 
-int mb_region(model_builder *b, uint32_t tpos, const mb_reg *reg, uint32_t op)
+/* A region placed in the tree or kept by the repeat path: all of
+ * mb_region but what is met on arrival. */
+static int region_place(model_builder *b, uint32_t tpos, const mb_reg *reg, uint32_t op)
 {
     mb_thread *t = &b->threads[tpos];
     int kept = 0;
@@ -708,26 +710,133 @@ int mb_region(model_builder *b, uint32_t tpos, const mb_reg *reg, uint32_t op)
         rep_begin(b, t, reg, op);
     if (t->rep.speculating && (kept = rep_follow(b, tpos, reg, op)) < 0)
         return -1;
-    if (!kept) {
-        if (region_general(b, tpos, reg, op) < 0)
-            return -1;
-        t = &b->threads[tpos];
-        if (t->rep.learnable)
-            rep_note(&t->rep, reg, op);
-        if (t->top == 0) { /* an outermost region: the tree holds it all */
-            t->rep.started = 0;
-            if (t->rep.learnable && t->rep.ncur)
-                rep_learn(b, tpos);
-        }
+    if (kept)
+        return 0;
+    if (region_general(b, tpos, reg, op) < 0)
+        return -1;
+    t = &b->threads[tpos];
+    if (t->rep.learnable)
+        rep_note(&t->rep, reg, op);
+    if (t->top == 0) { /* an outermost region: the tree holds it all */
+        t->rep.started = 0;
+        if (t->rep.learnable && t->rep.ncur)
+            rep_learn(b, tpos);
     }
+    return 0;
+}
+
+/* The clamped depth and saturated end mb_region meets a region with. */
+static uint32_t arrival_depth(uint32_t depth)
+{
+    return depth < MB_MAX_DEPTH ? depth : MB_MAX_DEPTH - 1;
+}
+
+static uint64_t arrival_end(uint64_t s, uint64_t dur)
+{
+    uint64_t e = s + dur;
+    return e < s ? UINT64_MAX : e;
+}
+
+int mb_region(model_builder *b, uint32_t tpos, const mb_reg *reg, uint32_t op)
+{
+    if (region_place(b, tpos, reg, op) < 0)
+        return -1;
     /* met on arrival, whichever way the region goes */
-    uint32_t d = reg->depth < MB_MAX_DEPTH ? reg->depth : MB_MAX_DEPTH - 1;
-    uint64_t s = reg->start_ns, e = s + reg->dur_ns;
-    if (e < s)
-        e = UINT64_MAX;
+    mb_thread *t = &b->threads[tpos];
+    uint32_t d = arrival_depth(reg->depth);
+    uint64_t s = reg->start_ns, e = arrival_end(s, reg->dur_ns);
     if (t->nsyncs && syncs_on_region(b, t, s, e, d, op, reg->kind) < 0)
         return -1;
     recent_push(t, s, e, op, reg->kind, d);
+    return 0;
+}
+
+/* rep_follow for as many of the run's regions as repeat the learned
+ * outermost region, up to and with its last (which commits it): the
+ * repeat path's common case, in one loop. Returns how many were kept; the
+ * first region that differs is left for rep_follow to replay with. */
+static size_t rep_follow_run(model_builder *b, uint32_t tpos, const pf_slim *v, size_t n)
+{
+    mb_rep *r = &b->threads[tpos].rep;
+    const mb_rep_learned *l = &r->learned[r->following];
+    if (l->n == 0 || vec_grow(&r->cur, &r->cap_cur, l->n - 1, sizeof *r->cur) < 0)
+        return 0;
+    mb_rep_region *cur = r->cur;
+    size_t ncur = r->ncur, i = 0;
+    for (; i < n && ncur < l->n; i++) {
+        const mb_rep_path *p = &l->v[ncur];
+        uint32_t op = v[i].tag, d = pf_slim_depth(&v[i]);
+        uint64_t s = v[i].start_ns, dur = v[i].dur_ns, e = s + dur;
+        /* the tests of rep_follow, in its order: d indexes only once it
+         * is a learned depth */
+        if (p->op != op || p->depth != d || e < s ||
+            (r->waiting[d + 1] && r->min_end[d + 1] <= s))
+            break;
+        uint64_t kids = r->waiting[d + 1] ? r->sum[d + 1] : 0;
+        r->waiting[d + 1] = 0;
+        cur[ncur++] = (mb_rep_region){ s, dur, kids < dur ? dur - kids : 0, op, d,
+                                       pf_slim_kind(&v[i]) };
+        if (d == 0) {
+            r->ncur = ncur;
+            r->top = 0;
+            rep_commit(b, tpos);
+            return i + 1;
+        }
+        if (!r->waiting[d]) {
+            r->sum[d] = 0;
+            r->min_end[d] = e;
+        }
+        r->waiting[d]++;
+        r->sum[d] += dur;
+        if (e < r->min_end[d])
+            r->min_end[d] = e;
+        r->top = d + 1;
+    }
+    r->ncur = ncur;
+    return i;
+}
+
+/* The run's regions as recent ones: what pushing each would leave, the
+ * last MB_RECENT of them in the slots they would have taken. */
+static void recent_push_run(mb_thread *t, const pf_slim *v, size_t n)
+{
+    size_t from = n > MB_RECENT ? n - MB_RECENT : 0;
+    t->next_recent = (uint32_t)((t->next_recent + from) % MB_RECENT);
+    for (size_t i = from; i < n; i++)
+        recent_push(t, v[i].start_ns, arrival_end(v[i].start_ns, v[i].dur_ns), v[i].tag,
+                    pf_slim_kind(&v[i]), arrival_depth(pf_slim_depth(&v[i])));
+}
+
+/* Regions handed over slim, in a row with nothing else of their thread
+ * between them: mb_region for each. With no sync record waiting, none
+ * can come before the run ends (records are whole events), so only the
+ * last MB_RECENT regions need noting as recent, once, and the regions
+ * that repeat the learned outermost region go through rep_follow_run. */
+int mb_region_run(model_builder *b, uint32_t tpos, const pf_slim *v, size_t n)
+{
+    if (b->threads[tpos].nsyncs) {
+        for (size_t i = 0; i < n; i++) {
+            mb_reg reg = { v[i].start_ns, v[i].dur_ns, pf_slim_depth(&v[i]), pf_slim_kind(&v[i]) };
+            if (mb_region(b, tpos, &reg, v[i].tag) < 0)
+                return -1;
+        }
+        return 0;
+    }
+    for (size_t i = 0; i < n;) {
+        mb_thread *t = &b->threads[tpos];
+        mb_reg reg = { v[i].start_ns, v[i].dur_ns, pf_slim_depth(&v[i]), pf_slim_kind(&v[i]) };
+        if (!t->rep.started)
+            rep_begin(b, t, &reg, v[i].tag);
+        size_t kept = t->rep.speculating ? rep_follow_run(b, tpos, v + i, n - i) : 0;
+        if (kept) {
+            i += kept;
+            continue;
+        }
+        if (region_place(b, tpos, &reg, v[i].tag) < 0)
+            return -1;
+        i++;
+    }
+    recent_push_run(&b->threads[tpos], v, n);
     return 0;
 }
 

@@ -384,35 +384,58 @@ static int event_add(model_builder *b, const prof_event *ev)
     }
 }
 
-/* A region handed over slim, its operation numbered by the reader's
- * thread (opcalls.c): what event_add does with it whole, from thread_of
- * on, without finding its operation. */
-static int slim_region_add(model_builder *b, uint32_t thread, const pf_slim *s)
+/* Regions handed over slim, in a row, their operations numbered by the
+ * reader's thread (opcalls.c): what event_add does with each whole, from
+ * thread_of on, without finding its operation; the per-call figures in
+ * one loop, then the call tree in another (each touches only its own). */
+static int slim_run_add(model_builder *b, uint32_t thread, const pf_slim *v, size_t n)
 {
-    uint32_t pos, op = s->tag;
-    /* The reader's thread numbers operations as op_find_or_add does, and
-     * hands every first call over whole, so op is one of these. */
-    if (op >= b->m->nops)
-        return -1;
-    b->m->events++;
-    span_add(b->m, s->start_ns, s->dur_ns);
+    profile_model *m = b->m;
+    uint32_t pos;
+    uint64_t first = m->first_ns, last = m->last_ns;
     if (thread_of(b, thread, &pos) < 0)
         return -1;
-    if (op_count(b, op, s->start_ns, s->dur_ns) < 0)
-        return -1;
-    b->m->region_events++;
-    mb_reg reg = { s->start_ns, s->dur_ns, pf_slim_depth(s), pf_slim_kind(s) };
-    return mb_region(b, pos, &reg, op);
+    for (size_t i = 0; i < n; i++) {
+        /* The reader's thread numbers operations as op_find_or_add does,
+         * and hands every first call over whole, so the tag is an op. */
+        if (v[i].tag >= m->nops)
+            return -1;
+        model_op *o = &m->ops[v[i].tag];
+        uint64_t s = v[i].start_ns, dur = v[i].dur_ns, e = s + dur;
+        time_batches_add(&o->batches, s, dur);
+        op_moments(o, dur);
+        if (!b->sketched && sketch_add(&o->dur, dur) < 0)
+            return -1;
+        if (s < first)
+            first = s;
+        if (e < s)
+            e = UINT64_MAX;
+        if (e > last)
+            last = e;
+    }
+    m->first_ns = first;
+    m->last_ns = last;
+    m->events += n;
+    m->region_events += n;
+    return mb_region_run(b, pos, v, n);
 }
 
 static int slim_batch_add(model_builder *b, const pf_slim_batch *batch)
 {
     const prof_event *whole = batch->whole;
-    for (size_t i = 0; i < batch->count; i++) {
-        const pf_slim *s = &batch->slim[i];
-        if (s->tag == PF_SLIM_WHOLE ? event_add(b, whole++) < 0
-                                    : slim_region_add(b, batch->thread, s) < 0)
+    for (size_t i = 0; i < batch->count;) {
+        if (batch->slim[i].tag == PF_SLIM_WHOLE) {
+            if (event_add(b, whole++) < 0)
+                return -1;
+            i++;
+            continue;
+        }
+        size_t j = i + 1;
+        while (j < batch->count && batch->slim[j].tag != PF_SLIM_WHOLE)
+            j++;
+        if (slim_run_add(b, batch->thread, batch->slim + i, j - i) < 0)
             return -1;
+        i = j;
     }
     return 0;
 }
