@@ -49,33 +49,36 @@ static prof_err header_check(const pf_file *f, uint64_t offset, block_buf *b, pf
     return PROF_OK;
 }
 
-/* Decompresses the stored payload sp into b->raw, through stage when
- * there is one (see pf_block_fetch) and the block is no larger than a slot
- * keeps: a rare large block goes straight into the slot, so that reading
- * ahead holds one copy of it, not two. */
-static prof_err payload_unpack(ZSTD_DCtx *dctx, pf_buf *stage, const pf_block_header *h,
-                               const uint8_t *sp, block_buf *b)
+/* Decompresses the stored payload sp, through stage when there is one
+ * (see pf_block_fetch) and the block is no larger than a slot keeps: a
+ * rare large block goes straight into the slot, so that reading ahead
+ * holds one copy of it, not two. The payload is left in the stage when
+ * in_stage, else it is in b->raw; b->payload says where. */
+static prof_err payload_unpack(ZSTD_DCtx *dctx, pf_buf *stage, int in_stage,
+                               const pf_block_header *h, const uint8_t *sp, block_buf *b)
 {
     uint32_t rawlen = h->raw_len;
     if (rawlen > PF_SLOT_KEEP)
         stage = NULL;
+    in_stage = in_stage && stage;
     pf_buf *out = stage ? stage : &b->raw;
-    if (pf_buf_reserve(&b->raw, rawlen) < 0 || pf_buf_reserve(out, rawlen) < 0)
+    if ((!in_stage && pf_buf_reserve(&b->raw, rawlen) < 0) || pf_buf_reserve(out, rawlen) < 0)
         return prof_error_set(&b->err, PROF_ERR_NOMEM, "out of memory for a block of %u bytes",
                               rawlen);
     size_t n = ZSTD_decompressDCtx(dctx, out->data, rawlen, sp, h->stored_len);
     if (ZSTD_isError(n) || n != rawlen)
         return prof_error_set(&b->err, PROF_ERR_CORRUPT, "bad zstd frame: %s",
                               ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong size");
-    if (stage)
+    if (stage && !in_stage)
         memcpy(b->raw.data, stage->data, rawlen);
+    b->payload = in_stage ? stage->data : b->raw.data;
     return PROF_OK;
 }
 
 /* Reads the payload of the block whose header h is at offset, checks its
  * checksum and decompresses it: b->payload holds h->raw_len bytes. */
-static prof_err payload_fetch(const pf_file *f, ZSTD_DCtx *dctx, pf_buf *stage, uint64_t offset,
-                              const pf_block_header *h, block_buf *b)
+static prof_err payload_fetch(const pf_file *f, ZSTD_DCtx *dctx, const pf_stage *stage,
+                              uint64_t offset, const pf_block_header *h, block_buf *b)
 {
     const uint8_t *sp;
     prof_err e = pf_source_read(f, offset + PF_BLOCK_HEADER_LEN, h->stored_len, &sp,
@@ -85,11 +88,11 @@ static prof_err payload_fetch(const pf_file *f, ZSTD_DCtx *dctx, pf_buf *stage, 
     if (crc32c_update(0, sp, h->stored_len) != h->payload_crc)
         return prof_error_set(&b->err, PROF_ERR_CORRUPT, "payload checksum mismatch");
     b->payload = sp;
-    if (h->flags & PF_BLOCK_FLAG_ZSTD) {
-        if ((e = payload_unpack(dctx, stage, h, sp, b)) != PROF_OK)
-            return e;
-        b->payload = b->raw.data;
-    }
+    /* the footer's payload is read on the caller's side */
+    if ((h->flags & PF_BLOCK_FLAG_ZSTD) &&
+        (e = payload_unpack(dctx, stage->buf, stage->decoded_here && h->kind != PF_BLOCK_FOOTER,
+                            h, sp, b)) != PROF_OK)
+        return e;
     b->rawlen = h->raw_len;
     b->next = offset + PF_BLOCK_HEADER_LEN + (uint64_t)h->stored_len;
     return PROF_OK;
@@ -97,7 +100,7 @@ static prof_err payload_fetch(const pf_file *f, ZSTD_DCtx *dctx, pf_buf *stage, 
 
 /* The block at offset, as block_fetch gives it, but one: an excluded
  * events block is FETCH_SKIP with its stored_len. */
-static fetch_outcome fetch_one(const pf_file *f, ZSTD_DCtx *dctx, pf_buf *stage,
+static fetch_outcome fetch_one(const pf_file *f, ZSTD_DCtx *dctx, const pf_stage *stage,
                                const fetch_window *win, uint64_t offset, block_buf *b)
 {
     pf_block_header h = { 0 };
@@ -128,7 +131,7 @@ static fetch_outcome fetch_one(const pf_file *f, ZSTD_DCtx *dctx, pf_buf *stage,
     return FETCH_BLOCK;
 }
 
-fetch_outcome pf_block_fetch(const pf_file *f, ZSTD_DCtx *dctx, pf_buf *stage,
+fetch_outcome pf_block_fetch(const pf_file *f, ZSTD_DCtx *dctx, const pf_stage *stage,
                              const fetch_window *win, uint64_t offset, block_buf *b)
 {
     fetch_outcome o;

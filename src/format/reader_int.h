@@ -285,14 +285,22 @@ prof_err pf_read_header(prof_reader *r, prof_error *err);
 /* Reads, checks and unpacks the block at offset into b, going on past the
  * events blocks the window excludes (counted in b), so that a run of them
  * costs one hand-over. Uses only f, dctx and stage: it runs on the
- * producer's thread. With stage (the producing thread's), zstd writes
+ * producer's thread. With stage->buf (the producing thread's), zstd writes
  * there and the bytes are then copied into b: the slot's lines were last
  * read by the caller's core, and zstd's stores into them, each waiting for
  * that core to give its line up, made decompression 1.7 times as long,
- * where one copy moves them for a few percent. Blocks over PF_SLOT_KEEP,
- * and all of them without stage (on demand, on the caller's side), are
- * written into b by zstd: the stage stays within PF_SLOT_KEEP. */
-fetch_outcome pf_block_fetch(const pf_file *f, ZSTD_DCtx *dctx, pf_buf *stage,
+ * where one copy moves them for a few percent. With stage->decoded_here
+ * too (read slim: the producer decodes each block before it fetches the
+ * next, and hands over only what it decoded), no copy is made: the
+ * payload stays in the stage. Blocks over PF_SLOT_KEEP, and all of them
+ * without a stage (on demand, on the caller's side), are written into b
+ * by zstd: the stage stays within PF_SLOT_KEEP. */
+typedef struct pf_stage {
+    pf_buf *buf;           /* NULL: none                                   */
+    int decoded_here;      /* blocks but the footer may stay in buf         */
+} pf_stage;
+
+fetch_outcome pf_block_fetch(const pf_file *f, ZSTD_DCtx *dctx, const pf_stage *stage,
                              const fetch_window *win, uint64_t offset, block_buf *b);
 void pf_block_buf_free(block_buf *b);
 

@@ -200,8 +200,8 @@ static int produce(const pf_file *f, producer *pr, pf_item *it, int on_thread, i
         b->thread = pr->dec.thread;
         return slim_run_block(pr, it, on_thread && ahead);
     }
-    fetch_outcome o = pf_block_fetch(f, pr->dctx, on_thread ? &pr->stage : NULL, &pr->win,
-                                     pr->offset, b);
+    pf_stage stage = { on_thread ? &pr->stage : NULL, pr->slim_fn != NULL };
+    fetch_outcome o = pf_block_fetch(f, pr->dctx, &stage, &pr->win, pr->offset, b);
     it->what = o;
     it->bytes = 0;
     pr->offset += b->skipped * PF_BLOCK_HEADER_LEN + b->skipped_bytes;

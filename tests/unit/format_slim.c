@@ -178,17 +178,21 @@ static void check_flipped_copies(const char *path, int parts)
 }
 
 /* One thread's regions, marks and whole-going regions in blocks of
- * LARGE_BLOCK records: more than PF_SLIM_PART, and more bytes than a slot
- * keeps for the next block (PF_SLOT_KEEP), so that its buffers are freed
- * as the caller moves on from the first part. */
+ * `records` records. LARGE_BLOCK is more than PF_SLIM_PART, and more bytes
+ * than a slot keeps for the next block (PF_SLOT_KEEP), so that its buffers
+ * are freed as the caller moves on from the first part. SLOT_BLOCK is more
+ * than PF_SLIM_PART records in fewer bytes than PF_SLOT_KEEP (a record
+ * here is at most 10 bytes), so that the reader's thread decodes the later
+ * parts from its stage (reader_int.h, pf_stage), where zstd left them. */
 #define LARGE_BLOCK (PF_SLIM_PART * 5 + 1000)
-static void write_large_blocks(const char *path)
+#define SLOT_BLOCK (PF_SLIM_PART + 5000)
+static void write_large_blocks(const char *path, uint32_t records)
 {
     synth *s = synth_open(path, NULL);
     cr_assert_not_null(s);
-    synth_block_records(s, LARGE_BLOCK);
+    synth_block_records(s, records);
     synth_workers(s, 1);
-    for (uint64_t i = 0; i < 2 * LARGE_BLOCK + 500; i++) {
+    for (uint64_t i = 0; i < 2 * (uint64_t)records + 500; i++) {
         if (i % 7 == 3)
             synth_mark(s, 0, "tick", i * 10);
         else
@@ -229,12 +233,27 @@ static size_t count_batches(const char *path, int mem, size_t *most)
 Test(format_slim, a_large_block_comes_in_parts)
 {
     const char *path = fu_path("large.prof");
-    write_large_blocks(path);
+    write_large_blocks(path, LARGE_BLOCK);
     check_file(path);
     for (int mem = 0; mem < 2; mem++) {
         size_t most, batches = count_batches(path, mem, &most);
         cr_assert_eq(most, (size_t)PF_SLIM_PART, "%s", mem ? "memory" : "file");
         cr_assert_geq(batches, (size_t)13, "%s: %zu batches", mem ? "memory" : "file", batches);
+    }
+    check_flipped_copies(path, 6);
+}
+
+/* The same for blocks a slot keeps, whose parts the reader's thread
+ * decodes from its stage. */
+Test(format_slim, a_block_of_many_small_records_comes_in_parts)
+{
+    const char *path = fu_path("many.prof");
+    write_large_blocks(path, SLOT_BLOCK);
+    check_file(path);
+    for (int mem = 0; mem < 2; mem++) {
+        size_t most, batches = count_batches(path, mem, &most);
+        cr_assert_eq(most, (size_t)PF_SLIM_PART, "%s", mem ? "memory" : "file");
+        cr_assert_geq(batches, (size_t)5, "%s: %zu batches", mem ? "memory" : "file", batches);
     }
     check_flipped_copies(path, 6);
 }
