@@ -75,7 +75,10 @@ typedef struct leak_series {
                               horizon                                           */
     double capacity;       /* 0 = unknown                                       */
     int has_projection;
-    double oom_step, oom_t_ns;
+    double oom_step, oom_t_ns; /* per step, oom_t_ns is the last point's time
+                              until leak_project_time adds oom_steps_after
+                              mean steps                                      */
+    double oom_steps_after;
 } leak_series;
 
 /* One rank in the collectives matched across ranks (rules.md §4.9). */
@@ -154,9 +157,12 @@ double rank_comm_per_step(const profile_model *m, const step_stats *s);
 
 /* leak.c */
 double leak_capacity(const cJSON *meta, const char *series, double override_bytes);
-/* Reads c only (its model, options, metadata and steps): report.c runs it
- * on two threads. 0, or -1 out of memory. */
+/* Reads c only (its model, options and metadata, not its steps): report.c
+ * runs it on two threads, beside steps_analyze. 0, or -1 out of memory. */
 int leak_analyze(const analysis_ctx *c, const model_series *s, leak_series *out);
+/* When a leak projected per step reaches capacity, from c->steps.mean: after
+ * leak_analyze, which may run before steps_analyze. */
+void leak_project_time(const analysis_ctx *c, leak_series *l);
 void leak_series_free(leak_series *l);
 /* Whether sample i of the series is its value at a step (the step's last
  * sample), with that step's number; i ascending over calls, *cursor 0 at

@@ -202,9 +202,9 @@ static int candidate(const analysis_ctx *c, const leak_series *l)
            l->projected >= LEAK_GROWTH_SHARE * l->level;
 }
 
-/* Where the fitted line reaches capacity; per step also when, from the mean
- * step time. */
-static void project(const analysis_ctx *c, leak_series *l)
+/* Where the fitted line reaches capacity; per step, when is left to
+ * leak_project_time, as the mean step time may not be known yet. */
+static void project(leak_series *l)
 {
     const stats_fit *f = &l->trend.fit;
     if (l->capacity <= 0 || f->slope <= 0)
@@ -215,7 +215,8 @@ static void project(const analysis_ctx *c, leak_series *l)
     l->has_projection = 1;
     if (l->axis == LEAK_AXIS_STEP) {
         l->oom_step = ceil(s);
-        l->oom_t_ns = axis_t(l, l->n - 1) + (s - last) * c->steps.mean;
+        l->oom_t_ns = axis_t(l, l->n - 1);
+        l->oom_steps_after = s - last;
     } else {
         l->oom_step = NAN; /* reported as null */
         l->oom_t_ns = s * 1e9;
@@ -257,7 +258,7 @@ static int analyze_axis(const analysis_ctx *c, leak_series *l)
         l->leak = l->robust_ok && stats_fits_agree(&l->trend.fit, l->robust_slope);
     }
     if (l->leak)
-        project(c, l);
+        project(l);
     return 0;
 }
 
@@ -272,6 +273,12 @@ int leak_analyze(const analysis_ctx *c, const model_series *s, leak_series *l)
     int rc = analyze_axis(c, l);
     drop_points(l);
     return rc;
+}
+
+void leak_project_time(const analysis_ctx *c, leak_series *l)
+{
+    if (l->has_projection && l->axis == LEAK_AXIS_STEP)
+        l->oom_t_ns = l->oom_t_ns + l->oom_steps_after * c->steps.mean;
 }
 
 void leak_series_free(leak_series *l)

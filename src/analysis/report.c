@@ -671,12 +671,14 @@ static void run_rules(analysis_ctx *c, const step_stats *per_rank)
 
 /* The leak fits of the memory series (rules.md §4.2) are most of building a
  * report once the profile is loaded, and no section before the memory
- * section needs them. A second thread fits series while this one writes
- * those sections; this one then fits what is left and waits for it. Each
- * series has its slot in c->leaks, so the report is the same byte for byte
- * whichever thread fits which series, and on one thread (pf_one_thread).
- * While both run, the fits only read c and write their own slots, and the
- * sections write only the report and c->ok, which the fits do not read. */
+ * section needs them. A second thread fits series while this one analyses
+ * the steps and writes those sections; this one then fits what is left and
+ * waits for it. Each series has its slot in c->leaks, so the report is the
+ * same byte for byte whichever thread fits which series, and on one thread
+ * (pf_one_thread). While both run, the fits only read c's model, options
+ * and metadata and write their own slots; this thread writes the steps,
+ * the report and c->ok, which the fits do not read (the time a leak
+ * reaches capacity, which needs the mean step, is added after the join). */
 typedef struct leak_work {
     analysis_ctx *c;       /* NULL: nothing to fit                           */
     size_t *series;        /* per slot of c->leaks, its index in m->series    */
@@ -729,15 +731,20 @@ static void leak_finish(analysis_ctx *c, leak_work *w)
     w->c = NULL;
     if (atomic_load(&w->failed))
         c->ok = 0;
+    for (size_t i = 0; i < c->nleaks; i++)
+        leak_project_time(c, &c->leaks[i]);
     free(w->series);
     w->series = NULL;
 }
 
 /* Per-step and per-series results, computed once for sections and rules;
- * the leak fits are started, for leak_finish to complete. */
+ * the leak fits are started first, for leak_finish to complete. */
 static int prepare(analysis_ctx *c, step_stats *per_rank, leak_work *leaks)
 {
     const profile_model *m = c->m;
+    c->meta = m->metadata ? cJSON_Parse(m->metadata) : NULL;
+    if (leak_start(c, leaks) != 0)
+        return -1;
     for (size_t i = 0; c->nmodels > 1 && i < c->nmodels; i++) /* ranks and straggler only */
         if (steps_analyze(c->models[i], &per_rank[i]) != 0)
             return -1;
@@ -747,8 +754,7 @@ static int prepare(analysis_ctx *c, step_stats *per_rank, leak_work *leaks)
         return -1;
     for (size_t i = 0; i < m->ngpus; i++)
         c->gpu_busy_ns += (double)m->gpus[i].busy_ns;
-    c->meta = m->metadata ? cJSON_Parse(m->metadata) : NULL;
-    return leak_start(c, leaks);
+    return 0;
 }
 
 static void release(analysis_ctx *c, step_stats *per_rank)

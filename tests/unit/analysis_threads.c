@@ -1,5 +1,6 @@
 /* analysis_threads.c - a report whose leak fits ran on a second thread
- * beside its first sections (src/analysis/report.c) is the report built on
+ * beside the step analysis and the first sections (src/analysis/report.c)
+ * is the report built on
  * one thread (PROF_THREADS=1), byte for byte: on testdata/demo.prof, on runs
  * of one to nine memory series of different shapes (leaks, flat noise,
  * sawtooth, a late leak, a series sampled more often than steps), and on a
