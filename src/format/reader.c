@@ -289,6 +289,11 @@ static int slim_taken(prof_reader *r, const pf_slim_block *s)
     return 0;
 }
 
+uint64_t pf_reader_helped(const prof_reader *r)
+{
+    return r->helped;
+}
+
 int pf_reader_set_slim_fn(prof_reader *r, pf_slim_fn fn, pf_slim_seen_fn seen, void *arg)
 {
     if (r->st.blocks || r->done || r->pf)

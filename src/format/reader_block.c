@@ -144,6 +144,14 @@ fetch_outcome pf_block_fetch(const pf_file *f, ZSTD_DCtx *dctx, const pf_stage *
     return o;
 }
 
+uint64_t pf_block_after(const pf_file *f, uint64_t offset, block_buf *b)
+{
+    pf_block_header h;
+    if (offset >= f->size || header_check(f, offset, b, &h) != PROF_OK)
+        return 0;
+    return offset + PF_BLOCK_HEADER_LEN + (uint64_t)h.stored_len;
+}
+
 void pf_block_buf_free(block_buf *b)
 {
     free(b->stored.data);

@@ -208,6 +208,32 @@ typedef struct pf_item {
  * the load of the other side's flag are sequentially consistent, and so
  * are the flag's store and the counter's load, so that a side going to
  * sleep either sees the counter moved or is seen to sleep. */
+/* The caller's help with the producer's work (reader_prefetch.c). Read
+ * slim, the producer decompresses and decodes every block, and the caller
+ * can be left waiting for it. A waiting caller fetches (reads, checks and
+ * decompresses) the block after the one the producer is fetching, into
+ * blk and stage, and says it is ready; the producer, come to that block,
+ * takes it instead of fetching it (swapping stages), or drops it when it
+ * is past it. Decoding stays on the producer, in file order. Only a block
+ * fetched whole into the stage is handed over: any other outcome
+ * (damage, the footer, a block too large for the stage) the producer
+ * meets again by fetching it itself, as without help. */
+enum { PF_HELP_IDLE, PF_HELP_READY };
+
+typedef struct pf_help {
+    atomic_int state;       /* PF_HELP_READY: blk and at are the producer's
+                               to take; else the caller's                  */
+    _Atomic uint64_t fetching; /* set by the producer: the block it is
+                               fetching; 0 none                           */
+    uint64_t asked;         /* the caller's: the last fetching it helped   */
+    uint64_t at;            /* blk's offset                                */
+    block_buf blk;          /* its payload in stage                        */
+    pf_buf stage;
+    ZSTD_DCtx *dctx;        /* the caller's own; created at the first help */
+    int always;             /* tests: help before taking every item        */
+    uint64_t taken;         /* the producer's: blocks it took              */
+} pf_help;
+
 typedef struct prefetch {
     pthread_t thread;
     pthread_mutex_t mu;
@@ -217,6 +243,8 @@ typedef struct prefetch {
     int holding;            /* the caller holds ring[taken % N]           */
     atomic_int stop;
     atomic_int producer_waits, caller_waits; /* asleep (or going to sleep) on cv */
+    pf_help help;           /* read slim with no window, else unused       */
+    int helped;             /* help.blk may be given: slim, no window      */
     struct prof_reader *r;
 } prefetch;
 
@@ -255,6 +283,7 @@ struct prof_reader {
 
     prof_read_status st;
     prof_error err;
+    uint64_t helped;        /* blocks the producer took from the caller    */
 };
 
 /* ---- reader_source.c ---------------------------------------------------- */
@@ -302,6 +331,9 @@ typedef struct pf_stage {
 
 fetch_outcome pf_block_fetch(const pf_file *f, ZSTD_DCtx *dctx, const pf_stage *stage,
                              const fetch_window *win, uint64_t offset, block_buf *b);
+/* The offset of the block after the one whose header is at offset, if that
+ * header is there and checks (read into b->stored); else 0. */
+uint64_t pf_block_after(const pf_file *f, uint64_t offset, block_buf *b);
 void pf_block_buf_free(block_buf *b);
 
 /* ---- reader_decode.c ---------------------------------------------------- */

@@ -184,11 +184,75 @@ static void slot_shrink(pf_item *it)
         pf_slim_block_free(&it->slim);
 }
 
+/* ---- the caller's help (reader_int.h, pf_help) -------------------------------- */
+
+/* The producer, about to fetch the block at pr->offset: takes it from the
+ * caller's help when the caller fetched it, drops what the caller fetched
+ * when it is behind, and says which block it fetches now. 1: b holds the
+ * block, its payload in pr->stage. */
+static int help_take(pf_help *h, producer *pr, block_buf *b)
+{
+    int took = 0;
+    if (atomic_load(&h->state) == PF_HELP_READY) {
+        if (h->at == pr->offset) {
+            pf_buf stage = pr->stage;
+            pr->stage = h->stage;
+            h->stage = stage;
+            b->err = h->blk.err;
+            b->next = h->blk.next;
+            b->records = h->blk.records;
+            b->thread = h->blk.thread;
+            b->rawlen = h->blk.rawlen;
+            b->stored_len = h->blk.stored_len;
+            b->skipped = b->skipped_bytes = 0;
+            b->payload = pr->stage.data;
+            h->taken++;
+            took = 1;
+        }
+        if (h->at <= pr->offset)
+            atomic_store(&h->state, PF_HELP_IDLE); /* the caller's again */
+    }
+    atomic_store(&h->fetching, pr->offset);
+    return took;
+}
+
+/* The caller, waiting: fetches the block after the one the producer is
+ * fetching, once per such block, and hands it over when it came whole
+ * into the stage. 1 when it fetched one. */
+static int help_give(prof_reader *r, pf_help *h)
+{
+    uint64_t fetching = atomic_load(&h->fetching);
+    if (atomic_load(&h->state) != PF_HELP_IDLE || !fetching || fetching == h->asked)
+        return 0;
+    h->asked = fetching;
+    if (!h->dctx && !(h->dctx = ZSTD_createDCtx()))
+        return 0;
+    uint64_t at = pf_block_after(&r->file, fetching, &h->blk);
+    if (!at)
+        return 0;
+    pf_stage stage = { &h->stage, 1 };
+    fetch_window none = { 0, 0, 0 };
+    if (pf_block_fetch(&r->file, h->dctx, &stage, &none, at, &h->blk) == FETCH_BLOCK &&
+        h->blk.payload == h->stage.data) {
+        h->at = at;
+        atomic_store(&h->state, PF_HELP_READY);
+    }
+    return 1;
+}
+
+static void help_free(pf_help *h)
+{
+    pf_block_buf_free(&h->blk);
+    free(h->stage.data);
+    ZSTD_freeDCtx(h->dctx);
+}
+
 /* Fetches the next block into it; on_thread: on the producing thread,
  * which runs pr's batch function over its events, and ahead: with half a
- * ring ready for the caller besides. Returns 1 when nothing can follow it
- * (the end, damage, the footer), else 0. */
-static int produce(const pf_file *f, producer *pr, pf_item *it, int on_thread, int ahead)
+ * ring ready for the caller besides; help: the caller's, or NULL. Returns
+ * 1 when nothing can follow it (the end, damage, the footer), else 0. */
+static int produce(const pf_file *f, producer *pr, pf_item *it, int on_thread, int ahead,
+                   pf_help *help)
 {
     block_buf *b = &it->blk;
     slot_shrink(it);
@@ -201,7 +265,9 @@ static int produce(const pf_file *f, producer *pr, pf_item *it, int on_thread, i
         return slim_run_block(pr, it, on_thread && ahead);
     }
     pf_stage stage = { on_thread ? &pr->stage : NULL, pr->slim_fn != NULL };
-    fetch_outcome o = pf_block_fetch(f, pr->dctx, &stage, &pr->win, pr->offset, b);
+    fetch_outcome o = help && help_take(help, pr, b)
+                          ? FETCH_BLOCK
+                          : pf_block_fetch(f, pr->dctx, &stage, &pr->win, pr->offset, b);
     it->what = o;
     it->bytes = 0;
     pr->offset += b->skipped * PF_BLOCK_HEADER_LEN + b->skipped_bytes;
@@ -297,7 +363,8 @@ static void *prefetch_main(void *arg)
         uint64_t filled = atomic_load(&pf->filled);
         pf_item *it = &r->ring[filled % PF_RING];
         int last = produce(&r->file, &r->prod, it, 1,
-                           filled - atomic_load(&pf->taken) >= PF_RING / 2);
+                           filled - atomic_load(&pf->taken) >= PF_RING / 2,
+                           pf->helped ? &pf->help : NULL);
         atomic_fetch_add(&pf->ahead, it->bytes);
         atomic_store(&pf->filled, filled + 1);
         wake_if(pf, &pf->caller_waits,
@@ -317,6 +384,11 @@ static void prefetch_start(prof_reader *r)
     if (!pf)
         return;
     pf->r = r;
+    /* PROF_READER_HELP=0 leaves the producer to fetch alone, =always has
+     * the caller help before every item (tests: the most hand-overs) */
+    const char *help = getenv("PROF_READER_HELP");
+    pf->helped = r->prod.slim_fn && !r->prod.win.on && !(help && strcmp(help, "0") == 0);
+    pf->help.always = help && strcmp(help, "always") == 0;
     if (r->prod.batch_fn && !r->prod.events &&
         !(r->prod.events = malloc(BATCH_EVENTS * sizeof *r->prod.events))) {
         free(pf);
@@ -352,6 +424,8 @@ void pf_prefetch_stop(prof_reader *r)
     pthread_join(pf->thread, NULL);
     pthread_cond_destroy(&pf->cv);
     pthread_mutex_destroy(&pf->mu);
+    r->helped += pf->help.taken;
+    help_free(&pf->help);
     free(pf);
     r->pf = NULL;
 }
@@ -366,7 +440,7 @@ pf_item *pf_item_next(prof_reader *r)
     prefetch *pf = r->pf;
     if (!pf) {
         r->prod.win = (fetch_window){ r->windowed, r->win_from, r->win_to };
-        produce(&r->file, &r->prod, &r->ring[0], 0, 0);
+        produce(&r->file, &r->prod, &r->ring[0], 0, 0, NULL);
         return &r->ring[0];
     }
     if (pf->holding) {
@@ -377,6 +451,9 @@ pf_item *pf_item_next(prof_reader *r)
         wake_if(pf, &pf->producer_waits,
                 atomic_load(&pf->filled) - (taken + 1) <= PF_RING / 2 && producer_may_go(pf));
     }
+    /* rather than wait, fetch a block for the producer */
+    while (pf->helped && (pf->help.always || !caller_may_go(pf)) && help_give(r, &pf->help))
+        ;
     wait_for(pf, caller_may_go, &pf->caller_waits);
     pf->holding = 1;
     return &r->ring[atomic_load(&pf->taken) % PF_RING];

@@ -6,7 +6,8 @@
  * reader refuses to be read event by event; it cannot be set once reading
  * has begun; abandoning it stops its function; a reader's thread ahead of
  * its caller shows the seen function the blocks whose batches say so, and
- * no other. format_damage.c reads every
+ * no other; the caller fetching blocks for the reader's thread (pf_help)
+ * changes nothing. format_damage.c reads every
  * cut and flipped file slim too. Built also under ThreadSanitizer
  * (TSAN_UNITS): the function runs on the producing thread. */
 #include <time.h>
@@ -80,6 +81,10 @@ static prof_reader *open_slim(const char *path, int from_memory, uint8_t **data,
     return r;
 }
 
+/* Blocks the reader's thread took from the caller, over the reads of
+ * this test's process (each test runs in one of its own). */
+static uint64_t helped;
+
 /* The file at path read slim (from its bytes in memory: from_memory),
  * into out; the entries that came slim in *nslim. */
 static void read_slim(const char *path, int from_memory, fu_list *out, size_t *nslim)
@@ -88,6 +93,7 @@ static void read_slim(const char *path, int from_memory, fu_list *out, size_t *n
     fu_slim_names names = { 0 };
     prof_reader *r = open_slim(path, from_memory, &data, &names);
     fu_drain_slim(r, out, &names, nslim);
+    helped += names.helped;
     fu_slim_names_free(&names);
     free(data);
 }
@@ -300,6 +306,36 @@ Test(format_slim, damaged_file)
     const char *path = fu_path("whole.prof");
     write_profile(path, 0);
     check_flipped_copies(path, 8);
+}
+
+/* With the caller fetching blocks for the reader's thread before it takes
+ * each one (PROF_READER_HELP=always: most of them come too late, the
+ * thread being ahead, and are dropped), the events, status and errors are
+ * the same: of clean and crashed runs, of blocks decoded in parts from
+ * the stage, of flipped copies. Read until the thread has taken blocks
+ * from the caller, so that it is known to have. Memory sources have no
+ * thread, and no help. */
+Test(format_slim, the_caller_fetching_for_the_thread_changes_nothing)
+{
+    const char *clean = fu_path("clean.prof"), *crashed = fu_path("crashed.prof"),
+               *many = fu_path("many.prof");
+    write_profile(clean, 0);
+    write_profile(crashed, 1);
+    write_large_blocks(many, SLOT_BLOCK);
+    cr_assert_eq(setenv("PROF_READER_HELP", "always", 1), 0);
+    check_flipped_copies(clean, 4);
+    check_file(many);
+    for (int round = 0; round < 200 && helped < 20; round++) {
+        check_file(clean);
+        check_file(crashed);
+    }
+    cr_assert_geq(helped, (uint64_t)20, "the thread took %llu blocks from the caller",
+                  (unsigned long long)helped);
+    helped = 0;
+    cr_assert_eq(setenv("PROF_READER_HELP", "0", 1), 0);
+    check_file(clean);
+    cr_assert_eq(helped, 0u, "help given when turned off");
+    cr_assert_eq(unsetenv("PROF_READER_HELP"), 0);
 }
 
 /* A slim reader hands out nothing event by event, and says why. */

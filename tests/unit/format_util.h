@@ -228,6 +228,8 @@ typedef struct fu_slim_names {
     size_t entries; /* seen by fu_slim_seen: slim and whole */
     size_t whole;   /* of which whole, their names checked  */
     int nomem, bad; /* bad: a whole event without a name    */
+    uint64_t helped; /* blocks the reader's thread took from
+                        the caller (pf_reader_helped)        */
 } fu_slim_names;
 
 /* Tags regions with their name id and kind (FU_SLIM_TAG), but hands the
@@ -329,6 +331,7 @@ static inline void fu_drain_slim(prof_reader *r, fu_list *l, fu_slim_names *name
         }
         cr_assert_lt(++calls, (size_t)100000000, "reader does not stop");
     }
+    names->helped += pf_reader_helped(r); /* reading has ended */
     fu_end(r, l, rc, pf_reader_next_slim(r, &b)); /* closes r: its thread has ended */
     cr_assert_not(names->nomem);
     cr_assert_not(names->bad, "the second function was shown a whole event without a name");

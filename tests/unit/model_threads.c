@@ -6,7 +6,8 @@
  * on a large synthesized run of several threads with GPU activity, syncs,
  * samples and small blocks (so the ring of batches fills), on the same run
  * crashed and cut at many offsets, and on every file of the analyze fuzz
- * corpus (damaged files: the same error); and on runs whose sync records
+ * corpus (damaged files: the same error); with the loading thread
+ * fetching blocks for the reader's; and on runs whose sync records
  * arrive after their regions, which must then be found among the recent
  * regions however long the run of regions handed over slim before them
  * (a run notes only its last MB_RECENT as recent). Built also under ThreadSanitizer
@@ -78,6 +79,18 @@ Test(model_threads, large_run)
     const char *path = fu_path("run.prof");
     mc_write_run(path, 0);
     cr_assert(assert_same_build(path));
+}
+
+/* The loading thread fetching blocks for the reader's thread before it
+ * takes each one (format.h, pf_reader_helped): the same model. */
+Test(model_threads, the_caller_fetching_for_the_reader_changes_nothing)
+{
+    const char *path = fu_path("run.prof");
+    mc_write_run(path, 0);
+    cr_assert_eq(setenv("PROF_READER_HELP", "always", 1), 0);
+    cr_assert(assert_same_build(path));
+    mc_assert_same_cuts("PROF_THREADS", "1", 1);
+    cr_assert_eq(unsetenv("PROF_READER_HELP"), 0);
 }
 
 Test(model_threads, crashed_run)
