@@ -7,7 +7,9 @@
  * items are the same. A batch function, on the thread, is run over each
  * block's events as the thread decodes them for it (with a decoder of its
  * own), before the block is handed over; a slim function is run wherever
- * the producer runs, over the decoding that is the block's only one. */
+ * the producer runs, over the decoding that is the block's only one, and
+ * the caller, rather than wait for such a producer, fetches the block
+ * after the one it is fetching for it (pf_help). */
 #include <stdlib.h>
 #include <string.h>
 
