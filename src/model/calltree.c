@@ -611,28 +611,28 @@ static void rep_commit(model_builder *b, uint32_t tpos)
     r->backoff = 0;
 }
 
-/* A region while the outermost region repeats the learned one: 1 kept (or
- * committed), 0 it differs and what was kept was replayed, -1 no memory. */
-static int rep_follow(model_builder *b, uint32_t tpos, const mb_reg *reg, uint32_t op)
+/* Keeps a region of op at depth d, [s, s + dur), as cur[*ncur], the next
+ * of the learned outermost region, whose place for it is p (NULL: it has
+ * no more regions), when it is that place's: -1 it is not (nothing
+ * changed), 0 kept, 1 kept and it is the outermost region, to be
+ * committed. cur and *ncur are r's, or copies a loop keeps (in
+ * registers) and writes back; room for the region in cur was made. */
+static inline int rep_keep(mb_rep *r, mb_rep_region *cur, size_t *ncur, const mb_rep_path *p,
+                           uint32_t op, uint32_t d, uint32_t kind, uint64_t s, uint64_t dur)
 {
-    mb_rep *r = &b->threads[tpos].rep;
-    uint32_t d = reg->depth;
-    uint64_t s = reg->start_ns, dur = reg->dur_ns, e = s + dur;
-    const mb_rep_learned *l = &r->learned[r->following];
-    const mb_rep_path *p = r->ncur < l->n ? &l->v[r->ncur] : NULL;
+    uint64_t e = s + dur;
     /* as the general way would place it: no orphan below it (every child
      * waiting one level down ended after it began); none further down, as
-     * the depths so far are those of the learned region, which had none */
+     * the depths so far are those of the learned region, which had none.
+     * d indexes only once it is a learned depth. */
     if (!p || p->op != op || p->depth != d || e < s ||
-        (r->waiting[d + 1] && r->min_end[d + 1] <= s) ||
-        vec_grow(&r->cur, &r->cap_cur, r->ncur, sizeof *r->cur) < 0)
-        return rep_replay(b, tpos) < 0 ? -1 : 0;
+        (r->waiting[d + 1] && r->min_end[d + 1] <= s))
+        return -1;
     uint64_t kids = r->waiting[d + 1] ? r->sum[d + 1] : 0;
     r->waiting[d + 1] = 0;
-    r->cur[r->ncur++] = (mb_rep_region){ s, dur, kids < dur ? dur - kids : 0, op, d, reg->kind };
+    cur[(*ncur)++] = (mb_rep_region){ s, dur, kids < dur ? dur - kids : 0, op, d, kind };
     if (d == 0) {
         r->top = 0;
-        rep_commit(b, tpos);
         return 1;
     }
     if (!r->waiting[d]) {
@@ -644,6 +644,28 @@ static int rep_follow(model_builder *b, uint32_t tpos, const mb_reg *reg, uint32
     if (e < r->min_end[d])
         r->min_end[d] = e;
     r->top = d + 1;
+    return 0;
+}
+
+/* The learned place of region ncur of the outermost region, or NULL past
+ * the last. */
+static const mb_rep_path *rep_place(const mb_rep_learned *l, size_t ncur)
+{
+    return ncur < l->n ? &l->v[ncur] : NULL;
+}
+
+/* A region while the outermost region repeats the learned one: 1 kept (or
+ * committed), 0 it differs and what was kept was replayed, -1 no memory. */
+static int rep_follow(model_builder *b, uint32_t tpos, const mb_reg *reg, uint32_t op)
+{
+    mb_rep *r = &b->threads[tpos].rep;
+    int k;
+    if (vec_grow(&r->cur, &r->cap_cur, r->ncur, sizeof *r->cur) < 0 ||
+        (k = rep_keep(r, r->cur, &r->ncur, rep_place(&r->learned[r->following], r->ncur), op,
+                      reg->depth, reg->kind, reg->start_ns, reg->dur_ns)) < 0)
+        return rep_replay(b, tpos) < 0 ? -1 : 0;
+    if (k == 1)
+        rep_commit(b, tpos);
     return 1;
 }
 
@@ -760,39 +782,17 @@ static size_t rep_follow_run(model_builder *b, uint32_t tpos, const pf_slim *v, 
     mb_rep *r = &b->threads[tpos].rep;
     const mb_rep_learned *l = &r->learned[r->following];
     if (l->n == 0 || vec_grow(&r->cur, &r->cap_cur, l->n - 1, sizeof *r->cur) < 0)
-        return 0;
+        return 0; /* rep_follow meets it */
     mb_rep_region *cur = r->cur;
     size_t ncur = r->ncur, i = 0;
-    for (; i < n && ncur < l->n; i++) {
-        const mb_rep_path *p = &l->v[ncur];
-        uint32_t op = v[i].tag, d = pf_slim_depth(&v[i]);
-        uint64_t s = v[i].start_ns, dur = v[i].dur_ns, e = s + dur;
-        /* the tests of rep_follow, in its order: d indexes only once it
-         * is a learned depth */
-        if (p->op != op || p->depth != d || e < s ||
-            (r->waiting[d + 1] && r->min_end[d + 1] <= s))
+    int k = 0;
+    for (; i < n && k == 0; i++)
+        if ((k = rep_keep(r, cur, &ncur, rep_place(l, ncur), v[i].tag, pf_slim_depth(&v[i]),
+                          pf_slim_kind(&v[i]), v[i].start_ns, v[i].dur_ns)) < 0)
             break;
-        uint64_t kids = r->waiting[d + 1] ? r->sum[d + 1] : 0;
-        r->waiting[d + 1] = 0;
-        cur[ncur++] = (mb_rep_region){ s, dur, kids < dur ? dur - kids : 0, op, d,
-                                       pf_slim_kind(&v[i]) };
-        if (d == 0) {
-            r->ncur = ncur;
-            r->top = 0;
-            rep_commit(b, tpos);
-            return i + 1;
-        }
-        if (!r->waiting[d]) {
-            r->sum[d] = 0;
-            r->min_end[d] = e;
-        }
-        r->waiting[d]++;
-        r->sum[d] += dur;
-        if (e < r->min_end[d])
-            r->min_end[d] = e;
-        r->top = d + 1;
-    }
     r->ncur = ncur;
+    if (k == 1)
+        rep_commit(b, tpos);
     return i;
 }
 
