@@ -189,25 +189,21 @@ static void slot_shrink(pf_item *it)
 /* ---- the caller's help (reader_int.h, pf_help) -------------------------------- */
 
 /* The producer, about to fetch the block at pr->offset: takes it from the
- * caller's help when the caller fetched it, drops what the caller fetched
- * when it is behind, and says which block it fetches now. 1: b holds the
- * block, its payload in pr->stage. */
+ * caller's help when the caller fetched it (the block and its buffers,
+ * the caller getting the slot's and the producer's stage for its next
+ * fetch), drops what the caller fetched when it is behind, and says which
+ * block it fetches now. 1: b holds the block, its payload in pr->stage. */
 static int help_take(pf_help *h, producer *pr, block_buf *b)
 {
     int took = 0;
     if (atomic_load(&h->state) == PF_HELP_READY) {
         if (h->at == pr->offset) {
+            block_buf slot = *b;
             pf_buf stage = pr->stage;
+            *b = h->blk;
+            h->blk = slot;
             pr->stage = h->stage;
             h->stage = stage;
-            b->err = h->blk.err;
-            b->next = h->blk.next;
-            b->records = h->blk.records;
-            b->thread = h->blk.thread;
-            b->rawlen = h->blk.rawlen;
-            b->stored_len = h->blk.stored_len;
-            b->skipped = b->skipped_bytes = 0;
-            b->payload = pr->stage.data;
             h->taken++;
             took = 1;
         }
