@@ -306,7 +306,7 @@ static int thread_define(model_builder *b, const prof_event *ev)
 /* A call of op: its moments, time batch and duration sketch, the sketch
  * folded on the reader's thread instead for the batches it says so of
  * (opcalls.c). */
-static int op_count(model_builder *b, uint32_t op, uint64_t start_ns, uint64_t dur_ns)
+static inline int op_count(model_builder *b, uint32_t op, uint64_t start_ns, uint64_t dur_ns)
 {
     model_op *o = &b->m->ops[op];
     time_batches_add(&o->batches, start_ns, dur_ns);
@@ -338,15 +338,21 @@ static int kernel_add(model_builder *b, const prof_event *ev)
     return mb_gpu_event(b, ev, o->comm);
 }
 
-static void span_add(profile_model *m, uint64_t start_ns, uint64_t dur_ns)
+/* [*first, *last] widened to hold a call's span, its end saturated. */
+static inline void span_widen(uint64_t *first, uint64_t *last, uint64_t start_ns, uint64_t dur_ns)
 {
     uint64_t end = start_ns + dur_ns;
     if (end < start_ns)
         end = UINT64_MAX;
-    if (start_ns < m->first_ns)
-        m->first_ns = start_ns;
-    if (end > m->last_ns)
-        m->last_ns = end;
+    if (start_ns < *first)
+        *first = start_ns;
+    if (end > *last)
+        *last = end;
+}
+
+static void span_add(profile_model *m, uint64_t start_ns, uint64_t dur_ns)
+{
+    span_widen(&m->first_ns, &m->last_ns, start_ns, dur_ns);
 }
 
 static int event_add(model_builder *b, const prof_event *ev)
@@ -398,20 +404,9 @@ static int slim_run_add(model_builder *b, uint32_t thread, const pf_slim *v, siz
     for (size_t i = 0; i < n; i++) {
         /* The reader's thread numbers operations as op_find_or_add does,
          * and hands every first call over whole, so the tag is an op. */
-        if (v[i].tag >= m->nops)
+        if (v[i].tag >= m->nops || op_count(b, v[i].tag, v[i].start_ns, v[i].dur_ns) < 0)
             return -1;
-        model_op *o = &m->ops[v[i].tag];
-        uint64_t s = v[i].start_ns, dur = v[i].dur_ns, e = s + dur;
-        time_batches_add(&o->batches, s, dur);
-        op_moments(o, dur);
-        if (!b->sketched && sketch_add(&o->dur, dur) < 0)
-            return -1;
-        if (s < first)
-            first = s;
-        if (e < s)
-            e = UINT64_MAX;
-        if (e > last)
-            last = e;
+        span_widen(&first, &last, v[i].start_ns, v[i].dur_ns); /* in registers, not m */
     }
     m->first_ns = first;
     m->last_ns = last;
