@@ -232,36 +232,34 @@ static size_t count_batches(const char *path, int mem, size_t *most)
     return batches;
 }
 
-/* A block of more events than PF_SLIM_PART comes in batches of that many,
+/* Blocks of `records` records, more than PF_SLIM_PART, written to a file
+ * named name, come in batches of that many (at least min_batches in all),
  * the events and status those of reading event by event, from the
  * reader's thread and from memory; cut inside such a block, the same
  * events before the damage and the same error. */
-Test(format_slim, a_large_block_comes_in_parts)
+static void check_parts(const char *name, uint32_t records, size_t min_batches)
 {
-    const char *path = fu_path("large.prof");
-    write_large_blocks(path, LARGE_BLOCK);
+    const char *path = fu_path(name);
+    write_large_blocks(path, records);
     check_file(path);
     for (int mem = 0; mem < 2; mem++) {
         size_t most, batches = count_batches(path, mem, &most);
         cr_assert_eq(most, (size_t)PF_SLIM_PART, "%s", mem ? "memory" : "file");
-        cr_assert_geq(batches, (size_t)13, "%s: %zu batches", mem ? "memory" : "file", batches);
+        cr_assert_geq(batches, min_batches, "%s: %zu batches", mem ? "memory" : "file", batches);
     }
     check_flipped_copies(path, 6);
+}
+
+Test(format_slim, a_large_block_comes_in_parts)
+{
+    check_parts("large.prof", LARGE_BLOCK, 13);
 }
 
 /* The same for blocks a slot keeps, whose parts the reader's thread
  * decodes from its stage. */
 Test(format_slim, a_block_of_many_small_records_comes_in_parts)
 {
-    const char *path = fu_path("many.prof");
-    write_large_blocks(path, SLOT_BLOCK);
-    check_file(path);
-    for (int mem = 0; mem < 2; mem++) {
-        size_t most, batches = count_batches(path, mem, &most);
-        cr_assert_eq(most, (size_t)PF_SLIM_PART, "%s", mem ? "memory" : "file");
-        cr_assert_geq(batches, (size_t)5, "%s: %zu batches", mem ? "memory" : "file", batches);
-    }
-    check_flipped_copies(path, 6);
+    check_parts("many.prof", SLOT_BLOCK, 5);
 }
 
 /* A caller slower than the reader's thread: the thread, ahead, shows
