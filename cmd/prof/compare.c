@@ -97,6 +97,7 @@ static void init_args(void *args)
     compare_options_default(&a->opts);
     analysis_options_default(&a->analysis);
     a->analysis.top = 0;
+    a->analysis.list_points = 0; /* compared: summaries and fits, never the points */
 }
 
 /* One option's value into a; EXIT_OK or a usage error. */

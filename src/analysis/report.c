@@ -27,6 +27,7 @@ void analysis_options_default(analysis_options *o)
     o->capacity_bytes = 0.0;
     o->top = 20;
     o->max_points = REPORT_POINTS;
+    o->list_points = 1;
     o->max_names = REPORT_NAMES;
     o->others = 0;
 }
@@ -84,12 +85,14 @@ static double memory_peak(const void *series, size_t i)
 
 /* The kept points of a series of n (stats_decimate): returns their count
  * and sets *keep to the kept indexes, or to NULL when every point is
- * kept (then point k is index k). */
+ * kept (then point k is index k). None when the options list no points. */
 size_t report_points(analysis_ctx *c, const void *series, size_t n, stats_value_fn value,
                      size_t **keep)
 {
     *keep = NULL;
     size_t max = c->o.max_points;
+    if (!c->o.list_points)
+        return 0;
     if (max < 2 || n <= max)
         return n;
     if (!(*keep = xcalloc(c, max, sizeof **keep)))
@@ -364,7 +367,7 @@ static size_t merge_points(const size_t *a, size_t na, const size_t *b, size_t n
 static size_t memory_points(analysis_ctx *c, const leak_series *l, size_t **keep)
 {
     size_t n = l->s->nsamples, max = c->o.max_points, half = max / 2;
-    if (max < 4 || n <= max || l->nsteps == 0 || l->nsteps == n)
+    if (!c->o.list_points || max < 4 || n <= max || l->nsteps == 0 || l->nsteps == n)
         return report_points(c, l->s, n, sample_bytes, keep);
     size_t *a = xcalloc(c, half, sizeof *a), *b = xcalloc(c, max, sizeof *b);
     size_t na = 0, nb = 0, k = 0;

@@ -23,6 +23,10 @@ typedef struct analysis_options {
     int top;                    /* rows of "operations" kept, default 20; 0 = all */
     size_t max_points;          /* points kept of the step, memory and counter
                                    series, default REPORT_POINTS; 0 = all     */
+    int list_points;            /* 0: those series are listed without their
+                                   points ("steps", "points" empty), for
+                                   readers that show none: the text report,
+                                   compare; default 1                         */
     size_t max_names;           /* entries kept of the other per-name lists
                                    (memory series, counters, GPU devices,
                                    threads of the call tree), largest first,

@@ -4,7 +4,8 @@
  * colour with Unicode bars on one, CSV quoting of names with a comma, a
  * quote and a newline, names that would drive a terminal or break JSON,
  * the GPU and sync lines of a profile with CUDA records, stable number
- * forms, and write failures reported as PROF_ERR_IO.
+ * forms, write failures reported as PROF_ERR_IO, and the report without
+ * the series' points that the text is rendered from.
  * Run from the repository root. */
 #include <math.h>
 
@@ -253,6 +254,92 @@ Test(output_report, gpu_and_sync_lines)
     assert_has(text, "  CPU-GPU sync   20 syncs (1.00 per step), blocked 20.00 ms");
     free(text);
     cJSON_Delete(r);
+}
+
+/* The report of path, its series listing their points or not. */
+static cJSON *report_listing(const char *path, int list_points)
+{
+    profile_model m;
+    memset(&m, 0, sizeof m);
+    prof_error err = { 0 };
+    cr_assert_eq(profile_model_load(path, &m, NULL, NULL, &err), PROF_OK, "%s: %s", path,
+                 err.message);
+    analysis_options o;
+    analysis_options_default(&o);
+    o.list_points = list_points;
+    const profile_model *models[] = { &m };
+    cJSON *r = report_build(models, 1, &o, &err);
+    cr_assert_not_null(r, "report_build: %s", err.message);
+    profile_model_free(&m);
+    return r;
+}
+
+/* Empties the arrays of points in r: the top-level "steps" and each
+ * memory series' and counter's "points"; returns how many it emptied
+ * that held any. */
+static size_t points_emptied(cJSON *r)
+{
+    size_t full = 0;
+    cJSON *steps = cJSON_GetObjectItemCaseSensitive(r, "steps"), *it;
+    cr_assert(cJSON_IsArray(steps), "no steps array");
+    full += cJSON_GetArraySize(steps) > 0;
+    cJSON_ReplaceItemInObjectCaseSensitive(r, "steps", cJSON_CreateArray());
+    const char *lists[] = { "memory", "counters" };
+    for (size_t k = 0; k < 2; k++)
+        cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(r, lists[k])) {
+            cJSON *pts = cJSON_GetObjectItemCaseSensitive(it, "points");
+            cr_assert(cJSON_IsArray(pts), "%s without points", lists[k]);
+            full += cJSON_GetArraySize(pts) > 0;
+            cJSON_ReplaceItemInObjectCaseSensitive(it, "points", cJSON_CreateArray());
+        }
+    return full;
+}
+
+/* A run of steps with a memory series that leaks, sampled in the middle
+ * of each step too (a timer's samples, which the report lists apart from
+ * the per-step ones), one that does not leak, and a counter. */
+static void write_series(const char *path, uint64_t steps)
+{
+    synth *s = synth_open(path, NULL);
+    cr_assert_not_null(s);
+    synth_thread(s, 0, 1, "main");
+    uint64_t t = MS;
+    for (uint64_t step = 0; step < steps; step++, t += 3 * MS) {
+        synth_region(s, 0, "forward", PROF_KIND_COMPUTE, 0, t, 2 * MS);
+        synth_step(s, 0, step, PROF_STEP_SAMPLED, t, 3 * MS);
+        synth_memory(s, 0, "host.rss", t + MS, (1ull << 30) + step * (1ull << 20));
+        synth_memory(s, 0, "host.rss", t + 3 * MS, (1ull << 30) + step * (1ull << 20));
+        synth_memory(s, 0, "gpu.allocated", t + 3 * MS, (2ull << 30) + (step % 7) * 4096);
+        synth_counter(s, 0, "loss", t + 3 * MS, 1.0 / (double)(step + 1));
+    }
+    prof_error err;
+    cr_assert_eq(synth_close(s, &err), 0, "%s", err.message);
+}
+
+/* analyze's text and compare read no point of a series, so they build
+ * their reports without them: the same report otherwise, and the same
+ * text, on runs shorter and longer than the points a report keeps. */
+Test(output_report, a_report_without_points_is_the_same_text)
+{
+    const uint64_t lengths[] = { 0, 3, 150, REPORT_POINTS + 1, 3 * REPORT_POINTS };
+    for (size_t i = 0; i <= sizeof lengths / sizeof lengths[0]; i++) {
+        const char *path = i ? fu_path("series.prof") : DEMO;
+        if (i)
+            write_series(path, lengths[i - 1]);
+        cJSON *with = report_listing(path, 1), *without = report_listing(path, 0);
+        char *a = render(with, AS_TEXT, NULL, REPORT_TABLE_OPS);
+        char *b = render(without, AS_TEXT, NULL, REPORT_TABLE_OPS);
+        cr_assert_str_eq(a, b, "%s: the text changed without points", path);
+        cr_assert_eq(points_emptied(without), 0, "%s: points listed", path);
+        size_t full = points_emptied(with);
+        cr_assert(i == 1 || (i == 0 ? full > 0 : full == 4), "%s: %zu series with points", path,
+                  full);
+        cr_assert(cJSON_Compare(with, without, 1), "%s: more than the points changed", path);
+        free(a);
+        free(b);
+        cJSON_Delete(with);
+        cJSON_Delete(without);
+    }
 }
 
 Test(output_report, numbers_are_stable)
