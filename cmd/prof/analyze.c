@@ -155,8 +155,8 @@ static int check_args(analyze_args *a, int nprofiles)
     if (a->format == FORMAT_CSV && !a->points_given)
         a->opts.max_points = 0; /* a table is data to work on: every row */
     /* The text shows none of the series' points: building and freeing
-     * them was a third of the time after loading, and most of the memory
-     * of the report. */
+     * them was about half of the time after loading, and most of the
+     * report's memory. */
     if (a->format == FORMAT_TEXT)
         a->opts.list_points = 0;
     return EXIT_OK;

@@ -90,9 +90,9 @@ size_t report_points(analysis_ctx *c, const void *series, size_t n, stats_value_
                      size_t **keep)
 {
     *keep = NULL;
-    size_t max = c->o.max_points;
     if (!c->o.list_points)
         return 0;
+    size_t max = c->o.max_points;
     if (max < 2 || n <= max)
         return n;
     if (!(*keep = xcalloc(c, max, sizeof **keep)))
