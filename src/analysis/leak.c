@@ -278,7 +278,7 @@ int leak_analyze(const analysis_ctx *c, const model_series *s, leak_series *l)
 void leak_project_time(const analysis_ctx *c, leak_series *l)
 {
     if (l->has_projection && l->axis == LEAK_AXIS_STEP)
-        l->oom_t_ns = l->oom_t_ns + l->oom_steps_after * c->steps.mean;
+        l->oom_t_ns += l->oom_steps_after * c->steps.mean;
 }
 
 void leak_series_free(leak_series *l)

@@ -146,7 +146,7 @@ fetch_outcome pf_block_fetch(const pf_file *f, ZSTD_DCtx *dctx, const pf_stage *
 
 uint64_t pf_block_after(const pf_file *f, uint64_t offset, block_buf *b)
 {
-    pf_block_header h;
+    pf_block_header h = { 0 }; /* set when header_check succeeds; gcc -O3 cannot tell */
     if (offset >= f->size || header_check(f, offset, b, &h) != PROF_OK)
         return 0;
     return offset + PF_BLOCK_HEADER_LEN + (uint64_t)h.stored_len;

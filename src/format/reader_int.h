@@ -198,16 +198,6 @@ typedef struct pf_item {
     uint64_t bytes;         /* the block's bytes, against PF_AHEAD_BYTES  */
 } pf_item;
 
-/* The producing thread and the ring it fills: ring[taken % N] is the
- * caller's, the thread fills ring[filled % N] while filled - taken < N
- * (and the bytes ahead allow).
- * A side that finds nothing to do spins a while on the counters before it
- * sleeps on cv: when both sides take about as long, each waits on the
- * other thousands of times a read, and a sleep and a wake cost a system
- * call each (futex), far more than the wait. The store of a counter and
- * the load of the other side's flag are sequentially consistent, and so
- * are the flag's store and the counter's load, so that a side going to
- * sleep either sees the counter moved or is seen to sleep. */
 /* The caller's help with the producer's work (reader_prefetch.c). Read
  * slim, the producer decompresses and decodes every block, and the caller
  * can be left waiting for it. A waiting caller fetches (reads, checks and
@@ -234,6 +224,16 @@ typedef struct pf_help {
     uint64_t taken;         /* the producer's: blocks it took              */
 } pf_help;
 
+/* The producing thread and the ring it fills: ring[taken % N] is the
+ * caller's, the thread fills ring[filled % N] while filled - taken < N
+ * (and the bytes ahead allow).
+ * A side that finds nothing to do spins a while on the counters before it
+ * sleeps on cv: when both sides take about as long, each waits on the
+ * other thousands of times a read, and a sleep and a wake cost a system
+ * call each (futex), far more than the wait. The store of a counter and
+ * the load of the other side's flag are sequentially consistent, and so
+ * are the flag's store and the counter's load, so that a side going to
+ * sleep either sees the counter moved or is seen to sleep. */
 typedef struct prefetch {
     pthread_t thread;
     pthread_mutex_t mu;
