@@ -306,7 +306,8 @@ static int thread_define(model_builder *b, const prof_event *ev)
 /* A call of op: its moments, time batch and duration sketch, the sketch
  * folded on the reader's thread instead for the batches it says so of
  * (opcalls.c). */
-static inline int op_count(model_builder *b, uint32_t op, uint64_t start_ns, uint64_t dur_ns)
+static inline __attribute__((always_inline)) int op_count(model_builder *b, uint32_t op,
+                                                          uint64_t start_ns, uint64_t dur_ns)
 {
     model_op *o = &b->m->ops[op];
     time_batches_add(&o->batches, start_ns, dur_ns);
@@ -390,47 +391,48 @@ static int event_add(model_builder *b, const prof_event *ev)
     }
 }
 
-/* Regions handed over slim, in a row, their operations numbered by the
- * reader's thread (opcalls.c): what event_add does with each whole, from
- * thread_of on, without finding its operation; the per-call figures in
- * one loop, then the call tree in another (each touches only its own). */
-static int slim_run_add(model_builder *b, uint32_t thread, const pf_slim *v, size_t n)
+/* The regions handed over slim at the start of v (n entries), up to the
+ * first entry handed over whole or the end: their operations numbered by
+ * the reader's thread (opcalls.c), what event_add does with each whole,
+ * from thread_of on, without finding its operation; the per-call figures
+ * in one loop, which also finds where the run ends, then the call tree in
+ * another (each touches only its own). Returns how many, or 0 when memory
+ * ran out or a tag is not an op. */
+static size_t slim_run_add(model_builder *b, uint32_t thread, const pf_slim *v, size_t n)
 {
     profile_model *m = b->m;
     uint32_t pos;
     uint64_t first = m->first_ns, last = m->last_ns;
+    size_t i = 0;
     if (thread_of(b, thread, &pos) < 0)
-        return -1;
-    for (size_t i = 0; i < n; i++) {
-        /* The reader's thread numbers operations as op_find_or_add does,
-         * and hands every first call over whole, so the tag is an op. */
-        if (v[i].tag >= m->nops || op_count(b, v[i].tag, v[i].start_ns, v[i].dur_ns) < 0)
-            return -1;
+        return 0;
+    /* The reader's thread numbers operations as op_find_or_add does, and
+     * hands every first call over whole, so a tag is an op or
+     * PF_SLIM_WHOLE, which is past every op. */
+    for (; i < n && v[i].tag < m->nops; i++) {
+        if (op_count(b, v[i].tag, v[i].start_ns, v[i].dur_ns) < 0)
+            return 0;
         span_widen(&first, &last, v[i].start_ns, v[i].dur_ns); /* in registers, not m */
     }
+    if (i < n && v[i].tag != PF_SLIM_WHOLE)
+        return 0;
     m->first_ns = first;
     m->last_ns = last;
-    m->events += n;
-    m->region_events += n;
-    return mb_region_run(b, pos, v, n);
+    m->events += i;
+    m->region_events += i;
+    return mb_region_run(b, pos, v, i) < 0 ? 0 : i;
 }
 
 static int slim_batch_add(model_builder *b, const pf_slim_batch *batch)
 {
     const prof_event *whole = batch->whole;
-    for (size_t i = 0; i < batch->count;) {
+    for (size_t i = 0, run; i < batch->count; i += run) {
         if (batch->slim[i].tag == PF_SLIM_WHOLE) {
             if (event_add(b, whole++) < 0)
                 return -1;
-            i++;
-            continue;
-        }
-        size_t j = i + 1;
-        while (j < batch->count && batch->slim[j].tag != PF_SLIM_WHOLE)
-            j++;
-        if (slim_run_add(b, batch->thread, batch->slim + i, j - i) < 0)
+            run = 1;
+        } else if (!(run = slim_run_add(b, batch->thread, batch->slim + i, batch->count - i)))
             return -1;
-        i = j;
     }
     return 0;
 }
