@@ -18,16 +18,22 @@ static int window_excludes(const fetch_window *w, const pf_block_header *h)
 }
 
 /* Reads the header of the block at offset, avail bytes before the end of
- * the file, into h and checks it up to its payload. */
-static prof_err header_check(const pf_file *f, uint64_t offset, block_buf *b, pf_block_header *h)
+ * the file, into h and checks it up to its payload: from peek when the
+ * last payload read brought it. */
+static prof_err header_check(const pf_file *f, const pf_peek *peek, uint64_t offset,
+                             block_buf *b, pf_block_header *h)
 {
     uint64_t avail = f->size - offset;
     const uint8_t *hp;
     if (avail < PF_BLOCK_HEADER_LEN)
         return prof_error_set(&b->err, PROF_ERR_CORRUPT, "header cut short (%llu of %d bytes)",
                               (unsigned long long)avail, PF_BLOCK_HEADER_LEN);
-    prof_err e = pf_source_read(f, offset, PF_BLOCK_HEADER_LEN, &hp, &b->stored, &b->err,
-                                "out of memory for a block");
+    prof_err e = PROF_OK;
+    if (peek && peek->at == offset)
+        hp = peek->bytes;
+    else
+        e = pf_source_read(f, offset, PF_BLOCK_HEADER_LEN, &hp, &b->stored, &b->err,
+                           "out of memory for a block");
     if (e != PROF_OK)
         return e;
     if (!pf_block_header_magic_ok(hp))
@@ -76,15 +82,24 @@ static prof_err payload_unpack(ZSTD_DCtx *dctx, pf_buf *stage, int in_stage,
 }
 
 /* Reads the payload of the block whose header h is at offset, checks its
- * checksum and decompresses it: b->payload holds h->raw_len bytes. */
+ * checksum and decompresses it: b->payload holds h->raw_len bytes. The
+ * next block's header, when the file has its bytes, comes in the same
+ * read, into stage->peek. */
 static prof_err payload_fetch(const pf_file *f, ZSTD_DCtx *dctx, const pf_stage *stage,
                               uint64_t offset, const pf_block_header *h, block_buf *b)
 {
     const uint8_t *sp;
-    prof_err e = pf_source_read(f, offset + PF_BLOCK_HEADER_LEN, h->stored_len, &sp,
-                                &b->stored, &b->err, "out of memory for a block");
+    uint64_t next = offset + PF_BLOCK_HEADER_LEN + (uint64_t)h->stored_len;
+    size_t more = stage->peek && f->size - next >= PF_BLOCK_HEADER_LEN ? PF_BLOCK_HEADER_LEN : 0;
+    size_t extra;
+    prof_err e = pf_source_read_ahead(f, offset + PF_BLOCK_HEADER_LEN, h->stored_len, more, &sp,
+                                      &extra, &b->stored, &b->err, "out of memory for a block");
     if (e != PROF_OK)
         return e;
+    if (extra == PF_BLOCK_HEADER_LEN) {
+        memcpy(stage->peek->bytes, sp + h->stored_len, PF_BLOCK_HEADER_LEN);
+        stage->peek->at = next;
+    }
     if (crc32c_update(0, sp, h->stored_len) != h->payload_crc)
         return prof_error_set(&b->err, PROF_ERR_CORRUPT, "payload checksum mismatch");
     b->payload = sp;
@@ -94,7 +109,7 @@ static prof_err payload_fetch(const pf_file *f, ZSTD_DCtx *dctx, const pf_stage 
                             h, sp, b)) != PROF_OK)
         return e;
     b->rawlen = h->raw_len;
-    b->next = offset + PF_BLOCK_HEADER_LEN + (uint64_t)h->stored_len;
+    b->next = next;
     return PROF_OK;
 }
 
@@ -110,7 +125,7 @@ static fetch_outcome fetch_one(const pf_file *f, ZSTD_DCtx *dctx, const pf_stage
     }
     if (f->size - offset == 0)
         return FETCH_END; /* cut exactly between blocks: nothing lost but the footer */
-    if (header_check(f, offset, b, &h) != PROF_OK)
+    if (header_check(f, stage->peek, offset, b, &h) != PROF_OK)
         return FETCH_CUT;
     b->stored_len = h.stored_len;
     if (h.kind == PF_BLOCK_EVENTS && window_excludes(win, &h))
@@ -144,10 +159,10 @@ fetch_outcome pf_block_fetch(const pf_file *f, ZSTD_DCtx *dctx, const pf_stage *
     return o;
 }
 
-uint64_t pf_block_after(const pf_file *f, uint64_t offset, block_buf *b)
+uint64_t pf_block_after(const pf_file *f, const pf_peek *peek, uint64_t offset, block_buf *b)
 {
     pf_block_header h = { 0 }; /* set when header_check succeeds; gcc -O3 cannot tell */
-    if (offset >= f->size || header_check(f, offset, b, &h) != PROF_OK)
+    if (offset >= f->size || header_check(f, peek, offset, b, &h) != PROF_OK)
         return 0;
     return offset + PF_BLOCK_HEADER_LEN + (uint64_t)h.stored_len;
 }

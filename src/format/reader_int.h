@@ -149,6 +149,15 @@ typedef struct pf_tag_cache {
     size_t n;
 } pf_tag_cache;
 
+/* The header of the block after the last payload a fetcher read from a
+ * file, read with that payload: one system call a block, not two, on the
+ * reading thread (reader_block.c). at is its offset; 0 none, as no block
+ * starts there. */
+typedef struct pf_peek {
+    uint64_t at;
+    uint8_t bytes[PF_BLOCK_HEADER_LEN];
+} pf_peek;
+
 /* The producer's state: where it is in the file; and, for a batch
  * function run on the producing thread, the decoder and the batch it
  * decodes into. */
@@ -170,6 +179,7 @@ typedef struct producer {
     int cont;               /* dec is in a block handed over in parts,
                                whose buffers it holds in held             */
     block_buf held;
+    pf_peek peek;           /* its fetches'                               */
 } producer;
 
 /* A block decoded by the producer for pf_reader_next_slim, or a part of
@@ -220,6 +230,7 @@ typedef struct pf_help {
     block_buf blk;          /* its payload in stage                        */
     pf_buf stage;
     ZSTD_DCtx *dctx;        /* the caller's own; created at the first help */
+    pf_peek peek;           /* its fetches'                                */
     int always;             /* tests: help before taking every item        */
     uint64_t taken;         /* the producer's: blocks it took              */
 } pf_help;
@@ -302,6 +313,13 @@ int pf_source_open(const char *path, struct stat *sb, prof_error *err);
 prof_err pf_source_read(const pf_file *f, uint64_t off, size_t len, const uint8_t **out,
                         pf_buf *buf, prof_error *err, const char *nomem);
 
+/* pf_source_read, reading from a file up to more bytes after the len in
+ * the same call, as many as it still has: *extra says how many came (0
+ * for memory, which is read in place). */
+prof_err pf_source_read_ahead(const pf_file *f, uint64_t off, size_t len, size_t more,
+                              const uint8_t **out, size_t *extra, pf_buf *buf, prof_error *err,
+                              const char *nomem);
+
 /* ---- reader_header.c ---------------------------------------------------- */
 
 /* Reads and checks the file header, the metadata and the trailer: fills
@@ -327,13 +345,14 @@ prof_err pf_read_header(prof_reader *r, prof_error *err);
 typedef struct pf_stage {
     pf_buf *buf;           /* NULL: none                                   */
     int decoded_here;      /* blocks but the footer may stay in buf         */
+    pf_peek *peek;         /* the fetcher's, or NULL                        */
 } pf_stage;
 
 fetch_outcome pf_block_fetch(const pf_file *f, ZSTD_DCtx *dctx, const pf_stage *stage,
                              const fetch_window *win, uint64_t offset, block_buf *b);
 /* The offset of the block after the one whose header is at offset, if that
- * header is there and checks (read into b->stored); else 0. */
-uint64_t pf_block_after(const pf_file *f, uint64_t offset, block_buf *b);
+ * header is there and checks (from peek, or read into b->stored); else 0. */
+uint64_t pf_block_after(const pf_file *f, const pf_peek *peek, uint64_t offset, block_buf *b);
 void pf_block_buf_free(block_buf *b);
 
 /* ---- reader_decode.c ---------------------------------------------------- */

@@ -225,10 +225,10 @@ static int help_give(prof_reader *r, pf_help *h)
     h->asked = fetching;
     if (!h->dctx && !(h->dctx = ZSTD_createDCtx()))
         return 0;
-    uint64_t at = pf_block_after(&r->file, fetching, &h->blk);
+    uint64_t at = pf_block_after(&r->file, &h->peek, fetching, &h->blk);
     if (!at)
         return 0;
-    pf_stage stage = { &h->stage, 1 };
+    pf_stage stage = { &h->stage, 1, &h->peek };
     fetch_window none = { 0, 0, 0 };
     if (pf_block_fetch(&r->file, h->dctx, &stage, &none, at, &h->blk) == FETCH_BLOCK &&
         h->blk.payload == h->stage.data) {
@@ -262,7 +262,7 @@ static int produce(const pf_file *f, producer *pr, pf_item *it, int on_thread, i
         b->thread = pr->dec.thread;
         return slim_run_block(pr, it, on_thread && ahead);
     }
-    pf_stage stage = { on_thread ? &pr->stage : NULL, pr->slim_fn != NULL };
+    pf_stage stage = { on_thread ? &pr->stage : NULL, pr->slim_fn != NULL, &pr->peek };
     fetch_outcome o = help && help_take(help, pr, b)
                           ? FETCH_BLOCK
                           : pf_block_fetch(f, pr->dctx, &stage, &pr->win, pr->offset, b);

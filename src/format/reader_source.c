@@ -72,24 +72,36 @@ int pf_buf_reserve(pf_buf *buf, size_t len)
     return 0;
 }
 
-prof_err pf_source_read(const pf_file *f, uint64_t off, size_t len, const uint8_t **out,
-                        pf_buf *buf, prof_error *err, const char *nomem)
+prof_err pf_source_read_ahead(const pf_file *f, uint64_t off, size_t len, size_t more,
+                              const uint8_t **out, size_t *extra, pf_buf *buf, prof_error *err,
+                              const char *nomem)
 {
+    *extra = 0;
     if (f->mem) {
         *out = f->mem + off;
         return PROF_OK;
     }
-    if (pf_buf_reserve(buf, len) < 0)
+    if (pf_buf_reserve(buf, len + more) < 0)
         return read_failed(err, ENOMEM, nomem);
     size_t got = 0;
-    while (got < len) {
-        ssize_t n = pread(f->fd, buf->data + got, len - got, (off_t)(off + got));
+    while (got < len + more) {
+        ssize_t n = pread(f->fd, buf->data + got, len + more - got, (off_t)(off + got));
         if (n < 0 && errno == EINTR)
             continue;
+        if (n <= 0 && got >= len) /* the bytes after len are not needed */
+            break;
         if (n <= 0) /* n == 0: the file shrank under us */
             return read_failed(err, n == 0 ? EIO : errno, nomem);
         got += (size_t)n;
     }
     *out = buf->data;
+    *extra = got - len;
     return PROF_OK;
+}
+
+prof_err pf_source_read(const pf_file *f, uint64_t off, size_t len, const uint8_t **out,
+                        pf_buf *buf, prof_error *err, const char *nomem)
+{
+    size_t extra;
+    return pf_source_read_ahead(f, off, len, 0, out, &extra, buf, err, nomem);
 }
