@@ -571,15 +571,20 @@ int pf_decode_slim(decoder *d, const pf_tag_cache *tc, pf_slim *out, uint32_t ro
     decode_at at = { d->p, d->cursor };
     uint32_t count = 0, nev = 0, left = d->left;
     int end = 0;
+    /* copies, which the stores into out cannot change: they stay in
+     * registers through the run below (decoding the longer way changes
+     * neither) */
+    const pf_tag_cache tags = *tc;
+    const uint8_t *const block_end_p = d->end;
     for (;;) {
         /* A run of regions with tags, the most of a profile, with the
          * checks of each record below made once for the run: room for
          * it, and records left (the end of the block is checked as
          * decode_region_fast does). */
         uint32_t run = left < room - count ? left : room - count;
-        while (run && d->end - at.p >= REGION_BYTES_MAX &&
+        while (run && block_end_p - at.p >= REGION_BYTES_MAX &&
                (uint8_t)(*at.p - PF_TAG_REGION) <= PF_TAG_REGION_LAST - PF_TAG_REGION &&
-               decode_region_slim(&at, tc, &out[count], *at.p)) {
+               decode_region_slim(&at, &tags, &out[count], *at.p)) {
             count++;
             run--;
             left--;

@@ -780,14 +780,16 @@ int mb_region(model_builder *b, uint32_t tpos, const mb_reg *reg, uint32_t op)
 static size_t rep_follow_run(model_builder *b, uint32_t tpos, const pf_slim *v, size_t n)
 {
     mb_rep *r = &b->threads[tpos].rep;
-    const mb_rep_learned *l = &r->learned[r->following];
-    if (l->n == 0 || vec_grow(&r->cur, &r->cap_cur, l->n - 1, sizeof *r->cur) < 0)
+    /* a copy, which the stores into r and cur cannot change: its array
+     * and length stay in registers */
+    const mb_rep_learned l = r->learned[r->following];
+    if (l.n == 0 || vec_grow(&r->cur, &r->cap_cur, l.n - 1, sizeof *r->cur) < 0)
         return 0; /* rep_follow meets it */
     mb_rep_region *cur = r->cur;
     size_t ncur = r->ncur, i = 0;
     int k = 0;
     for (; i < n && k == 0; i++)
-        if ((k = rep_keep(r, cur, &ncur, rep_place(l, ncur), v[i].tag, pf_slim_depth(&v[i]),
+        if ((k = rep_keep(r, cur, &ncur, rep_place(&l, ncur), v[i].tag, pf_slim_depth(&v[i]),
                           pf_slim_kind(&v[i]), v[i].start_ns, v[i].dur_ns)) < 0)
             break;
     r->ncur = ncur;
