@@ -94,9 +94,10 @@ typedef struct mb_rep {
     int learnable;         /* cur (read the general way) may be learned            */
     uint32_t skip, backoff; /* outermost regions left to read the general way       */
     uint32_t top;          /* levels below which children wait (as mb_thread.top)   */
-    uint32_t waiting[MB_REP_DEPTH];  /* children waiting at each level              */
-    uint64_t sum[MB_REP_DEPTH];      /* their durations                             */
-    uint64_t min_end[MB_REP_DEPTH];  /* the earliest end among them                 */
+    uint64_t sum[MB_REP_DEPTH];      /* durations of the children waiting at each
+                                        level, 0 when none waits                       */
+    uint64_t min_end[MB_REP_DEPTH];  /* the earliest end among them, UINT64_MAX when
+                                        none waits (mb_rep_init)                       */
 } mb_rep;
 
 typedef struct mb_thread {
@@ -282,6 +283,8 @@ int mb_region(model_builder *b, uint32_t tpos, const mb_reg *ev, uint32_t op);
 /* mb_region for each of n regions handed over slim, their tags their ops,
  * with no other event of the thread among them */
 int mb_region_run(model_builder *b, uint32_t tpos, const pf_slim *v, size_t n);
+/* A new thread's repeat path, its levels empty. */
+void mb_rep_init(mb_rep *r);
 int mb_sync_record(model_builder *b, uint32_t tpos, const prof_event *ev);
 int mb_tree_finish(model_builder *b);
 void mb_tree_free(model_builder *b);

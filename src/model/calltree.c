@@ -531,6 +531,21 @@ static int region_general(model_builder *b, uint32_t tpos, const mb_reg *reg, ui
  * the tree is an integer sum, and syncs and recent regions are met on
  * arrival either way, so the model is the general way's to the bit. */
 
+/* Level l with no region waiting: nothing summed, and an earliest end
+ * past every region's start, so that the test for orphans below needs no
+ * test of whether any region waits. */
+static void rep_level_empty(mb_rep *r, uint32_t l)
+{
+    r->sum[l] = 0;
+    r->min_end[l] = UINT64_MAX;
+}
+
+void mb_rep_init(mb_rep *r)
+{
+    for (uint32_t l = 0; l < MB_REP_DEPTH; l++)
+        rep_level_empty(r, l);
+}
+
 /* The kind of outermost region learned whose first region is reg's, or
  * MB_REP_KINDS. */
 static uint32_t rep_kind_of(const mb_rep *r, uint32_t depth, uint32_t op)
@@ -555,7 +570,7 @@ static void rep_begin(const model_builder *b, mb_thread *t, const mb_reg *reg, u
 {
     mb_rep *r = &t->rep;
     for (uint32_t l = 0; l < r->top; l++)
-        r->waiting[l] = 0;
+        rep_level_empty(r, l);
     r->top = 0;
     r->ncur = 0;
     r->started = 1;
@@ -622,27 +637,22 @@ static inline int rep_keep(mb_rep *r, mb_rep_region *cur, size_t *ncur, const mb
 {
     uint64_t e = s + dur;
     /* as the general way would place it: no orphan below it (every child
-     * waiting one level down ended after it began); none further down, as
-     * the depths so far are those of the learned region, which had none.
-     * d indexes only once it is a learned depth. */
-    if (!p || p->op != op || p->depth != d || e < s ||
-        (r->waiting[d + 1] && r->min_end[d + 1] <= s))
+     * waiting one level down ended after it began; an empty level's
+     * earliest end is UINT64_MAX, which only a region that starts then
+     * reaches: the general way takes it); none further down, as the depths
+     * so far are those of the learned region, which had none. d indexes
+     * only once it is a learned depth. */
+    if (!p || p->op != op || p->depth != d || e < s || r->min_end[d + 1] <= s)
         return -1;
-    uint64_t kids = r->waiting[d + 1] ? r->sum[d + 1] : 0;
-    r->waiting[d + 1] = 0;
+    uint64_t kids = r->sum[d + 1];
+    rep_level_empty(r, d + 1);
     cur[(*ncur)++] = (mb_rep_region){ s, dur, kids < dur ? dur - kids : 0, op, d, kind };
     if (d == 0) {
         r->top = 0;
         return 1;
     }
-    if (!r->waiting[d]) {
-        r->sum[d] = 0;
-        r->min_end[d] = e;
-    }
-    r->waiting[d]++;
     r->sum[d] += dur;
-    if (e < r->min_end[d])
-        r->min_end[d] = e;
+    r->min_end[d] = e < r->min_end[d] ? e : r->min_end[d];
     r->top = d + 1;
     return 0;
 }

@@ -264,6 +264,7 @@ static int thread_find(model_builder *b, uint32_t index, uint32_t *pos)
             return -1;
         memset(&m->threads[i], 0, sizeof m->threads[i]);
         memset(&b->threads[i], 0, sizeof b->threads[i]);
+        mb_rep_init(&b->threads[i].rep);
         m->threads[i].index = index;
         m->threads[i].root = root;
         m->nthreads++;
