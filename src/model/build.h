@@ -67,15 +67,19 @@ typedef struct mb_rep_region {
     uint32_t op, depth, kind;
 } mb_rep_region;
 
-/* A region of the last outermost region learned: its place in the tree. */
+/* A region of the last outermost region learned: its place in the tree,
+ * and what the repeats of it committed since that place last took them
+ * in (calltree.c, rep_flush_sums). */
 typedef struct mb_rep_path {
-    uint32_t op, depth, node;
+    uint32_t op, depth, kind, node;
+    uint64_t dur, self;    /* sums over the repeats                             */
 } mb_rep_path;
 
 /* The places learned of one outermost region's regions, in arrival order. */
 typedef struct mb_rep_learned {
     mb_rep_path *v;
     size_t n, cap;
+    uint64_t commits;      /* repeats committed into the sums of v              */
 } mb_rep_learned;
 
 #define MB_REP_DEPTH 32u       /* regions this deep or deeper take the general path   */

@@ -529,7 +529,14 @@ static int region_general(model_builder *b, uint32_t tpos, const mb_reg *reg, ui
  * The first region that differs replays what was kept through the general
  * way, which reads the rest; so does the end of the file. Every figure of
  * the tree is an integer sum, and syncs and recent regions are met on
- * arrival either way, so the model is the general way's to the bit. */
+ * arrival either way, so the model is the general way's to the bit.
+ *
+ * A repeat is committed into sums by place (mb_rep_path.dur and .self,
+ * and the count of repeats), one addition each as a region is kept, and
+ * those go into the nodes, their operations' self times and their kinds'
+ * only when the place is learned anew and when the file ends: no second
+ * pass over the regions of each outermost region. A repeat that fails
+ * first takes its regions back out of the sums. */
 
 /* Level l with no region waiting: nothing summed, and an earliest end
  * past every region's start, so that the test for orphans below needs no
@@ -554,6 +561,23 @@ static uint32_t rep_kind_of(const mb_rep *r, uint32_t depth, uint32_t op)
         if (r->learned[k].n && r->learned[k].v[0].op == op && r->learned[k].v[0].depth == depth)
             return k;
     return MB_REP_KINDS;
+}
+
+/* The sums of the repeats of l into the tree, and l's sums to 0. */
+static void rep_flush_sums(profile_model *m, mb_rep_learned *l)
+{
+    for (size_t i = 0; l->commits && i < l->n; i++) {
+        mb_rep_path *p = &l->v[i];
+        model_node *node = &m->nodes[p->node];
+        node->calls += l->commits;
+        node->incl_ns += p->dur;
+        node->self_ns += p->self;
+        m->ops[p->op].self_ns += p->self;
+        if (p->kind < sizeof m->kind_ns / sizeof m->kind_ns[0])
+            m->kind_ns[p->kind] += p->self;
+        p->dur = p->self = 0;
+    }
+    l->commits = 0;
 }
 
 /* PROF_MODEL_REPEAT=0 reads every region the general way: the reference
@@ -588,6 +612,11 @@ static void rep_begin(const model_builder *b, mb_thread *t, const mb_reg *reg, u
 static int rep_replay(model_builder *b, uint32_t tpos)
 {
     mb_rep *r = &b->threads[tpos].rep;
+    mb_rep_path *v = r->learned[r->following].v;
+    for (size_t i = 0; i < r->ncur; i++) { /* out of the sums, modulo 2^64 */
+        v[i].dur -= r->cur[i].dur;
+        v[i].self -= r->cur[i].self;
+    }
     r->speculating = 0;
     r->learnable = 1;
     r->backoff = r->backoff ? (r->backoff < 64 ? 2 * r->backoff : 64) : 1;
@@ -601,21 +630,13 @@ static int rep_replay(model_builder *b, uint32_t tpos)
     return 0;
 }
 
-/* The outermost region arrived: every kept region to its learned node. */
+/* The outermost region arrived: its kept regions are in their places'
+ * sums, which count one repeat more. */
 static void rep_commit(model_builder *b, uint32_t tpos)
 {
     profile_model *m = b->m;
     mb_rep *r = &b->threads[tpos].rep;
-    for (size_t i = 0; i < r->ncur; i++) {
-        const mb_rep_region *x = &r->cur[i];
-        model_node *node = &m->nodes[r->learned[r->following].v[i].node];
-        node->calls++;
-        node->incl_ns += x->dur;
-        node->self_ns += x->self;
-        m->ops[x->op].self_ns += x->self;
-        if (x->kind < sizeof m->kind_ns / sizeof m->kind_ns[0])
-            m->kind_ns[x->kind] += x->self;
-    }
+    r->learned[r->following].commits++;
     const mb_rep_region *outer = &r->cur[r->ncur - 1];
     m->threads[tpos].regions += r->ncur;
     m->repeated_regions += r->ncur;
@@ -626,13 +647,14 @@ static void rep_commit(model_builder *b, uint32_t tpos)
     r->backoff = 0;
 }
 
-/* Keeps a region of op at depth d, [s, s + dur), as cur[*ncur], the next
- * of the learned outermost region, whose place for it is p (NULL: it has
- * no more regions), when it is that place's: -1 it is not (nothing
- * changed), 0 kept, 1 kept and it is the outermost region, to be
- * committed. cur and *ncur are r's, or copies a loop keeps (in
- * registers) and writes back; room for the region in cur was made. */
-static inline int rep_keep(mb_rep *r, mb_rep_region *cur, size_t *ncur, const mb_rep_path *p,
+/* Keeps a region of op and kind at depth d, [s, s + dur), as cur[*ncur],
+ * the next of the learned outermost region, whose place for it is p
+ * (NULL: it has no more regions), when it is that place's, and adds it to
+ * the place's sums: -1 it is not (nothing changed), 0 kept, 1 kept and it
+ * is the outermost region, to be committed. cur and *ncur are r's, or
+ * copies a loop keeps (in registers) and writes back; room for the
+ * region in cur was made. */
+static inline int rep_keep(mb_rep *r, mb_rep_region *cur, size_t *ncur, mb_rep_path *p,
                            uint32_t op, uint32_t d, uint32_t kind, uint64_t s, uint64_t dur)
 {
     uint64_t e = s + dur;
@@ -642,11 +664,14 @@ static inline int rep_keep(mb_rep *r, mb_rep_region *cur, size_t *ncur, const mb
      * reaches: the general way takes it); none further down, as the depths
      * so far are those of the learned region, which had none. d indexes
      * only once it is a learned depth. */
-    if (!p || p->op != op || p->depth != d || e < s || r->min_end[d + 1] <= s)
+    if (!p || p->op != op || p->depth != d || p->kind != kind || e < s ||
+        r->min_end[d + 1] <= s)
         return -1;
-    uint64_t kids = r->sum[d + 1];
+    uint64_t kids = r->sum[d + 1], self = kids < dur ? dur - kids : 0;
     rep_level_empty(r, d + 1);
-    cur[(*ncur)++] = (mb_rep_region){ s, dur, kids < dur ? dur - kids : 0, op, d, kind };
+    cur[(*ncur)++] = (mb_rep_region){ s, dur, self, op, d, kind };
+    p->dur += dur;
+    p->self += self;
     if (d == 0) {
         r->top = 0;
         return 1;
@@ -659,7 +684,7 @@ static inline int rep_keep(mb_rep *r, mb_rep_region *cur, size_t *ncur, const mb
 
 /* The learned place of region ncur of the outermost region, or NULL past
  * the last. */
-static const mb_rep_path *rep_place(const mb_rep_learned *l, size_t ncur)
+static mb_rep_path *rep_place(const mb_rep_learned *l, size_t ncur)
 {
     return ncur < l->n ? &l->v[ncur] : NULL;
 }
@@ -688,7 +713,7 @@ static void rep_note(mb_rep *r, const mb_reg *reg, uint32_t op)
         r->learnable = 0;
         return;
     }
-    r->cur[r->ncur++] = (mb_rep_region){ .op = op, .depth = reg->depth };
+    r->cur[r->ncur++] = (mb_rep_region){ .op = op, .depth = reg->depth, .kind = reg->kind };
 }
 
 /* An outermost region read the general way, with no orphan: its regions'
@@ -704,17 +729,18 @@ static void rep_learn(model_builder *b, uint32_t tpos)
     uint32_t above[MB_REP_DEPTH]; /* the node of the region that adopts at each level */
     for (uint32_t d = 0; d < MB_REP_DEPTH; d++)
         above[d] = MODEL_NONE;
+    rep_flush_sums(b->m, l); /* what the places it replaces hold */
     l->n = 0;
     if (vec_grow(&l->v, &l->cap, r->ncur - 1, sizeof *l->v) < 0)
         return;
     for (size_t i = r->ncur; i-- > 0;) {
-        uint32_t d = r->cur[i].depth, op = r->cur[i].op;
+        uint32_t d = r->cur[i].depth, op = r->cur[i].op, kind = r->cur[i].kind;
         uint32_t parent = d == 0 ? b->m->threads[tpos].root : above[d - 1];
         const uint32_t *node =
             parent == MODEL_NONE ? NULL : hmap_find(&b->node_index, (uint64_t)parent << 32 | op);
         if (!node)
             return; /* not as adopt placed it: nothing learned */
-        l->v[i] = (mb_rep_path){ op, d, *node };
+        l->v[i] = (mb_rep_path){ op, d, kind, *node, 0, 0 };
         above[d] = *node;
         for (uint32_t c = d + 1; c < MB_REP_DEPTH && above[c] != MODEL_NONE; c++)
             above[c] = MODEL_NONE;
@@ -901,6 +927,8 @@ int mb_tree_finish(model_builder *b)
         /* Still waiting: their parents never ended (a cut-short file). */
         if (rep_flush(b, i) < 0 || orphans_to_root(b, i, 0) < 0)
             return -1;
+        for (uint32_t k = 0; k < MB_REP_KINDS; k++)
+            rep_flush_sums(m, &t->rep.learned[k]);
         t->top = 0;
         for (size_t k = 0; k < t->nsyncs; k++)
             if (sync_resolve(b, &t->syncs[k], MODEL_NONE, 0) < 0)

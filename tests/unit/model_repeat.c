@@ -54,6 +54,7 @@ typedef enum {
     MUT_ZERO_CHILD,  /* a child of no duration at its parent's start */
     MUT_WRAP,        /* a leaf whose end passes 2^64 */
     MUT_DEEP,        /* a chain of 40 below a leaf */
+    MUT_KIND,        /* a region of its operation, of another kind */
     MUT_KINDS
 } mutation;
 
@@ -119,7 +120,10 @@ static void emit_node(const emitter *em, int i, uint32_t d, uint64_t start, uint
     uint64_t dur = end - start;
     if (em->mut == MUT_WRAP && i == em->target && !kids)
         dur = UINT64_MAX - start / 2;
-    synth_region(em->s, em->thread, name, sh->n[i].kind, d, start, dur);
+    prof_kind kind = sh->n[i].kind;
+    if (em->mut == MUT_KIND && i == em->target)
+        kind = (prof_kind)((kind + 1) % 3);
+    synth_region(em->s, em->thread, name, kind, d, start, dur);
 }
 
 /* SHAPES shapes drawn from seed; steps of each of three threads take one
