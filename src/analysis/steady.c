@@ -70,7 +70,7 @@ void steady_op(analysis_ctx *c, cJSON *op_obj, const model_op *op)
 {
     uint64_t calls[TIMEBATCH_MAX], ns[TIMEBATCH_MAX];
     size_t n = 0;
-    for (uint32_t i = 0; i < op->batches.used; i++)
+    for (uint32_t i = 0, used = time_batches_used(&op->batches); i < used; i++)
         if (op->batches.at[i].calls) {
             calls[n] = op->batches.at[i].calls;
             ns[n++] = op->batches.at[i].ns;

@@ -116,16 +116,15 @@ void mb_op_init(model_op *op)
     sketch_init(&op->dur);
 }
 
-/* One call of op lasting dur: its count and moments (its duration sketch
- * is sketch_add's). */
-static void op_moments(model_op *op, uint64_t dur)
+/* One call of op lasting dur: its moments, before its time batch counts
+ * it (its count and total are the batches', its duration sketch is
+ * sketch_add's). */
+static inline __attribute__((always_inline)) void op_moments(model_op *op, uint64_t dur)
 {
-    op->calls++;
-    op->incl_ns += dur;
     /* Sums of deviations from the first duration ("shifted data"): as
      * stable as Welford's update while the shift is a typical duration,
      * which the first one is, and free of its division per call. */
-    if (op->calls == 1)
+    if (time_batches_empty(&op->batches))
         op->shift = (double)dur;
     double d = (double)dur - op->shift;
     op->sum_dev += d;
@@ -139,6 +138,11 @@ static void op_finish(model_op *op)
      * not kept twice per call. */
     op->min_ns = op->dur.min;
     op->max_ns = op->dur.max;
+    op->calls = op->incl_ns = 0; /* every call is in one batch */
+    for (uint32_t i = 0; i < TIMEBATCH_MAX; i++) {
+        op->calls += op->batches.at[i].calls;
+        op->incl_ns += op->batches.at[i].ns;
+    }
     if (!op->calls)
         return;
     double n = (double)op->calls;
@@ -311,8 +315,8 @@ static inline __attribute__((always_inline)) int op_count(model_builder *b, uint
                                                           uint64_t start_ns, uint64_t dur_ns)
 {
     model_op *o = &b->m->ops[op];
-    time_batches_add(&o->batches, start_ns, dur_ns);
     op_moments(o, dur_ns);
+    time_batches_add(&o->batches, start_ns, dur_ns);
     return b->sketched ? 0 : sketch_add(&o->dur, dur_ns);
 }
 

@@ -24,8 +24,9 @@
 typedef struct model_op {
     char *name;
     uint32_t kind;         /* prof_kind of its first region; MODEL_KIND_GPU for kernels */
-    uint64_t calls;
-    uint64_t incl_ns;      /* sum of durations (nested calls of itself counted once each) */
+    uint64_t calls;        /* set when loading ends, from batches                       */
+    uint64_t incl_ns;      /* sum of durations (nested calls of itself counted once each);
+                              set when loading ends, from batches                       */
     uint64_t self_ns;      /* incl minus time in child regions                          */
     uint64_t min_ns, max_ns; /* set when loading ends, from dur                      */
     double mean_ns, m2;    /* variance = m2 / (calls - 1); both set when loading ends   */

@@ -13,7 +13,6 @@ static void time_batches_fold(time_batches *b)
         b->at[i].ns = b->at[2 * i].ns + b->at[2 * i + 1].ns;
     }
     memset(b->at + TIMEBATCH_MAX / 2, 0, TIMEBATCH_MAX / 2 * sizeof *b->at);
-    b->used = (b->used + 1) / 2;
     b->shift++;
 }
 
@@ -31,6 +30,14 @@ uint64_t time_batches_slot_slow(time_batches *b, uint64_t start_ns)
     if (i >= TIMEBATCH_MAX) /* only past 2^63 ns: cannot happen with a real clock */
         i = TIMEBATCH_MAX - 1;
     return i;
+}
+
+uint32_t time_batches_used(const time_batches *b)
+{
+    uint32_t n = TIMEBATCH_MAX;
+    while (n > 0 && b->at[n - 1].calls == 0)
+        n--;
+    return n;
 }
 
 uint64_t time_batches_width(const time_batches *b)

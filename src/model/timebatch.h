@@ -27,7 +27,6 @@ typedef struct time_batch {
 typedef struct time_batches {
     uint64_t t0;            /* start of the first call seen                  */
     uint32_t shift;         /* batch width is 2^shift ns; 0 before any call   */
-    uint32_t used;          /* batches [0, used) hold every call so far        */
     time_batch at[TIMEBATCH_MAX];
 } time_batches;
 
@@ -46,9 +45,17 @@ static inline void time_batches_add(time_batches *b, uint64_t start_ns, uint64_t
         i = time_batches_slot_slow(b, start_ns);
     b->at[i].calls++;
     b->at[i].ns += dur_ns;
-    if (i + 1 > b->used)
-        b->used = (uint32_t)i + 1;
 }
+
+/* Whether no call was counted yet. */
+static inline int time_batches_empty(const time_batches *b)
+{
+    return b->shift == 0;
+}
+
+/* The batches [0, n) that hold every call: n is one past the last batch
+ * with a call (worked out when asked, not kept up call by call). */
+uint32_t time_batches_used(const time_batches *b);
 
 /* Width of each batch in nanoseconds (0 before any call). */
 uint64_t time_batches_width(const time_batches *b);
