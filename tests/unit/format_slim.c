@@ -14,6 +14,7 @@
 
 #include "criterion_tsan.h"
 #include "format/format.h"
+#include "format/varint.h"
 #include "format_util.h"
 #include "synth.h"
 
@@ -248,6 +249,156 @@ static void check_parts(const char *name, uint32_t records, size_t min_batches)
         cr_assert_geq(batches, min_batches, "%s: %zu batches", mem ? "memory" : "file", batches);
     }
     check_flipped_copies(path, 6);
+}
+
+/* ---- varints of every length ------------------------------------------------------ */
+
+/* v as a varint of exactly len bytes: continuation bytes past its
+ * shortest form carry zeros (an overlong varint, which the reader
+ * accepts as its value). v must fit len bytes. */
+static size_t put_varint_len(uint8_t *p, uint64_t v, size_t len)
+{
+    for (size_t i = 0; i + 1 < len; i++, v >>= 7)
+        p[i] = (uint8_t)(0x80 | (v & 0x7f));
+    p[len - 1] = (uint8_t)v;
+    return len;
+}
+
+/* A region record of a name id, kind and depth, with its time delta
+ * (zigzag-coded already: any value) and duration in dt_len and dur_len
+ * bytes; its size. */
+static size_t put_region_len(uint8_t *p, uint32_t name, prof_kind kind, uint32_t depth,
+                             uint64_t dt, size_t dt_len, uint64_t dur, size_t dur_len)
+{
+    uint8_t *q = p;
+    *q++ = (uint8_t)(PF_TAG_REGION + kind);
+    q += pf_varint_put(q, name);
+    q += pf_varint_put(q, depth);
+    q += put_varint_len(q, dt, dt_len);
+    q += put_varint_len(q, dur, dur_len);
+    return (size_t)(q - p);
+}
+
+/* A value that fits len bytes of varint: every bit set, none, or drawn;
+ * past 63 bits only the top one. */
+static uint64_t value_of_len(uint64_t *rng, size_t len, size_t i)
+{
+    uint64_t mask = len >= 10 ? UINT64_MAX : ((uint64_t)1 << (7 * len)) - 1;
+    *rng = *rng * 6364136223846793005u + 1442695040888963407u;
+    return i % 3 == 0 ? mask : i % 3 == 1 ? 0 : (*rng ^ *rng >> 29) & mask;
+}
+
+#define VARINT_REGIONS 2001
+
+/* A file of regions whose names, depths, time deltas and durations take
+ * every length from one byte to ten, overlong ones among them, names and
+ * depths past one byte whose low seven bits are those of names in use
+ * (with the same kind: a name's kind comes from those bits), and values
+ * with every bit of their bytes set; the last region's
+ * duration bad (a tenth byte over 1: past 64 bits) when bad. The regions
+ * as the format defines them (§6.2) in expect (VARINT_REGIONS). Returns
+ * the number of regions. */
+static size_t write_varints(const char *path, int bad, prof_event *expect)
+{
+    static const uint32_t names[] = { 1, 5, 127, 129, 133, 300, 16385 };
+    static const uint32_t depths[] = { 0, 1, 127, 129, 20000 };
+    static uint8_t mem[1 << 17];
+    pf_writer *w;
+    pf_block b;
+    prof_error err = { 0 };
+    cr_assert_eq(pf_writer_open(&w, path, "{}", 2, &err), PROF_OK, "%s", err.message);
+    size_t len = 0, n = 0;
+    for (size_t k = 0; k < 300 + 1; k++) {
+        uint32_t id = k < 300 ? (uint32_t)k + 1 : 16385;
+        char name[16];
+        size_t nlen = (size_t)snprintf(name, sizeof name, "n%u", id);
+        uint8_t *q = mem + len;
+        *q++ = PF_TAG_STRING;
+        q += pf_varint_put(q, id);
+        q += pf_varint_put(q, nlen);
+        memcpy(q, name, nlen);
+        len = (size_t)(q - mem) + nlen;
+    }
+    pf_block_init_fixed(&b, PF_BLOCK_DEFS, PF_THREAD_NONE, mem, len);
+    b.len = len;
+    b.count = 301;
+    cr_assert_eq(pf_writer_write_block(w, &b, &err), PROF_OK, "%s", err.message);
+    uint64_t rng = 42;
+    /* in blocks of 50: the reader decodes a name the short way once a
+     * block before has given it a tag */
+    for (size_t i = 0; i <= 2000; i += 50) {
+        size_t count = 0;
+        uint64_t cursor = 0; /* each block's times start from 0 */
+        len = 0;
+        for (size_t k = i; k < i + 50 && k <= 2000; k++, count++) {
+            size_t dt_len = 1 + k % 10, dur_len = 1 + (k / 10) % 10;
+            prof_event *e = &expect[k];
+            *e = (prof_event){ .type = PROF_EV_REGION, .name_id = names[k % 7],
+                               .kind = (prof_kind)((names[k % 7] & 0x7f) % 5),
+                               .depth = depths[k / 35 % 5] };
+            uint64_t dt = value_of_len(&rng, dt_len, k / 100);
+            e->dur_ns = value_of_len(&rng, dur_len, k / 100 + 1);
+            if (k == 2000) { /* the last: a duration of ten bytes */
+                *e = (prof_event){ .type = PROF_EV_REGION, .name_id = 1, .dur_ns = UINT64_MAX };
+                dt = 0;
+                dt_len = 1;
+                dur_len = 10;
+            }
+            e->start_ns = cursor + (uint64_t)pf_unzigzag(dt);
+            cursor = e->start_ns + e->dur_ns;
+            len += put_region_len(mem + len, e->name_id, e->kind, e->depth, dt, dt_len,
+                                  e->dur_ns, dur_len);
+        }
+        if (i == 2000 && bad)
+            mem[len - 1] = 2; /* a tenth byte over 1 */
+        pf_block_init_fixed(&b, PF_BLOCK_EVENTS, 0, mem, len);
+        b.len = len;
+        b.count = (uint32_t)count;
+        cr_assert_eq(pf_writer_write_block(w, &b, &err), PROF_OK, "%s", err.message);
+        n += count;
+    }
+    cr_assert_eq(pf_writer_close(w, &err), PROF_OK, "%s", err.message);
+    return n;
+}
+
+/* Fields of every length decode slim as event by event: the one-load ways
+ * of decoding short fields (reader_decode.c) and the byte-by-byte ways
+ * give the same regions, and the same error for a varint past 64 bits. */
+Test(format_slim, varints_of_every_length)
+{
+    static prof_event expect[VARINT_REGIONS];
+    for (int bad = 0; bad < 2; bad++) {
+        const char *path = fu_path(bad ? "varints_bad.prof" : "varints.prof");
+        size_t regions = write_varints(path, bad, expect);
+        fu_list want;
+        prof_error err;
+        cr_assert_eq(regions, VARINT_REGIONS);
+        cr_assert_eq(fu_read_path(path, &want, &err), PROF_OK, "%s", err.message);
+        if (bad)
+            cr_assert_eq(want.rc, -1, "a varint past 64 bits is damage");
+        else
+            cr_assert_eq(want.n, regions, "%zu events, want %zu", want.n, regions);
+        for (size_t i = 0; i < want.n; i++) { /* the bytes' values, read event by event */
+            const prof_event *e = &want.v[i].ev, *x = &expect[i];
+            cr_assert(e->start_ns == x->start_ns && e->dur_ns == x->dur_ns &&
+                          e->name_id == x->name_id && e->kind == x->kind && e->depth == x->depth,
+                      "region %zu: start %llu dur %llu name %u kind %u depth %u, want %llu %llu "
+                      "%u %u %u", i, (unsigned long long)e->start_ns,
+                      (unsigned long long)e->dur_ns, e->name_id, e->kind, e->depth,
+                      (unsigned long long)x->start_ns, (unsigned long long)x->dur_ns,
+                      x->name_id, x->kind, x->depth);
+        }
+        for (int mem = 0; mem < 2; mem++) {
+            fu_list got;
+            size_t nslim;
+            read_slim(path, mem, &got, &nslim);
+            fu_assert_same_read(&got, &want, mem ? "memory" : "file");
+            if (!bad)
+                cr_assert_eq(nslim, regions, "every region comes slim");
+            fu_free(&got);
+        }
+        fu_free(&want);
+    }
 }
 
 Test(format_slim, a_large_block_comes_in_parts)
