@@ -105,6 +105,10 @@ typedef struct model_step_totals {
     uint64_t steps, complete, sampled;
     uint64_t sampled_ns;   /* the sampled steps' time                                   */
     model_step_durations complete_dur, all_dur;
+    int complete_apart;    /* while loading: an incomplete step came, and complete_dur
+                              is kept apart; before that it would be all_dur's figures,
+                              and it is made a copy of them when one comes or loading
+                              ends (series.c) */
 } model_step_totals;
 
 typedef struct model_sample {

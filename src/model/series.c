@@ -129,9 +129,42 @@ static int durations_add(model_step_durations *d, const model_step *st)
     return longest_add(d, st);
 }
 
+/* *into, empty, made a copy of from. */
+static int durations_copy(model_step_durations *into, const model_step_durations *from)
+{
+    model_step_durations c = *from;
+    c.longest = NULL;
+    if (sketch_copy(&c.sketch, &from->sketch) < 0)
+        return -1;
+    if (from->longest && !(c.longest = malloc(MODEL_LONGEST * sizeof *c.longest))) {
+        sketch_free(&c.sketch);
+        return -1;
+    }
+    if (c.longest)
+        memcpy(c.longest, from->longest, from->nlongest * sizeof *c.longest);
+    *into = c;
+    return 0;
+}
+
+/* complete_dur apart from all_dur from now on: a copy of what all_dur
+ * holds, the figures of the complete steps so far. */
+static int totals_apart(model_step_totals *t)
+{
+    if (t->complete_apart)
+        return 0;
+    t->complete_apart = 1;
+    return durations_copy(&t->complete_dur, &t->all_dur);
+}
+
+/* Steps are nearly always complete but the last, so complete_dur is
+ * not added to while it would be all_dur (model_step_totals): the
+ * durations' moments, sketch and longest steps are worked out once per
+ * step, not twice. */
 static int totals_add(model_step_totals *t, const model_step *st)
 {
     t->steps++;
+    if ((st->flags & PROF_STEP_INCOMPLETE) && totals_apart(t) < 0)
+        return -1;
     if (durations_add(&t->all_dur, st) < 0)
         return -1;
     if (st->flags & PROF_STEP_INCOMPLETE)
@@ -141,7 +174,7 @@ static int totals_add(model_step_totals *t, const model_step *st)
         t->sampled++;
         t->sampled_ns += st->dur_ns;
     }
-    return durations_add(&t->complete_dur, st);
+    return t->complete_apart ? durations_add(&t->complete_dur, st) : 0;
 }
 
 void mb_step_totals_free(model_step_totals *t)
@@ -411,6 +444,8 @@ int mb_steps_series_finish(profile_model *m)
 {
     uint32_t *by_start = NULL;
     int number_sorted, start_sorted;
+    if (totals_apart(&m->step_totals) < 0)
+        return -1;
     steps_order(m, &number_sorted, &start_sorted);
     if (!number_sorted) {
         mb_sort(m->steps, m->nsteps, sizeof *m->steps, step_cmp);

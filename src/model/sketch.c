@@ -223,6 +223,25 @@ double sketch_quantile(const quantile_sketch *s, double q)
     return x0 + frac * (x1 - x0);
 }
 
+int sketch_copy(quantile_sketch *into, const quantile_sketch *from)
+{
+    quantile_sketch c = *from;
+    c.exact = NULL;
+    c.bins = NULL;
+    if (from->exact && !(c.exact = malloc(from->exact_cap * sizeof *c.exact)))
+        return -1;
+    if (from->bins && !(c.bins = malloc(from->nbins * sizeof *c.bins))) {
+        free(c.exact);
+        return -1;
+    }
+    if (c.exact)
+        memcpy(c.exact, from->exact, from->count * sizeof *c.exact);
+    if (c.bins)
+        memcpy(c.bins, from->bins, from->nbins * sizeof *c.bins);
+    *into = c;
+    return 0;
+}
+
 void sketch_free(quantile_sketch *s)
 {
     free(s->exact);

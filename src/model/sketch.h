@@ -104,6 +104,9 @@ static inline int sketch_add(quantile_sketch *s, uint64_t value)
     return sketch_add_slow(s, value);
 }
 int sketch_merge(quantile_sketch *into, const quantile_sketch *from);
+/* *into, which holds nothing allocated, made a copy of from, bucket for
+ * bucket; -1 out of memory (into unchanged). */
+int sketch_copy(quantile_sketch *into, const quantile_sketch *from);
 /* The value at quantile q in [0, 1] (0 for an empty sketch), interpolated
  * between order statistics (see above). */
 double sketch_quantile(const quantile_sketch *s, double q);

@@ -180,6 +180,54 @@ Test(model_series, thinned_steps_and_samples)
 /* The same file thins the same way on every read: the subset depends on
  * the steps and samples, not on the order of reading or on the limit's
  * history. */
+/* Steps closed by prof_stop among complete ones, not only at the end:
+ * the complete steps' durations (count, moments, extremes, percentiles,
+ * longest) are those of the complete steps alone, and all steps' of all. */
+Test(model_series, incomplete_steps_among_complete_ones)
+{
+    const char *path = fx_path("incomplete.prof");
+    synth *s = synth_open(path, NULL);
+    cr_assert_not_null(s);
+    synth_rng rng = { 11 };
+    model_step_durations want[2] = { { 0 } }; /* complete, all: Welford's by hand */
+    uint64_t t = FX_MS, n = 300;
+    for (uint32_t i = 0; i < n; i++) {
+        int incomplete = i == 40 || i == 41 || i == 170 || i == n - 1;
+        uint64_t d = synth_jitter(&rng, incomplete ? 3 * STEP_NS : STEP_NS, 0.2);
+        synth_step(s, 0, i, incomplete ? PROF_STEP_INCOMPLETE : PROF_STEP_SAMPLED, t, d);
+        for (int k = incomplete; k < 2; k++) {
+            model_step_durations *w = &want[k];
+            double x = (double)d, delta = x - w->mean;
+            w->n++;
+            w->mean += delta / (double)w->n;
+            w->m2 += delta * (x - w->mean);
+            w->min = w->n == 1 || d < w->min ? d : w->min;
+            w->max = d > w->max ? d : w->max;
+        }
+        t += d;
+    }
+    prof_error err = { 0 };
+    cr_assert_eq(synth_close(s, &err), 0, "%s", err.message);
+    profile_model m;
+    load_keeping(path, NULL, &m);
+    const model_step_durations *got[2] = { &m.step_totals.complete_dur,
+                                           &m.step_totals.all_dur };
+    cr_assert_eq(m.step_totals.complete, 296);
+    for (int k = 0; k < 2; k++) {
+        cr_assert(got[k]->n == want[k].n && got[k]->mean == want[k].mean &&
+                      got[k]->m2 == want[k].m2 && got[k]->min == want[k].min &&
+                      got[k]->max == want[k].max && got[k]->sketch.count == want[k].n,
+                  "%s steps", k ? "all" : "complete");
+        cr_assert_eq(got[k]->sketch.max, want[k].max);
+    }
+    cr_assert_gt(sketch_quantile(&got[1]->sketch, 0.99), 2 * STEP_NS, "all: the long ones");
+    cr_assert_lt(sketch_quantile(&got[0]->sketch, 0.99), 2 * STEP_NS, "complete: none");
+    cr_assert_gt(got[1]->longest[0].dur_ns, 0);
+    for (size_t i = 0; i < got[0]->nlongest; i++)
+        cr_assert_lt(got[0]->longest[i].dur_ns, 2 * STEP_NS, "no incomplete step");
+    profile_model_free(&m);
+}
+
 Test(model_series, thinning_is_repeatable)
 {
     static long_run r;

@@ -356,6 +356,33 @@ Test(model_sketch, merge_equals_union)
     sketch_free(&empty);
 }
 
+/* A copy holds the same values, bucket for bucket, in memory of its own:
+ * empty, exact and in buckets. */
+Test(model_sketch, copy_is_the_same_and_its_own)
+{
+    static const size_t sizes[] = { 0, 50, 5000 };
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        synth_rng r = { 9 + k };
+        quantile_sketch a, c;
+        sketch_init(&a);
+        for (size_t i = 0; i < sizes[k]; i++)
+            cr_assert_eq(sketch_add(&a, i % 40 ? 1 + synth_rand(&r) % 100000 : 0), 0);
+        cr_assert_eq(sketch_copy(&c, &a), 0);
+        cr_assert(c.count == a.count && c.zeros == a.zeros && c.min == a.min &&
+                  c.max == a.max && c.lo == a.lo && c.nbins == a.nbins);
+        cr_assert((c.bins == NULL) == (a.bins == NULL) && (c.exact == NULL) == (a.exact == NULL));
+        cr_assert(!a.bins || (c.bins != a.bins && !memcmp(c.bins, a.bins, a.nbins * 8)));
+        cr_assert(!a.exact || (c.exact != a.exact && !memcmp(c.exact, a.exact, a.count * 8)));
+        for (size_t q = 0; q < sizeof qs / sizeof qs[0]; q++)
+            cr_assert_eq(sketch_quantile(&c, qs[q]), sketch_quantile(&a, qs[q]));
+        for (int i = 0; i < 300; i++) /* each goes on alone */
+            cr_assert_eq(sketch_add(&c, 7), 0);
+        cr_assert_eq(c.count, a.count + 300);
+        sketch_free(&a);
+        sketch_free(&c);
+    }
+}
+
 /* Memory follows log(max / min): a million values within a factor of two
  * need a few dozen buckets. */
 Test(model_sketch, memory_follows_range)
