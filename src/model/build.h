@@ -72,7 +72,7 @@ typedef struct mb_rep_region {
  * in (calltree.c, rep_flush_sums). */
 typedef struct mb_rep_path {
     uint32_t op, depth, kind, node;
-    uint64_t dur, self;    /* sums over the repeats                             */
+    uint64_t dur, self;    /* sums over the repeats (the kept one's included)   */
 } mb_rep_path;
 
 /* The places learned of one outermost region's regions, in arrival order. */
@@ -94,7 +94,8 @@ typedef struct mb_rep {
     uint32_t next_learned; /* the one a new kind replaces                           */
     uint32_t following;    /* the one cur repeats, while speculating                */
     int started;           /* cur belongs to an outermost region begun             */
-    int speculating;       /* cur repeats `following` so far; nothing placed yet    */
+    int speculating;       /* cur repeats `following` so far: in its sums, not yet
+                              in the tree                                          */
     int learnable;         /* cur (read the general way) may be learned            */
     uint32_t skip, backoff; /* outermost regions left to read the general way       */
     uint32_t top;          /* levels below which children wait (as mb_thread.top)   */
