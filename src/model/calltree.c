@@ -523,20 +523,19 @@ static int region_general(model_builder *b, uint32_t tpos, const mb_reg *reg, ui
  * child of its parent's, the parent being the next region to arrive one
  * level up, as adopt has it), up to MB_REP_KINDS kinds of them told apart
  * by their first region. While the next outermost region brings the
- * same operations at the same depths and no region would be an orphan, its
- * regions are only kept (rep.cur), their self times from a sum of waiting
- * durations per level; when it arrives, each is added to its learned node.
- * The first region that differs replays what was kept through the general
- * way, which reads the rest; so does the end of the file. Every figure of
- * the tree is an integer sum, and syncs and recent regions are met on
- * arrival either way, so the model is the general way's to the bit.
- *
- * A repeat is committed into sums by place (mb_rep_path.dur and .self,
- * and the count of repeats), one addition each as a region is kept, and
- * those go into the nodes, their operations' self times and their kinds'
- * only when the place is learned anew and when the file ends: no second
- * pass over the regions of each outermost region. A repeat that fails
- * first takes its regions back out of the sums. */
+ * same operations of the same kinds at the same depths and no region would
+ * be an orphan, its regions are only kept (rep.cur), their self times from
+ * a sum of waiting durations per level, and added to the sums of their
+ * places (mb_rep_path.dur and .self); when it arrives, the places count
+ * one repeat more. The places' sums go into the nodes, their operations'
+ * self times and their kinds' only when the places are learned anew and
+ * when the file ends: no pass over the regions of each outermost region
+ * but the one that keeps them. The first region that differs takes what
+ * was kept back out of the sums and replays it through the general way,
+ * which reads the rest; so does the end of the file. Every figure of the
+ * tree is an integer sum (modulo 2^64, so taking back is exact), and syncs
+ * and recent regions are met on arrival either way, so the model is the
+ * general way's to the bit. */
 
 /* Level l with no region waiting: nothing summed, and an earliest end
  * past every region's start, so that the test for orphans below needs no

@@ -177,9 +177,6 @@ Test(model_series, thinned_steps_and_samples)
     profile_model_free(&m);
 }
 
-/* The same file thins the same way on every read: the subset depends on
- * the steps and samples, not on the order of reading or on the limit's
- * history. */
 /* Steps closed by prof_stop among complete ones, not only at the end:
  * the complete steps' durations (count, moments, extremes, percentiles,
  * longest) are those of the complete steps alone, and all steps' of all. */
@@ -228,6 +225,9 @@ Test(model_series, incomplete_steps_among_complete_ones)
     profile_model_free(&m);
 }
 
+/* The same file thins the same way on every read: the subset depends on
+ * the steps and samples, not on the order of reading or on the limit's
+ * history. */
 Test(model_series, thinning_is_repeatable)
 {
     static long_run r;
