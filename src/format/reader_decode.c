@@ -571,6 +571,23 @@ void pf_decoder_free(decoder *d)
  * straight into its slim entry, the fast way, without an event or a call
  * of the function; anything else is decoded into an event as above. */
 
+/* A region decoded up to p, its fields in range, as the slim entry out
+ * when its name and kind have a tag in tc: 1, at past it; else 0. */
+static inline __attribute__((always_inline)) int slim_tagged(decode_at *at,
+                                                             const pf_tag_cache *tc,
+                                                             const uint8_t *p, pf_slim *out,
+                                                             uint32_t name, uint32_t depth,
+                                                             uint32_t kind, uint64_t start,
+                                                             uint64_t dur)
+{
+    if (name >= tc->n || tc->v[name] >> 32 != kind + 1u)
+        return 0;
+    *out = (pf_slim){ start, dur, (uint32_t)tc->v[name], depth << 8 | kind };
+    at->cursor = start + dur;
+    at->p = p;
+    return 1;
+}
+
 /* The region at at->p as a slim entry, when it lies whole before the
  * block's end (as decode_region_fast), its fields are in range and its
  * name and kind have a tag in tc. Returns 1, or 0 for decode_record. */
@@ -582,13 +599,9 @@ static inline __attribute__((always_inline)) int decode_region_slim(decode_at *a
     int bad = 0;
     uint64_t high = 0;
     PF_FIELDS_REGION(FAST)
-    if (bad || high || name >= tc->n || depth > PF_SLIM_DEPTH_MAX ||
-        tc->v[name] >> 32 != kind + 1u)
+    if (bad || high || depth > PF_SLIM_DEPTH_MAX)
         return 0;
-    *out = (pf_slim){ start, dur, (uint32_t)tc->v[name], depth << 8 | kind };
-    at->cursor = start + dur;
-    at->p = p;
-    return 1;
+    return slim_tagged(at, tc, p, out, name, depth, kind, start, dur);
 }
 
 /* decode_region_slim for a region whose name and depth take one byte each,
@@ -610,12 +623,7 @@ static inline __attribute__((always_inline)) int decode_region_short(decode_at *
     uint64_t start = at->cursor + (uint64_t)pf_unzigzag(fast_u(&p, &bad));
     uint64_t dur = fast_u(&p, &bad);
     /* a one-byte depth is within PF_SLIM_DEPTH_MAX */
-    if (bad || name >= tc->n || tc->v[name] >> 32 != kind + 1u)
-        return 0;
-    *out = (pf_slim){ start, dur, (uint32_t)tc->v[name], depth << 8 | kind };
-    at->cursor = start + dur;
-    at->p = p;
-    return 1;
+    return !bad && slim_tagged(at, tc, p, out, name, depth, kind, start, dur);
 }
 
 int pf_decode_slim(decoder *d, const pf_tag_cache *tc, pf_slim *out, uint32_t room,
