@@ -1123,6 +1123,8 @@
     }
     panel.appendChild(h('h2', { text: 'Operations' }));
     panel.appendChild(C && Array.isArray(C.operations) ? compareOps(C.operations) : localOps(A, B, scaleA));
+    if (C && C.operation_tests && C.options)
+      panel.appendChild(h('p', { class: 'chart-caption ops-level', text: opsLevel(C.options, C.operation_tests) }));
     if (C && Array.isArray(C.memory) && C.memory.length) {
       panel.appendChild(h('h2', { text: 'Memory' }));
       panel.appendChild(sortableTable(C.memory, [['series', 'Series', String], ['before_peak_bytes', 'A peak', fmtBytes],
@@ -1171,6 +1173,13 @@
     add('profiled', sa.profiled_ns, sb.profiled_ns, fmtNs);
     add('events', sa.events, sb.events, fmtNum);
     return compareTable(rows);
+  }
+  /* What slower / faster means in the table: the operations are held
+     together (rules.md §6.3), so a p below alpha may still be unchanged. */
+  function opsLevel(o, t) {
+    return 'Slower / faster: mean per call beyond the ' + fmtNum(o.noise_pct) + '% noise floor at p < ' + fmtNum(t.alpha_each) +
+      (t.tested > 1 ? ', a false discovery rate of ' + fmtNum(100 * o.alpha) + '% over ' + fmtNum(t.tested) + ' operations tested' : '') +
+      '; p is each operation\'s own.';
   }
   function compareOps(list) {
     const rows = list.map((o) => ({ name: o.name, kind: o.kind, status: o.status, a_self_ns: o.before ? o.before.self_ns : null,

@@ -9,7 +9,10 @@
  * way the question is whether the change exceeds the noise floor, not
  * whether it differs from zero: a change is significant when its whole
  * interval lies beyond +-noise, so that many unchanged operations tested at
- * once do not turn up chance changes of a percent or two. */
+ * once do not turn up chance changes of a percent or two. The operations
+ * are also held together (cmp_level_each): one whose time per process is a
+ * coin toss between two speeds can still look changed by chance, and with
+ * thirty of them some would in a few percent of comparisons. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -134,6 +137,30 @@ int cmp_regressed_past(const cmp_result *r, double limit)
     if (!r->significant || !(r->relative > limit))
         return 0;
     return r->method == CMP_BETWEEN_RUNS || r->rel_low > limit;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double cmp_level_each(const double *p, size_t m, double alpha)
+{
+    if (m <= 1)
+        return alpha;
+    double *sorted = malloc(m * sizeof *sorted);
+    size_t found = 0;
+    if (!sorted)
+        return NAN;
+    for (size_t i = 0; i < m; i++)
+        sorted[i] = p[i];
+    qsort(sorted, m, sizeof *sorted, by_value);
+    for (size_t k = m; k > 0 && !found; k--)
+        if (sorted[k - 1] < alpha * (double)k / (double)m)
+            found = k;
+    free(sorted);
+    return alpha * (double)(found ? found : 1) / (double)m;
 }
 
 const char *cmp_method_name(cmp_method m)

@@ -44,6 +44,15 @@ cmp_result cmp_test(const cJSON *const *steady_b, size_t nb, const cJSON *const 
  * only the step time is judged, which the caller decides). */
 int cmp_regressed_past(const cmp_result *r, double limit);
 
+/* The level each of m tests is held to so that, among those found
+ * significant, the expected share found by chance stays under alpha (the
+ * false discovery rate; Benjamini-Hochberg, rules.md §6.3): alpha * R / m,
+ * R the largest k with the k-th smallest p below alpha * k / m, and
+ * alpha / m when there is no such k. A test is significant when its p is
+ * below the level, and exactly then its 1 - level interval lies beyond the
+ * floor. alpha when m is 0 or 1. p is not changed. */
+double cmp_level_each(const double *p, size_t m, double alpha);
+
 const char *cmp_method_name(cmp_method m);
 
 #endif

@@ -363,14 +363,19 @@ static void render_one_sided(textout *t, const cJSON *ops, const char *status, c
 static void render_operations(textout *t, const cJSON *c)
 {
     const cJSON *ops = get(c, RK_OPERATIONS), *op, *o = get(c, RK_OPTIONS);
+    const cJSON *tests = get(c, RK_OPERATION_TESTS);
     int nw = textout_name_width(t, ops, RK_NAME, (int)strlen("operation"), NAME_MAX_COLS);
     int matched = 0;
     cJSON_ArrayForEach(op, ops)
         matched += !is_status(op, "added") && !is_status(op, "removed");
     textout_heading(t, "Operations");
     fprintf(t->out, " (mean per call after warm-up; significant: beyond the %g%% noise floor "
-            "at p < %g%s)\n", num(o, RK_NOISE_PCT), num(o, RK_ALPHA),
+            "at p < %.2g%s", num(o, RK_NOISE_PCT), num(tests, RK_ALPHA_EACH),
             strcmp(str(c, RK_METHOD), "within_run") == 0 ? ", within each run" : "");
+    if (num(tests, RK_TESTED) > 1)
+        fprintf(t->out, ", a false discovery rate of %g%% over %.0f tested",
+                100.0 * num(o, RK_ALPHA), num(tests, RK_TESTED));
+    fputs(")\n", t->out);
     if (matched == 0) {
         fputs("  none in both runs\n", t->out);
     } else {

@@ -302,6 +302,9 @@ for (const p of config.pages) {
       const c = await page.$eval('#panel-compare', (x) => ({ rows: x.querySelectorAll('table.compare-summary tbody tr').length,
         frames: x.querySelectorAll('svg g.frame').length, ops: x.querySelectorAll('table.sortable tbody tr').length }));
       check(p.name + ' comparison renders', c.rows > 3 && c.frames > 3 && c.ops > 0, JSON.stringify(c));
+      const level = await page.$eval('#panel-compare', (x) => (x.querySelector('p.ops-level') || {}).textContent || '');
+      check(p.name + ' comparison says the level the operations were held to',
+        /noise floor at p < [0-9.e-]+/.test(level), level);
       const cols = await page.$$eval('#panel-summary .col', (cs) => cs.length).catch(() => 0);
       await page.click('#tab-summary');
       const cols2 = await page.$$eval('#panel-summary .col', (cs) => cs.length);

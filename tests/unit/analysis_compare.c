@@ -529,3 +529,112 @@ Test(analysis_compare, one_run_a_side_fails_only_when_the_whole_interval_is_past
     cr_assert_not(regressed(cmp));
     cJSON_Delete(cmp);
 }
+
+/* ---- many operations at once (rules.md §6.3) --------------------------------------- */
+
+#define MANY 20
+
+static const char *const many_names[MANY] = {
+    "op00", "op01", "op02", "op03", "op04", "op05", "op06", "op07", "op08", "op09",
+    "op10", "op11", "op12", "op13", "op14", "op15", "op16", "op17", "op18", "op19",
+};
+
+/* RUNS runs a side of MANY operations of 1 ms a call, each scale[i] times
+ * as long after; the runs of a side are 1% apart (0.99, 1.00, 1.01 times),
+ * so a 10% change has p near 0.004 over three runs a side, and a 50%
+ * change far less. */
+static cJSON *compare_many(const double *scale_after)
+{
+    analysis_options ao;
+    analysis_options_default(&ao);
+    ao.top = 0;
+    cJSON *b[RUNS], *a[RUNS];
+    for (int i = 0; i < RUNS; i++) {
+        cf_op ob[MANY], oa[MANY];
+        double run = 1.0 + 0.01 * (double)(i - 1);
+        for (size_t k = 0; k < MANY; k++) {
+            ob[k] = (cf_op){ many_names[k], run, 0.02 };
+            oa[k] = (cf_op){ many_names[k], run * scale_after[k], 0.02 };
+        }
+        cf_spec sb = { NULL, 300, 1, 0.0, 21 + (uint64_t)i, ob, MANY };
+        cf_spec sa = { NULL, 300, 1, 0.0, 31 + (uint64_t)i, oa, MANY };
+        char nb[32], na[32];
+        snprintf(nb, sizeof nb, "many-before%d.prof", i);
+        snprintf(na, sizeof na, "many-after%d.prof", i);
+        b[i] = au_report(write_spec(nb, &sb), &ao);
+        a[i] = au_report(write_spec(na, &sa), &ao);
+    }
+    compare_options o;
+    compare_options_default(&o);
+    o.regression_pct = 10;
+    compare_side sb = { (const cJSON *const *)b, RUNS, "before" };
+    compare_side sa = { (const cJSON *const *)a, RUNS, "after" };
+    prof_error err = { 0 };
+    cJSON *cmp = compare_build_sides(&sb, &sa, &o, &err);
+    cr_assert_not_null(cmp, "compare: %s", err.message);
+    for (int i = 0; i < RUNS; i++) {
+        cJSON_Delete(b[i]);
+        cJSON_Delete(a[i]);
+    }
+    au_assert_valid(cmp, SCHEMA, "comparison");
+    return cmp;
+}
+
+static int count_tested(const cJSON *cmp)
+{
+    int n = 0;
+    const cJSON *op;
+    cJSON_ArrayForEach(op, au_get(cmp, "operations"))
+        n += strcmp(au_str(op, "method"), "none") != 0;
+    return n;
+}
+
+/* One operation 50% slower and one 10% slower whose p (about 0.004) would
+ * pass alpha alone: held together with the other 18, only the first is
+ * flagged, and the second's interval, at the stricter level, reaches into
+ * the noise floor. */
+Test(analysis_compare, of_many_operations_one_chance_looking_change_is_not_flagged)
+{
+    double scale[MANY];
+    for (size_t k = 0; k < MANY; k++)
+        scale[k] = 1.0;
+    scale[3] = 1.5;
+    scale[7] = 1.1;
+    cJSON *cmp = compare_many(scale);
+    const cJSON *tests = au_get(cmp, "operation_tests");
+    int tested = count_tested(cmp);
+    cr_assert_geq(tested, MANY);
+    cr_assert_eq(au_num(tests, "tested"), tested);
+    cr_assert_eq(au_num(tests, "flagged"), 1);
+    cr_assert_float_eq(au_num(tests, "alpha_each"), 0.01 / tested, 1e-15);
+    cr_assert_eq(count_significant(cmp), 1);
+    const cJSON *big = op_named(cmp, "op03"), *small = op_named(cmp, "op07");
+    cr_assert_str_eq(au_str(big, "status"), "slower");
+    cr_assert_str_eq(au_str(small, "status"), "unchanged");
+    cr_assert_lt(au_num(small, "p_value"), 0.01, "%g", au_num(small, "p_value"));
+    cr_assert_gt(au_num(small, "p_value"), au_num(tests, "alpha_each"));
+    cr_assert_lt(au_num(small, "relative_low"), 0.05);
+    cr_assert_gt(au_num(big, "relative_low"), 0.05);
+    cr_assert(regressed(cmp));
+    cr_assert(has_reason(cmp, "op03"));
+    cr_assert_not(has_reason(cmp, "op07"));
+    cJSON_Delete(cmp);
+}
+
+/* Every operation 10% slower: so many small ps are not chance, and the
+ * level loosens back to alpha, so each is flagged. */
+Test(analysis_compare, many_operations_slower_together_are_each_flagged)
+{
+    double scale[MANY];
+    for (size_t k = 0; k < MANY; k++)
+        scale[k] = 1.1;
+    cJSON *cmp = compare_many(scale);
+    const cJSON *tests = au_get(cmp, "operation_tests");
+    for (size_t k = 0; k < MANY; k++)
+        cr_assert_str_eq(au_str(op_named(cmp, many_names[k]), "status"), "slower", "%s",
+                         many_names[k]);
+    cr_assert_geq(au_num(tests, "flagged"), MANY);
+    cr_assert_float_eq(au_num(tests, "alpha_each"),
+                       0.01 * au_num(tests, "flagged") / au_num(tests, "tested"), 1e-15);
+    cJSON_Delete(cmp);
+}
