@@ -41,7 +41,8 @@ bench bench-export tests/bench/export.sh "throughput:" "Chrome trace / .prof siz
 
 # compare_aa on 50 pairs a case: it runs and prints its table
 if "${B:-build}/rel/tests/bench/compare_aa" 50 >"$out" 2>"$err" &&
-    grep -q "A/A, 3 runs a side (false positives)" "$out" && grep -q "compare ratios:" "$out"; then
+    grep -q "A/A, 3 runs a side (false positives)" "$out" && grep -q "compare ratios:" "$out" &&
+    grep -q "operations flagged, 5 runs a side" "$out"; then
     ok bench-compare
 else
     not_ok bench-compare "$(head -c 600 "$out") $(head -c 300 "$err")"
