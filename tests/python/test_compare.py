@@ -12,7 +12,13 @@ long, user CPU time alike, so not waiting for a core), and with three runs a
 side both speeds sometimes fall each on one side. Splitting those 31 runs into
 random sides of three, 1.9% of 1000 comparisons flagged some operation of
 identical runs; of five, 0.3% (formats/rules.md, section 6.3;
-tests/bench/compare_splits.py).
+tests/bench/compare_splits.py). Some operations also draw their own speed
+per process: the first ReLU (features.1.forward) takes 65 or 123 us a call,
+a coin toss, so five runs a side can fall mostly one way, and held to
+p < 0.01 alone it was once flagged between the two same sides here. With
+the operations held together to a false discovery rate, 61 other runs
+split into sides of five flagged some operation in 0.2% of 1000
+comparisons, against 1.8% held alone.
 
 The runs of the sides are interleaved (A, A', then A', A, then A, A', B, and
 so on), so that a change in the machine's load over the test reaches every
