@@ -169,6 +169,31 @@ typedef struct outcome {
 
 /* pairs comparisons of `runs` runs a side, the after side `scale` times
  * slower; counts what compare said. */
+/* The comparison of two new sides of `runs` runs each, the after side
+ * scale times slower and, with_ops, its SLOW_OP op_scale times. */
+static cJSON *compare_pair(size_t runs, double scale, double run_sd, int with_ops,
+                           double op_scale, const compare_options *opt)
+{
+    cJSON *b[RUNS_MAX], *a[RUNS_MAX];
+    for (size_t i = 0; i < runs; i++) {
+        b[i] = run_report(1.0, run_sd, with_ops, 1.0);
+        a[i] = run_report(scale, run_sd, with_ops, op_scale);
+    }
+    compare_side sb = { (const cJSON *const *)b, runs, "before" };
+    compare_side sa = { (const cJSON *const *)a, runs, "after" };
+    prof_error err = { PROF_OK, "" };
+    cJSON *cmp = compare_build_sides(&sb, &sa, opt, &err);
+    if (!cmp) {
+        fprintf(stderr, "compare_aa: %s\n", err.message);
+        exit(1);
+    }
+    for (size_t i = 0; i < runs; i++) {
+        cJSON_Delete(b[i]);
+        cJSON_Delete(a[i]);
+    }
+    return cmp;
+}
+
 static outcome trial_noise(unsigned pairs, size_t runs, double scale, double run_sd,
                            double noise_pct)
 {
@@ -179,28 +204,12 @@ static outcome trial_noise(unsigned pairs, size_t runs, double scale, double run
         opt.noise_pct = noise_pct;
     opt.regression_pct = 10;
     for (unsigned p = 0; p < pairs; p++) {
-        cJSON *b[RUNS_MAX], *a[RUNS_MAX];
-        for (size_t i = 0; i < runs; i++) {
-            b[i] = run_report(1.0, run_sd, 0, 1.0);
-            a[i] = run_report(scale, run_sd, 0, 1.0);
-        }
-        compare_side sb = { (const cJSON *const *)b, runs, "before" };
-        compare_side sa = { (const cJSON *const *)a, runs, "after" };
-        prof_error err = { PROF_OK, "" };
-        cJSON *cmp = compare_build_sides(&sb, &sa, &opt, &err);
-        if (!cmp) {
-            fprintf(stderr, "compare_aa: %s\n", err.message);
-            exit(1);
-        }
+        cJSON *cmp = compare_pair(runs, scale, run_sd, 0, 1.0, &opt);
         const cJSON *test = cJSON_GetObjectItem(cmp, "step_time_test");
         o.p_below += cJSON_GetObjectItem(test, "p_value")->valuedouble < opt.alpha ? 1u : 0u;
         o.significant += cJSON_IsTrue(cJSON_GetObjectItem(test, "significant")) ? 1u : 0u;
         o.failed += compare_regressed(cmp) ? 1u : 0u;
         cJSON_Delete(cmp);
-        for (size_t i = 0; i < runs; i++) {
-            cJSON_Delete(b[i]);
-            cJSON_Delete(a[i]);
-        }
     }
     return o;
 }
@@ -230,19 +239,7 @@ static op_outcome trial_ops(unsigned pairs, size_t runs, double op_scale, double
     char slow_name[16];
     snprintf(slow_name, sizeof slow_name, "op%02d", SLOW_OP);
     for (unsigned p = 0; p < pairs; p++) {
-        cJSON *b[RUNS_MAX], *a[RUNS_MAX];
-        for (size_t i = 0; i < runs; i++) {
-            b[i] = run_report(1.0, run_sd, 1, 1.0);
-            a[i] = run_report(1.0, run_sd, 1, op_scale);
-        }
-        compare_side sb = { (const cJSON *const *)b, runs, "before" };
-        compare_side sa = { (const cJSON *const *)a, runs, "after" };
-        prof_error err = { PROF_OK, "" };
-        cJSON *cmp = compare_build_sides(&sb, &sa, &opt, &err);
-        if (!cmp) {
-            fprintf(stderr, "compare_aa: %s\n", err.message);
-            exit(1);
-        }
+        cJSON *cmp = compare_pair(runs, 1.0, run_sd, 1, op_scale, &opt);
         const cJSON *ops = cJSON_GetObjectItem(cmp, "operations"), *op;
         unsigned below = 0, sig = 0;
         cJSON_ArrayForEach(op, ops) {
@@ -255,10 +252,6 @@ static op_outcome trial_ops(unsigned pairs, size_t runs, double op_scale, double
         o.slow_p_below += cJSON_GetObjectItem(slow, "p_value")->valuedouble < opt.alpha ? 1u : 0u;
         o.slow_significant += cJSON_IsTrue(cJSON_GetObjectItem(slow, "significant")) ? 1u : 0u;
         cJSON_Delete(cmp);
-        for (size_t i = 0; i < runs; i++) {
-            cJSON_Delete(b[i]);
-            cJSON_Delete(a[i]);
-        }
     }
     return o;
 }
