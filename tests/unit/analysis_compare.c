@@ -388,6 +388,26 @@ Test(analysis_compare, something_that_is_not_a_report_is_refused)
 
 #define RUNS 3
 
+/* The comparison of RUNS reports a side, as prof compare builds it, checked
+ * against the schema; the reports are freed. */
+static cJSON *compare_reports(cJSON **b, cJSON **a, double regression_pct)
+{
+    compare_options o;
+    compare_options_default(&o);
+    o.regression_pct = regression_pct;
+    compare_side sb = { (const cJSON *const *)b, RUNS, "before" };
+    compare_side sa = { (const cJSON *const *)a, RUNS, "after" };
+    prof_error err = { 0 };
+    cJSON *cmp = compare_build_sides(&sb, &sa, &o, &err);
+    cr_assert_not_null(cmp, "compare: %s", err.message);
+    for (int i = 0; i < RUNS; i++) {
+        cJSON_Delete(b[i]);
+        cJSON_Delete(a[i]);
+    }
+    au_assert_valid(cmp, SCHEMA, "comparison");
+    return cmp;
+}
+
 /* The comparison of RUNS runs a side: before the base loop (seeds 1..),
  * after its first `scaled` runs with `op` scaled by factor, the rest the
  * base loop again (seeds 11..). */
@@ -407,20 +427,7 @@ static cJSON *compare_runs_scaled(const char *op, double factor, int scaled,
                                     : write_base(na, 11 + (uint64_t)i),
                          &ao);
     }
-    compare_options o;
-    compare_options_default(&o);
-    o.regression_pct = regression_pct;
-    compare_side sb = { (const cJSON *const *)b, RUNS, "before" };
-    compare_side sa = { (const cJSON *const *)a, RUNS, "after" };
-    prof_error err = { 0 };
-    cJSON *cmp = compare_build_sides(&sb, &sa, &o, &err);
-    cr_assert_not_null(cmp, "compare: %s", err.message);
-    for (int i = 0; i < RUNS; i++) {
-        cJSON_Delete(b[i]);
-        cJSON_Delete(a[i]);
-    }
-    au_assert_valid(cmp, SCHEMA, "comparison");
-    return cmp;
+    return compare_reports(b, a, regression_pct);
 }
 
 /* RUNS runs a side; every after run with op `factor` times as long (NULL:
@@ -564,20 +571,7 @@ static cJSON *compare_many(const double *scale_after)
         b[i] = au_report(write_spec(nb, &sb), &ao);
         a[i] = au_report(write_spec(na, &sa), &ao);
     }
-    compare_options o;
-    compare_options_default(&o);
-    o.regression_pct = 10;
-    compare_side sb = { (const cJSON *const *)b, RUNS, "before" };
-    compare_side sa = { (const cJSON *const *)a, RUNS, "after" };
-    prof_error err = { 0 };
-    cJSON *cmp = compare_build_sides(&sb, &sa, &o, &err);
-    cr_assert_not_null(cmp, "compare: %s", err.message);
-    for (int i = 0; i < RUNS; i++) {
-        cJSON_Delete(b[i]);
-        cJSON_Delete(a[i]);
-    }
-    au_assert_valid(cmp, SCHEMA, "comparison");
-    return cmp;
+    return compare_reports(b, a, 10);
 }
 
 static int count_tested(const cJSON *cmp)
