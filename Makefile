@@ -2,8 +2,12 @@
 #
 #   make            libprof.a, libprof.so and the prof binary, in build/ (libprof's
 #                   two libraries define nothing but the API of include/: see LIB_SRC)
-#   make check      install missing dependencies, build, run every test
-#                   (plain, AddressSanitizer+UBSan, ThreadSanitizer, fuzz corpus)
+#   make check      install missing dependencies, build the plain flavour, run every
+#                   kind of test once with it (unit, command line, PyTorch, browser,
+#                   the fuzz corpora), the suites in parallel on all cores
+#   make check-all  check, plus the unit and command-line tests under
+#                   AddressSanitizer+UBSan, the threaded units under ThreadSanitizer,
+#                   the clang build and libFuzzer's replay of the corpora (CI runs this)
 #   make check-gpu  the CUDA tests of tests/gpu/ (SKIPPED without a GPU)
 #   make demo       install missing dependencies, build, show testdata/demo.prof
 #   make bench      benchmarks, printed as ratios measured in one run
@@ -14,7 +18,8 @@
 #                   print the apt-get command
 #   make clean
 #
-# Knobs: V=1 shows commands; CC=clang builds with clang; OPT= overrides -O2 -g.
+# Knobs: V=1 shows commands; CC=clang builds with clang; OPT= overrides -O2 -g;
+#        JOBS (default: the number of cores) is how many jobs the test tiers run at once.
 #        CUDA_HOME (default /usr/local/cuda) is where CUPTI's headers are looked for.
 
 CC      ?= cc
@@ -94,11 +99,7 @@ LIB_OBJ  := $(call obj,rel,$(LIB_SRC))
 SO_OBJ   := $(call obj,rel,$(SO_SRC))
 TOOL_OBJ := $(call obj,rel,$(TOOL_SRC))
 CMD_OBJ  := $(call obj,rel,$(CMD_SRC))
-SUP_OBJ  := $(call obj,rel,$(SUP_SRC))
 
-UNIT_BIN      := $(patsubst tests/unit/%.c,$(B)/rel/tests/unit/%,$(UNIT_SRC))
-UNIT_ASAN_BIN := $(patsubst tests/unit/%.c,$(B)/asan/tests/unit/%,$(UNIT_SRC))
-UNIT_TSAN_BIN := $(patsubst tests/unit/%.c,$(B)/tsan/tests/unit/%,$(TSAN_UNITS))
 BENCH_BIN     := $(patsubst tests/bench/%.c,$(B)/rel/tests/bench/%,$(BENCH_SRC))
 HELPER_BIN    := $(patsubst tests/support/bin/%.c,$(B)/rel/tests/bin/%,$(wildcard tests/support/bin/*.c))
 HELPER_ASAN_BIN := $(patsubst tests/support/bin/%.c,$(B)/asan/tests/bin/%,$(wildcard tests/support/bin/*.c))
@@ -106,7 +107,7 @@ FUZZ_BIN      := $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(wildcard tests/fuzz/fuz
 
 .SECONDARY:
 .DELETE_ON_ERROR:
-.PHONY: all check demo bench fuzz install uninstall deps clean test-bins
+.PHONY: all check check-all demo bench fuzz install uninstall deps clean
 all: $(B)/libprof.a $(B)/libprof.so $(B)/prof
 
 # ---- objects, one pattern per variant ---------------------------------
@@ -157,68 +158,69 @@ $(B)/prof: $(CMD_OBJ) $(TOOL_OBJ) $(B)/rel/libprof.a
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -pthread -o $@ $(CMD_OBJ) $(TOOL_OBJ) $(B)/rel/libprof.a $(TOOL_LIBS) $(LIBS)
 
-$(B)/rel/libprof.a: $(LIB_OBJ)
-	$(Q)rm -f $@ && ar rcs $@ $^
-$(B)/asan/libprof.a: $(call obj,asan,$(LIB_SRC))
-	$(Q)rm -f $@ && ar rcs $@ $^
-$(B)/tsan/libprof.a: $(call obj,tsan,$(LIB_SRC))
-	$(Q)rm -f $@ && ar rcs $@ $^
+# Each flavour's library, tool and test-support objects as archives: a
+# test or helper links only the objects it uses.
+define flavour_archives
+$(B)/$(1)/libprof.a: $(call obj,$(1),$(LIB_SRC))
+	$(Q)rm -f $$@ && ar rcs $$@ $$^
+$(B)/$(1)/libproftool.a: $(call obj,$(1),$(TOOL_SRC))
+	$(Q)rm -f $$@ && ar rcs $$@ $$^
+$(B)/$(1)/libproftest.a: $(call obj,$(1),$(SUP_SRC))
+	$(Q)rm -f $$@ && ar rcs $$@ $$^
+endef
+$(foreach f,rel asan tsan,$(eval $(call flavour_archives,$(f))))
 $(B)/asan/prof: $(call obj,asan,$(CMD_SRC) $(TOOL_SRC)) $(B)/asan/libprof.a
 	$(Q)$(CC) -pthread $(ASAN) -o $@ $^ $(TOOL_LIBS) $(LIBS)
 
 # ---- tests ------------------------------------------------------------------
-$(B)/rel/tests/unit/%: $(B)/rel/tests/unit/%.o $(SUP_OBJ) $(TOOL_OBJ) $(B)/rel/libprof.a
+$(B)/rel/tests/unit/%: $(B)/rel/tests/unit/%.o $(B)/rel/libproftest.a $(B)/rel/libproftool.a $(B)/rel/libprof.a
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) -pthread -o $@ $< $(SUP_OBJ) $(TOOL_OBJ) $(B)/rel/libprof.a -lcriterion $(TOOL_LIBS) $(LIBS)
-$(B)/asan/tests/unit/%: $(B)/asan/tests/unit/%.o $(call obj,asan,$(SUP_SRC) $(TOOL_SRC)) $(B)/asan/libprof.a
+	$(Q)$(CC) -pthread -o $@ $^ -lcriterion $(TOOL_LIBS) $(LIBS)
+$(B)/asan/tests/unit/%: $(B)/asan/tests/unit/%.o $(B)/asan/libproftest.a $(B)/asan/libproftool.a $(B)/asan/libprof.a
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -pthread $(ASAN) -o $@ $^ -lcriterion $(TOOL_LIBS) $(LIBS)
-$(B)/tsan/tests/unit/%: $(B)/tsan/tests/unit/%.o $(call obj,tsan,$(SUP_SRC)) $(B)/tsan/libprof.a
+$(B)/tsan/tests/unit/%: $(B)/tsan/tests/unit/%.o $(B)/tsan/libproftest.a $(B)/tsan/libprof.a
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -pthread $(TSAN) -o $@ $^ -lcriterion $(SUP_LIBS) $(LIBS)
 # model_threads builds models, import_kineto_fast imports: the tool's code is
 # checked with the library's
 $(TSAN_TOOL_UNITS): $(B)/tsan/tests/unit/%: $(B)/tsan/tests/unit/%.o \
-		$(call obj,tsan,$(SUP_SRC) $(TOOL_SRC)) $(B)/tsan/libprof.a
+		$(B)/tsan/libproftest.a $(B)/tsan/libproftool.a $(B)/tsan/libprof.a
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -pthread $(TSAN) -o $@ $^ -lcriterion $(TOOL_LIBS) $(LIBS)
-$(B)/rel/tests/bench/%: $(B)/rel/tests/bench/%.o $(SUP_OBJ) $(TOOL_OBJ) $(B)/rel/libprof.a
+$(B)/rel/tests/bench/%: $(B)/rel/tests/bench/%.o $(B)/rel/libproftest.a $(B)/rel/libproftool.a $(B)/rel/libprof.a
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -pthread -o $@ $^ $(TOOL_LIBS) $(LIBS)
-$(B)/rel/tests/bin/%: $(B)/rel/tests/support/bin/%.o $(SUP_OBJ) $(B)/rel/libprof.a
+$(B)/rel/tests/bin/%: $(B)/rel/tests/support/bin/%.o $(B)/rel/libproftest.a $(B)/rel/libprof.a
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -pthread -o $@ $^ $(SUP_LIBS) $(LIBS)
-$(B)/asan/tests/bin/%: $(B)/asan/tests/support/bin/%.o $(call obj,asan,$(SUP_SRC)) $(B)/asan/libprof.a
+$(B)/asan/tests/bin/%: $(B)/asan/tests/support/bin/%.o $(B)/asan/libproftest.a $(B)/asan/libprof.a
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -pthread $(ASAN) -o $@ $^ $(SUP_LIBS) $(LIBS)
 
-# Fuzz targets: clang's libFuzzer, with ASan and UBSan, over everything that
-# reads untrusted bytes (tests/fuzz/fuzz_*.c). Each replays and explores the
+# The clang flavour: every source compiled by clang with the project's
+# warnings as errors (both compilers must build the code clean), and
+# instrumented for libFuzzer with ASan and UBSan. The fuzz targets
+# (tests/fuzz/fuzz_*.c: everything that reads untrusted bytes) link these
+# objects, compiled once for all of them. Each replays and explores the
 # profiles of tests/fuzz/corpus plus its own tests/fuzz/corpus-NAME, when
 # there is one (NAME: the target without "fuzz_").
-FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -Itests/support -g -O1 -pthread \
-	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-$(B)/fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) $(LIB_SRC) $(TOOL_SRC)
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
+CLANG_OBJ := $(call obj,clang,$(SO_SRC) $(TOOL_SRC) $(CMD_SRC) $(SUP_SRC) $(wildcard tests/fuzz/fuzz_*.c))
+$(B)/clang/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC clang $<")
+	$(Q)$(FUZZCC) $(CFLAGS_ALL) $(vis) -O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN) -c $< -o $@
+$(B)/fuzz/%: $(B)/clang/tests/fuzz/%.o $(call obj,clang,$(LIB_SRC) $(TOOL_SRC))
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZ    $@")
-	$(Q)$(FUZZCC) $(FUZZ_FLAGS) -o $@ $< $(LIB_SRC) $(TOOL_SRC) $(TOOL_LIBS) $(LIBS)
+	$(Q)$(FUZZCC) -pthread -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(TOOL_LIBS) $(LIBS)
 
-# Both compilers must build the code clean; the tests use cc's objects, so
-# clang only has to compile everything with the same warnings as errors.
-CLANG_STAMP := $(B)/clang.stamp
-$(CLANG_STAMP): $(SO_SRC) $(TOOL_SRC) $(CMD_SRC) $(SUP_SRC) $(wildcard include/*.h src/*/*.h)
-	@mkdir -p $(B)
-	@$(if $(Q),echo "  CLANG   -fsyntax-only")
-	$(Q)for f in $(SO_SRC) $(TOOL_SRC) $(CMD_SRC) $(SUP_SRC); do \
-		clang $(filter-out -MMD -MP,$(CFLAGS_ALL)) -fsyntax-only $$f || exit 1; done
-	$(Q)touch $@
-
-test-bins: all python $(CLANG_STAMP) $(B)/asan/prof $(UNIT_BIN) $(UNIT_ASAN_BIN) $(UNIT_TSAN_BIN) $(HELPER_BIN) \
-	$(HELPER_ASAN_BIN) $(FUZZ_BIN) $(B)/rel/tests/bin/make_demo $(B)/rel/tests/bench/compare_aa
-
-check: deps
-	$(Q)$(MAKE) --no-print-directory test-bins
-	$(Q)B=$(B) sh tests/run.sh
+# The same targets as plain programs (tests/fuzz/replay.c's main) over the
+# plain build's objects: `make check` replays the corpora through them.
+$(B)/rel/tests/fuzz/%: $(B)/rel/tests/fuzz/%.o $(B)/rel/tests/fuzz/replay.o $(B)/rel/libproftool.a $(B)/rel/libprof.a
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -pthread -o $@ $^ $(TOOL_LIBS) $(LIBS)
 
 # The tests that need an NVIDIA GPU (tests/gpu/): without one they build
 # what they can and report SKIPPED, never passed.
@@ -250,6 +252,75 @@ $(PY_PKG)/_native$(word 2,$(PY_CFG)): bindings/python/prof/_native.c
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)clang -std=c11 $(WARN) -isystem $(PY_INC) -fsyntax-only $<
 	$(Q)$(CC) -std=c11 $(WARN) -isystem $(PY_INC) $(OPT) -fPIC -shared -o $@ $<
+
+# ---- test tiers ---------------------------------------------------------------
+# `make check` builds the plain flavour and runs every kind of test once with
+# it: the unit tests, the command-line tests (the man pages' examples, real
+# PyTorch and the dashboard in Chromium among them) and the fuzz targets'
+# stored corpora replayed through the plain build. `make check-all`, what CI
+# runs, adds the unit and command-line tests under ASan+UBSan, the threaded
+# units under TSan, the clang build and libFuzzer's replay of the corpora.
+# Each suite is one target, $(R)/SUITE, run by tests/suite.sh (which names
+# them), so that make runs them on every core, each as soon as what it needs
+# is built; the slowest come first so that they start first. Both tiers end
+# with tests/summary.sh: skips, failures, the five slowest suites, and
+# "N passed, N failed, N skipped".
+R    := $(B)/results
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+# slow_first SLOW,ALL: ALL with the names in SLOW first, in SLOW's order
+slow_first = $(foreach n,$(1),$(filter $(n),$(2))) $(filter-out $(1),$(2))
+# a command-line script that names its variants ("# variants: rel") runs
+# for those only
+CLI_NAMES := $(call slow_first,view hostile export,$(patsubst tests/cli/%.sh,%,$(wildcard tests/cli/*.sh)))
+CLI_REL_ONLY := $(patsubst tests/cli/%.sh,%,$(shell grep -l '^\# variants: rel$$' tests/cli/*.sh))
+CLI_ASAN_NAMES := $(filter-out $(CLI_REL_ONLY),$(CLI_NAMES))
+UNIT_NAMES := $(patsubst tests/unit/%.c,%,$(UNIT_SRC))
+PY_NAMES   := $(call slow_first,compare torch auto,$(patsubst tests/python/test_%.py,%,$(wildcard tests/python/test_*.py)))
+FUZZ_NAMES := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+
+CHECK_SUITES := $(addprefix python/,$(PY_NAMES)) $(addprefix cli/,$(CLI_NAMES)) $(addprefix unit/,$(UNIT_NAMES)) \
+	$(addprefix fuzz/,$(FUZZ_NAMES))
+ALL_SUITES := $(addprefix python-asan/,$(PY_NAMES)) $(addprefix cli-asan/,$(CLI_ASAN_NAMES)) $(CHECK_SUITES) \
+	$(addprefix unit-asan/,$(UNIT_NAMES)) $(patsubst tests/unit/%.c,unit-tsan/%,$(TSAN_UNITS)) \
+	$(addprefix fuzz-asan/,$(FUZZ_NAMES))
+
+# what the command-line suites run: the binary and libraries, the Python
+# package, the helpers and the comparison benchmark; the Python suites, the
+# slowest, need less and start sooner
+CLI_NEEDS := $(B)/prof $(B)/libprof.a $(B)/libprof.so $(B)/rel/libprof.a $(PY_FILES) $(HELPER_BIN) \
+	$(B)/rel/tests/bench/compare_aa
+PY_NEEDS := $(B)/prof $(PY_FILES) $(B)/rel/tests/bin/dump_events
+run_suite = $(Q)B=$(B) sh tests/suite.sh $(patsubst $(R)/%,%,$@)
+$(R)/cli/%: tests/cli/%.sh $(CLI_NEEDS)
+	$(run_suite)
+$(R)/cli-asan/%: tests/cli/%.sh $(CLI_NEEDS) $(B)/asan/prof $(HELPER_ASAN_BIN)
+	$(run_suite)
+$(R)/python/%: tests/python/test_%.py $(PY_NEEDS)
+	$(run_suite)
+$(R)/python-asan/%: tests/python/test_%.py $(PY_NEEDS) $(B)/asan/prof $(B)/asan/tests/bin/dump_events
+	$(run_suite)
+$(R)/unit/%: $(B)/rel/tests/unit/%
+	$(run_suite)
+$(R)/unit-asan/%: $(B)/asan/tests/unit/%
+	$(run_suite)
+$(R)/unit-tsan/%: $(B)/tsan/tests/unit/%
+	$(run_suite)
+$(R)/fuzz/%: $(B)/rel/tests/fuzz/%
+	$(run_suite)
+$(R)/fuzz-asan/%: $(B)/fuzz/%
+	$(run_suite)
+
+# A tier: the results of a previous run are removed, make builds and runs the
+# suites (-k: a target that fails to build stops only what needs it), and
+# the summary reads what every suite left. It fails when a build failed, a
+# suite failed or left no result.
+run_tier = $(Q)rm -rf $(R) && status=0; \
+	$(MAKE) --no-print-directory -k -j$(JOBS) --output-sync=target $(1) || status=$$?; \
+	B=$(B) sh tests/summary.sh $(2) && [ $$status -eq 0 ]
+check: deps
+	$(call run_tier,$(addprefix $(R)/,$(CHECK_SUITES)),$(CHECK_SUITES))
+check-all: deps
+	$(call run_tier,$(addprefix $(R)/,$(ALL_SUITES)) $(CLANG_OBJ),$(ALL_SUITES))
 
 # ---- demo profile -----------------------------------------------------------
 # testdata/demo.prof is committed; this regenerates it (byte for byte).

@@ -6,7 +6,7 @@
 # job, --fail-on, -o written whole or not at all, and every failure with its
 # exit status (DESIGN §5) and one-line message.
 # Run from the repository root with PROF, TEST_BIN (make_corpus,
-# make_analyze) as tests/run.sh does; PYTHON is an interpreter with the
+# make_analyze) as tests/suite.sh does; PYTHON is an interpreter with the
 # jsonschema package (default /usr/bin/python3, as `make deps` installs it).
 . "$(dirname "$0")/../support/cli_lib.sh"
 DEMO=testdata/demo.prof

@@ -6,7 +6,7 @@
 # The figures themselves mean nothing at this size and are not checked.
 # Plain build only: the benchmarks measure the plain prof in $B.
 # variants: rel
-# Run from the repository root with PROF, TEST_BIN and B, as tests/run.sh does.
+# Run from the repository root with PROF, TEST_BIN and B, as tests/suite.sh does.
 . "$(dirname "$0")/../support/cli_lib.sh"
 case "$PROF" in
 */asan/*) exit 0 ;;

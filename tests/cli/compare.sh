@@ -7,7 +7,7 @@
 # new leak is shown; JSON matches formats/compare.schema.json, CSV has its
 # rows; colour only on a terminal; every failure has its DESIGN §5 status
 # and one line on stderr, and a failed -o leaves no file.
-# Run from the repository root with PROF and TEST_BIN, as tests/run.sh does.
+# Run from the repository root with PROF and TEST_BIN, as tests/suite.sh does.
 . "$(dirname "$0")/../support/cli_lib.sh"
 cli_tmp compare
 fx=$tmp/fx

@@ -12,7 +12,7 @@
 # read-only one refused, a 250-byte name, and SIGTERM, SIGINT and SIGHUP
 # mid-write removing the temporary before prof dies by the signal.
 # Run from the repository root with PROF=path/to/prof, TEST_BIN=dir of the
-# helper binaries (make_export_names), as tests/run.sh does.
+# helper binaries (make_export_names), as tests/suite.sh does.
 . "$(dirname "$0")/../support/cli_lib.sh"
 DEMO=testdata/demo.prof
 PYTHON=${PYTHON:-python3}

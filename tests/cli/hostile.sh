@@ -12,7 +12,7 @@
 #   250-character name (row 13); the viewer's largest window bound (row 14);
 #   a string table bomb (row 3); 100,000 devices (row 4); a page of 200,000
 #   names (row 15); memory running out while reading (row 16).
-# Run from the repository root with PROF, TEST_BIN and B, as tests/run.sh does.
+# Run from the repository root with PROF, TEST_BIN and B, as tests/suite.sh does.
 . "$(dirname "$0")/../support/cli_lib.sh"
 DEMO=testdata/demo.prof
 GOLDEN=testdata/golden

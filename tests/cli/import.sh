@@ -6,7 +6,7 @@
 # a cut trace read up to its damage, what is not a trace, an unwritable
 # output, and no temporary file left behind. With ../shared/traces/ beside
 # the checkout, the real traces there are imported and analysed too.
-# Run from the repository root with PROF=path/to/prof, as tests/run.sh does.
+# Run from the repository root with PROF=path/to/prof, as tests/suite.sh does.
 . "$(dirname "$0")/../support/cli_lib.sh"
 K=testdata/kineto
 cli_tmp import

@@ -4,7 +4,7 @@
 # status (DESIGN §5: 2 usage, 3 unreadable input, 4 output error) and its
 # one-line message on stderr with nothing on stdout.
 # Run from the repository root with PROF=path/to/prof, TEST_BIN=dir of the
-# helper binaries (make_corpus), as tests/run.sh does.
+# helper binaries (make_corpus), as tests/suite.sh does.
 . "$(dirname "$0")/../support/cli_lib.sh"
 DEMO=testdata/demo.prof
 

@@ -6,7 +6,7 @@
 # finds it and puts it on PYTHONPATH, loading the installed libprof. The
 # installed `prof help` finds the installed pages. Then `make uninstall`
 # leaves no file behind.
-# Needs the build tree B (as tests/run.sh sets it); runs once, for the plain
+# Needs the build tree B (as tests/suite.sh sets it); runs once, for the plain
 # variant only, since it exercises packaging rather than the binary.
 # variants: rel
 . "$(dirname "$0")/../support/cli_lib.sh"

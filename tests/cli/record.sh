@@ -13,7 +13,7 @@
 # surroundings: a command started with its standard descriptors closed, a
 # FIFO as the output. Signals are sent once the command says it is ready
 # (a file it creates), never after a fixed sleep.
-# Run from the repository root with PROF and B set, as tests/run.sh does.
+# Run from the repository root with PROF and B set, as tests/suite.sh does.
 PROF=${PROF:-build/prof}
 B=${B:-build}
 CHILD=$B/rel/tests/bin/record_child  # never the sanitized one: ASan refuses LD_PRELOAD

@@ -7,7 +7,7 @@
 # libprof as its own still links with libprof.a and records. The one
 # exception: InitializeInjection and InitializeInjectionNvtx2, the names
 # CUDA and NVTX look for in an injection library, in builds with CUPTI.
-# Needs the build tree B (as tests/run.sh sets it); runs once, for the plain
+# Needs the build tree B (as tests/suite.sh sets it); runs once, for the plain
 # variant only, since the libraries are the same for both.
 # variants: rel
 . "$(dirname "$0")/../support/cli_lib.sh"

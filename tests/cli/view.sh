@@ -7,7 +7,7 @@
 # kept as text, the warning banner, the comparison). Screenshots of every
 # tab go to $B/test-logs/screenshots/.
 # Run from the repository root with PROF, TEST_BIN and B set, as
-# tests/run.sh does.
+# tests/suite.sh does.
 . "$(dirname "$0")/../support/cli_lib.sh"
 B=${B:-build}
 DEMO=testdata/demo.prof

@@ -1,6 +1,6 @@
 """run.py - runs the Python binding's tests (tests/python/test_*.py) and
 prints one "ok NAME" or "not ok NAME - why" line per test, as the command-line
-suites of tests/run.sh do. Exits 1 when a test failed.
+suites of tests/suite.sh do. Exits 1 when a test failed.
 Usage: python3 tests/python/run.py [PATTERN]"""
 import os
 import sys

@@ -2,7 +2,7 @@
 under the built package, and reading the profile it wrote with the real
 tools (prof info, the dump_events helper, prof analyze where it exists).
 
-Environment, as tests/run.sh sets it: PROF (the prof binary), TEST_BIN (the
+Environment, as tests/suite.sh sets it: PROF (the prof binary), TEST_BIN (the
 helper binaries), B (the build directory: the package is in $B/python).
 """
 import json

@@ -3,7 +3,7 @@
 # `not ok NAME - WHY` lines with the failures counted in $fails, a
 # temporary directory removed at exit, running prof with its stdout, stderr
 # and exit status kept, and the checks on them.
-# PROF and TEST_BIN come from tests/run.sh; the defaults are the plain build.
+# PROF and TEST_BIN come from tests/suite.sh; the defaults are the plain build.
 PROF=${PROF:-build/prof}
 TEST_BIN=${TEST_BIN:-build/rel/tests/bin}
 fails=0
