@@ -9,13 +9,13 @@
 #                   AddressSanitizer+UBSan, the threaded units under ThreadSanitizer,
 #                   the clang build and libFuzzer's replay of the corpora (CI runs this)
 #   make check-gpu  the CUDA tests of tests/gpu/ (SKIPPED without a GPU)
-#   make demo       install missing dependencies, build, show testdata/demo.prof
+#   make demo       install what building needs, build, show testdata/demo.prof
 #   make bench      benchmarks, printed as ratios measured in one run
 #   make fuzz       explore with libFuzzer for FUZZ_SECONDS (default 60) per target
 #   make install    PREFIX=/usr/local DESTDIR=: binary, libraries, headers, prof.pc, man pages,
 #                   the Python package (under lib/prof/python, where prof record finds it)
 #   make deps       check the Debian packages; install the missing ones (root) or
-#                   print the apt-get command
+#                   print the apt-get command (deps-build: only what building needs)
 #   make clean
 #
 # Knobs: V=1 shows commands; CC=clang builds with clang; OPT= overrides -O2 -g;
@@ -107,7 +107,7 @@ FUZZ_BIN      := $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(wildcard tests/fuzz/fuz
 
 .SECONDARY:
 .DELETE_ON_ERROR:
-.PHONY: all check check-all demo bench fuzz install uninstall deps clean
+.PHONY: all check check-all demo bench fuzz install uninstall deps deps-build clean
 all: $(B)/libprof.a $(B)/libprof.so $(B)/prof
 
 # ---- objects, one pattern per variant ---------------------------------
@@ -327,7 +327,7 @@ check-all: deps
 testdata/demo.prof: $(B)/rel/tests/bin/make_demo
 	$(Q)$< $@
 
-demo: deps
+demo: deps-build
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(B)/prof analyze testdata/demo.prof
 
@@ -350,30 +350,35 @@ fuzz: deps $(FUZZ_BIN)
 	done
 
 # ---- dependencies -------------------------------------------------------------
+# Two sets: what building needs (`make demo` installs only these), and what
+# the tests add (`make check`, `make bench`, `make fuzz`).
 # pkg-config module, Debian package
-DEP_PC   := libzstd:libzstd-dev libcjson:libcjson-dev gsl:libgsl-dev criterion:libcriterion-dev \
+DEP_BUILD_PC := libzstd:libzstd-dev libcjson:libcjson-dev gsl:libgsl-dev \
 	libmicrohttpd:libmicrohttpd-dev yajl:libyajl-dev zlib:zlib1g-dev sqlite3:libsqlite3-dev
+DEP_PC   := $(DEP_BUILD_PC) criterion:libcriterion-dev
 # command, Debian package
-DEP_CMD  := pkg-config:pkg-config clang:clang zstd:zstd
+DEP_BUILD_CMD := pkg-config:pkg-config objdump:binutils
+DEP_CMD  := $(DEP_BUILD_CMD) clang:clang zstd:zstd
 # the dashboard's browser tests: Debian's chromium driven by playwright-core from npm
 DEP_CMD  += chromium:chromium npm:npm curl:curl
 # Python module, Debian package (the binding's tests run $(PYTHON)); and its headers
 DEP_PY   := torch:python3-torch jsonschema:python3-jsonschema
-deps:
+
+# deps_install PC CMD PY EXTRA: installs the Debian packages of the missing
+# pkg-config modules, commands and Python modules (EXTRA: shell that adds
+# to $$missing), as root; anyone else is told the command to run.
+define deps_install
 	$(Q)missing=""; \
-	command -v pkg-config >/dev/null 2>&1 || missing="pkg-config"; \
-	for d in $(DEP_PC); do \
+	for d in $(1); do \
 		pkg-config --exists $${d%%:*} 2>/dev/null || missing="$$missing $${d#*:}"; \
 	done; \
-	for d in $(DEP_CMD); do \
+	for d in $(2); do \
 		command -v $${d%%:*} >/dev/null 2>&1 || missing="$$missing $${d#*:}"; \
 	done; \
-	ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 \
-		|| missing="$$missing libclang-rt-dev"; \
-	for d in $(DEP_PY); do \
+	for d in $(3); do \
 		$(PYTHON) -c "import $${d%%:*}" >/dev/null 2>&1 || missing="$$missing $${d#*:}"; \
 	done; \
-	[ -f "$(PY_INC)/Python.h" ] || missing="$$missing python3-dev"; \
+	$(4) \
 	missing=$$(echo $$missing | tr ' ' '\n' | sort -u | tr '\n' ' '); \
 	if [ -n "$${missing% }" ]; then \
 		if [ "$$(id -u)" = 0 ]; then \
@@ -384,6 +389,14 @@ deps:
 			echo "deps: missing packages; run: sudo apt-get install -y $$missing" >&2; exit 1; \
 		fi; \
 	fi
+endef
+deps-build:
+	$(call deps_install,$(DEP_BUILD_PC),$(DEP_BUILD_CMD),,)
+deps:
+	$(call deps_install,$(DEP_PC),$(DEP_CMD),$(DEP_PY),\
+	ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 \
+		|| missing="$$missing libclang-rt-dev"; \
+	[ -f "$(PY_INC)/Python.h" ] || missing="$$missing python3-dev";)
 	$(Q)[ -d tests/browser/node_modules/playwright-core ] || \
 		(cd tests/browser && npm ci --no-audit --no-fund --loglevel=error) || \
 		{ echo "deps: npm ci in tests/browser failed" >&2; exit 1; }
