@@ -53,6 +53,7 @@ excerpt=""
 # test the plan promised that never reported (the runner died) is a failure.
 run_criterion() { # binary
     tap=$log.tap
+    rm -f "$tap"
     "$1" --color=never --tap="$tap" >"$log" 2>&1
     rc=$?
     planned=$(sed -n 's/^1\.\.\([0-9]*\).*/\1/p' "$tap" 2>/dev/null | head -n 1)
