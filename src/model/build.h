@@ -17,7 +17,7 @@
 #define MB_MAX_DEPTH 1024u        /* deeper regions are treated as at this depth  */
 #define MB_RECENT 64u             /* recent regions kept per thread for late syncs */
 #define MB_SYNC_PENDING_MAX 1024u /* unresolved sync records kept per thread       */
-#define MB_GPU_BATCH 4096u        /* GPU intervals sorted together                 */
+#define MB_GPU_BATCH 4096u        /* GPU intervals sorted together into a run      */
 #define MB_IDLE_GAP_NS 1000000ull /* a GPU gap this long counts as idle             */
 #define MB_GPU_SPANS 8192u        /* stretches of activity kept per GPU for steps  */
 #define MB_THREAD_DIRECT PF_THREADS /* the format's thread indexes: a table; others searched */
@@ -141,14 +141,19 @@ typedef struct mb_span {
                                      kernels, those overlapped by others */
 } mb_span;
 
+/* A class's intervals as sorted runs of disjoint ones, each run more than
+ * twice as long as the next, so that there are at most 64 (gpu.c). */
+#define MB_GPU_RUNS 64u
+typedef struct mb_runs {
+    mb_intervals run[MB_GPU_RUNS];
+    size_t n;
+} mb_runs;
+
 typedef struct mb_gpu {    /* busy-time union of one device, see gpu.c */
     mb_tagged *batch;      /* grows up to MB_GPU_BATCH      */
     size_t nbatch, cap_batch;
-    mb_intervals merged[MB_GPU_CLASSES]; /* per class, not yet counted */
-    mb_interval *scratch;  /* where a batch and merged are merged */
-    size_t cap_scratch;
-    uint64_t busy_end;     /* end of the time counted as busy: later
-                              records are clipped to start there */
+    mb_runs merged[MB_GPU_CLASSES]; /* per class, all read so far */
+    uint64_t busy_end;     /* end of the time counted as busy so far */
     int counted_any;
     mb_span *spans;        /* at most MB_GPU_SPANS           */
     size_t nspans, cap_spans;

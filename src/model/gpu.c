@@ -3,21 +3,22 @@
  * the idle gaps between them; communication kernels' time and how much of
  * it other kernels overlap; and all of that inside the steps.
  *
- * GPU records arrive roughly, not exactly, in time order (activity buffers
- * are flushed per stream as they fill). The unions are built with bounded
- * memory: intervals are collected in batches of MB_GPU_BATCH, each batch is
- * sorted and merged into short lists of disjoint intervals not counted yet
- * (one per class: computation kernels, communication kernels, copies and
- * memsets), and the time before the earliest start in the newest batch is
- * counted and dropped, since records that come later are expected to start
- * later still. Counting sweeps the three lists together, so each stretch
- * of time is known to be busy, to run communication, and to run it with
- * computation at once. A record that does come later and reaches back into
- * time already counted busy is clipped to begin where that time ends: busy
- * time is then never counted twice, but it can miss the clipped part if
- * that fell in an idle gap, and such a gap keeps its counted length. With
- * records in order, or out of order by less than a batch, the result is
- * exact.
+ * GPU records arrive in no set order: a Kineto trace lists them stream by
+ * stream, and activity buffers are flushed per stream as they fill, so a
+ * record can reach back a second and more before those read before it.
+ * The unions are exact whatever the order. Records are collected in
+ * batches of MB_GPU_BATCH; each batch is sorted and becomes, per class
+ * (computation kernels, communication kernels, copies and memsets), a run
+ * of disjoint intervals. A run that starts after the last one ends joins
+ * it (records of one stream come in order, so an ordered trace keeps one
+ * run); otherwise runs are merged two by two while the newer is at least
+ * half as long as the one before, as a binary counter carries, so that
+ * each interval is merged O(log n) times and at most MB_GPU_RUNS runs
+ * exist. Time is counted once everything is read: one sweep over the three
+ * classes' unions tells of each stretch of time whether it is busy, runs
+ * communication, and runs it with computation at once. Memory: 16 bytes
+ * per disjoint interval of a class (overlapping records join), up to twice
+ * that while two runs merge, and the batch.
  *
  * Steps may come before or after the GPU records of their time, so the
  * counted stretches are kept (at most MB_GPU_SPANS per device, merged
@@ -82,31 +83,61 @@ static void union_push(mb_interval *out, size_t *n, mb_interval iv)
     out[(*n)++] = iv;
 }
 
-/* Merges the batch's intervals of class cls (sorted) into that class's
- * uncounted list. */
-static int merge_class(mb_gpu *g, uint32_t cls, size_t nb)
+/* The union of two sorted disjoint lists into out, which has room for
+ * both; returns its length. */
+static size_t union_merge(const mb_intervals *x, const mb_intervals *y, mb_interval *out)
 {
-    mb_intervals *l = &g->merged[cls];
     size_t n = 0, i = 0, j = 0;
-    if (vec_grow(&g->scratch, &g->cap_scratch, l->n + nb, sizeof *g->scratch) < 0)
-        return -1;
-    for (;;) {
-        while (j < nb && g->batch[j].cls != cls)
-            j++;
-        if (i == l->n && j == nb)
-            break;
-        if (j == nb || (i < l->n && l->v[i].start <= g->batch[j].start)) {
-            union_push(g->scratch, &n, l->v[i++]);
-        } else {
-            union_push(g->scratch, &n, (mb_interval){ g->batch[j].start, g->batch[j].end });
-            j++;
-        }
+    while (i < x->n || j < y->n) {
+        if (j == y->n || (i < x->n && x->v[i].start <= y->v[j].start))
+            union_push(out, &n, x->v[i++]);
+        else
+            union_push(out, &n, y->v[j++]);
     }
-    if (vec_grow(&l->v, &l->cap, n, sizeof *l->v) < 0)
+    return n;
+}
+
+/* Merges a class's last two runs into one. */
+static int runs_merge_last(mb_runs *r)
+{
+    mb_intervals *x = &r->run[r->n - 2], *y = &r->run[r->n - 1];
+    mb_interval *out = malloc((x->n + y->n) * sizeof *out);
+    if (!out)
         return -1;
-    if (n)
-        memcpy(l->v, g->scratch, n * sizeof *l->v);
-    l->n = n;
+    size_t n = union_merge(x, y, out);
+    free(x->v);
+    free(y->v);
+    *x = (mb_intervals){ out, n, x->n + y->n };
+    r->n--;
+    return 0;
+}
+
+/* Adds the batch's intervals of class cls (the batch sorted) to the
+ * class's runs. */
+static int runs_add(mb_runs *r, const mb_tagged *batch, size_t nb, uint32_t cls)
+{
+    size_t first = 0;
+    while (first < nb && batch[first].cls != cls)
+        first++;
+    if (first == nb)
+        return 0;
+    mb_intervals *last = r->n ? &r->run[r->n - 1] : NULL;
+    if (!last || batch[first].start < last->v[last->n - 1].end) { /* a run of its own */
+        if (r->n == MB_GPU_RUNS) /* cannot happen while runs halve; kept safe */
+            return -1;
+        last = &r->run[r->n++];
+        *last = (mb_intervals){ NULL, 0, 0 };
+    }
+    for (size_t k = first; k < nb; k++) {
+        if (batch[k].cls != cls)
+            continue;
+        if (vec_grow(&last->v, &last->cap, last->n, sizeof *last->v) < 0)
+            return -1;
+        union_push(last->v, &last->n, (mb_interval){ batch[k].start, batch[k].end });
+    }
+    while (r->n >= 2 && r->run[r->n - 2].n <= 2 * r->run[r->n - 1].n)
+        if (runs_merge_last(r) < 0)
+            return -1;
     return 0;
 }
 
@@ -213,23 +244,22 @@ static int count_piece(model_gpu_device *d, mb_gpu *g, uint64_t a, uint64_t b, u
     return span_add(g, a, b, comm, overlap);
 }
 
-/* Counts the uncounted lists up to upto: each piece between two interval
- * bounds of any class, with the classes active in it; what reaches past
- * upto stays, cut to start there. */
-static int sweep(model_gpu_device *d, mb_gpu *g, uint64_t upto)
+/* Counts the three classes' unions: each piece between two interval bounds
+ * of any class, with the classes active in it. */
+static int sweep(model_gpu_device *d, mb_gpu *g, const mb_intervals *lists)
 {
     size_t at[MB_GPU_CLASSES] = { 0 };
     uint64_t t = UINT64_MAX;
     for (int c = 0; c < MB_GPU_CLASSES; c++)
-        if (g->merged[c].n && g->merged[c].v[0].start < t)
-            t = g->merged[c].v[0].start;
-    while (t < upto) {
+        if (lists[c].n && lists[c].v[0].start < t)
+            t = lists[c].v[0].start;
+    while (t != UINT64_MAX) {
         unsigned mask = 0;
-        uint64_t next = upto;
+        uint64_t next = UINT64_MAX;
         for (int c = 0; c < MB_GPU_CLASSES; c++) {
-            if (at[c] == g->merged[c].n)
+            if (at[c] == lists[c].n)
                 continue;
-            mb_interval iv = g->merged[c].v[at[c]];
+            mb_interval iv = lists[c].v[at[c]];
             if (iv.start <= t)
                 mask |= 1u << c;
             uint64_t bound = iv.start > t ? iv.start : iv.end;
@@ -238,44 +268,39 @@ static int sweep(model_gpu_device *d, mb_gpu *g, uint64_t upto)
         }
         if (mask && count_piece(d, g, t, next, mask) < 0)
             return -1;
-        if (next == UINT64_MAX)
-            break;
         t = next;
         for (int c = 0; c < MB_GPU_CLASSES; c++)
-            while (at[c] < g->merged[c].n && g->merged[c].v[at[c]].end <= t)
+            while (at[c] < lists[c].n && lists[c].v[at[c]].end <= t)
                 at[c]++;
-    }
-    for (int c = 0; c < MB_GPU_CLASSES; c++) {
-        mb_intervals *l = &g->merged[c];
-        memmove(l->v, l->v + at[c], (l->n - at[c]) * sizeof *l->v);
-        l->n -= at[c];
-        if (l->n && l->v[0].start < upto)
-            l->v[0].start = upto;
     }
     return 0;
 }
 
-/* Merges the batch into the uncounted lists and counts what no later
- * record should reach (everything when final). */
-static int gpu_flush(model_gpu_device *d, mb_gpu *g, int final)
+/* Sorts the batch and adds it to the classes' runs. */
+static int gpu_flush(mb_gpu *g)
 {
-    size_t nb = 0;
-    for (size_t k = 0; k < g->nbatch; k++) { /* clip what reaches into counted time */
-        mb_tagged iv = g->batch[k];
-        if (g->counted_any && iv.start < g->busy_end)
-            iv.start = g->busy_end;
-        if (iv.end > iv.start)
-            g->batch[nb++] = iv;
-    }
-    mb_sort(g->batch, nb, sizeof *g->batch, tagged_cmp);
+    mb_sort(g->batch, g->nbatch, sizeof *g->batch, tagged_cmp);
     for (uint32_t c = 0; c < MB_GPU_CLASSES; c++)
-        if (merge_class(g, c, nb) < 0)
+        if (runs_add(&g->merged[c], g->batch, g->nbatch, c) < 0)
             return -1;
-    uint64_t watermark = final || !nb ? UINT64_MAX : g->batch[0].start;
-    if (sweep(d, g, watermark) < 0)
-        return -1;
     g->nbatch = 0;
     return 0;
+}
+
+/* Everything read: each class's runs become one union, which is counted. */
+static int gpu_count(model_gpu_device *d, mb_gpu *g)
+{
+    mb_intervals lists[MB_GPU_CLASSES];
+    if (gpu_flush(g) < 0)
+        return -1;
+    for (int c = 0; c < MB_GPU_CLASSES; c++) {
+        mb_runs *r = &g->merged[c];
+        while (r->n >= 2)
+            if (runs_merge_last(r) < 0)
+                return -1;
+        lists[c] = r->n ? r->run[0] : (mb_intervals){ NULL, 0, 0 };
+    }
+    return sweep(d, g, lists);
 }
 
 int mb_gpu_event(model_builder *b, const prof_event *ev, int comm)
@@ -312,7 +337,7 @@ int mb_gpu_event(model_builder *b, const prof_event *ev, int comm)
     if (vec_grow(&g->batch, &g->cap_batch, g->nbatch, sizeof *g->batch) < 0)
         return -1;
     g->batch[g->nbatch++] = (mb_tagged){ start, end, cls };
-    return g->nbatch == MB_GPU_BATCH ? gpu_flush(d, g, 0) : 0;
+    return g->nbatch == MB_GPU_BATCH ? gpu_flush(g) : 0;
 }
 
 /* ---- steps ------------------------------------------------------------------------ */
@@ -417,7 +442,7 @@ int mb_gpu_finish(model_builder *b)
     if (!steps)
         return -1;
     for (size_t i = 0; i < m->ngpus; i++) {
-        if (gpu_flush(&m->gpus[i], &b->gpu[i], 1) < 0) {
+        if (gpu_count(&m->gpus[i], &b->gpu[i]) < 0) {
             free(steps);
             return -1;
         }
@@ -436,8 +461,8 @@ void mb_gpu_free(model_builder *b)
     for (size_t i = 0; b->gpu && i < b->m->ngpus; i++) {
         free(b->gpu[i].batch);
         for (int c = 0; c < MB_GPU_CLASSES; c++)
-            free(b->gpu[i].merged[c].v);
-        free(b->gpu[i].scratch);
+            for (size_t k = 0; k < b->gpu[i].merged[c].n; k++)
+                free(b->gpu[i].merged[c].run[k].v);
         free(b->gpu[i].spans);
     }
     free(b->gpu);

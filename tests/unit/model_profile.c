@@ -512,6 +512,168 @@ Test(model_profile, gpu_busy_out_of_order)
     profile_model_free(&m);
 }
 
+/* One GPU record of the order test: class 0 computation, 1 communication,
+ * 2 copy, 3 memset. */
+typedef struct gpu_rec {
+    uint64_t start, dur;
+    uint32_t stream, cls;
+} gpu_rec;
+
+static int rec_by_time(const void *pa, const void *pb)
+{
+    const gpu_rec *a = pa, *b = pb;
+    if (a->start != b->start)
+        return a->start < b->start ? -1 : 1;
+    return (a->stream > b->stream) - (a->stream < b->stream);
+}
+
+static int rec_by_stream(const void *pa, const void *pb)
+{
+    const gpu_rec *a = pa, *b = pb;
+    if (a->stream != b->stream)
+        return a->stream < b->stream ? -1 : 1;
+    return rec_by_time(pa, pb);
+}
+
+/* The union of the records of the classes in mask (bits), sorted at once:
+ * its length into *busy, and into u (room for n) its intervals. */
+static size_t rec_union(const gpu_rec *r, size_t n, unsigned mask, uint64_t (*u)[2])
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) { /* r is by time */
+        if (!((mask >> r[i].cls) & 1u))
+            continue;
+        uint64_t a = r[i].start, b = r[i].start + r[i].dur;
+        if (k && a <= u[k - 1][1]) {
+            if (b > u[k - 1][1])
+                u[k - 1][1] = b;
+        } else {
+            u[k][0] = a, u[k][1] = b, k++;
+        }
+    }
+    return k;
+}
+
+static uint64_t union_len(uint64_t (*u)[2], size_t k)
+{
+    uint64_t t = 0;
+    for (size_t i = 0; i < k; i++)
+        t += u[i][1] - u[i][0];
+    return t;
+}
+
+/* A device's figures are exact whatever the order of its records, ten
+ * times past the model's batch of 4,096: records of six streams
+ * (computation, communication, copies, memsets) and steps over them,
+ * written in time order, stream by stream (as Kineto lists them),
+ * reversed and shuffled, give the figures of a union of all the records
+ * taken at once, to the ns, and the same step figures every time. */
+Test(model_profile, gpu_exact_in_any_order)
+{
+    enum { N = 10 * 4096 + 7, STREAMS = 6, STEPS = 100 };
+    static const uint32_t cls_of[STREAMS] = { 0, 0, 1, 2, 3, 0 };
+    gpu_rec *r = malloc(N * sizeof *r);
+    uint64_t(*u)[2] = malloc(N * sizeof *u), (*v)[2] = malloc(N * sizeof *v);
+    cr_assert(r && u && v);
+    synth_rng rng = { 35 };
+    uint64_t t[STREAMS] = { 0 }, end = 0;
+    for (size_t i = 0; i < N; i++) {
+        uint32_t st = (uint32_t)(synth_rand(&rng) % STREAMS);
+        if (i % 300 == 299) /* every stream waits: the device idles */
+            for (int j = 0; j < STREAMS; j++)
+                t[j] = end + MS + synth_rand(&rng) % (3 * MS);
+        t[st] += 1 + synth_rand(&rng) % 20000;
+        r[i] = (gpu_rec){ t[st], 1 + synth_rand(&rng) % 30000, st, cls_of[st] };
+        t[st] += r[i].dur;
+        if (t[st] > end)
+            end = t[st];
+    }
+
+    /* the exact figures, from all the records sorted at once */
+    qsort(r, N, sizeof *r, rec_by_time);
+    size_t k = rec_union(r, N, 0xfu, u);
+    uint64_t busy = union_len(u, k), gaps = 0, gap_ns = 0, longest[3] = { 0 };
+    for (size_t i = 1; i < k; i++) {
+        uint64_t g = u[i][0] - u[i - 1][1];
+        if (g < MS)
+            continue;
+        gaps++;
+        gap_ns += g;
+        for (int j = 0; j < 3; j++)
+            if (g > longest[j]) {
+                uint64_t x = longest[j];
+                longest[j] = g;
+                g = x;
+            }
+    }
+    size_t kc = rec_union(r, N, 1u << 1, u), kk = rec_union(r, N, 1u << 0, v);
+    uint64_t comm = union_len(u, kc), overlap = 0;
+    for (size_t i = 0, j = 0; i < kc && j < kk;) { /* communication ∩ computation */
+        uint64_t a = u[i][0] > v[j][0] ? u[i][0] : v[j][0];
+        uint64_t b = u[i][1] < v[j][1] ? u[i][1] : v[j][1];
+        overlap += b > a ? b - a : 0;
+        if (u[i][1] < v[j][1])
+            i++;
+        else
+            j++;
+    }
+    cr_assert_gt(gaps, 100u, "the fixture has idle gaps");
+    cr_assert(comm > 0 && overlap > 0 && overlap < comm, "communication partly overlapped");
+
+    model_gpu_device first = { 0 };
+    for (int order = 0; order < 4; order++) {
+        if (order == 1)
+            qsort(r, N, sizeof *r, rec_by_stream);
+        else if (order == 2)
+            qsort(r, N, sizeof *r, rec_by_time);
+        for (size_t i = 0; order == 3 && i + 1 < N; i++) { /* Fisher-Yates */
+            size_t j = i + (size_t)(synth_rand(&rng) % (N - i));
+            gpu_rec x = r[i];
+            r[i] = r[j];
+            r[j] = x;
+        }
+        const char *path = fu_path("gpu-order.prof");
+        synth *s = synth_open(path, NULL);
+        cr_assert_not_null(s);
+        for (uint64_t n = 0; n < STEPS; n++)
+            synth_step(s, 0, n, PROF_STEP_SAMPLED, n * (end / STEPS), end / STEPS);
+        for (size_t i = 0; i < N; i++) {
+            const gpu_rec *x = &r[order == 2 ? N - 1 - i : i];
+            if (x->cls == 0)
+                synth_gpu_kernel(s, "gemm", 0, x->stream, i, x->start, x->dur);
+            else if (x->cls == 1)
+                synth_gpu_kernel(s, "ncclKernel_AllReduce", 0, x->stream, i, x->start, x->dur);
+            else if (x->cls == 2)
+                synth_gpu_memcpy(s, PROF_COPY_HTOD, 0, x->stream, i, 4096, x->start, x->dur);
+            else
+                synth_gpu_memset(s, 0, x->stream, i, 64, x->start, x->dur);
+        }
+        close_ok(s);
+        profile_model m;
+        load(path, &m);
+        cr_assert_eq(m.ngpus, 1u);
+        const model_gpu_device *d = &m.gpus[0];
+        cr_assert_eq(d->busy_ns, busy, "order %d: busy %llu, exact %llu", order,
+                     (unsigned long long)d->busy_ns, (unsigned long long)busy);
+        cr_assert_eq(d->idle_gaps, gaps, "order %d", order);
+        cr_assert_eq(d->idle_gap_ns, gap_ns, "order %d", order);
+        for (int j = 0; j < 3; j++)
+            cr_assert_eq(d->longest[j].dur_ns, longest[j], "order %d, gap %d", order, j);
+        cr_assert_eq(d->comm_ns, comm, "order %d", order);
+        cr_assert_eq(d->comm_overlap_ns, overlap, "order %d", order);
+        cr_assert_gt(d->step_busy_ns, 0u);
+        if (order == 0)
+            first = *d;
+        cr_assert_eq(d->step_busy_ns, first.step_busy_ns, "order %d", order);
+        cr_assert_eq(d->step_comm_ns, first.step_comm_ns, "order %d", order);
+        cr_assert_eq(d->step_overlap_ns, first.step_overlap_ns, "order %d", order);
+        profile_model_free(&m);
+    }
+    free(r);
+    free(u);
+    free(v);
+}
+
 /* Sync records are sited at the innermost region around them, SYNC regions
  * at their parent; a record inside a SYNC region is the same wait and is
  * counted once, as the region. */
