@@ -148,5 +148,41 @@ if [ -d ../shared/traces ]; then
             has "$out" "GPU            device 0" && ok "$name-gpu" || not_ok "$name-gpu" "no GPU"
         }
     done
+    # GPU figures are exact whatever the order of the records: a real
+    # trace's GPU records repeated 11 times (41,514, ten times the model's
+    # batch of 4,096), in time order, stream by stream as Kineto writes
+    # them, and shuffled, against the union of all of them sorted at once,
+    # computed apart (tests/support/gpu_union.py), to the nanosecond.
+    t=../shared/traces/hta_nccl_data_a100_rank0of2.json.gz
+    if [ -f "$t" ]; then
+        python3 tests/support/gpu_union.py "$t" "$tmp/tiled-time.json" 11 time &&
+            python3 tests/support/gpu_union.py "$tmp/tiled-time.json" >"$tmp/exact.json"
+        for order in time stream shuffle; do
+            name=gpu-exact-$order
+            [ $order = time ] ||
+                python3 tests/support/gpu_union.py "$t" "$tmp/tiled-$order.json" 11 $order
+            run analyze --format json "$tmp/tiled-$order.json"
+            status_is "$name" 0 || continue
+            why=$(python3 - "$out" "$tmp/exact.json" <<'PY'
+import json, sys
+got = {str(d["device"]): d for d in json.load(open(sys.argv[1]))["summary"]["gpu"]}
+want = json.load(open(sys.argv[2]))
+for dev, w in want.items():
+    g = dict(got.get(dev, {}))
+    g["longest_gaps"] = [x["dur_ns"] for x in g.get("longest_gaps", [])]
+    for k, v in w.items():
+        if g.get(k) != v:
+            print("device %s %s: %s, exact %s" % (dev, k, g.get(k), v))
+if set(got) != set(want):
+    print("devices %s, exact %s" % (sorted(got), sorted(want)))
+PY
+)
+            [ -z "$why" ] && ok "$name" || not_ok "$name" "$why"
+        done
+    else
+        ok "gpu-exact # skip $t is not there"
+    fi
+else
+    ok "real-traces # skip ../shared/traces is not beside the checkout"
 fi
 [ $fails -eq 0 ]
