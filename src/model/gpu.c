@@ -143,14 +143,63 @@ static int runs_add(mb_runs *r, const mb_tagged *batch, size_t nb, uint32_t cls)
 
 /* ---- stretches kept for the steps ------------------------------------------ */
 
-static int gap_index_cmp(const void *pa, const void *pb, void *arg)
+/* A gap between two stretches, by the index of the first. */
+typedef struct gap_at {
+    uint64_t gap;
+    size_t at;
+} gap_at;
+
+static int gap_before(const gap_at *x, const gap_at *y)
 {
-    const mb_span *s = arg;
-    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-    uint64_t ga = s[a + 1].start - s[a].end, gb = s[b + 1].start - s[b].end;
-    if (ga != gb)
-        return ga < gb ? -1 : 1;
-    return (a > b) - (a < b);
+    return x->gap != y->gap ? x->gap < y->gap : x->at < y->at;
+}
+
+static void gap_swap(gap_at *v, size_t i, size_t j)
+{
+    gap_at t = v[i];
+    v[i] = v[j];
+    v[j] = t;
+}
+
+/* Puts the k + 1 smallest gaps (by length, then place: no two are equal)
+ * in v[0..k], in no order: a quickselect, linear on average, since a full
+ * sort of every stretch's gap each time the stretches are halved was most
+ * of the time of a profile with millions of GPU records. */
+static void gaps_select(gap_at *v, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (gap_before(&v[mid], &v[lo]))
+            gap_swap(v, lo, mid);
+        if (gap_before(&v[hi], &v[lo]))
+            gap_swap(v, lo, hi);
+        if (gap_before(&v[hi], &v[mid]))
+            gap_swap(v, mid, hi);
+        gap_at pivot = v[mid];
+        size_t i = lo, j = hi;
+        for (;;) { /* Hoare: v[lo..j] <= pivot <= v[i..hi] */
+            while (gap_before(&v[i], &pivot))
+                i++;
+            while (gap_before(&pivot, &v[j]))
+                j--;
+            if (i >= j)
+                break;
+            gap_swap(v, i++, j--);
+        }
+        if (i == j) { /* the pivot itself, in its place */
+            if (k == i)
+                return;
+            if (k < i)
+                hi = i - 1;
+            else
+                lo = i + 1;
+        } else if (k <= j) {
+            hi = j;
+        } else {
+            lo = j + 1;
+        }
+    }
 }
 
 /* Halves the stretches by joining each of the half with the smallest gaps
@@ -158,18 +207,19 @@ static int gap_index_cmp(const void *pa, const void *pb, void *arg)
  * stay exact. */
 static int spans_compact(mb_gpu *g)
 {
-    size_t n = g->nspans, *order = malloc((n - 1) * sizeof *order);
+    size_t n = g->nspans;
+    gap_at *gaps = malloc((n - 1) * sizeof *gaps);
     unsigned char *join = calloc(n, 1);
-    if (!order || !join) {
-        free(order);
+    if (!gaps || !join) {
+        free(gaps);
         free(join);
         return -1;
     }
     for (size_t i = 0; i + 1 < n; i++)
-        order[i] = i;
-    qsort_r(order, n - 1, sizeof *order, gap_index_cmp, g->spans);
+        gaps[i] = (gap_at){ g->spans[i + 1].start - g->spans[i].end, i };
+    gaps_select(gaps, n - 1, n / 2 - 1);
     for (size_t k = 0; k < n / 2; k++)
-        join[order[k]] = 1;
+        join[gaps[k].at] = 1;
     size_t out = 0;
     for (size_t i = 0; i < n; i++) {
         if (i && join[i - 1]) {
@@ -184,7 +234,7 @@ static int spans_compact(mb_gpu *g)
     }
     g->nspans = out;
     g->spans_merged = 1;
-    free(order);
+    free(gaps);
     free(join);
     return 0;
 }
