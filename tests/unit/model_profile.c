@@ -440,80 +440,8 @@ Test(model_profile, gpu_busy_union)
     profile_model_free(&m);
 }
 
-static int iv_cmp(const void *pa, const void *pb)
-{
-    const uint64_t *a = pa, *b = pb;
-    return (a[0] > b[0]) - (a[0] < b[0]);
-}
-
-/* Many overlapping intervals on four streams, arriving out of order within
- * windows smaller than a batch: busy time and gaps are exact. */
-Test(model_profile, gpu_busy_out_of_order)
-{
-    enum { N = 30000, STREAMS = 4 };
-    uint64_t(*iv)[2] = malloc(N * sizeof *iv);
-    cr_assert_not_null(iv);
-    synth_rng rng = { 7 };
-    uint64_t t[STREAMS] = { 0 };
-    for (size_t i = 0; i < N; i++) {
-        unsigned st = (unsigned)(synth_rand(&rng) % STREAMS);
-        t[st] += synth_rand(&rng) % 2000 + (synth_rand(&rng) % 100 == 0 ? 2 * MS : 0);
-        iv[i][0] = t[st];
-        iv[i][1] = 1 + synth_rand(&rng) % 5000;
-        t[st] += iv[i][1];
-    }
-    qsort(iv, N, sizeof *iv, iv_cmp);
-    for (size_t i = 0; i + 1 < N; i++) /* disorder within windows of 50 */
-        if (synth_rand(&rng) % 2) {
-            size_t j = i + synth_rand(&rng) % 50;
-            if (j < N) {
-                uint64_t a = iv[i][0], b = iv[i][1];
-                iv[i][0] = iv[j][0], iv[i][1] = iv[j][1];
-                iv[j][0] = a, iv[j][1] = b;
-            }
-        }
-    const char *path = fu_path("gpu-many.prof");
-    synth *s = synth_open(path, NULL);
-    cr_assert_not_null(s);
-    for (size_t i = 0; i < N; i++)
-        synth_gpu_kernel(s, "k", 0, (uint32_t)(i % STREAMS), i, iv[i][0], iv[i][1]);
-    close_ok(s);
-
-    /* The exact answer, from all the intervals sorted at once. */
-    qsort(iv, N, sizeof *iv, iv_cmp);
-    uint64_t busy = 0, gaps = 0, gap_ns = 0, cs = iv[0][0], ce = iv[0][0] + iv[0][1];
-    for (size_t i = 1; i <= N; i++) {
-        if (i < N && iv[i][0] <= ce) {
-            if (iv[i][0] + iv[i][1] > ce)
-                ce = iv[i][0] + iv[i][1];
-            continue;
-        }
-        busy += ce - cs;
-        if (i < N) {
-            if (iv[i][0] - ce >= MS) {
-                gaps++;
-                gap_ns += iv[i][0] - ce;
-            }
-            cs = iv[i][0];
-            ce = iv[i][0] + iv[i][1];
-        }
-    }
-    free(iv);
-
-    profile_model m;
-    load(path, &m);
-    cr_assert_eq(m.ngpus, 1u);
-    cr_assert_eq(m.gpus[0].kernels, (uint64_t)N);
-    cr_assert_eq(m.gpus[0].busy_ns, busy, "busy %llu, exact %llu",
-                 (unsigned long long)m.gpus[0].busy_ns, (unsigned long long)busy);
-    cr_assert_gt(gaps, 10u, "the fixture has idle gaps");
-    cr_assert_eq(m.gpus[0].idle_gaps, gaps);
-    cr_assert_eq(m.gpus[0].idle_gap_ns, gap_ns);
-    profile_model_free(&m);
-}
-
-/* One GPU record of the order test: class 0 computation, 1 communication,
- * 2 copy, 3 memset. */
+/* One GPU record of the tests of GPU time: class 0 computation, 1
+ * communication, 2 copy, 3 memset. */
 typedef struct gpu_rec {
     uint64_t start, dur;
     uint32_t stream, cls;
@@ -535,8 +463,8 @@ static int rec_by_stream(const void *pa, const void *pb)
     return rec_by_time(pa, pb);
 }
 
-/* The union of the records of the classes in mask (bits), sorted at once:
- * its length into *busy, and into u (room for n) its intervals. */
+/* The union of the records (by time) of the classes in mask (bits): its
+ * intervals into u, which has room for n; returns how many. */
 static size_t rec_union(const gpu_rec *r, size_t n, unsigned mask, uint64_t (*u)[2])
 {
     size_t k = 0;
@@ -560,6 +488,81 @@ static uint64_t union_len(uint64_t (*u)[2], size_t k)
     for (size_t i = 0; i < k; i++)
         t += u[i][1] - u[i][0];
     return t;
+}
+
+/* The gaps of 1 ms or more between the intervals of a union: how many, how
+ * long in all, and the three longest, longest first. */
+static void union_gaps(uint64_t (*u)[2], size_t k, uint64_t *gaps, uint64_t *gap_ns,
+                       uint64_t longest[3])
+{
+    *gaps = *gap_ns = 0;
+    longest[0] = longest[1] = longest[2] = 0;
+    for (size_t i = 1; i < k; i++) {
+        uint64_t g = u[i][0] - u[i - 1][1];
+        if (g < MS)
+            continue;
+        (*gaps)++;
+        *gap_ns += g;
+        for (int j = 0; j < 3; j++)
+            if (g > longest[j]) {
+                uint64_t x = longest[j];
+                longest[j] = g;
+                g = x;
+            }
+    }
+}
+
+/* Many overlapping intervals on four streams, arriving out of order within
+ * windows smaller than a batch: busy time and gaps are exact. */
+Test(model_profile, gpu_busy_out_of_order)
+{
+    enum { N = 30000, STREAMS = 4 };
+    gpu_rec *r = malloc(N * sizeof *r);
+    uint64_t(*u)[2] = malloc(N * sizeof *u);
+    cr_assert(r && u);
+    synth_rng rng = { 7 };
+    uint64_t t[STREAMS] = { 0 };
+    for (size_t i = 0; i < N; i++) {
+        uint32_t st = (uint32_t)(synth_rand(&rng) % STREAMS);
+        t[st] += synth_rand(&rng) % 2000 + (synth_rand(&rng) % 100 == 0 ? 2 * MS : 0);
+        r[i] = (gpu_rec){ t[st], 1 + synth_rand(&rng) % 5000, st, 0 };
+        t[st] += r[i].dur;
+    }
+    qsort(r, N, sizeof *r, rec_by_time);
+    for (size_t i = 0; i + 1 < N; i++) /* disorder within windows of 50 */
+        if (synth_rand(&rng) % 2) {
+            size_t j = i + synth_rand(&rng) % 50;
+            if (j < N) {
+                gpu_rec x = r[i];
+                r[i] = r[j];
+                r[j] = x;
+            }
+        }
+    const char *path = fu_path("gpu-many.prof");
+    synth *s = synth_open(path, NULL);
+    cr_assert_not_null(s);
+    for (size_t i = 0; i < N; i++)
+        synth_gpu_kernel(s, "k", 0, (uint32_t)(i % STREAMS), i, r[i].start, r[i].dur);
+    close_ok(s);
+
+    /* The exact answer, from all the intervals sorted at once. */
+    qsort(r, N, sizeof *r, rec_by_time);
+    size_t k = rec_union(r, N, 1u, u);
+    uint64_t busy = union_len(u, k), gaps, gap_ns, longest[3];
+    union_gaps(u, k, &gaps, &gap_ns, longest);
+    free(r);
+    free(u);
+
+    profile_model m;
+    load(path, &m);
+    cr_assert_eq(m.ngpus, 1u);
+    cr_assert_eq(m.gpus[0].kernels, (uint64_t)N);
+    cr_assert_eq(m.gpus[0].busy_ns, busy, "busy %llu, exact %llu",
+                 (unsigned long long)m.gpus[0].busy_ns, (unsigned long long)busy);
+    cr_assert_gt(gaps, 10u, "the fixture has idle gaps");
+    cr_assert_eq(m.gpus[0].idle_gaps, gaps);
+    cr_assert_eq(m.gpus[0].idle_gap_ns, gap_ns);
+    profile_model_free(&m);
 }
 
 /* A device's figures are exact whatever the order of its records, ten
@@ -592,20 +595,8 @@ Test(model_profile, gpu_exact_in_any_order)
     /* the exact figures, from all the records sorted at once */
     qsort(r, N, sizeof *r, rec_by_time);
     size_t k = rec_union(r, N, 0xfu, u);
-    uint64_t busy = union_len(u, k), gaps = 0, gap_ns = 0, longest[3] = { 0 };
-    for (size_t i = 1; i < k; i++) {
-        uint64_t g = u[i][0] - u[i - 1][1];
-        if (g < MS)
-            continue;
-        gaps++;
-        gap_ns += g;
-        for (int j = 0; j < 3; j++)
-            if (g > longest[j]) {
-                uint64_t x = longest[j];
-                longest[j] = g;
-                g = x;
-            }
-    }
+    uint64_t busy = union_len(u, k), gaps, gap_ns, longest[3];
+    union_gaps(u, k, &gaps, &gap_ns, longest);
     size_t kc = rec_union(r, N, 1u << 1, u), kk = rec_union(r, N, 1u << 0, v);
     uint64_t comm = union_len(u, kc), overlap = 0;
     for (size_t i = 0, j = 0; i < kc && j < kk;) { /* communication ∩ computation */
