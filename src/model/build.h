@@ -149,9 +149,20 @@ typedef struct mb_runs {
     size_t n;
 } mb_runs;
 
+/* A GPU record not yet known to be launched before the final step
+ * (gpu_window.c). */
+typedef struct mb_held {
+    uint64_t start, end, correlation;
+    uint64_t launch;       /* start of its launch call, UINT64_MAX not known */
+    uint32_t cls;
+} mb_held;
+
 typedef struct mb_gpu {    /* busy-time union of one device, see gpu.c */
     mb_tagged *batch;      /* grows up to MB_GPU_BATCH      */
     size_t nbatch, cap_batch;
+    mb_held *held;         /* records launched in the latest step so far, or
+                              whose launch is not known yet (gpu_window.c) */
+    size_t nheld, cap_held, held_limit;
     mb_runs merged[MB_GPU_CLASSES]; /* per class, all read so far */
     uint64_t busy_end;     /* end of the time counted as busy so far */
     int counted_any;
@@ -159,6 +170,23 @@ typedef struct mb_gpu {    /* busy-time union of one device, see gpu.c */
     size_t nspans, cap_spans;
     int spans_merged;      /* spans were merged to stay within the bound */
 } mb_gpu;
+
+/* A launch call (a runtime API record) by its correlation id. */
+typedef struct mb_launch {
+    uint64_t correlation, start;
+} mb_launch;
+
+/* Which GPU records were launched before the final step started, for
+ * HTA's breakdowns (gpu_window.c): the latest step start so far and the
+ * one before, and the launch calls since that one. */
+typedef struct mb_window {
+    uint64_t steps;        /* step records read                          */
+    uint64_t latest, before; /* the latest step start so far, the one before */
+    mb_launch *launch;     /* launch calls that started at `before` or later
+                              (all of them while no step has come)          */
+    size_t nlaunch, cap_launch, launch_limit;
+    hmap launch_index;     /* launch by correlation id                     */
+} mb_window;
 
 typedef struct mb_name_slot {              /* name id -> index, checked by name pointer */
     const char *name;
@@ -213,6 +241,7 @@ typedef struct model_builder {
     size_t fidx_cap, fidx_used;
     uint64_t next_gen;
     mb_gpu *gpu;           /* parallel to m->gpus                             */
+    mb_window window;      /* GPU records launched before the final step     */
     hmap gpu_index;        /* m->gpus by device (a profile may name any number) */
     mb_series_state *series_state; /* parallel to m->series                  */
     hmap series_index;     /* m->series by (name, is memory), as op_index: a
@@ -302,6 +331,13 @@ void mb_tree_free(model_builder *b);
 /* gpu.c (comm: a communication kernel) */
 int mb_gpu_event(model_builder *b, const prof_event *ev, int comm);
 int mb_gpu_finish(model_builder *b);
+int mb_gpu_commit(mb_gpu *g, const mb_held *r); /* a record into the device's unions */
+/* gpu_window.c */
+int mb_window_launch(model_builder *b, const prof_event *ev);
+int mb_window_step(model_builder *b, uint64_t start);
+int mb_window_admit(model_builder *b, mb_gpu *g, const mb_tagged *rec, uint64_t correlation);
+int mb_window_settle(model_builder *b, mb_gpu *g, uint64_t *left_out);
+void mb_window_free(model_builder *b);
 void mb_gpu_free(model_builder *b);
 
 /* collective.c: communication kernels and COMM regions, kept for the

@@ -278,9 +278,20 @@ static void gap_add(model_gpu_device *d, uint64_t start, uint64_t dur)
     d->longest[i] = (model_gap){ start, dur };
 }
 
-/* [a, b) on the device, with mask the classes active throughout. */
-static int count_piece(model_gpu_device *d, mb_gpu *g, uint64_t a, uint64_t b, unsigned mask)
+/* What a sweep does with each piece [a, b) of time, mask the classes
+ * active throughout it. */
+typedef int (*piece_fn)(void *ctx, uint64_t a, uint64_t b, unsigned mask);
+
+/* The device's figures over every record, and its stretches for the steps. */
+typedef struct all_ctx {
+    model_gpu_device *d;
+    mb_gpu *g;
+} all_ctx;
+
+static int count_piece(void *ctx, uint64_t a, uint64_t b, unsigned mask)
 {
+    model_gpu_device *d = ((all_ctx *)ctx)->d;
+    mb_gpu *g = ((all_ctx *)ctx)->g;
     int comm = (mask >> MB_GPU_COMM) & 1u, overlap = comm && ((mask >> MB_GPU_COMPUTE) & 1u);
     if (g->counted_any && a > g->busy_end && a - g->busy_end >= MB_IDLE_GAP_NS)
         gap_add(d, g->busy_end, a - g->busy_end);
@@ -294,9 +305,20 @@ static int count_piece(model_gpu_device *d, mb_gpu *g, uint64_t a, uint64_t b, u
     return span_add(g, a, b, comm, overlap);
 }
 
-/* Counts the three classes' unions: each piece between two interval bounds
- * of any class, with the classes active in it. */
-static int sweep(model_gpu_device *d, mb_gpu *g, const mb_intervals *lists)
+/* HTA's figures, over the records launched before the final step. */
+static int window_piece(void *ctx, uint64_t a, uint64_t b, unsigned mask)
+{
+    model_gpu_window *w = ctx;
+    if (!w->last_ns)
+        w->first_ns = a;
+    w->last_ns = b;
+    w->class_ns[mask & 7u] += b - a;
+    return 0;
+}
+
+/* Goes over the classes' unions: each piece between two interval bounds of
+ * any class, with the classes active in it. */
+static int sweep(const mb_intervals *lists, piece_fn piece, void *ctx)
 {
     size_t at[MB_GPU_CLASSES] = { 0 };
     uint64_t t = UINT64_MAX;
@@ -316,7 +338,7 @@ static int sweep(model_gpu_device *d, mb_gpu *g, const mb_intervals *lists)
             if (bound < next)
                 next = bound;
         }
-        if (mask && count_piece(d, g, t, next, mask) < 0)
+        if (mask && piece(ctx, t, next, mask) < 0)
             return -1;
         t = next;
         for (int c = 0; c < MB_GPU_CLASSES; c++)
@@ -337,20 +359,61 @@ static int gpu_flush(mb_gpu *g)
     return 0;
 }
 
-/* Everything read: each class's runs become one union, which is counted. */
-static int gpu_count(model_gpu_device *d, mb_gpu *g)
+int mb_gpu_commit(mb_gpu *g, const mb_held *r)
 {
-    mb_intervals lists[MB_GPU_CLASSES];
-    if (gpu_flush(g) < 0)
+    if (vec_grow(&g->batch, &g->cap_batch, g->nbatch, sizeof *g->batch) < 0)
         return -1;
+    g->batch[g->nbatch++] = (mb_tagged){ r->start, r->end, r->cls };
+    return g->nbatch == MB_GPU_BATCH ? gpu_flush(g) : 0;
+}
+
+/* Each class's runs made one union, in lists. */
+static int runs_union(mb_runs *merged, mb_intervals *lists)
+{
     for (int c = 0; c < MB_GPU_CLASSES; c++) {
-        mb_runs *r = &g->merged[c];
+        mb_runs *r = &merged[c];
         while (r->n >= 2)
             if (runs_merge_last(r) < 0)
                 return -1;
         lists[c] = r->n ? r->run[0] : (mb_intervals){ NULL, 0, 0 };
     }
-    return sweep(d, g, lists);
+    return 0;
+}
+
+/* The records left out of HTA's figures (held, unordered) joined to the
+ * unions of the others, for the figures over every record. */
+static int left_out_join(mb_gpu *g)
+{
+    mb_tagged *v = malloc(g->nheld * sizeof *v);
+    if (!v)
+        return -1;
+    for (size_t i = 0; i < g->nheld; i++)
+        v[i] = (mb_tagged){ g->held[i].start, g->held[i].end, g->held[i].cls };
+    mb_sort(v, g->nheld, sizeof *v, tagged_cmp);
+    int rc = 0;
+    for (uint32_t c = 0; c < MB_GPU_CLASSES && rc == 0; c++) {
+        mb_runs *r = &g->merged[c];
+        rc = runs_add(r, v, g->nheld, c);
+        while (rc == 0 && r->n >= 2)
+            rc = runs_merge_last(r);
+    }
+    free(v);
+    return rc;
+}
+
+/* Everything read: each class's runs become one union, counted for HTA's
+ * figures; then with the records of the final step, for the rest. */
+static int gpu_count(model_builder *b, model_gpu_device *d, mb_gpu *g)
+{
+    mb_intervals lists[MB_GPU_CLASSES];
+    if (mb_window_settle(b, g, &d->hta.left_out) < 0 || gpu_flush(g) < 0 ||
+        runs_union(g->merged, lists) < 0 || sweep(lists, window_piece, &d->hta) < 0)
+        return -1;
+    d->hta.final_step_out = b->window.steps >= 2;
+    if (g->nheld && (left_out_join(g) < 0 || runs_union(g->merged, lists) < 0))
+        return -1;
+    all_ctx all = { d, g };
+    return sweep(lists, count_piece, &all);
 }
 
 int mb_gpu_event(model_builder *b, const prof_event *ev, int comm)
@@ -384,10 +447,8 @@ int mb_gpu_event(model_builder *b, const prof_event *ev, int comm)
         d->last_ns = end;
     if (end == start)
         return 0; /* covers no time */
-    if (vec_grow(&g->batch, &g->cap_batch, g->nbatch, sizeof *g->batch) < 0)
-        return -1;
-    g->batch[g->nbatch++] = (mb_tagged){ start, end, cls };
-    return g->nbatch == MB_GPU_BATCH ? gpu_flush(g) : 0;
+    mb_tagged rec = { start, end, cls };
+    return mb_window_admit(b, g, &rec, ev->correlation);
 }
 
 /* ---- steps ------------------------------------------------------------------------ */
@@ -492,7 +553,7 @@ int mb_gpu_finish(model_builder *b)
     if (!steps)
         return -1;
     for (size_t i = 0; i < m->ngpus; i++) {
-        if (gpu_count(&m->gpus[i], &b->gpu[i]) < 0) {
+        if (gpu_count(b, &m->gpus[i], &b->gpu[i]) < 0) {
             free(steps);
             return -1;
         }
@@ -514,8 +575,10 @@ void mb_gpu_free(model_builder *b)
             for (size_t k = 0; k < b->gpu[i].merged[c].n; k++)
                 free(b->gpu[i].merged[c].run[k].v);
         free(b->gpu[i].spans);
+        free(b->gpu[i].held);
     }
     free(b->gpu);
     b->gpu = NULL;
     hmap_free(&b->gpu_index);
+    mb_window_free(b);
 }

@@ -379,7 +379,9 @@ static int event_add(model_builder *b, const prof_event *ev)
     case PROF_EV_REGION:
         return region_add(b, pos, ev);
     case PROF_EV_STEP:
-        return mb_step_add(b, ev);
+        return mb_window_step(b, ev->start_ns) < 0 ? -1 : mb_step_add(b, ev);
+    case PROF_EV_API:
+        return mb_window_launch(b, ev);
     case PROF_EV_MEMORY:
         return mb_sample_add(b, ev, 1);
     case PROF_EV_COUNTER:
@@ -391,7 +393,7 @@ static int event_add(model_builder *b, const prof_event *ev)
         return mb_gpu_event(b, ev, 0);
     case PROF_EV_SYNC:
         return mb_sync_record(b, pos, ev);
-    default: /* marks, runtime API calls, dropped counts (taken from the status) */
+    default: /* marks, dropped counts (taken from the status) */
         return 0;
     }
 }

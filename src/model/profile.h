@@ -147,6 +147,19 @@ typedef struct model_gap {
 
 #define MODEL_GPU_GAPS 3   /* longest gaps kept per device */
 
+/* A device's time as Holistic Trace Analysis counts it (rules.md §3.1):
+ * over the GPU records launched before the final step started (every
+ * record when the profile has fewer than two steps). */
+typedef struct model_gpu_window {
+    uint64_t first_ns, last_ns; /* the first of those records' start and the
+                              last one's end; both 0 when there are none       */
+    uint64_t class_ns[8];  /* time by the set of classes running at once: bit 0
+                              computation kernels, bit 1 communication kernels,
+                              bit 2 memory (copies, memsets); [0] stays 0       */
+    uint64_t left_out;     /* records launched in the final step               */
+    int final_step_out;    /* two steps or more: the final one is left out     */
+} model_gpu_window;
+
 typedef struct model_gpu_device {
     uint32_t device;
     uint64_t kernels, kernel_ns;
@@ -168,6 +181,7 @@ typedef struct model_gpu_device {
      * model keeps, so some were merged and split between steps in proportion. */
     uint64_t step_ns, step_busy_ns, step_comm_ns, step_overlap_ns;
     int step_interpolated;
+    model_gpu_window hta;
 } model_gpu_device;
 
 /* A collective as one rank saw it: a communication kernel on a device's

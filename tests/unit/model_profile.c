@@ -6,6 +6,7 @@
  * pass of the reader, and memory that follows distinct paths, not events.
  * Run from the repository root. */
 #include <math.h>
+#include <string.h>
 
 #include "format/format.h"
 #include "format_util.h"
@@ -445,6 +446,7 @@ Test(model_profile, gpu_busy_union)
 typedef struct gpu_rec {
     uint64_t start, dur;
     uint32_t stream, cls;
+    uint64_t launch, correlation; /* its launch call's start and id, when it has one */
 } gpu_rec;
 
 static int rec_by_time(const void *pa, const void *pb)
@@ -525,7 +527,7 @@ Test(model_profile, gpu_busy_out_of_order)
     for (size_t i = 0; i < N; i++) {
         uint32_t st = (uint32_t)(synth_rand(&rng) % STREAMS);
         t[st] += synth_rand(&rng) % 2000 + (synth_rand(&rng) % 100 == 0 ? 2 * MS : 0);
-        r[i] = (gpu_rec){ t[st], 1 + synth_rand(&rng) % 5000, st, 0 };
+        r[i] = (gpu_rec){ t[st], 1 + synth_rand(&rng) % 5000, st, 0, 0, 0 };
         t[st] += r[i].dur;
     }
     qsort(r, N, sizeof *r, rec_by_time);
@@ -586,7 +588,7 @@ Test(model_profile, gpu_exact_in_any_order)
             for (int j = 0; j < STREAMS; j++)
                 t[j] = end + MS + synth_rand(&rng) % (3 * MS);
         t[st] += 1 + synth_rand(&rng) % 20000;
-        r[i] = (gpu_rec){ t[st], 1 + synth_rand(&rng) % 30000, st, cls_of[st] };
+        r[i] = (gpu_rec){ t[st], 1 + synth_rand(&rng) % 30000, st, cls_of[st], 0, 0 };
         t[st] += r[i].dur;
         if (t[st] > end)
             end = t[st];
@@ -663,6 +665,167 @@ Test(model_profile, gpu_exact_in_any_order)
     free(r);
     free(u);
     free(v);
+}
+
+/* The intersection of two unions into out (room for ku + kv); returns its
+ * length in intervals. */
+static size_t union_and(uint64_t (*u)[2], size_t ku, uint64_t (*v)[2], size_t kv,
+                        uint64_t (*out)[2])
+{
+    size_t k = 0;
+    for (size_t i = 0, j = 0; i < ku && j < kv;) {
+        uint64_t a = u[i][0] > v[j][0] ? u[i][0] : v[j][0];
+        uint64_t b = u[i][1] < v[j][1] ? u[i][1] : v[j][1];
+        if (b > a)
+            out[k][0] = a, out[k][1] = b, k++;
+        if (u[i][1] < v[j][1])
+            i++;
+        else
+            j++;
+    }
+    return k;
+}
+
+static void write_rec(synth *s, const gpu_rec *x)
+{
+    if (x->cls == 0)
+        synth_gpu_kernel(s, "gemm", 0, x->stream, x->correlation, x->start, x->dur);
+    else if (x->cls == 1)
+        synth_gpu_kernel(s, "ncclDevKernel_AllGather", 0, x->stream, x->correlation, x->start,
+                         x->dur);
+    else if (x->cls == 2)
+        synth_gpu_memcpy(s, PROF_COPY_DTOD, 0, x->stream, x->correlation, 512, x->start, x->dur);
+    else
+        synth_gpu_memset(s, 0, x->stream, x->correlation, 64, x->start, x->dur);
+}
+
+/* HTA's breakdowns count the records launched before the final step
+ * started (rules.md §3.1). Records launched up to two steps before they
+ * run, launch calls, and steps are written in four orders: steps first and
+ * each call before its record; records stream by stream and the calls
+ * after them all; everything shuffled; records reversed, then calls, then
+ * steps. Each gives the figures of the records chosen by launch time and
+ * taken at once: the window, the time of each set of classes, and the
+ * records left out, ten times past the batches and limits of 4,096. */
+Test(model_profile, gpu_hta_window_in_any_order)
+{
+    enum { N = 10 * 4096 + 7, STREAMS = 5, STEPS = 40 };
+    static const uint32_t cls_of[STREAMS] = { 0, 0, 1, 2, 3 };
+    gpu_rec *r = malloc(N * sizeof *r), *w = malloc(N * sizeof *w);
+    uint64_t(*u[3])[2], (*x)[2] = malloc(N * sizeof *x), (*y)[2] = malloc(N * sizeof *y);
+    for (int c = 0; c < 3; c++)
+        u[c] = malloc(N * sizeof *u[c]);
+    cr_assert(r && w && x && y && u[0] && u[1] && u[2]);
+    synth_rng rng = { 36 };
+    uint64_t launch = MS, step_len = 0;
+    for (size_t i = 0; i < N; i++) { /* calls in order; each record runs up to 2.5 ms later */
+        launch += 1 + synth_rand(&rng) % 4000;
+        uint32_t st = (uint32_t)(synth_rand(&rng) % STREAMS);
+        r[i] = (gpu_rec){ launch + synth_rand(&rng) % (5 * MS / 2), 1 + synth_rand(&rng) % 9000,
+                          st, cls_of[st], launch, 1000 + i };
+    }
+    step_len = launch / STEPS;
+    uint64_t final = (STEPS - 1) * step_len;
+
+    /* the records launched before the final step, their window and unions */
+    size_t nw = 0;
+    uint64_t first = UINT64_MAX, last = 0;
+    for (size_t i = 0; i < N; i++) {
+        if (r[i].launch >= final)
+            continue;
+        w[nw++] = r[i];
+        first = r[i].start < first ? r[i].start : first;
+        last = r[i].start + r[i].dur > last ? r[i].start + r[i].dur : last;
+    }
+    qsort(w, nw, sizeof *w, rec_by_time);
+    size_t k[3] = { rec_union(w, nw, 1u, u[0]), rec_union(w, nw, 2u, u[1]),
+                    rec_union(w, nw, 0xcu, u[2]) };
+    uint64_t len[3] = { union_len(u[0], k[0]), union_len(u[1], k[1]), union_len(u[2], k[2]) };
+    uint64_t both[3]; /* computation and communication, computation and memory, the others */
+    both[0] = union_len(x, union_and(u[0], k[0], u[1], k[1], x));
+    both[1] = union_len(y, union_and(u[0], k[0], u[2], k[2], y));
+    both[2] = union_len(y, union_and(u[1], k[1], u[2], k[2], y));
+    size_t kx = union_and(u[0], k[0], u[1], k[1], x);
+    uint64_t all3 = union_len(y, union_and(x, kx, u[2], k[2], y));
+    uint64_t want[8] = { 0,
+                         len[0] - both[0] - both[1] + all3,
+                         len[1] - both[0] - both[2] + all3,
+                         both[0] - all3,
+                         len[2] - both[1] - both[2] + all3,
+                         both[1] - all3,
+                         both[2] - all3,
+                         all3 };
+    cr_assert(nw < N && N - nw > 100, "the final step launched records");
+    cr_assert(want[3] && want[5] && want[6] && want[7], "every overlap occurs");
+
+    for (int order = 0; order < 4; order++) {
+        /* items: 0..N-1 records, N..2N-1 calls, 2N.. steps */
+        size_t nitems = 2 * N + STEPS, *item = malloc(nitems * sizeof *item);
+        cr_assert_not_null(item);
+        for (size_t i = 0; i < N; i++) {
+            item[2 * i] = N + i, item[2 * i + 1] = i; /* each call before its record */
+        }
+        if (order == 1) { /* records stream by stream, then the calls */
+            gpu_rec *byst = malloc(N * sizeof *byst);
+            cr_assert_not_null(byst);
+            memcpy(byst, r, N * sizeof *r);
+            qsort(byst, N, sizeof *byst, rec_by_stream);
+            for (size_t i = 0; i < N; i++)
+                item[i] = (size_t)(byst[i].correlation - 1000), item[N + i] = N + i;
+            free(byst);
+        } else if (order == 3) { /* records reversed, calls, steps last */
+            for (size_t i = 0; i < N; i++)
+                item[i] = N - 1 - i, item[N + i] = N + i;
+        }
+        for (size_t i = 0; i < STEPS; i++)
+            item[2 * N + i] = 2 * N + i;
+        if (order == 0 || order == 1) { /* steps first */
+            memmove(item + STEPS, item, 2 * N * sizeof *item);
+            for (size_t i = 0; i < STEPS; i++)
+                item[i] = 2 * N + i;
+        }
+        for (size_t i = 0; order == 2 && i + 1 < nitems; i++) { /* Fisher-Yates */
+            size_t j = i + (size_t)(synth_rand(&rng) % (nitems - i)), t = item[i];
+            item[i] = item[j];
+            item[j] = t;
+        }
+        const char *path = fu_path("gpu-window.prof");
+        synth *s = synth_open(path, NULL);
+        cr_assert_not_null(s);
+        for (size_t i = 0; i < nitems; i++) {
+            size_t it = item[i];
+            if (it < N)
+                write_rec(s, &r[it]);
+            else if (it < 2 * N)
+                synth_api(s, 0, "cudaLaunchKernel", r[it - N].correlation, r[it - N].launch,
+                          1000);
+            else
+                synth_step(s, 0, it - 2 * N, PROF_STEP_SAMPLED, (it - 2 * N) * step_len,
+                           step_len);
+        }
+        close_ok(s);
+        free(item);
+        profile_model m;
+        load(path, &m);
+        cr_assert_eq(m.ngpus, 1u);
+        const model_gpu_window *h = &m.gpus[0].hta;
+        cr_assert(h->final_step_out, "order %d", order);
+        cr_assert_eq(h->left_out, (uint64_t)(N - nw), "order %d: left out %llu, want %zu",
+                     order, (unsigned long long)h->left_out, N - nw);
+        cr_assert_eq(h->first_ns, first, "order %d", order);
+        cr_assert_eq(h->last_ns, last, "order %d", order);
+        for (int mask = 0; mask < 8; mask++)
+            cr_assert_eq(h->class_ns[mask], want[mask], "order %d, classes %d: %llu, want %llu",
+                         order, mask, (unsigned long long)h->class_ns[mask],
+                         (unsigned long long)want[mask]);
+        profile_model_free(&m);
+    }
+    for (int c = 0; c < 3; c++)
+        free(u[c]);
+    free(r);
+    free(w);
+    free(x);
+    free(y);
 }
 
 /* Sync records are sited at the innermost region around them, SYNC regions
