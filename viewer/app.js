@@ -391,6 +391,11 @@
       if ((sm.gpu || []).length) {
         col.appendChild(h('h2', { text: 'GPUs' }));
         col.appendChild(objectTable(sm.gpu));
+        const hta = sm.gpu.filter((g) => g.hta && g.hta.window_ns > 0);
+        if (hta.length) {
+          col.appendChild(h('h2', { text: 'GPU time as HTA counts it' }));
+          col.appendChild(htaTable(hta));
+        }
       }
       if (sm.sync) {
         col.appendChild(h('h2', { text: 'CPU waiting on the GPU' }));
@@ -424,6 +429,28 @@
       dl.appendChild(h('dd', { text: fmtField(k, obj[k]) }));
     }
     return dl;
+  }
+  /* Each device's breakdowns as Holistic Trace Analysis defines them
+   * (formats/rules.md 3.1): the temporal breakdown, the overlap of
+   * communication and the kernel types, with each cell's raw value. */
+  const HTA_COLUMNS = [['window_ns', 'Window'], ['idle_share', 'Idle'], ['compute_share', 'Compute'],
+    ['non_compute_share', 'Non-compute'], ['comm_overlap_share', 'Comm. overlapped'], ['left_out', 'Final step left out']];
+  function htaTable(gpus) {
+    const types = gpus[0].hta.kernel_types.map((k) => k.type);
+    const t = h('table', { class: 'data', 'data-table': 'hta' }, h('thead', null, h('tr', null,
+      h('th', { text: 'Device' }), HTA_COLUMNS.map((c) => h('th', { text: c[1] })),
+      types.map((k) => h('th', { text: k.replace(/ overlapping /g, ' & ') })))));
+    const tb = h('tbody');
+    for (const g of gpus) {
+      const x = g.hta;
+      const cell = (field, v, text) => h('td', { 'data-field': field, 'data-raw': v, text });
+      tb.appendChild(h('tr', null, h('td', { text: String(g.device) }),
+        HTA_COLUMNS.map((c) => cell(c[0], x[c[0]], c[0] === 'left_out'
+          ? (x.final_step_left_out ? plural(x.left_out, 'record') : 'no (under two steps)') : fmtField(c[0], x[c[0]]))),
+        x.kernel_types.map((k) => cell('kernel_types.' + k.type, k.share, fmtPct(k.share)))));
+    }
+    t.appendChild(tb);
+    return h('div', { class: 'table-wrap' }, t);
   }
   function objectTable(rows) {
     const keys = [];

@@ -41,7 +41,8 @@ static const char usage[] =
     "                           0 lists all)\n"
     CMD_ANALYSIS_HELP
     "      --table TABLE        the CSV table: ops (default), steps, memory,\n"
-    "                           bottlenecks or kernels\n"
+    "                           bottlenecks, kernels or gpu (one row a device,\n"
+    "                           HTA's breakdowns beside)\n"
     "      --points N           points kept of each step, memory and counter\n"
     "                           series: a longer series keeps its first and last\n"
     "                           point and the lowest and highest of each run of\n"
@@ -124,7 +125,7 @@ static int parse_option(void *args, int c, const char *arg)
     case OPT_TABLE:
         if (report_table_parse(arg, &a->table) != 0)
             return cmd_usage_error(CMD, "unknown table '%s': use ops, steps, memory, "
-                                   "bottlenecks or kernels", arg);
+                                   "bottlenecks, kernels or gpu", arg);
         a->table_given = 1;
         return EXIT_OK;
     case OPT_POINTS:

@@ -57,6 +57,64 @@ static void gaps_list(analysis_ctx *c, cJSON *o, const model_gpu_device *g)
     }
 }
 
+/* HTA's kernel types, by the bits of model_gpu_window.class_ns, in the
+ * order and with the names HTA gives them. */
+static const struct {
+    unsigned mask;
+    const char *name;
+} hta_types[] = {
+    { 1, "computation" },
+    { 2, "communication" },
+    { 4, "memory" },
+    { 3, "computation overlapping communication" },
+    { 5, "computation overlapping memory" },
+    { 6, "communication overlapping memory" },
+    { 7, "computation overlapping communication overlapping memory" },
+};
+
+/* Time with any of the classes of `bits` running. */
+static double window_time(const model_gpu_window *w, unsigned bits)
+{
+    double t = 0;
+    for (unsigned mask = 1; mask < 8; mask++)
+        if (mask & bits)
+            t += (double)w->class_ns[mask];
+    return t;
+}
+
+/* A device's time as Holistic Trace Analysis counts it (rules.md §3.1):
+ * its temporal breakdown, its kernel-type breakdown and the overlap of
+ * communication with computation. */
+static void hta_device(analysis_ctx *c, cJSON *o, const model_gpu_window *w)
+{
+    double window = (double)(w->last_ns - w->first_ns), busy = window_time(w, 7);
+    double compute = window_time(w, 1), comm = window_time(w, 2);
+    double overlap = (double)(w->class_ns[3] + w->class_ns[7]);
+    jnum(c, o, RK_FIRST_NS, (double)w->first_ns);
+    jnum(c, o, RK_LAST_NS, (double)w->last_ns);
+    jnum(c, o, RK_WINDOW_NS, window);
+    jnum(c, o, RK_BUSY_NS, busy);
+    jnum(c, o, RK_IDLE_NS, window - busy);
+    jnum(c, o, RK_IDLE_SHARE, share_of(window - busy, window));
+    jnum(c, o, RK_COMPUTE_NS, compute);
+    jnum(c, o, RK_COMPUTE_SHARE, share_of(compute, window));
+    jnum(c, o, RK_NON_COMPUTE_NS, busy - compute);
+    jnum(c, o, RK_NON_COMPUTE_SHARE, share_of(busy - compute, window));
+    cJSON *types = jarr(c, o, RK_KERNEL_TYPES);
+    for (size_t i = 0; i < sizeof hta_types / sizeof hta_types[0]; i++) {
+        cJSON *t = jpush_obj(c, types);
+        double ns = (double)w->class_ns[hta_types[i].mask];
+        jstr(c, t, RK_TYPE, hta_types[i].name);
+        jnum(c, t, RK_NS, ns);
+        jnum(c, t, RK_SHARE, share_of(ns, busy));
+    }
+    jnum(c, o, RK_COMM_NS, comm);
+    jnum(c, o, RK_COMM_OVERLAP_NS, overlap);
+    jnum(c, o, RK_COMM_OVERLAP_SHARE, share_of(overlap, comm));
+    jbool(c, o, RK_FINAL_STEP_LEFT_OUT, w->final_step_out);
+    jnum(c, o, RK_LEFT_OUT, (double)w->left_out);
+}
+
 static void summary_device(analysis_ctx *c, cJSON *o, const model_gpu_device *d)
 {
     double span = d->last_ns > d->first_ns ? (double)(d->last_ns - d->first_ns) : 0.0;
@@ -87,6 +145,7 @@ static void summary_device(analysis_ctx *c, cJSON *o, const model_gpu_device *d)
     jnum(c, o, RK_COMM_OVERLAP_SHARE, share_of((double)d->comm_overlap_ns, (double)d->comm_ns));
     jnum(c, o, RK_COMM_EXPOSED_NS, t.exposed_ns);
     jnum(c, o, RK_COMM_EXPOSED_SHARE, share_of(t.exposed_ns, t.base_ns));
+    hta_device(c, jobj(c, o, RK_HTA), &d->hta);
 }
 
 static double device_busy(const void *gpus, size_t i)

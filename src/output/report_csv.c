@@ -7,7 +7,8 @@
 #include "output/csvout.h"
 #include "output/report_csv.h"
 
-static const char *const table_names[] = { "ops", "steps", "memory", "bottlenecks", "kernels" };
+static const char *const table_names[] = { "ops",     "steps", "memory", "bottlenecks",
+                                           "kernels", "gpu" };
 
 static const char *const ops_columns[] = { RK_NAME, RK_KIND, RK_CALLS, RK_SELF_NS,
                                            RK_SELF_SHARE, RK_INCL_NS, RK_INCL_SHARE, RK_MEAN_NS,
@@ -82,6 +83,62 @@ static void put_memory(FILE *out, const cJSON *report)
     }
 }
 
+/* GPU devices: the summary's figures, then HTA's (rules.md §3.1) as
+ * hta_NAME, the kernel types as hta_TYPE_ns in the report's order. */
+static const char *const gpu_columns[] = { RK_DEVICE, RK_KERNELS, RK_KERNEL_NS, RK_BUSY_NS,
+                                           RK_BUSY_SHARE, RK_MEMCPY_BYTES, RK_IDLE_GAPS,
+                                           RK_IDLE_GAP_NS, RK_BASIS, RK_BASIS_NS, RK_IDLE_NS,
+                                           RK_IDLE_SHARE, RK_COMM_KERNELS, RK_COMM_NS,
+                                           RK_COMM_OVERLAP_NS, RK_COMM_OVERLAP_SHARE,
+                                           RK_COMM_EXPOSED_NS, RK_COMM_EXPOSED_SHARE, NULL };
+static const char *const hta_columns[] = { RK_WINDOW_NS,         RK_BUSY_NS,
+                                           RK_IDLE_NS,           RK_IDLE_SHARE,
+                                           RK_COMPUTE_NS,        RK_COMPUTE_SHARE,
+                                           RK_NON_COMPUTE_NS,    RK_NON_COMPUTE_SHARE,
+                                           RK_COMM_NS,           RK_COMM_OVERLAP_NS,
+                                           RK_COMM_OVERLAP_SHARE, RK_FINAL_STEP_LEFT_OUT,
+                                           RK_LEFT_OUT,          NULL };
+static const char *const hta_type_columns[] = {
+    "computation_ns",
+    "communication_ns",
+    "memory_ns",
+    "computation_communication_ns",
+    "computation_memory_ns",
+    "communication_memory_ns",
+    "computation_communication_memory_ns",
+    NULL,
+};
+
+static void put_gpu(FILE *out, const cJSON *report)
+{
+    for (size_t i = 0; gpu_columns[i]; i++)
+        fprintf(out, "%s%s", i ? "," : "", gpu_columns[i]);
+    for (size_t i = 0; hta_columns[i]; i++)
+        fprintf(out, ",hta_%s", hta_columns[i]);
+    for (size_t i = 0; hta_type_columns[i]; i++)
+        fprintf(out, ",hta_%s", hta_type_columns[i]);
+    fputs("\r\n", out);
+    const cJSON *summary = cJSON_GetObjectItemCaseSensitive(report, RK_SUMMARY), *g;
+    cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(summary, RK_GPU)) {
+        const cJSON *hta = cJSON_GetObjectItemCaseSensitive(g, RK_HTA);
+        const cJSON *types = cJSON_GetObjectItemCaseSensitive(hta, RK_KERNEL_TYPES);
+        for (size_t i = 0; gpu_columns[i]; i++) {
+            if (i)
+                fputc(',', out);
+            csvout_value(out, cJSON_GetObjectItemCaseSensitive(g, gpu_columns[i]));
+        }
+        for (size_t i = 0; hta_columns[i]; i++) {
+            fputc(',', out);
+            csvout_value(out, cJSON_GetObjectItemCaseSensitive(hta, hta_columns[i]));
+        }
+        for (int i = 0; hta_type_columns[i]; i++) {
+            fputc(',', out);
+            csvout_value(out, cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(types, i), RK_NS));
+        }
+        fputs("\r\n", out);
+    }
+}
+
 prof_err report_render_csv(FILE *out, const cJSON *report, report_table t)
 {
     switch (t) {
@@ -90,6 +147,7 @@ prof_err report_render_csv(FILE *out, const cJSON *report, report_table t)
     case REPORT_TABLE_MEMORY: put_memory(out, report); break;
     case REPORT_TABLE_BOTTLENECKS: put_rows(out, report, RK_BOTTLENECKS, bottleneck_columns); break;
     case REPORT_TABLE_KERNELS: put_rows(out, report, RK_KERNELS, kernel_columns); break;
+    case REPORT_TABLE_GPU: put_gpu(out, report); break;
     }
     return ferror(out) ? PROF_ERR_IO : PROF_OK;
 }

@@ -250,6 +250,62 @@ static void render_gpu_comm(textout *t, const cJSON *g)
             100.0 * num(g, RK_COMM_EXPOSED_SHARE), basis_words(g));
 }
 
+/* A kernel type's name for the text: HTA's "A overlapping B" as "A & B". */
+static void put_kernel_type(FILE *out, const char *type)
+{
+    static const char sep[] = " overlapping ";
+    for (const char *p = type; *p;) {
+        if (strncmp(p, sep, sizeof sep - 1) == 0) {
+            fputs(" & ", out);
+            p += sizeof sep - 1;
+        } else {
+            fputc(*p++, out);
+        }
+    }
+}
+
+/* A device's time as HTA counts it (rules.md §3.1): the temporal
+ * breakdown, the overlap of communication, and the kernel types that ran,
+ * three to a line. */
+static void render_gpu_hta(textout *t, const cJSON *g)
+{
+    char b1[FMT_BUF], b2[FMT_BUF];
+    const cJSON *h = get(g, RK_HTA);
+    if (!h || num(h, RK_WINDOW_NS) <= 0)
+        return;
+    label(t, "");
+    fprintf(t->out, "  as HTA counts it, over %s", dur(b1, num(h, RK_WINDOW_NS)));
+    if (cJSON_IsTrue(get(h, RK_FINAL_STEP_LEFT_OUT)))
+        fprintf(t->out, " (the final step's %s records left out)", count(b2, num(h, RK_LEFT_OUT)));
+    fputs(":\n", t->out);
+    label(t, "");
+    fprintf(t->out, "    idle %.1f%%, compute %.1f%%, non-compute %.1f%%",
+            100.0 * num(h, RK_IDLE_SHARE), 100.0 * num(h, RK_COMPUTE_SHARE),
+            100.0 * num(h, RK_NON_COMPUTE_SHARE));
+    if (num(h, RK_COMM_NS) > 0)
+        fprintf(t->out, "; communication overlapped %.1f%%", 100.0 * num(h, RK_COMM_OVERLAP_SHARE));
+    fputc('\n', t->out);
+    const cJSON *k;
+    int n = 0;
+    cJSON_ArrayForEach(k, get(h, RK_KERNEL_TYPES)) {
+        if (num(k, RK_NS) <= 0)
+            continue;
+        if (n % 3 == 0) {
+            if (n)
+                fputs(",\n", t->out);
+            label(t, "");
+            fputs(n ? "      " : "    kernel types: ", t->out);
+        } else {
+            fputs(", ", t->out);
+        }
+        put_kernel_type(t->out, str(k, RK_TYPE));
+        fprintf(t->out, " %.1f%%", 100.0 * num(k, RK_SHARE));
+        n++;
+    }
+    if (n)
+        fputc('\n', t->out);
+}
+
 static void render_gpu(textout *t, const cJSON *s)
 {
     char b1[FMT_BUF], b2[FMT_BUF], b3[FMT_BUF], b4[FMT_BUF];
@@ -275,6 +331,7 @@ static void render_gpu(textout *t, const cJSON *s)
                 count(b3, num(g, RK_IDLE_GAPS)), dur(b4, num(g, RK_IDLE_GAP_NS)));
         if (num(g, RK_COMM_KERNELS) > 0)
             render_gpu_comm(t, g);
+        render_gpu_hta(t, g);
     }
 }
 

@@ -265,6 +265,23 @@ async function checkXss(p, page, dialogs) {
   check(p.name + ' no element made from a name', found.imgs === 0 && found.svgHandlers === 0 && found.scripts === 1,
     JSON.stringify(found));
   check(p.name + ' no dialog opened', dialogs.length === 0, dialogs.join(','));
+  if (p.report) { /* the HTA table holds the report's figures */
+    const rep = JSON.parse(readFileSync(p.report, 'utf8'));
+    await page.click('#tab-summary');
+    const cells = await page.$$eval('#panel-summary table[data-table="hta"] tbody tr', (rows) =>
+      rows.map((r) => Array.from(r.querySelectorAll('td[data-field]')).map((c) => [c.getAttribute('data-field'), c.getAttribute('data-raw')])));
+    const gpus = rep.summary.gpu.filter((g) => g.hta.window_ns > 0);
+    const bad = [];
+    gpus.forEach((g, i) => {
+      for (const [field, raw] of cells[i] || []) {
+        const want = field.startsWith('kernel_types.')
+          ? g.hta.kernel_types.find((k) => 'kernel_types.' + k.type === field).share : g.hta[field];
+        if (!near(raw, want)) bad.push(g.device + ' ' + field + ' ' + raw + ' vs ' + want);
+      }
+    });
+    check(p.name + ' HTA table equals the report', gpus.length > 0 && cells.length === gpus.length &&
+      cells.every((r) => r.length === 13) && bad.length === 0, bad.join('; ') || JSON.stringify(cells[0]));
+  }
   if (p.served)
     check(p.name + ' timeline has GPU stream lanes', found.lanes.some((t) => t.startsWith('GPU 0 stream')) &&
       found.lanes.some((t) => t.includes('<script>')), found.lanes.slice(0, 8).join('|'));

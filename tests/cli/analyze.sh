@@ -350,7 +350,7 @@ error_is bad-leak-horizon 2 "prof: analyze: --leak-horizon takes a number of run
 run analyze --capacity 16X "$DEMO"
 error_is bad-capacity 2 "prof: analyze: --capacity takes a size such as 16G, not '16X' (see 'prof analyze --help')"
 run analyze --format csv --table flops "$DEMO"
-error_is bad-table 2 "prof: analyze: unknown table 'flops': use ops, steps, memory, bottlenecks or kernels (see 'prof analyze --help')"
+error_is bad-table 2 "prof: analyze: unknown table 'flops': use ops, steps, memory, bottlenecks, kernels or gpu (see 'prof analyze --help')"
 run analyze --points 1 "$DEMO"
 error_is bad-points 2 "prof: analyze: --points takes 0 (all) or a whole number of points from 2, not '1' (see 'prof analyze --help')"
 run analyze --table steps "$DEMO"

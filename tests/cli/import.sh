@@ -138,6 +138,52 @@ error_like unwritable 4 "$tmp/nodir"
 run analyze "$tmp/other.json"
 error_like analyze-not-kineto 3 "cannot import '$tmp/other.json'"
 
+# hta_check NAME TRACE: prof's HTA figures of TRACE against hta_breakdown.py's.
+hta_check() {
+    python3 tests/support/hta_breakdown.py "$2" >"$tmp/hta-want.json" ||
+        { not_ok "$1" "hta_breakdown.py failed"; return; }
+    run analyze --format json "$2"
+    status_is "$1" 0 || return
+    why=$(python3 - "$out" "$tmp/hta-want.json" <<'PY'
+import json, sys
+got = {str(d["device"]): d["hta"] for d in json.load(open(sys.argv[1]))["summary"]["gpu"]}
+want = {str(d["device"]): d for d in json.load(open(sys.argv[2]))}
+bits = {"computation": 1, "communication": 2, "memory": 4,
+        "computation overlapping communication": 3, "computation overlapping memory": 5,
+        "communication overlapping memory": 6,
+        "computation overlapping communication overlapping memory": 7}
+if set(got) != set(want):
+    print("devices %s, independent %s" % (sorted(got), sorted(want)))
+for dev, w in want.items():
+    g = got.get(dev, {})
+    for k in ("window_ns", "busy_ns", "idle_ns", "compute_ns", "non_compute_ns", "comm_ns",
+              "comm_overlap_ns", "left_out", "final_step_left_out"):
+        if g.get(k) != w[k]:
+            print("device %s %s: %s, independent %s" % (dev, k, g.get(k), w[k]))
+    for t in g.get("kernel_types", []):
+        if t["ns"] != w["kernel_types"][str(bits[t["type"]])]:
+            print("device %s %s: %s, independent %s"
+                  % (dev, t["type"], t["ns"], w["kernel_types"][str(bits[t["type"]])]))
+    for k in ("idle_share", "compute_share", "non_compute_share", "comm_overlap_share"):
+        if abs(g.get(k, -1) - w[k]) > 0.001:
+            print("device %s %s: %s, independent %.4f" % (dev, k, g.get(k), w[k]))
+    if w["no_launch"]:
+        print("device %s: %d records without a launch call" % (dev, w["no_launch"]))
+PY
+)
+    [ -z "$why" ] && ok "$1" || not_ok "$1" "$why"
+}
+
+# HTA's breakdowns of every era's fixture, and the CSV table of them
+for f in 2021 2022 2023 2024 rocm; do
+    hta_check "hta-$f" "$K/$f.json"
+done
+run analyze --format csv --table gpu "$K/2024.json"
+status_is csv-gpu 0 && {
+    head -n 1 "$out" | grep -q '^device,kernels,.*,hta_window_ns,.*,hta_computation_communication_memory_ns' &&
+        [ "$(wc -l <"$out")" -eq 2 ] && ok csv-gpu-table || not_ok csv-gpu-table "$(head -c 300 "$out")"
+}
+
 # ---- the real traces, when they are beside this checkout ----------------------------------
 if [ -d ../shared/traces ]; then
     for t in ../shared/traces/*.json.gz ../shared/traces/*.sqlite; do
@@ -182,6 +228,21 @@ PY
     else
         ok "gpu-exact # skip $t is not there"
     fi
+    # HTA's breakdowns (rules.md §3.1) against a computation from the JSON
+    # alone with HTA's definitions (tests/support/hta_breakdown.py): every
+    # real Kineto trace as it is, and the NCCL trace's steps, launch calls
+    # and GPU records repeated 11 times (33 steps, 96,140 calls, 41,514
+    # records), the records stream by stream after the rest, or everything
+    # shuffled; times to the ns, shares to 0.1 point.
+    for t in ../shared/traces/*.json.gz; do
+        [ -f "$t" ] && hta_check "hta-$(basename "$t")" "$t"
+    done
+    t=../shared/traces/hta_nccl_data_a100_rank0of2.json.gz
+    for order in stream shuffle; do
+        [ -f "$t" ] || continue
+        python3 tests/support/hta_breakdown.py "$t" "$tmp/hta-$order.json" 11 $order &&
+            hta_check "hta-tiled-$order" "$tmp/hta-$order.json"
+    done
 else
     ok "real-traces # skip ../shared/traces is not beside the checkout"
 fi

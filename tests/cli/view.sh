@@ -235,6 +235,8 @@ if serve demo "$DEMO"; then
 fi
 
 # ---- the dashboard in a browser -----------------------------------------------------
+"$PROF" analyze --format json -o "$tmp/xss.json" "$tmp/xss.prof" 2>"$tmp/err" ||
+    not_ok "xss report" "$(cat "$tmp/err")"
 serve xss "$tmp/xss.prof" && xss_url=$url
 serve cut "$tmp/cut.prof" && cut_url=$url
 serve compare "$DEMO" "$tmp/xss.prof" && compare_url=$url
@@ -243,8 +245,8 @@ cat >"$tmp/browser.json" <<EOF
 { "screenshots": "$shots", "report": "$tmp/demo.json", "pages": [
   { "name": "served-demo", "url": "$demo_url", "kind": "demo", "served": true },
   { "name": "static-demo", "url": "file://$tmp/demo.html", "kind": "demo", "served": false },
-  { "name": "served-xss", "url": "$xss_url", "kind": "xss", "served": true },
-  { "name": "static-xss", "url": "file://$tmp/xss.html", "kind": "xss", "served": false },
+  { "name": "served-xss", "url": "$xss_url", "kind": "xss", "served": true, "report": "$tmp/xss.json" },
+  { "name": "static-xss", "url": "file://$tmp/xss.html", "kind": "xss", "served": false, "report": "$tmp/xss.json" },
   { "name": "served-cut", "url": "$cut_url", "kind": "cut", "served": true },
   { "name": "static-cut", "url": "file://$tmp/cut.html", "kind": "cut", "served": false },
   { "name": "static-nosteps", "url": "file://$tmp/nosteps.html", "kind": "nosteps", "served": false },
