@@ -956,7 +956,7 @@ uint32_t sink_kind_of(const char *name, size_t len)
     if (starts(name, len, "nccl:") || starts(name, len, "nccl") || starts(name, len, "c10d::") ||
         starts(name, len, "gloo:") || has(name, len, "ProcessGroup") ||
         starts(name, len, "record_param_comms") || starts(name, len, "rccl") ||
-        starts(name, len, "MPI_"))
+        starts(name, len, "symm_mem::") || starts(name, len, "MPI_"))
         return PROF_KIND_COMM;
     return PROF_KIND_COMPUTE;
 }

@@ -31,11 +31,24 @@
 
 #include "model/build.h"
 
+/* What a communication kernel's name holds, in any case (rules.md §4.10):
+ * the libraries' names, then the collectives' own, which PyTorch's
+ * symmetric memory (multimem_all_reduce_kernel, one_shot_all_reduce), and
+ * custom all-reduce kernels (vLLM's cross_device_reduce_1stage, TensorRT-
+ * LLM's oneShotAllReduceKernel) are named after. */
+static const char *const comm_words[] = {
+    "nccl",       "rccl",      "nvshmem",        "mscclpp",      "multimem",
+    "all_reduce", "allreduce", "all_gather",     "allgather",    "reduce_scatter",
+    "reducescatter", "all_to_all", "alltoall",   "cross_device_reduce",
+};
+
 int model_kernel_is_comm(const char *name)
 {
     for (const char *p = name; *p; p++)
-        if ((*p == 'n' || *p == 'N') && strncasecmp(p, "nccl", 4) == 0)
-            return 1;
+        for (size_t i = 0; i < sizeof comm_words / sizeof comm_words[0]; i++)
+            if ((*p | 0x20) == comm_words[i][0] &&
+                strncasecmp(p, comm_words[i], strlen(comm_words[i])) == 0)
+                return 1;
     return 0;
 }
 

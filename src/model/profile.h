@@ -256,7 +256,9 @@ double model_op_variance(const model_op *op); /* sample variance, 0 when calls <
 
 /* Whether a kernel of this name communicates: NCCL's (and RCCL's, which
  * keeps the names) contain "nccl" in some case (ncclKernel_AllReduce_...,
- * ncclDevKernel_...). rules.md §4.10. */
+ * ncclDevKernel_...); NVSHMEM's, MSCCL++'s, PyTorch's symmetric memory
+ * and custom all-reduce kernels are known by the collective they run.
+ * rules.md §4.10 lists the words. */
 int model_kernel_is_comm(const char *name);
 
 #endif

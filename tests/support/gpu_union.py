@@ -21,6 +21,15 @@ import re
 import sys
 
 GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
+# what a communication kernel's name holds, in any case (rules.md §4.10)
+COMM_WORDS = ("nccl", "rccl", "nvshmem", "mscclpp", "multimem", "all_reduce", "allreduce",
+              "all_gather", "allgather", "reduce_scatter", "reducescatter", "all_to_all",
+              "alltoall", "cross_device_reduce")
+
+
+def is_comm(name):
+    name = name.lower()
+    return any(w in name for w in COMM_WORDS)
 IDLE_GAP_NS = 1000000
 
 
@@ -75,7 +84,7 @@ def figures(trace):
         iv = (start, start + dur)
         d["all"].append(iv)
         if e["cat"] == "kernel":
-            d["comm" if "nccl" in e["name"].lower() else "compute"].append(iv)
+            d["comm" if is_comm(e["name"]) else "compute"].append(iv)
     out = {}
     for dev, d in sorted(devices.items()):
         busy = union(d["all"])

@@ -11,8 +11,8 @@ alone, independently of prof, with Holistic Trace Analysis's definitions
 - their window runs from the first one's start to the last one's end;
 - idle = window - union of all of them; compute = union of computation
   kernels; non-compute = union - compute;
-- kernel types: computation, communication (names containing "nccl", any
-  case), memory (copies and memsets); the time each set of them runs at once;
+- kernel types: computation, communication (by name, rules.md §4.10), memory
+  (copies and memsets); the time each set of them runs at once;
 - overlap = time communication and computation run at once / communication.
 
     hta_breakdown.py TRACE.json[.gz]         prints JSON, one object per device
@@ -34,7 +34,7 @@ import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpu_union import dump  # noqa: E402  (writes decimals digit for digit)
+from gpu_union import dump, is_comm  # noqa: E402  (decimals digit for digit; rules.md §4.10)
 
 # GPU records by category (2022 on, and 2021's names) and their class bit
 GPU_CATS = {"kernel": 1, "gpu_memcpy": 4, "gpu_memset": 4, "Kernel": 1, "Memcpy": 4, "Memset": 4}
@@ -54,7 +54,7 @@ def load(path):
 
 def class_of(e):
     cls = GPU_CATS[e["cat"]]
-    if cls == 1 and "nccl" in e.get("name", "").lower():
+    if cls == 1 and is_comm(e.get("name", "")):
         cls = 2
     return cls
 

@@ -828,6 +828,37 @@ Test(model_profile, gpu_hta_window_in_any_order)
     free(y);
 }
 
+/* Communication kernels by name (rules.md §4.10): the libraries' and the
+ * collectives' names in any case, not kernels that only resemble them. */
+Test(model_profile, communication_kernels_by_name)
+{
+    static const char *const comm[] = {
+        "ncclKernel_AllReduce_RING_LL_Sum_float",
+        "ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
+        "NCCLKERNEL",
+        "void multimem_all_reduce_kernel<__nv_bfloat16, 8>(...)",
+        "void c10d::symmetric_memory::one_shot_all_reduce_kernel<float, 16>(...)",
+        "void vllm::cross_device_reduce_1stage<half, 8>(...)",
+        "void tensorrt_llm::kernels::oneShotAllReduceKernel<float>(...)",
+        "nvshmemi_transfer_kernel",
+        "mscclpp::allgather6",
+        "all_to_all_single_kernel",
+        "reduce_scatter_kernel",
+    };
+    static const char *const other[] = {
+        "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4>(...)",
+        "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>",
+        "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float>>",
+        "Memcpy DtoD (Device -> Device)",
+        "void cub::DeviceReduceKernel<...>",
+        "",
+    };
+    for (size_t i = 0; i < sizeof comm / sizeof comm[0]; i++)
+        cr_expect(model_kernel_is_comm(comm[i]), "%s", comm[i]);
+    for (size_t i = 0; i < sizeof other / sizeof other[0]; i++)
+        cr_expect(!model_kernel_is_comm(other[i]), "%s", other[i]);
+}
+
 /* Sync records are sited at the innermost region around them, SYNC regions
  * at their parent; a record inside a SYNC region is the same wait and is
  * counted once, as the region. */
