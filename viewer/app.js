@@ -1302,6 +1302,11 @@
             (p.truncated ? ' was cut short' : ' was not closed cleanly') + (p.bytes_lost ? ' (' + fmtBytes(p.bytes_lost) + ' unreadable)' : '') +
             (p.detail ? ': ' + p.detail : '') + '. The figures cover the intact part only.' }));
         }
+        if (p.source_damaged) {
+          banners.appendChild(h('div', { class: 'banner truncated', role: 'alert', text: 'Warning: ' + (p.path || profileLabel(rep, i)) +
+            ' was imported from a trace cut short or damaged (' + p.source_damaged + '). The figures cover what came before; ' +
+            'GPU work of the steps read may be missing.' }));
+        }
       }
       if ((rep.summary || {}).dropped_events > 0)
         banners.appendChild(h('div', { class: 'banner', text: fmtNum(rep.summary.dropped_events) + ' events were dropped while recording ' +

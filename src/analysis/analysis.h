@@ -114,6 +114,13 @@ typedef struct analysis_ctx {
     int ok;                             /* 0 once any allocation failed      */
 } analysis_ctx;
 
+/* The damage an import of another tool's trace met (metadata "import",
+ * "damaged"), or NULL when it read the whole trace. */
+const char *analysis_import_damage(const cJSON *meta);
+/* Whether the profile analysed holds only part of its run: the file is cut
+ * short, or it was imported from a trace that is. */
+int analysis_partial(const analysis_ctx *c);
+
 /* Sticky JSON helpers: on failure they clear ctx->ok and return NULL; a
  * NULL parent is accepted (and fails). Non-finite numbers become null. */
 cJSON *jnum(analysis_ctx *c, cJSON *o, const char *key, double v);

@@ -229,10 +229,22 @@ static const char *basis_words(const device_time *t)
                                           : "of the time between its first and last activity";
 }
 
+/* On a cut profile the GPU figures cover only what was read, and a Kineto
+ * trace lists GPU activity after the CPU's, so the steps read can miss
+ * theirs: the finding says so first (rules.md §4.5). */
+static const char partial_words[] =
+    "The profile is cut short: these figures cover only what was read, and the GPU work of "
+    "the steps read may be missing from it. ";
+
+static void partial_mark(analysis_ctx *c, cJSON *e)
+{
+    jbool(c, e, "partial", analysis_partial(c));
+}
+
 static void idle_finding(analysis_ctx *c, const model_gpu_device *g, const device_time *t,
                          double idle)
 {
-    char subject[32], title[200], rec[900], a[32], b[32], gaps[160] = "";
+    char subject[32], title[200], rec[1100], a[32], b[32], gaps[160] = "";
     fmt_text(subject, sizeof subject, "gpu %u", g->device);
     fmt_text(title, sizeof title, "GPU %u is idle %s %s", g->device, fmt_pct(a, sizeof a, idle),
              basis_words(t));
@@ -241,12 +253,13 @@ static void idle_finding(analysis_ctx *c, const model_gpu_device *g, const devic
                  (unsigned long long)g->idle_gaps, fmt_duration(a, (double)g->idle_gap_ns),
                  fmt_duration(b, (double)g->longest[0].dur_ns));
     fmt_text(rec, sizeof rec,
-             "GPU %u is idle %s %s%s: the host does not feed it fast enough. Long gaps are "
+             "%sGPU %u is idle %s %s%s: the host does not feed it fast enough. Long gaps are "
              "the CPU doing something else (data loading, host synchronisations, Python "
              "between steps): overlap loading and copies with compute and remove syncs; "
              "many short gaps between small kernels are launch overhead: batch them (CUDA "
              "graphs, torch.compile) or raise the batch size.",
-             g->device, fmt_pct(a, sizeof a, idle), basis_words(t), gaps);
+             analysis_partial(c) ? partial_words : "", g->device, fmt_pct(a, sizeof a, idle),
+             basis_words(t), gaps);
     cJSON *e = finding_add(c, "gpu_idle", severity_by(idle, 0.50, 0.20), subject, idle, title,
                            rec);
     jnum(c, e, RK_DEVICE, g->device);
@@ -259,6 +272,7 @@ static void idle_finding(analysis_ctx *c, const model_gpu_device *g, const devic
     jnum(c, e, RK_IDLE_GAP_NS, (double)g->idle_gap_ns);
     gaps_list(c, e, g);
     jnum(c, e, "span_ns", g->last_ns > g->first_ns ? (double)(g->last_ns - g->first_ns) : 0.0);
+    partial_mark(c, e);
 }
 
 void rule_gpu_idle(analysis_ctx *c)
@@ -277,13 +291,13 @@ void rule_gpu_idle(analysis_ctx *c)
 static void comm_finding(analysis_ctx *c, const model_gpu_device *g, const device_time *t,
                          double share)
 {
-    char subject[32], title[200], rec[1200], a[32], b[32], d[32], e2[32];
+    char subject[32], title[200], rec[1400], a[32], b[32], d[32], e2[32];
     double overlapped = share_of(t->overlap_ns, t->comm_ns);
     fmt_text(subject, sizeof subject, "gpu %u", g->device);
     fmt_text(title, sizeof title, "communication on GPU %u is exposed %s %s", g->device,
              fmt_pct(a, sizeof a, share), basis_words(t));
     fmt_text(rec, sizeof rec,
-             "Communication kernels on GPU %u run %s, of which %s overlaps computation; the "
+             "%sCommunication kernels on GPU %u run %s, of which %s overlaps computation; the "
              "%s left exposed is %s %s, time the GPU computes nothing. Overlap communication "
              "with computation: with DDP let gradient buckets all-reduce during backward "
              "(bucket_cap_mb, gradient_as_bucket_view, no find_unused_parameters) and skip "
@@ -291,7 +305,8 @@ static void comm_finding(analysis_ctx *c, const model_gpu_device *g, const devic
              "(backward_prefetch, forward_prefetch); launch your own collectives with "
              "async_op=True and wait as late as possible; or communicate less (bf16 "
              "gradients, compression hooks, larger per-GPU batches).",
-             g->device, fmt_duration(a, t->comm_ns), fmt_pct(b, sizeof b, overlapped),
+             analysis_partial(c) ? partial_words : "", g->device, fmt_duration(a, t->comm_ns),
+             fmt_pct(b, sizeof b, overlapped),
              fmt_duration(d, t->exposed_ns), fmt_pct(e2, sizeof e2, share), basis_words(t));
     cJSON *e = finding_add(c, "exposed_comm", severity_by(share, 0.30, 0.10), subject,
                            share > 1 ? 1.0 : share, title, rec);
@@ -304,6 +319,7 @@ static void comm_finding(analysis_ctx *c, const model_gpu_device *g, const devic
     jnum(c, e, "overlap_share", overlapped);
     jnum(c, e, "exposed_ns", t->exposed_ns);
     jnum(c, e, RK_COMM_KERNELS, (double)g->comm_kernels);
+    partial_mark(c, e);
 }
 
 void rule_exposed_comm(analysis_ctx *c)

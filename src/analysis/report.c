@@ -151,6 +151,8 @@ static void section_profiles(analysis_ctx *c, cJSON *report)
             cJSON_Delete(meta);
             meta = cJSON_CreateObject();
         }
+        const char *damaged = analysis_import_damage(meta);
+        jstr(c, o, RK_SOURCE_DAMAGED, damaged ? damaged : "");
         if (!meta || !o || !cJSON_AddItemToObject(o, RK_METADATA, meta)) {
             cJSON_Delete(meta);
             c->ok = 0;
@@ -442,6 +444,18 @@ static void add_note(analysis_ctx *c, cJSON *notes, const char *text)
         cJSON_Delete(s);
         c->ok = 0;
     }
+}
+
+const char *analysis_import_damage(const cJSON *meta)
+{
+    const cJSON *imp = cJSON_GetObjectItemCaseSensitive(meta, MK_IMPORT);
+    const cJSON *damaged = cJSON_GetObjectItemCaseSensitive(imp, MK_DAMAGED);
+    return cJSON_IsString(damaged) ? damaged->valuestring : NULL;
+}
+
+int analysis_partial(const analysis_ctx *c)
+{
+    return c->m->status.truncated || analysis_import_damage(c->meta) != NULL;
 }
 
 /* What an import of another tool's trace says of itself (the metadata's

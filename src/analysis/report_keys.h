@@ -217,6 +217,7 @@
 #define RK_SLOPE_BYTES_PER_S              "slope_bytes_per_s"
 #define RK_SLOPE_BYTES_PER_STEP           "slope_bytes_per_step"
 #define RK_SLOPE_UNIT                     "slope_unit"
+#define RK_SOURCE_DAMAGED                 "source_damaged"
 #define RK_SPEEDUP                        "speedup"
 #define RK_START_NS                       "start_ns"
 #define RK_STATUS                         "status"

@@ -45,8 +45,10 @@ static void render_origin(FILE *out, const cJSON *m)
     char when[64];
     struct tm tm;
     /* Metadata is user data: past year 9999 the conversion to time_t can
-     * overflow (undefined) and gmtime_r fail, leaving tm unset. */
-    int known = epoch > 0 && epoch < 253402300800e9;
+     * overflow (undefined) and gmtime_r fail, leaving tm unset. A time
+     * before 2000 is a trace's base time never read (a cut trace whose
+     * times are relative to it), not a date. */
+    int known = epoch >= 946684800e9 && epoch < 253402300800e9;
     if (known) {
         time_t secs = (time_t)(epoch / 1e9);
         known = gmtime_r(&secs, &tm) &&

@@ -91,8 +91,10 @@ static void put_when(textout *t, const cJSON *meta)
     double epoch = num(get(meta, MK_CLOCK), MK_ORIGIN_EPOCH_NS);
     char when[64];
     struct tm tm;
-    /* Metadata is user data: keep the conversion to time_t in range. */
-    if (epoch > 0 && epoch < 253402300800e9) {
+    /* Metadata is user data: keep the conversion to time_t in range. A
+     * time before 2000 is a trace's base time never read (a cut trace
+     * whose times are relative to it), not a date. */
+    if (epoch >= 946684800e9 && epoch < 253402300800e9) {
         time_t secs = (time_t)(epoch / 1e9);
         if (gmtime_r(&secs, &tm) && strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm))
             fprintf(t->out, " %s", when);
@@ -103,7 +105,13 @@ static void render_completeness(textout *t, const cJSON *p)
 {
     char b[FMT_BUF];
     fprintf(t->out, "format %s, ", str(p, RK_FORMAT_VERSION));
-    if (cJSON_IsTrue(get(p, RK_CLEAN))) {
+    if (*str(p, RK_SOURCE_DAMAGED)) {
+        fputs("imported from a trace cut short or damaged (", t->out);
+        textout_put_safe(t, str(p, RK_SOURCE_DAMAGED));
+        fputs("): what came before", t->out);
+        if (!cJSON_IsTrue(get(p, RK_CLEAN)))
+            fputs(", and the profile itself is not whole", t->out);
+    } else if (cJSON_IsTrue(get(p, RK_CLEAN))) {
         fputs("closed cleanly", t->out);
     } else if (cJSON_IsTrue(get(p, RK_TRUNCATED))) {
         fprintf(t->out, "cut short (%s unreadable: ", bytes(b, num(p, RK_BYTES_LOST)));

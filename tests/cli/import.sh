@@ -118,6 +118,37 @@ run analyze "$K/cut.json"
 status_is cut-analyze 0 && {
     has "$out" "the imported trace is cut short or damaged" && ok cut-note ||
         not_ok cut-note "no note in the report"
+    # the header says where it was cut, not "closed cleanly"
+    head -n 1 "$out" | grep -q "imported from a trace cut short or damaged (the file ends inside the JSON document at byte [0-9]*): what came before" &&
+        ! head -n 1 "$out" | grep -q "closed cleanly" && ok cut-header ||
+        not_ok cut-header "$(head -n 1 "$out")"
+}
+# the GPU findings of a cut trace say they cover what was read; a whole one's do not
+run analyze --format json "$K/cut.json"
+status_is cut-json 0 && {
+    why=$(python3 - "$out" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+if not r["profiles"][0]["source_damaged"].startswith("the file ends inside the JSON document"):
+    print("source_damaged: %r" % r["profiles"][0]["source_damaged"])
+gpu = [b for b in r["bottlenecks"] if b["rule"] in ("gpu_idle", "exposed_comm")]
+if not gpu:
+    print("no GPU finding")
+for b in gpu:
+    if b["evidence"].get("partial") is not True or not b["recommendation"].startswith("The profile is cut short"):
+        print("%s: %s" % (b["rule"], b["recommendation"][:80]))
+PY
+)
+    [ -z "$why" ] && ok cut-gpu-partial || not_ok cut-gpu-partial "$why"
+}
+run analyze --format json "$K/2024.json"
+status_is whole-json 0 && {
+    python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["profiles"][0]["source_damaged"] == ""
+assert all(b["evidence"]["partial"] is False for b in r["bottlenecks"] if b["rule"] in ("gpu_idle", "exposed_comm"))
+assert not any(b["recommendation"].startswith("The profile is cut") for b in r["bottlenecks"])' "$out" &&
+        ok whole-not-partial || not_ok whole-not-partial "$(head -c 300 "$out")"
 }
 run import "$K/unknown.json" -o "$tmp/unknown.prof"
 status_is unknown 0 && {

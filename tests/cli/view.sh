@@ -159,6 +159,8 @@ else
     not_ok "html: names escaped in the data block" "escaped name not found"
 fi
 "$PROF" view "$tmp/cut.prof" --html "$tmp/cut.html" 2>"$tmp/err" || not_ok "html: cut" "$(cat "$tmp/err")"
+"$PROF" view testdata/kineto/cut.json --html "$tmp/cut-import.html" 2>"$tmp/err" ||
+    not_ok "html: cut import" "$(cat "$tmp/err")"
 "$PROF" view "$tmp/nosteps.prof" --html "$tmp/nosteps.html" 2>"$tmp/err" \
     || not_ok "html: nosteps" "$(cat "$tmp/err")"
 "$PROF" view "$DEMO" "$tmp/xss.prof" --html "$tmp/compare.html" 2>"$tmp/err" \
@@ -249,6 +251,7 @@ cat >"$tmp/browser.json" <<EOF
   { "name": "static-xss", "url": "file://$tmp/xss.html", "kind": "xss", "served": false, "report": "$tmp/xss.json" },
   { "name": "served-cut", "url": "$cut_url", "kind": "cut", "served": true },
   { "name": "static-cut", "url": "file://$tmp/cut.html", "kind": "cut", "served": false },
+  { "name": "static-cut-import", "url": "file://$tmp/cut-import.html", "kind": "cut", "served": false },
   { "name": "static-nosteps", "url": "file://$tmp/nosteps.html", "kind": "nosteps", "served": false },
   { "name": "served-compare", "url": "$compare_url", "kind": "compare", "served": true },
   { "name": "static-compare", "url": "file://$tmp/compare.html", "kind": "compare", "served": false },
