@@ -23,7 +23,7 @@ static const char usage[] =
     "                    [--format text|json|csv|html] [--top N]\n"
     "                    " CMD_ANALYSIS_USAGE
     "                    [--table TABLE] [--points N] [--fail-on high|medium|low]\n"
-    "                    [--no-color]\n"
+    "                    [--no-color] [--wide]\n"
     "\n"
     "Tells where a training run's time goes, what is wrong and what to do about it:\n"
     "a summary of steps, time and memory, the operations with the most self time,\n"
@@ -51,6 +51,8 @@ static const char usage[] =
     "      --fail-on SEVERITY   exit with status 1 when a bottleneck of this\n"
     "                           severity or higher is found (high, medium, low)\n"
     "      --no-color           no colour, even on a terminal\n"
+    "      --wide               whole names in the text tables (long kernel\n"
+    "                           and template names are shortened to fit)\n"
     "  -h, --help               show this help\n"
     "\n"
     "Text output uses colour and Unicode bars only on a terminal, and no colour\n"
@@ -70,12 +72,13 @@ typedef struct analyze_args {
     int table_given;
     int fail_on;               /* 0 high, 1 medium, 2 low; -1 off */
     int no_color;
+    int wide;
     int points_given;
     analysis_options opts;
 } analyze_args;
 
 enum {
-    OPT_FORMAT = CMD_FIRST_LONG, OPT_TOP, OPT_TABLE, OPT_FAIL_ON, OPT_NO_COLOR, OPT_POINTS
+    OPT_FORMAT = CMD_FIRST_LONG, OPT_TOP, OPT_TABLE, OPT_FAIL_ON, OPT_NO_COLOR, OPT_WIDE, OPT_POINTS
 };
 
 static const struct option long_options[] = {
@@ -87,6 +90,7 @@ static const struct option long_options[] = {
     { "points", required_argument, NULL, OPT_POINTS },
     { "fail-on", required_argument, NULL, OPT_FAIL_ON },
     { "no-color", no_argument, NULL, OPT_NO_COLOR },
+    { "wide", no_argument, NULL, OPT_WIDE },
     { 0, 0, 0, 0 }
 };
 
@@ -138,6 +142,9 @@ static int parse_option(void *args, int c, const char *arg)
     case OPT_FAIL_ON:
         if ((a->fail_on = cmd_name_index(severities, arg)) < 0)
             return cmd_usage_error(CMD, "--fail-on takes high, medium or low, not '%s'", arg);
+        return EXIT_OK;
+    case OPT_WIDE:
+        a->wide = 1;
         return EXIT_OK;
     case OPT_NO_COLOR:
         a->no_color = 1;
@@ -197,6 +204,7 @@ static prof_err render(FILE *out, const cJSON *report, const void *args)
     case FORMAT_TEXT: break;
     }
     report_style st = cmd_text_style(a->output, a->no_color);
+    st.wide = a->wide;
     return report_render_text(out, report, &st);
 }
 

@@ -97,7 +97,7 @@ static int utf8_locale(void)
 
 report_style cmd_text_style(const char *output, int no_color)
 {
-    report_style st = { 0, 0, 0 };
+    report_style st = { 0, 0, 0, 0 };
     int to_stdout = !output || strcmp(output, "-") == 0;
     if (!to_stdout || !isatty(STDOUT_FILENO))
         return st;

@@ -22,7 +22,7 @@ static const char usage[] =
     "usage: prof compare BEFORE AFTER [-o FILE] [--format text|json|csv]\n"
     "                    [--fail-on-regression PCT] [--noise PCT]\n"
     "                    " CMD_ANALYSIS_USAGE
-    "                    [--no-color]\n"
+    "                    [--no-color] [--wide]\n"
     "\n"
     "Shows whether a change made a training run faster or slower. BEFORE and\n"
     "AFTER are each a profile or a directory of profiles of repeated runs of one\n"
@@ -56,6 +56,8 @@ static const char usage[] =
     "                               significant (default 5)\n"
     CMD_ANALYSIS_HELP
     "      --no-color               no colour, even on a terminal\n"
+    "      --wide                   whole names in the text tables (long kernel\n"
+    "                               and template names are shortened to fit)\n"
     "  -h, --help                   show this help\n"
     "\n"
     "Text output uses colour only on a terminal, and no colour when NO_COLOR is\n"
@@ -73,11 +75,12 @@ typedef struct compare_args {
     const char *output;    /* NULL: standard output */
     out_format format;
     int no_color;
+    int wide;
     compare_options opts;
     analysis_options analysis;
 } compare_args;
 
-enum { OPT_FORMAT = CMD_FIRST_LONG, OPT_FAIL, OPT_NOISE, OPT_NO_COLOR };
+enum { OPT_FORMAT = CMD_FIRST_LONG, OPT_FAIL, OPT_NOISE, OPT_NO_COLOR, OPT_WIDE };
 
 static const struct option long_options[] = {
     { "output", required_argument, NULL, 'o' },
@@ -86,6 +89,7 @@ static const struct option long_options[] = {
     { "noise", required_argument, NULL, OPT_NOISE },
     CMD_ANALYSIS_OPTIONS,
     { "no-color", no_argument, NULL, OPT_NO_COLOR },
+    { "wide", no_argument, NULL, OPT_WIDE },
     { 0, 0, 0, 0 }
 };
 
@@ -123,6 +127,9 @@ static int parse_option(void *args, int c, const char *arg)
     case OPT_NOISE:
         if (cmd_parse_amount(arg, 0, &a->opts.noise_pct) != 0)
             return cmd_usage_error(CMD, "--noise takes a percentage, not '%s'", arg);
+        return EXIT_OK;
+    case OPT_WIDE:
+        a->wide = 1;
         return EXIT_OK;
     case OPT_NO_COLOR:
         a->no_color = 1;
@@ -200,6 +207,7 @@ static prof_err render(FILE *out, const cJSON *cmp, const void *args)
     case FORMAT_TEXT: break;
     }
     report_style st = cmd_text_style(a->output, a->no_color);
+    st.wide = a->wide;
     return compare_render_text(out, cmp, &st);
 }
 

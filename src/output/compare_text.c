@@ -320,7 +320,7 @@ static void render_matched(textout *t, const cJSON *op, int nw)
     char b[6][FMT_BUF], calls[2 * FMT_BUF + 8];
     const cJSON *bf = get(op, RK_BEFORE), *af = get(op, RK_AFTER);
     fputs("  ", t->out);
-    textout_put_cell(t, str(op, RK_NAME), nw);
+    textout_put_name(t, str(op, RK_NAME), nw);
     snprintf(calls, sizeof calls, "%s/%s", fmt_count(b[0], textout_u64(num(bf, RK_CALLS))),
              fmt_count(b[1], textout_u64(num(af, RK_CALLS))));
     fprintf(t->out, "  %15s %10s %10s %10s %10s ", calls, value(b[2], "ns", num(bf, RK_TOTAL_NS)),
@@ -354,7 +354,7 @@ static void render_one_sided(textout *t, const cJSON *ops, const char *status, c
             continue;
         const cJSON *s = get(op, side);
         fputs("  ", t->out);
-        textout_put_cell(t, str(op, RK_NAME), nw);
+        textout_put_name(t, str(op, RK_NAME), nw);
         fprintf(t->out, "  %s calls, total %s, mean %s\n", value(b1, "count", num(s, RK_CALLS)),
                 value(b2, "ns", num(s, RK_TOTAL_NS)), value(b3, "ns", num(s, RK_MEAN_NS)));
     }
@@ -447,7 +447,7 @@ static void render_regression(textout *t, const cJSON *c)
     fputc('\n', t->out);
     cJSON_ArrayForEach(why, get(r, RK_REASONS)) {
         fputs("  ", t->out);
-        textout_put_cell(t, str(why, RK_NAME), NAME_MAX_COLS);
+        textout_put_name(t, str(why, RK_NAME), NAME_MAX_COLS);
         fprintf(t->out, "  %s slower (%s", percent(b1, why, RK_RELATIVE), p_phrase(b2, why));
         if (strcmp(str(why, RK_METHOD), "within_run") == 0)
             fprintf(t->out, "; at least %s", percent(b1, why, RK_RELATIVE_LOW));

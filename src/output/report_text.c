@@ -383,7 +383,7 @@ static void render_op(textout *t, const cJSON *op, int nw)
 {
     char b1[FMT_BUF], b2[FMT_BUF], b3[FMT_BUF], b4[FMT_BUF], b5[FMT_BUF];
     fputs("  ", t->out);
-    textout_put_cell(t, str(op, RK_NAME), nw);
+    textout_put_name(t, str(op, RK_NAME), nw);
     fprintf(t->out, "  %-7s %10s  %5.1f%% ", str(op, RK_KIND), dur(b1, num(op, RK_SELF_NS)),
             100.0 * num(op, RK_SELF_SHARE));
     put_bar(t, num(op, RK_SELF_SHARE));
@@ -427,7 +427,7 @@ static void render_kernel(textout *t, const cJSON *k, int nw)
 {
     char b1[FMT_BUF], b2[FMT_BUF], b3[FMT_BUF], b4[FMT_BUF];
     fputs("  ", t->out);
-    textout_put_cell(t, str(k, RK_NAME), nw);
+    textout_put_name(t, str(k, RK_NAME), nw);
     fprintf(t->out, "  %10s  %5.1f%% ", dur(b1, num(k, RK_GPU_NS)), 100.0 * num(k, RK_SHARE));
     put_bar(t, num(k, RK_SHARE));
     fprintf(t->out, " %9s %9s %9s  %s\n", count(b2, num(k, RK_CALLS)), dur(b3, num(k, RK_MEAN_NS)),

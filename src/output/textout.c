@@ -1,4 +1,5 @@
 /* textout.c - the helpers shared by the text views (see textout.h). */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,7 @@
 
 void textout_init(textout *t, FILE *out, const report_style *style)
 {
-    *t = (textout){ out, { 0, 0, 0 }, DEFAULT_WIDTH, 0 };
+    *t = (textout){ out, { 0, 0, 0, 0 }, DEFAULT_WIDTH, 0 };
     if (style) {
         t->st = *style;
         if (style->width > 0)
@@ -109,6 +110,173 @@ void textout_put_cell(textout *t, const char *s, int width)
     free(safe);
 }
 
+/* ---- names that do not fit ---------------------------------------------------- */
+
+/* Where the argument list of a C++ name starts: the '(' of a trailing
+ * "(...)" outside every template, or NULL. */
+static char *args_start(char *s)
+{
+    size_t n = strlen(s);
+    if (!n || s[n - 1] != ')')
+        return NULL;
+    int depth = 0;
+    for (size_t i = n; i-- > 0;) {
+        if (s[i] == ')' || s[i] == '>')
+            depth++;
+        else if (s[i] == '(' || s[i] == '<')
+            depth--;
+        if (depth == 0)
+            return s[i] == '(' && i > 0 ? s + i : NULL;
+    }
+    return NULL;
+}
+
+/* The deepest nesting of <...> in s. */
+static int template_depth(const char *s)
+{
+    int depth = 0, most = 0;
+    for (; *s; s++) {
+        if (*s == '<' && ++depth > most)
+            most = depth;
+        else if (*s == '>' && depth > 0)
+            depth--;
+    }
+    return most;
+}
+
+/* Replaces what every template at nesting `level` holds with `ell`
+ * (shorter than what it replaces or left alone), in place. */
+static void templates_fold(char *s, int level, const char *ell)
+{
+    size_t el = strlen(ell);
+    int depth = 0;
+    char *w = s;
+    for (char *r = s; *r;) {
+        if (*r == '<' && ++depth == level) {
+            char *close = r + 1;
+            int d = 1;
+            while (*close && d) {
+                d += *close == '<';
+                d -= *close == '>';
+                if (d)
+                    close++;
+            }
+            if (*close && (size_t)(close - r - 1) > el) {
+                *w++ = '<';
+                memcpy(w, ell, el);
+                w += el;
+                *w++ = '>';
+                r = close + 1;
+                depth--;
+                continue;
+            }
+        } else if (*r == '>' && depth > 0) {
+            depth--;
+        }
+        *w++ = *r++;
+    }
+    *w = '\0';
+}
+
+static int ident_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_';
+}
+
+/* Removes every occurrence of `what`, in place. */
+static void remove_all(char *s, const char *what)
+{
+    size_t n = strlen(what);
+    char *p;
+    while ((p = strstr(s, what)) != NULL)
+        memmove(p, p + n, strlen(p + n) + 1);
+}
+
+/* Drops the qualifiers ("at::native::") of the names inside templates
+ * (inside) or outside them, in place: the last component names the type
+ * or function well enough. */
+static void qualifiers_drop(char *s, int inside)
+{
+    int depth = 0;
+    char *w = s;
+    for (char *r = s; *r;) {
+        if (ident_char(*r) && (r == s || !ident_char(r[-1]))) {
+            char *e = r;
+            while (ident_char(*e))
+                e++;
+            if (e[0] == ':' && e[1] == ':' && ident_char(e[2]) && (depth > 0) == inside) {
+                r = e + 2;
+                continue;
+            }
+            while (r < e)
+                *w++ = *r++;
+            continue;
+        }
+        depth += *r == '<';
+        depth -= *r == '>' && depth > 0;
+        *w++ = *r++;
+    }
+    *w = '\0';
+}
+
+/* A name made to fit `width` columns while keeping what tells it from its
+ * neighbours (many kernels share a long prefix, "void clover::par_ranged2d_
+ * kernel<...>"), each step only while it does not fit: the return type
+ * "void " and the argument list go, then the namespaces of the names inside
+ * templates, then those of the name itself, then the templates' contents
+ * from the innermost out, down to the outermost, which tells instances
+ * apart; what still does not fit keeps its head and its tail. Returns a new
+ * string, or NULL. */
+char *textout_shorten(textout *t, const char *s, int width)
+{
+    char *r = textout_sanitize(t, s);
+    if (!r || textout_cols(r) <= width)
+        return r;
+    const char *ell = t->st.unicode ? "\xe2\x80\xa6" : "~";
+    if (strncmp(r, "void ", 5) == 0)
+        memmove(r, r + 5, strlen(r + 5) + 1);
+    char *args = args_start(r);
+    if (args)
+        *args = '\0';
+    if (textout_cols(r) > width) {
+        remove_all(r, "(anonymous namespace)::");
+        qualifiers_drop(r, 1);
+    }
+    if (textout_cols(r) > width)
+        qualifiers_drop(r, 0);
+    for (int level = template_depth(r); level > 1 && textout_cols(r) > width; level--)
+        templates_fold(r, level, ell);
+    int c = textout_cols(r);
+    if (c <= width || width < 3)
+        return r;
+    int head = (width - 1) / 2, tail = width - 1 - head;
+    size_t hb = prefix_bytes(r, head), tb = prefix_bytes(r, c - tail);
+    size_t el = strlen(ell), rest = strlen(r + tb);
+    char *cut = malloc(hb + el + rest + 1);
+    if (!cut) {
+        t->nomem = 1;
+        free(r);
+        return NULL;
+    }
+    memcpy(cut, r, hb);
+    memcpy(cut + hb, ell, el);
+    memcpy(cut + hb + el, r + tb, rest + 1);
+    free(r);
+    return cut;
+}
+
+void textout_put_name(textout *t, const char *s, int width)
+{
+    char *name = t->st.wide ? textout_sanitize(t, s) : textout_shorten(t, s, width);
+    if (!name)
+        return;
+    int c = textout_cols(name);
+    fputs(name, t->out);
+    fprintf(t->out, "%*s", c < width ? width - c : 0, "");
+    free(name);
+}
+
 void textout_put_wrapped(textout *t, const char *s, int col, int indent)
 {
     char *safe = textout_sanitize(t, s);
@@ -158,6 +326,8 @@ void textout_heading(textout *t, const char *title)
 
 int textout_name_width(textout *t, const cJSON *items, const char *key, int least, int most)
 {
+    if (t->st.wide)
+        most = INT_MAX;
     int width = least;
     const cJSON *item;
     cJSON_ArrayForEach(item, items) {

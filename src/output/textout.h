@@ -19,6 +19,7 @@ typedef struct report_style {
     int color;    /* ANSI colours and bold                               */
     int unicode;  /* Unicode block bars (eighths) instead of '#'          */
     int width;    /* columns to wrap long lines at; 0 or less: 100       */
+    int wide;     /* names whole in tables, however long                 */
 } report_style;
 
 /* A text view being written. */
@@ -54,6 +55,12 @@ void textout_put_safe(textout *t, const char *s);
 /* s sanitized in a cell of `width` columns, left-aligned, cut with an
  * ellipsis ('~' without Unicode). */
 void textout_put_cell(textout *t, const char *s, int width);
+/* A function or kernel name in a cell of `width` columns: whole with the
+ * style's `wide`, else textout_shorten's form of it. */
+void textout_put_name(textout *t, const char *s, int width);
+/* s sanitized and made to fit `width` columns (see textout.c): a new
+ * string, or NULL when memory ran out. */
+char *textout_shorten(textout *t, const char *s, int width);
 
 /* s sanitized, word by word from column `col`, breaking lines before the
  * width and indenting continuation lines by `indent`; ends the line. */

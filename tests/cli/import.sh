@@ -205,6 +205,27 @@ PY
     [ -z "$why" ] && ok "$1" || not_ok "$1" "$why"
 }
 
+# long kernel names: shortened to what tells two of them apart, whole with --wide
+long='void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>)'
+python3 - "$tmp/long.json" "$long" <<'PY'
+import json, sys
+ev = [{"ph": "X", "cat": "kernel", "name": sys.argv[2].replace("add", "mul" if i else "add"), "pid": 0, "tid": 7,
+       "ts": 1000 + 10 * i, "dur": 5, "args": {"device": 0, "stream": 7, "correlation": 1 + i}}
+      for i in range(2)]
+json.dump({"traceEvents": ev}, open(sys.argv[1], "w"))
+PY
+run analyze "$tmp/long.json"
+status_is long-names 0 && {
+    has "$out" "  vectorized_elem~d<~>, Array<~> >" && has "$out" "  vectorized_elem~l<~>, Array<~> >" &&
+        ok long-names-short ||
+        not_ok long-names-short "$(grep -A4 'Top kernels' "$out")"
+}
+run analyze --wide "$tmp/long.json"
+status_is long-names-wide 0 && {
+    has "$out" "  $long " && ok long-names-whole ||
+        not_ok long-names-whole "$(grep -A4 'Top kernels' "$out")"
+}
+
 # HTA's breakdowns of every era's fixture, and the CSV table of them
 for f in 2021 2022 2023 2024 rocm; do
     hta_check "hta-$f" "$K/$f.json"

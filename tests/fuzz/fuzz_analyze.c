@@ -105,7 +105,7 @@ static void compare_self(const cJSON *full)
     cJSON *cmp = compare_build(full, full, &o, &err);
     CHECK(cmp != NULL);
     CHECK(!compare_regressed(cmp));
-    static const report_style styled = { 1, 1, 60 };
+    static const report_style styled = { 1, 1, 60, 0 };
     CHECK(compare_render_text(sink, cmp, NULL) == PROF_OK);
     CHECK(compare_render_text(sink, cmp, &styled) == PROF_OK);
     CHECK(compare_render_csv(sink, cmp) == PROF_OK);

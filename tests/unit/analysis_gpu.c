@@ -218,7 +218,7 @@ Test(analysis_gpu, kernels_by_gpu_time)
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
-    report_style plain = { 0, 0, 0 };
+    report_style plain = { 0, 0, 0, 0 };
     cr_assert_eq(report_render_text(f, r, &plain), PROF_OK);
     fclose(f);
     const char *ops = strstr(text, "Top operations by self time");

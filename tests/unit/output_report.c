@@ -16,6 +16,7 @@
 #include "output/report_csv.h"
 #include "output/report_json.h"
 #include "output/report_text.h"
+#include "output/textout.h"
 #include "synth.h"
 
 #define DEMO "testdata/demo.prof"
@@ -123,16 +124,16 @@ Test(output_report, plain_off_terminal_styled_on_one)
     char *plain = render(r, AS_TEXT, NULL, REPORT_TABLE_OPS);
     for (const char *p = plain; *p; p++)
         cr_assert((unsigned char)*p < 0x80 && *p != '\033', "escape or non-ASCII byte in plain text");
-    report_style zero = { 0, 0, 0 };
+    report_style zero = { 0, 0, 0, 0 };
     char *same = render(r, AS_TEXT, &zero, REPORT_TABLE_OPS);
     cr_assert_str_eq(same, plain, "an all-zero style is not plain");
 
-    report_style term = { 1, 1, 120 };
+    report_style term = { 1, 1, 120, 0 };
     char *styled = render(r, AS_TEXT, &term, REPORT_TABLE_OPS);
     assert_has(styled, "\033[1m");
     assert_has(styled, "\xe2\x96\x88"); /* a full block of a bar */
 
-    report_style uni = { 0, 1, 0 };
+    report_style uni = { 0, 1, 0, 0 };
     char *bars = render(r, AS_TEXT, &uni, REPORT_TABLE_OPS);
     cr_assert_null(strchr(bars, '\033'), "colour without style.color (NO_COLOR)");
     assert_has(bars, "\xe2\x96\x88");
@@ -375,4 +376,56 @@ Test(output_report, write_failures_are_io_errors)
     cr_assert_eq(report_render_csv(full, r, REPORT_TABLE_OPS), PROF_ERR_IO);
     fclose(full);
     cJSON_Delete(r);
+}
+
+/* Names wider than their column are shortened where names of one family
+ * are alike (rules of textout_shorten): what tells them apart stays. */
+Test(output_report, long_names_keep_what_tells_them_apart)
+{
+    static const struct {
+        int width;
+        const char *name, *want;
+    } cases[] = {
+        { 32, "aten::mm", "aten::mm" },
+        { 32,
+          "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_nn_align4>"
+          "(cutlass_80_tensorop_s1688gemm_256x64_16x4_nn_align4::Params)",
+          "Kernel<cutlass_~_16x4_nn_align4>" },
+        { 32,
+          "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_nt_align4>"
+          "(cutlass_80_tensorop_s1688gemm_256x64_16x4_nt_align4::Params)",
+          "Kernel<cutlass_~_16x4_nt_align4>" },
+        { 32,
+          "void clover::par_ranged2d_kernel<clover::update_halo_kernel_functor<3>, "
+          "clover::Range2d>(clover::Range2d, int)",
+          "par_ranged2d_ke~tor<3>, Range2d>" },
+        { 64,
+          "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, "
+          "at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, "
+          "at::detail::Array<char*, 3>)",
+          "vectorized_elementwise_kernel<4, CUDAFunctor_add<~>, Array<~> >" },
+        { 40, "void at::native::(anonymous namespace)::max_pool_backward_nchw<float, float>"
+              "(float const*, long const*, int)",
+          "max_pool_backward_nchw<float, float>" },
+        { 32, "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
+          "ncclDevKernel_A~_Sum_f32_RING_LL" },
+        { 12, "((((((((((((((((", "(((((~((((((" },
+        { 12, ">>>>>>>><<<<<<<<<", ">>>>>~<<<<<<" },
+    };
+    textout t;
+    textout_init(&t, stdout, NULL);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *got = textout_shorten(&t, cases[i].name, cases[i].width);
+        cr_assert_not_null(got);
+        cr_expect_str_eq(got, cases[i].want, "%s at %d", cases[i].name, cases[i].width);
+        cr_expect_leq(textout_cols(got), cases[i].width);
+        free(got);
+    }
+    report_style utf8 = { 0, 1, 0, 0 }; /* UTF-8: the ellipsis is one column */
+    textout_init(&t, stdout, &utf8);
+    char *got = textout_shorten(&t, "sm80_xmma_wgrad_implicit_gemm_indexed_tf32f32_tf32f32", 20);
+    cr_assert_not_null(got);
+    cr_expect_str_eq(got, "sm80_xmma\xe2\x80\xa6" "32_tf32f32");
+    cr_expect_eq(textout_cols(got), 20);
+    free(got);
 }
