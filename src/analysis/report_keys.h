@@ -229,6 +229,7 @@
 #define RK_STEP_TIME_TEST                 "step_time_test"
 #define RK_STEPS                          "steps"
 #define RK_STEPS_KEPT                     "steps_kept"
+#define RK_STEPS_LATE                     "steps_late"
 #define RK_SUBJECT                        "subject"
 #define RK_SUMMARY                        "summary"
 #define RK_SYNC                           "sync"

@@ -20,6 +20,7 @@
 #define MB_GPU_BATCH 4096u        /* GPU intervals sorted together into a run      */
 #define MB_IDLE_GAP_NS 1000000ull /* a GPU gap this long counts as idle             */
 #define MB_GPU_SPANS 8192u        /* stretches of activity kept per GPU for steps  */
+#define MB_WINDOW_EARLY (1u << 18) /* GPU records of a device held before any step */
 #define MB_THREAD_DIRECT PF_THREADS /* the format's thread indexes: a table; others searched */
 
 /* A call-tree node whose place is not known yet: calls of one operation
@@ -149,8 +150,8 @@ typedef struct mb_runs {
     size_t n;
 } mb_runs;
 
-/* A GPU record not yet known to be launched before the final step
- * (gpu_window.c). */
+/* A GPU record that ends after the latest step start so far, kept to tell
+ * whether it was launched before the final step (gpu_window.c). */
 typedef struct mb_held {
     uint64_t start, end, correlation;
     uint64_t launch;       /* start of its launch call, UINT64_MAX not known */
@@ -160,9 +161,11 @@ typedef struct mb_held {
 typedef struct mb_gpu {    /* busy-time union of one device, see gpu.c */
     mb_tagged *batch;      /* grows up to MB_GPU_BATCH      */
     size_t nbatch, cap_batch;
-    mb_held *held;         /* records launched in the latest step so far, or
-                              whose launch is not known yet (gpu_window.c) */
+    mb_held *held;         /* records ending after the latest step start
+                              (every record before a step comes), gpu_window.c */
     size_t nheld, cap_held, held_limit;
+    int window_lost;       /* more than MB_WINDOW_EARLY records came before any
+                              step: HTA's figures count every record            */
     mb_runs merged[MB_GPU_CLASSES]; /* per class, all read so far */
     uint64_t busy_end;     /* end of the time counted as busy so far */
     int counted_any;
@@ -331,11 +334,14 @@ void mb_tree_free(model_builder *b);
 /* gpu.c (comm: a communication kernel) */
 int mb_gpu_event(model_builder *b, const prof_event *ev, int comm);
 int mb_gpu_finish(model_builder *b);
-int mb_gpu_commit(mb_gpu *g, const mb_held *r); /* a record into the device's unions */
 /* gpu_window.c */
 int mb_window_launch(model_builder *b, const prof_event *ev);
 int mb_window_step(model_builder *b, uint64_t start);
-int mb_window_admit(model_builder *b, mb_gpu *g, const mb_tagged *rec, uint64_t correlation);
+int mb_window_hold(model_builder *b, mb_gpu *g, const mb_tagged *rec, uint64_t correlation);
+/* Whether HTA's figures leave a final step out, and *s its start. */
+int mb_window_final(const model_builder *b, const mb_gpu *g, uint64_t *s);
+/* Keeps of the held records those launched before the final step that end
+ * after it starts, and counts the ones launched in it. */
 int mb_window_settle(model_builder *b, mb_gpu *g, uint64_t *left_out);
 void mb_window_free(model_builder *b);
 void mb_gpu_free(model_builder *b);

@@ -20,6 +20,10 @@
  * per disjoint interval of a class (overlapping records join), up to twice
  * that while two runs merge, and the batch.
  *
+ * HTA's figures are taken over the records launched before the final step
+ * (gpu_window.c): the union of everything up to the final step's start,
+ * then the held records launched before it.
+ *
  * Steps may come before or after the GPU records of their time, so the
  * counted stretches are kept (at most MB_GPU_SPANS per device, merged
  * across their smallest gaps when there are more) and shared out to the
@@ -372,14 +376,6 @@ static int gpu_flush(mb_gpu *g)
     return 0;
 }
 
-int mb_gpu_commit(mb_gpu *g, const mb_held *r)
-{
-    if (vec_grow(&g->batch, &g->cap_batch, g->nbatch, sizeof *g->batch) < 0)
-        return -1;
-    g->batch[g->nbatch++] = (mb_tagged){ r->start, r->end, r->cls };
-    return g->nbatch == MB_GPU_BATCH ? gpu_flush(g) : 0;
-}
-
 /* Each class's runs made one union, in lists. */
 static int runs_union(mb_runs *merged, mb_intervals *lists)
 {
@@ -393,40 +389,76 @@ static int runs_union(mb_runs *merged, mb_intervals *lists)
     return 0;
 }
 
-/* The records left out of HTA's figures (held, unordered) joined to the
- * unions of the others, for the figures over every record. */
-static int left_out_join(mb_gpu *g)
+/* A sweep's pieces cut to [lo, hi) on their way to another's. */
+typedef struct clip_ctx {
+    piece_fn piece;
+    void *ctx;
+    uint64_t lo, hi;
+} clip_ctx;
+
+static int clip_piece(void *ctx, uint64_t a, uint64_t b, unsigned mask)
 {
-    mb_tagged *v = malloc(g->nheld * sizeof *v);
+    const clip_ctx *c = ctx;
+    a = a > c->lo ? a : c->lo;
+    b = b < c->hi ? b : c->hi;
+    return a < b ? c->piece(c->ctx, a, b, mask) : 0;
+}
+
+/* The held records launched before the final step (unordered), from its
+ * start s on, as one union per class into held (freed by the caller). */
+static int held_unions(const mb_gpu *g, uint64_t s, mb_intervals *held)
+{
+    mb_tagged *v = malloc((g->nheld ? g->nheld : 1) * sizeof *v);
+    mb_runs runs[MB_GPU_CLASSES];
+    memset(runs, 0, sizeof runs);
     if (!v)
         return -1;
     for (size_t i = 0; i < g->nheld; i++)
-        v[i] = (mb_tagged){ g->held[i].start, g->held[i].end, g->held[i].cls };
+        v[i] = (mb_tagged){ g->held[i].start > s ? g->held[i].start : s, g->held[i].end,
+                            g->held[i].cls };
     mb_sort(v, g->nheld, sizeof *v, tagged_cmp);
     int rc = 0;
-    for (uint32_t c = 0; c < MB_GPU_CLASSES && rc == 0; c++) {
-        mb_runs *r = &g->merged[c];
-        rc = runs_add(r, v, g->nheld, c);
-        while (rc == 0 && r->n >= 2)
-            rc = runs_merge_last(r);
-    }
+    for (uint32_t c = 0; c < MB_GPU_CLASSES && rc == 0; c++)
+        rc = runs_add(&runs[c], v, g->nheld, c);
     free(v);
+    for (int c = 0; c < MB_GPU_CLASSES; c++)
+        held[c] = runs[c].n ? runs[c].run[0] : (mb_intervals){ NULL, 0, 0 };
     return rc;
 }
 
-/* Everything read: each class's runs become one union, counted for HTA's
- * figures; then with the records of the final step, for the rest. */
+/* HTA's figures (gpu_window.c): the union of everything up to the final
+ * step's start, then the held records launched before it. */
+static int window_count(model_builder *b, model_gpu_device *d, mb_gpu *g,
+                        const mb_intervals *lists)
+{
+    uint64_t s;
+    d->hta.final_step_out = mb_window_final(b, g, &s);
+    d->hta.steps_late = b->window.steps >= 2 && g->window_lost;
+    if (mb_window_settle(b, g, &d->hta.left_out) < 0)
+        return -1;
+    if (!d->hta.final_step_out)
+        return sweep(lists, window_piece, &d->hta);
+    clip_ctx before = { window_piece, &d->hta, 0, s };
+    mb_intervals held[MB_GPU_CLASSES];
+    int rc = sweep(lists, clip_piece, &before);
+    if (rc == 0 && (rc = held_unions(g, s, held)) == 0)
+        rc = sweep(held, window_piece, &d->hta);
+    for (int c = 0; c < MB_GPU_CLASSES; c++)
+        free(held[c].v);
+    return rc;
+}
+
+/* Everything read: each class's runs become one union, which is counted,
+ * and HTA's figures taken. */
 static int gpu_count(model_builder *b, model_gpu_device *d, mb_gpu *g)
 {
     mb_intervals lists[MB_GPU_CLASSES];
-    if (mb_window_settle(b, g, &d->hta.left_out) < 0 || gpu_flush(g) < 0 ||
-        runs_union(g->merged, lists) < 0 || sweep(lists, window_piece, &d->hta) < 0)
-        return -1;
-    d->hta.final_step_out = b->window.steps >= 2;
-    if (g->nheld && (left_out_join(g) < 0 || runs_union(g->merged, lists) < 0))
+    if (gpu_flush(g) < 0 || runs_union(g->merged, lists) < 0)
         return -1;
     all_ctx all = { d, g };
-    return sweep(lists, count_piece, &all);
+    if (sweep(lists, count_piece, &all) < 0)
+        return -1;
+    return window_count(b, d, g, lists);
 }
 
 int mb_gpu_event(model_builder *b, const prof_event *ev, int comm)
@@ -461,7 +493,11 @@ int mb_gpu_event(model_builder *b, const prof_event *ev, int comm)
     if (end == start)
         return 0; /* covers no time */
     mb_tagged rec = { start, end, cls };
-    return mb_window_admit(b, g, &rec, ev->correlation);
+    if (mb_window_hold(b, g, &rec, ev->correlation) < 0 ||
+        vec_grow(&g->batch, &g->cap_batch, g->nbatch, sizeof *g->batch) < 0)
+        return -1;
+    g->batch[g->nbatch++] = rec;
+    return g->nbatch == MB_GPU_BATCH ? gpu_flush(g) : 0;
 }
 
 /* ---- steps ------------------------------------------------------------------------ */

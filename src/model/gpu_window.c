@@ -4,22 +4,27 @@
  * the runtime call with its correlation id, which may come before or after
  * it in the file, and the final step is known only at the end.
  *
- * So a record goes to the device's unions at once when it was launched
- * before the latest step start read so far (or, its call not read yet,
- * started on the GPU before it: a launch precedes its work); otherwise it
- * is held until a later step start settles it, or the end does. Launch
- * calls are kept from the start of the step before the latest on: a
- * record whose call is older than that was launched before the latest
- * step, and at the end one whose call is no longer kept (or never came) is
- * judged by its correlation id, which the runtime numbers in call order,
- * against the first id called in the final step.
+ * Every record goes to the device's unions at once (gpu.c). Before the
+ * final step's start S, the records counted are exactly all of them (work
+ * never starts before its launch), so HTA's union there is the union of
+ * everything, cut at S. After S, it is the union of the records launched
+ * before S: those are held here, every record that ends after the latest
+ * step start read so far (which S is at least), and at the end the ones
+ * launched before S are handed back. Launch calls are kept from the start
+ * of the step before the latest on: a record whose call is older was
+ * launched before the latest step. At the end a record whose call is no
+ * longer kept (or never came) is judged by its correlation id against the
+ * first id called in the final step, since the runtime numbers calls in
+ * order.
  *
- * Memory: the held records (32 bytes each: about one step's records when
- * steps come before their GPU work, as in Kineto traces and the
- * recorder's files; every record of a profile whose steps all come after
- * it) and the launch calls of two steps (16 bytes each, and the index).
- * Both are settled or pruned when they have doubled since last time, so
- * the work stays linear. */
+ * Memory: the held records (40 bytes each: those that end in the latest
+ * step, when steps come before their GPU work, as in Kineto traces and the
+ * recorder's files) and two steps' launch calls (16 bytes each, and the
+ * index), pruned when they have doubled since last time, so the work stays
+ * linear. Before any step has come every record is held, up to
+ * MB_WINDOW_EARLY of a device; past that the device's window is lost, and
+ * should two steps come after all, HTA's figures count every record and
+ * say so. */
 #include <stdlib.h>
 
 #include "model/build.h"
@@ -38,15 +43,6 @@ static uint64_t launch_start(const mb_window *w, const mb_held *r)
         return r->launch;
     const uint32_t *i = hmap_find(&w->launch_index, r->correlation);
     return i ? w->launch[*i].start : UINT64_MAX;
-}
-
-/* Whether a record was launched before t: 1 yes, 0 no, -1 not known yet. */
-static int launched_before(const mb_window *w, const mb_held *r, uint64_t t)
-{
-    uint64_t l = launch_start(w, r);
-    if (l != UINT64_MAX)
-        return l < t;
-    return r->start < t ? 1 : -1;
 }
 
 /* Drops the launch calls that started before w->before (all of them while
@@ -119,43 +115,35 @@ int mb_window_step(model_builder *b, uint64_t start)
     return 0;
 }
 
-/* Hands the held records launched before the latest step start to the
- * unions. With `final`, a record whose launch is not known is judged by
- * its correlation id against first_final, the first id called in the
- * final step (0: none known, and the record is left out); the records
- * left are those launched in the final step. */
-static int held_settle(const mb_window *w, mb_gpu *g, int final, uint64_t first_final)
+/* Keeps the held records that end after the latest step start. */
+static void held_prune(const mb_window *w, mb_gpu *g)
 {
     size_t out = 0;
-    for (size_t i = 0; i < g->nheld; i++) {
-        mb_held r = g->held[i];
-        int before = launched_before(w, &r, w->latest);
-        if (before < 0 && final)
-            before = r.correlation && first_final && r.correlation < first_final;
-        if (before > 0) {
-            if (mb_gpu_commit(g, &r) < 0)
-                return -1;
-        } else {
-            g->held[out++] = r;
-        }
-    }
+    for (size_t i = 0; i < g->nheld; i++)
+        if (g->held[i].end > w->latest)
+            g->held[out++] = g->held[i];
     g->nheld = out;
     g->held_limit = limit_after(out);
-    return 0;
 }
 
-int mb_window_admit(model_builder *b, mb_gpu *g, const mb_tagged *rec, uint64_t correlation)
+int mb_window_hold(model_builder *b, mb_gpu *g, const mb_tagged *rec, uint64_t correlation)
 {
-    mb_window *w = &b->window;
-    mb_held r = { rec->start, rec->end, correlation, UINT64_MAX, rec->cls };
-    if (w->steps && launched_before(w, &r, w->latest) > 0)
-        return mb_gpu_commit(g, &r);
+    const mb_window *w = &b->window;
+    if (g->window_lost || (w->steps && rec->end <= w->latest))
+        return 0;
+    if (!w->steps && g->nheld >= MB_WINDOW_EARLY) { /* see the top of the file */
+        g->window_lost = 1;
+        free(g->held);
+        g->held = NULL;
+        g->nheld = g->cap_held = 0;
+        return 0;
+    }
     if (vec_grow(&g->held, &g->cap_held, g->nheld, sizeof *g->held) < 0)
         return -1;
-    g->held[g->nheld++] = r;
-    if (!w->steps || g->nheld < (g->held_limit ? g->held_limit : WINDOW_MIN_LIMIT))
-        return 0;
-    return held_settle(w, g, 0, 0);
+    g->held[g->nheld++] = (mb_held){ rec->start, rec->end, correlation, UINT64_MAX, rec->cls };
+    if (w->steps && g->nheld >= (g->held_limit ? g->held_limit : WINDOW_MIN_LIMIT))
+        held_prune(w, g);
+    return 0;
 }
 
 /* The first correlation id of a launch call in the final step, or 0. */
@@ -168,20 +156,44 @@ static uint64_t first_final_id(const mb_window *w)
     return first;
 }
 
+/* Whether a held record was launched before the final step started at s. */
+static int launched_before_final(const mb_window *w, const mb_held *r, uint64_t s,
+                                 uint64_t first_final)
+{
+    if (r->start < s)
+        return 1;
+    uint64_t l = launch_start(w, r);
+    if (l != UINT64_MAX)
+        return l < s;
+    return r->correlation && first_final && r->correlation < first_final;
+}
+
+int mb_window_final(const model_builder *b, const mb_gpu *g, uint64_t *s)
+{
+    *s = b->window.latest;
+    return b->window.steps >= 2 && !g->window_lost;
+}
+
 int mb_window_settle(model_builder *b, mb_gpu *g, uint64_t *left_out)
 {
     const mb_window *w = &b->window;
+    uint64_t s, first_final = first_final_id(w);
+    size_t out = 0;
     *left_out = 0;
-    if (w->steps < 2) { /* no final step to leave out */
-        for (size_t i = 0; i < g->nheld; i++)
-            if (mb_gpu_commit(g, &g->held[i]) < 0)
-                return -1;
+    if (!mb_window_final(b, g, &s)) {
         g->nheld = 0;
         return 0;
     }
-    if (held_settle(w, g, 1, first_final_id(w)) < 0)
-        return -1;
-    *left_out = g->nheld;
+    for (size_t i = 0; i < g->nheld; i++) {
+        mb_held r = g->held[i];
+        if (r.end <= s)
+            continue;
+        if (launched_before_final(w, &r, s, first_final))
+            g->held[out++] = r;
+        else
+            (*left_out)++;
+    }
+    g->nheld = out;
     return 0;
 }
 

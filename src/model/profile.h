@@ -158,6 +158,9 @@ typedef struct model_gpu_window {
                               bit 2 memory (copies, memsets); [0] stays 0       */
     uint64_t left_out;     /* records launched in the final step               */
     int final_step_out;    /* two steps or more: the final one is left out     */
+    int steps_late;        /* two steps or more, but they came after more GPU
+                              records than the model holds (gpu_window.c):
+                              every record is counted                          */
 } model_gpu_window;
 
 typedef struct model_gpu_device {

@@ -828,6 +828,38 @@ Test(model_profile, gpu_hta_window_in_any_order)
     free(y);
 }
 
+/* More GPU records than a device holds before any step (262,144), then
+ * steps: which were launched in the final step is no longer known, and
+ * HTA's figures count every record and say so. Fewer: the final step is
+ * left out as usual. */
+Test(model_profile, gpu_hta_steps_after_the_records)
+{
+    for (int many = 0; many < 2; many++) {
+        uint64_t n = many ? 270000 : 1000, step = n * 1000 / 4;
+        const char *path = fu_path("gpu-steps-last.prof");
+        synth *s = synth_open(path, NULL);
+        cr_assert_not_null(s);
+        for (uint64_t i = 0; i < n; i++) {
+            synth_api(s, 0, "cudaLaunchKernel", 1 + i, i * 1000, 100);
+            synth_gpu_kernel(s, "gemm", 0, 7, 1 + i, i * 1000 + 200, 500);
+        }
+        for (uint64_t k = 0; k < 4; k++)
+            synth_step(s, 0, k, PROF_STEP_SAMPLED, k * step, step);
+        close_ok(s);
+        profile_model m;
+        load(path, &m);
+        const model_gpu_window *h = &m.gpus[0].hta;
+        cr_assert_eq(h->final_step_out, !many);
+        cr_assert_eq(h->steps_late, many);
+        uint64_t counted = many ? n : 3 * n / 4;
+        cr_assert_eq(h->left_out, n - counted, "left out %llu", (unsigned long long)h->left_out);
+        cr_assert_eq(h->class_ns[1], counted * 500, "computation %llu, want %llu",
+                     (unsigned long long)h->class_ns[1], (unsigned long long)(counted * 500));
+        cr_assert_eq(m.gpus[0].busy_ns, n * 500);
+        profile_model_free(&m);
+    }
+}
+
 /* Communication kernels by name (rules.md §4.10): the libraries' and the
  * collectives' names in any case, not kernels that only resemble them. */
 Test(model_profile, communication_kernels_by_name)
