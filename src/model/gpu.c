@@ -17,8 +17,8 @@
  * exist. Time is counted once everything is read: one sweep over the three
  * classes' unions tells of each stretch of time whether it is busy, runs
  * communication, and runs it with computation at once. Memory: 16 bytes
- * per disjoint interval of a class (overlapping records join), up to twice
- * that while two runs merge, and the batch.
+ * per disjoint interval of a class (overlapping records join), the newer
+ * run's once more while two runs merge (runs_merge_last), and the batch.
  *
  * HTA's figures are taken over the records launched before the final step
  * (gpu_window.c): the union of everything up to the final step's start,
@@ -100,31 +100,37 @@ static void union_push(mb_interval *out, size_t *n, mb_interval iv)
     out[(*n)++] = iv;
 }
 
-/* The union of two sorted disjoint lists into out, which has room for
- * both; returns its length. */
-static size_t union_merge(const mb_intervals *x, const mb_intervals *y, mb_interval *out)
-{
-    size_t n = 0, i = 0, j = 0;
-    while (i < x->n || j < y->n) {
-        if (j == y->n || (i < x->n && x->v[i].start <= y->v[j].start))
-            union_push(out, &n, x->v[i++]);
-        else
-            union_push(out, &n, y->v[j++]);
-    }
-    return n;
-}
-
-/* Merges a class's last two runs into one. */
+/* Merges a class's last two runs into one, in the older run's array grown
+ * to hold both: their union is written from the end of it, taking the
+ * interval that ends last of either run first (disjoint runs are in order
+ * of end as of start, and the write never passes the older run's unread
+ * part), then moved to the front. A merge then needs the two runs and the
+ * growth, not a third array as long as both: the worst case's peak. */
 static int runs_merge_last(mb_runs *r)
 {
     mb_intervals *x = &r->run[r->n - 2], *y = &r->run[r->n - 1];
-    mb_interval *out = malloc((x->n + y->n) * sizeof *out);
-    if (!out)
-        return -1;
-    size_t n = union_merge(x, y, out);
-    free(x->v);
+    size_t total = x->n + y->n;
+    if (total > x->cap) {
+        mb_interval *v = realloc(x->v, total * sizeof *v);
+        if (!v)
+            return -1;
+        x->v = v;
+        x->cap = total;
+    }
+    size_t i = x->n, j = y->n, k = total;
+    while (i || j) {
+        mb_interval iv = !j || (i && x->v[i - 1].end > y->v[j - 1].end) ? x->v[--i] : y->v[--j];
+        if (k < total && iv.end >= x->v[k].start) {
+            if (iv.start < x->v[k].start)
+                x->v[k].start = iv.start;
+        } else {
+            x->v[--k] = iv;
+        }
+    }
+    x->n = total - k;
+    memmove(x->v, x->v + k, x->n * sizeof *x->v);
     free(y->v);
-    *x = (mb_intervals){ out, n, x->n + y->n };
+    *y = (mb_intervals){ NULL, 0, 0 };
     r->n--;
     return 0;
 }

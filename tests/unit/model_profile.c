@@ -686,6 +686,17 @@ static size_t union_and(uint64_t (*u)[2], size_t ku, uint64_t (*v)[2], size_t kv
     return k;
 }
 
+/* A step written to the file now, in a block of its own (a thread's block
+ * is written when full, so a step would otherwise reach the file with the
+ * last of its thread's records): the mark after it pushes it out. */
+static void write_step_now(synth *s, uint64_t number, uint64_t start, uint64_t dur)
+{
+    synth_block_records(s, 1);
+    synth_step(s, 2, number, PROF_STEP_SAMPLED, start, dur);
+    synth_mark(s, 2, "step written", start);
+    synth_block_records(s, 4096);
+}
+
 static void write_rec(synth *s, const gpu_rec *x)
 {
     if (x->cls == 0)
@@ -800,8 +811,7 @@ Test(model_profile, gpu_hta_window_in_any_order)
                 synth_api(s, 0, "cudaLaunchKernel", r[it - N].correlation, r[it - N].launch,
                           1000);
             else
-                synth_step(s, 0, it - 2 * N, PROF_STEP_SAMPLED, (it - 2 * N) * step_len,
-                           step_len);
+                write_step_now(s, it - 2 * N, (it - 2 * N) * step_len, step_len);
         }
         close_ok(s);
         free(item);
