@@ -41,9 +41,9 @@
  * custom all-reduce kernels (vLLM's cross_device_reduce_1stage, TensorRT-
  * LLM's oneShotAllReduceKernel) are named after. */
 static const char *const comm_words[] = {
-    "nccl",       "rccl",      "nvshmem",        "mscclpp",      "multimem",
-    "all_reduce", "allreduce", "all_gather",     "allgather",    "reduce_scatter",
-    "reducescatter", "all_to_all", "alltoall",   "cross_device_reduce",
+    "nccl",          "rccl",       "nvshmem",  "mscclpp",    "multimem",
+    "all_reduce",    "allreduce",  "all_gather", "allgather", "reduce_scatter",
+    "reducescatter", "all_to_all", "alltoall", "cross_device_reduce",
 };
 
 int model_kernel_is_comm(const char *name)

@@ -8,7 +8,8 @@
 #      step of Holistic Trace Analysis' loader), on a SMALL_MB trace;
 #   2. memory: peak RSS importing a BIG_MB trace (default 2 GB) against the
 #      SMALL_MB one: the import streams, so about the same (target: at most
-#      100 MB at 2 GB).
+#      100 MB at 2 GB); then the time and peak RSS of `prof analyze` of the
+#      profile it made (its GPU records, launch calls and steps included).
 # The traces repeat a real one (../shared/traces/, when this checkout has
 # it beside it) or the project's 2024-schema fixture, shifted in time.
 B=${B:-build}
@@ -45,6 +46,8 @@ measure json "$ROUNDS" "$PY" -c 'import json, sys; json.load(open(sys.argv[1]))'
 rm -f "$tmp/small.json"
 big_bytes=$("$PY" tests/bench/make_kineto.py "$template" "$tmp/big.json" "$BIG_MB") || exit 1
 measure big 1 "$PROF" import "$tmp/big.json" -o "$tmp/big.prof"
+rm -f "$tmp/big.json"
+measure bigan "$ROUNDS" "$PROF" analyze "$tmp/big.prof"
 
 echo "template: $template"
 printf '%-46s %8.3f s (%.3f s CPU)  peak %s\n' "prof import ($small_bytes bytes)" "$small_s" \
@@ -57,3 +60,5 @@ echo "  json.load / prof import time:    $(ratio "$json_s" "$small_s")x (target 
 printf '%-46s %8.3f s  peak %s\n' "prof import ($big_bytes bytes)" "$big_s" "$(mib "$big_kib")"
 echo "  peak RSS $BIG_MB MB / $SMALL_MB MB trace:   $(ratio "$big_kib" "$small_kib")x (target about 1; at most 100 MiB)"
 echo "  profile: $(wc -c <"$tmp/big.prof") bytes for $big_bytes bytes of JSON"
+printf '%-46s %8.3f s (%.3f s CPU)  peak %s\n' "prof analyze of that profile" "$bigan_s" \
+    "$bigan_cpu" "$(mib "$bigan_kib")"
