@@ -84,12 +84,12 @@ static void check_json(const cJSON *report)
 static void render_report(const cJSON *report)
 {
     FILE *sink = fuzz_sink();
-    static const report_style styles[] = { { 0, 0, 0 }, { 1, 1, 60 } };
+    static const report_style styles[] = { { 0, 0, 0, 0 }, { 1, 1, 60, 1 } };
     prof_error err = { PROF_OK, "" };
     for (size_t i = 0; i < 2; i++)
         CHECK(report_render_text(sink, report, &styles[i]) == PROF_OK);
     check_json(report);
-    for (int t = REPORT_TABLE_OPS; t <= REPORT_TABLE_BOTTLENECKS; t++)
+    for (int t = REPORT_TABLE_OPS; t <= REPORT_TABLE_GPU; t++)
         CHECK(report_render_csv(sink, report, (report_table)t) == PROF_OK);
     CHECK(report_render_html(sink, report, NULL, &err) == PROF_OK);
 }
