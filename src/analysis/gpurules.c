@@ -112,7 +112,7 @@ static void hta_device(analysis_ctx *c, cJSON *o, const model_gpu_window *w)
     jnum(c, o, RK_COMM_OVERLAP_NS, overlap);
     jnum(c, o, RK_COMM_OVERLAP_SHARE, share_of(overlap, comm));
     jbool(c, o, RK_FINAL_STEP_LEFT_OUT, w->final_step_out);
-    jbool(c, o, RK_STEPS_LATE, w->steps_late);
+    jbool(c, o, RK_FINAL_STEP_UNKNOWN, w->final_step_unknown);
     jnum(c, o, RK_LEFT_OUT, (double)w->left_out);
 }
 

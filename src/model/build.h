@@ -20,7 +20,8 @@
 #define MB_GPU_BATCH 4096u        /* GPU intervals sorted together into a run      */
 #define MB_IDLE_GAP_NS 1000000ull /* a GPU gap this long counts as idle             */
 #define MB_GPU_SPANS 8192u        /* stretches of activity kept per GPU for steps  */
-#define MB_WINDOW_EARLY (1u << 18) /* GPU records of a device held before any step */
+#define MB_WINDOW_HELD (1u << 18) /* GPU records of a device held, launch calls kept
+                                      before any step (gpu_window.c)             */
 #define MB_THREAD_DIRECT PF_THREADS /* the format's thread indexes: a table; others searched */
 
 /* A call-tree node whose place is not known yet: calls of one operation
@@ -164,8 +165,8 @@ typedef struct mb_gpu {    /* busy-time union of one device, see gpu.c */
     mb_held *held;         /* records ending after the latest step start
                               (every record before a step comes), gpu_window.c */
     size_t nheld, cap_held, held_limit;
-    int window_lost;       /* more than MB_WINDOW_EARLY records came before any
-                              step: HTA's figures count every record            */
+    int window_lost;       /* more than MB_WINDOW_HELD records to hold: HTA's
+                              figures count every record                        */
     mb_runs merged[MB_GPU_CLASSES]; /* per class, all read so far */
     uint64_t busy_end;     /* end of the time counted as busy so far */
     int counted_any;
@@ -189,6 +190,9 @@ typedef struct mb_window {
                               (all of them while no step has come)          */
     size_t nlaunch, cap_launch, launch_limit;
     hmap launch_index;     /* launch by correlation id                     */
+    int lost;              /* more than MB_WINDOW_HELD calls before any step  */
+    uint64_t first_final;  /* the first id called in the final step, 0 none */
+    int first_final_known;
 } mb_window;
 
 typedef struct mb_name_slot {              /* name id -> index, checked by name pointer */
@@ -340,6 +344,8 @@ int mb_window_step(model_builder *b, uint64_t start);
 int mb_window_hold(model_builder *b, mb_gpu *g, const mb_tagged *rec, uint64_t correlation);
 /* Whether HTA's figures leave a final step out, and *s its start. */
 int mb_window_final(const model_builder *b, const mb_gpu *g, uint64_t *s);
+/* Two steps or more, but which records the final step launched is not known. */
+int mb_window_unknown(const model_builder *b, const mb_gpu *g);
 /* Keeps of the held records those launched before the final step that end
  * after it starts, and counts the ones launched in it. */
 int mb_window_settle(model_builder *b, mb_gpu *g, uint64_t *left_out);

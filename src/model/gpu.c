@@ -439,13 +439,13 @@ static int window_count(model_builder *b, model_gpu_device *d, mb_gpu *g,
 {
     uint64_t s;
     d->hta.final_step_out = mb_window_final(b, g, &s);
-    d->hta.steps_late = b->window.steps >= 2 && g->window_lost;
+    d->hta.final_step_unknown = mb_window_unknown(b, g);
     if (mb_window_settle(b, g, &d->hta.left_out) < 0)
         return -1;
     if (!d->hta.final_step_out)
         return sweep(lists, window_piece, &d->hta);
     clip_ctx before = { window_piece, &d->hta, 0, s };
-    mb_intervals held[MB_GPU_CLASSES];
+    mb_intervals held[MB_GPU_CLASSES] = { { NULL, 0, 0 } };
     int rc = sweep(lists, clip_piece, &before);
     if (rc == 0 && (rc = held_unions(g, s, held)) == 0)
         rc = sweep(held, window_piece, &d->hta);

@@ -21,10 +21,12 @@
  * step, when steps come before their GPU work, as in Kineto traces and the
  * recorder's files) and two steps' launch calls (16 bytes each, and the
  * index), pruned when they have doubled since last time, so the work stays
- * linear. Before any step has come every record is held, up to
- * MB_WINDOW_EARLY of a device; past that the device's window is lost, and
- * should two steps come after all, HTA's figures count every record and
- * say so. */
+ * linear. Before any step has come every record and every call is kept.
+ * Either is bounded by MB_WINDOW_HELD: a device holding more records than
+ * that after pruning (steps came late, or the latest step runs that many),
+ * or more calls than that kept before any step, loses its window (the
+ * calls: every device's), and should two steps come, HTA's figures count
+ * every record and say so. */
 #include <stdlib.h>
 
 #include "model/build.h"
@@ -45,12 +47,31 @@ static uint64_t launch_start(const mb_window *w, const mb_held *r)
     return i ? w->launch[*i].start : UINT64_MAX;
 }
 
-/* Drops the launch calls that started before w->before (all of them while
- * no step has come), after giving the held records theirs. */
+/* No step has come and more calls than the model keeps have: which
+ * records the final step launched will not be known. */
+static void launches_lose(mb_window *w)
+{
+    w->lost = 1;
+    free(w->launch);
+    w->launch = NULL;
+    w->nlaunch = w->cap_launch = 0;
+    hmap_free(&w->launch_index);
+}
+
+/* Drops the launch calls that started before w->before, after giving the
+ * held records theirs. While no step has come, none can be dropped: the
+ * final step's first call must stay known. */
 static int launches_prune(model_builder *b)
 {
     mb_window *w = &b->window;
     size_t held = 0, out = 0;
+    if (!w->steps) {
+        if (w->nlaunch >= MB_WINDOW_HELD)
+            launches_lose(w);
+        else
+            w->launch_limit = 2 * w->nlaunch;
+        return 0;
+    }
     for (size_t d = 0; d < b->m->ngpus; d++) {
         mb_gpu *g = &b->gpu[d];
         for (size_t i = 0; i < g->nheld; i++)
@@ -58,7 +79,7 @@ static int launches_prune(model_builder *b)
         held += g->nheld;
     }
     hmap_clear(&w->launch_index);
-    for (size_t i = 0; w->steps && i < w->nlaunch; i++) {
+    for (size_t i = 0; i < w->nlaunch; i++) {
         if (w->launch[i].start < w->before)
             continue;
         int added;
@@ -78,7 +99,7 @@ static int launches_prune(model_builder *b)
 int mb_window_launch(model_builder *b, const prof_event *ev)
 {
     mb_window *w = &b->window;
-    if (!ev->correlation || (w->steps && ev->start_ns < w->before))
+    if (!ev->correlation || w->lost || (w->steps && ev->start_ns < w->before))
         return 0; /* its records are known to be launched before the latest step */
     int added;
     uint32_t *slot = hmap_slot(&w->launch_index, ev->correlation, &added);
@@ -115,13 +136,28 @@ int mb_window_step(model_builder *b, uint64_t start)
     return 0;
 }
 
-/* Keeps the held records that end after the latest step start. */
+static void held_lose(mb_gpu *g)
+{
+    g->window_lost = 1;
+    free(g->held);
+    g->held = NULL;
+    g->nheld = g->cap_held = 0;
+}
+
+/* Keeps the held records that end after the latest step start; more than
+ * the model holds, and the device's window is lost (see the top). */
 static void held_prune(const mb_window *w, mb_gpu *g)
 {
     size_t out = 0;
-    for (size_t i = 0; i < g->nheld; i++)
+    for (size_t i = 0; w->steps && i < g->nheld; i++)
         if (g->held[i].end > w->latest)
             g->held[out++] = g->held[i];
+    if (!w->steps)
+        out = g->nheld;
+    if (out >= MB_WINDOW_HELD) {
+        held_lose(g);
+        return;
+    }
     g->nheld = out;
     g->held_limit = limit_after(out);
 }
@@ -129,19 +165,12 @@ static void held_prune(const mb_window *w, mb_gpu *g)
 int mb_window_hold(model_builder *b, mb_gpu *g, const mb_tagged *rec, uint64_t correlation)
 {
     const mb_window *w = &b->window;
-    if (g->window_lost || (w->steps && rec->end <= w->latest))
+    if (g->window_lost || w->lost || (w->steps && rec->end <= w->latest))
         return 0;
-    if (!w->steps && g->nheld >= MB_WINDOW_EARLY) { /* see the top of the file */
-        g->window_lost = 1;
-        free(g->held);
-        g->held = NULL;
-        g->nheld = g->cap_held = 0;
-        return 0;
-    }
     if (vec_grow(&g->held, &g->cap_held, g->nheld, sizeof *g->held) < 0)
         return -1;
     g->held[g->nheld++] = (mb_held){ rec->start, rec->end, correlation, UINT64_MAX, rec->cls };
-    if (w->steps && g->nheld >= (g->held_limit ? g->held_limit : WINDOW_MIN_LIMIT))
+    if (g->nheld >= (g->held_limit ? g->held_limit : WINDOW_MIN_LIMIT))
         held_prune(w, g);
     return 0;
 }
@@ -171,19 +200,29 @@ static int launched_before_final(const mb_window *w, const mb_held *r, uint64_t 
 int mb_window_final(const model_builder *b, const mb_gpu *g, uint64_t *s)
 {
     *s = b->window.latest;
-    return b->window.steps >= 2 && !g->window_lost;
+    return b->window.steps >= 2 && !g->window_lost && !b->window.lost;
+}
+
+int mb_window_unknown(const model_builder *b, const mb_gpu *g)
+{
+    return b->window.steps >= 2 && (g->window_lost || b->window.lost);
 }
 
 int mb_window_settle(model_builder *b, mb_gpu *g, uint64_t *left_out)
 {
-    const mb_window *w = &b->window;
-    uint64_t s, first_final = first_final_id(w);
+    mb_window *w = &b->window;
+    uint64_t s;
     size_t out = 0;
     *left_out = 0;
     if (!mb_window_final(b, g, &s)) {
         g->nheld = 0;
         return 0;
     }
+    if (!w->first_final_known) { /* once for every device */
+        w->first_final = first_final_id(w);
+        w->first_final_known = 1;
+    }
+    uint64_t first_final = w->first_final;
     for (size_t i = 0; i < g->nheld; i++) {
         mb_held r = g->held[i];
         if (r.end <= s)

@@ -158,8 +158,9 @@ typedef struct model_gpu_window {
                               bit 2 memory (copies, memsets); [0] stays 0       */
     uint64_t left_out;     /* records launched in the final step               */
     int final_step_out;    /* two steps or more: the final one is left out     */
-    int steps_late;        /* two steps or more, but they came after more GPU
-                              records than the model holds (gpu_window.c):
+    int final_step_unknown; /* two steps or more, but which records the final
+                              one launched is not known (gpu_window.c: they came
+                              before the steps, or too many were in flight):
                               every record is counted                          */
 } model_gpu_window;
 

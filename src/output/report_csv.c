@@ -97,7 +97,7 @@ static const char *const hta_columns[] = { RK_WINDOW_NS,         RK_BUSY_NS,
                                            RK_NON_COMPUTE_NS,    RK_NON_COMPUTE_SHARE,
                                            RK_COMM_NS,           RK_COMM_OVERLAP_NS,
                                            RK_COMM_OVERLAP_SHARE, RK_FINAL_STEP_LEFT_OUT,
-                                           RK_STEPS_LATE,        RK_LEFT_OUT,
+                                           RK_FINAL_STEP_UNKNOWN, RK_LEFT_OUT,
                                            NULL };
 static const char *const hta_type_columns[] = {
     "computation_ns",

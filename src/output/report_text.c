@@ -285,9 +285,8 @@ static void render_gpu_hta(textout *t, const cJSON *g)
     fprintf(t->out, "  as HTA counts it, over %s", dur(b1, num(h, RK_WINDOW_NS)));
     if (cJSON_IsTrue(get(h, RK_FINAL_STEP_LEFT_OUT)))
         fprintf(t->out, " (the final step's %s records left out)", count(b2, num(h, RK_LEFT_OUT)));
-    else if (cJSON_IsTrue(get(h, RK_STEPS_LATE)))
-        fputs(" (every record: the steps came after too many of them to leave the final out)",
-              t->out);
+    else if (cJSON_IsTrue(get(h, RK_FINAL_STEP_UNKNOWN)))
+        fputs(" (every record: which the final step launched is not known)", t->out);
     fputs(":\n", t->out);
     label(t, "");
     fprintf(t->out, "    idle %.1f%%, compute %.1f%%, non-compute %.1f%%",

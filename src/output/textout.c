@@ -184,13 +184,18 @@ static int ident_char(char c)
            c == '_';
 }
 
-/* Removes every occurrence of `what`, in place. */
+/* Removes every occurrence of `what`, in place, in one pass. */
 static void remove_all(char *s, const char *what)
 {
     size_t n = strlen(what);
-    char *p;
-    while ((p = strstr(s, what)) != NULL)
-        memmove(p, p + n, strlen(p + n) + 1);
+    char *w = s;
+    for (const char *r = s; *r;) {
+        if (strncmp(r, what, n) == 0)
+            r += n;
+        else
+            *w++ = *r++;
+    }
+    *w = '\0';
 }
 
 /* Drops the qualifiers ("at::native::") of the names inside templates
@@ -220,49 +225,74 @@ static void qualifiers_drop(char *s, int inside)
     *w = '\0';
 }
 
+#define FOLD_LEVELS 8 /* deeper templates are folded whole at this level */
+
+/* Columns s takes once sanitized, or -1 when memory ran out. */
+static int shown_cols(textout *t, const char *s)
+{
+    char *safe = textout_sanitize(t, s);
+    int c = safe ? textout_cols(safe) : -1;
+    free(safe);
+    return c;
+}
+
 /* A name made to fit `width` columns while keeping what tells it from its
  * neighbours (many kernels share a long prefix, "void clover::par_ranged2d_
  * kernel<...>"), each step only while it does not fit: the return type
  * "void " and the argument list go, then the namespaces of the names inside
  * templates, then those of the name itself, then the templates' contents
- * from the innermost out, down to the outermost, which tells instances
- * apart; what still does not fit keeps its head and its tail. Returns a new
+ * from the innermost out (at most FOLD_LEVELS passes), down to the
+ * outermost, which tells instances apart; what still does not fit keeps
+ * its head and its tail. The steps work on the name as it is, so that an
+ * escape of sanitizing is never taken for part of a name. Returns a new
  * string, or NULL. */
 char *textout_shorten(textout *t, const char *s, int width)
 {
-    char *r = textout_sanitize(t, s);
-    if (!r || textout_cols(r) <= width)
-        return r;
+    size_t len = strlen(s);
+    char *r = malloc(len + 1);
+    if (!r) {
+        t->nomem = 1;
+        return NULL;
+    }
+    memcpy(r, s, len + 1);
     const char *ell = t->st.unicode ? "\xe2\x80\xa6" : "~";
-    if (strncmp(r, "void ", 5) == 0)
-        memmove(r, r + 5, strlen(r + 5) + 1);
-    char *args = args_start(r);
-    if (args)
-        *args = '\0';
-    if (textout_cols(r) > width) {
+    if (shown_cols(t, r) > width) {
+        if (strncmp(r, "void ", 5) == 0)
+            memmove(r, r + 5, strlen(r + 5) + 1);
+        char *args = args_start(r);
+        if (args)
+            *args = '\0';
+    }
+    if (shown_cols(t, r) > width) {
         remove_all(r, "(anonymous namespace)::");
         qualifiers_drop(r, 1);
     }
-    if (textout_cols(r) > width)
+    if (shown_cols(t, r) > width)
         qualifiers_drop(r, 0);
-    for (int level = template_depth(r); level > 1 && textout_cols(r) > width; level--)
+    int depth = template_depth(r);
+    for (int level = depth < FOLD_LEVELS ? depth : FOLD_LEVELS;
+         level > 1 && shown_cols(t, r) > width; level--)
         templates_fold(r, level, ell);
-    int c = textout_cols(r);
+    char *safe = textout_sanitize(t, r);
+    free(r);
+    if (!safe)
+        return NULL;
+    int c = textout_cols(safe);
     if (c <= width || width < 3)
-        return r;
+        return safe;
     int head = (width - 1) / 2, tail = width - 1 - head;
-    size_t hb = prefix_bytes(r, head), tb = prefix_bytes(r, c - tail);
-    size_t el = strlen(ell), rest = strlen(r + tb);
+    size_t hb = prefix_bytes(safe, head), tb = prefix_bytes(safe, c - tail);
+    size_t el = strlen(ell), rest = strlen(safe + tb);
     char *cut = malloc(hb + el + rest + 1);
     if (!cut) {
         t->nomem = 1;
-        free(r);
+        free(safe);
         return NULL;
     }
-    memcpy(cut, r, hb);
+    memcpy(cut, safe, hb);
     memcpy(cut + hb, ell, el);
-    memcpy(cut + hb + el, r + tb, rest + 1);
-    free(r);
+    memcpy(cut + hb + el, safe + tb, rest + 1);
+    free(safe);
     return cut;
 }
 

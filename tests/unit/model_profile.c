@@ -712,10 +712,10 @@ static void write_rec(synth *s, const gpu_rec *x)
 
 /* HTA's breakdowns count the records launched before the final step
  * started (rules.md §3.1). Records launched up to two steps before they
- * run, launch calls, and steps are written in four orders: steps first and
+ * run, launch calls, and steps are written in five orders: steps first and
  * each call before its record; records stream by stream and the calls
  * after them all; everything shuffled; records reversed, then calls, then
- * steps. Each gives the figures of the records chosen by launch time and
+ * steps; calls, then records, then steps. Each gives the figures of the records chosen by launch time and
  * taken at once: the window, the time of each set of classes, and the
  * records left out, ten times past the batches and limits of 4,096. */
 Test(model_profile, gpu_hta_window_in_any_order)
@@ -769,7 +769,7 @@ Test(model_profile, gpu_hta_window_in_any_order)
     cr_assert(nw < N && N - nw > 100, "the final step launched records");
     cr_assert(want[3] && want[5] && want[6] && want[7], "every overlap occurs");
 
-    for (int order = 0; order < 4; order++) {
+    for (int order = 0; order < 5; order++) {
         /* items: 0..N-1 records, N..2N-1 calls, 2N.. steps */
         size_t nitems = 2 * N + STEPS, *item = malloc(nitems * sizeof *item);
         cr_assert_not_null(item);
@@ -787,6 +787,9 @@ Test(model_profile, gpu_hta_window_in_any_order)
         } else if (order == 3) { /* records reversed, calls, steps last */
             for (size_t i = 0; i < N; i++)
                 item[i] = N - 1 - i, item[N + i] = N + i;
+        } else if (order == 4) { /* calls, records, steps last */
+            for (size_t i = 0; i < N; i++)
+                item[i] = N + i, item[N + i] = i;
         }
         for (size_t i = 0; i < STEPS; i++)
             item[2 * N + i] = 2 * N + i;
@@ -838,29 +841,32 @@ Test(model_profile, gpu_hta_window_in_any_order)
     free(y);
 }
 
-/* More GPU records than a device holds before any step (262,144), then
- * steps: which were launched in the final step is no longer known, and
- * HTA's figures count every record and say so. Fewer: the final step is
- * left out as usual. */
+/* More GPU records than a device holds (262,144) before any step, or past
+ * the latest step's start when the first step comes first: which were
+ * launched in the final step is no longer known, and HTA's figures count
+ * every record and say so. Fewer: the final step is left out as usual. */
 Test(model_profile, gpu_hta_steps_after_the_records)
 {
-    for (int many = 0; many < 2; many++) {
+    for (int run = 0; run < 3; run++) {
+        int many = run > 0, first_step_first = run == 2;
         uint64_t n = many ? 270000 : 1000, step = n * 1000 / 4;
         const char *path = fu_path("gpu-steps-last.prof");
         synth *s = synth_open(path, NULL);
         cr_assert_not_null(s);
+        if (first_step_first)
+            write_step_now(s, 0, 0, step);
         for (uint64_t i = 0; i < n; i++) {
             synth_api(s, 0, "cudaLaunchKernel", 1 + i, i * 1000, 100);
             synth_gpu_kernel(s, "gemm", 0, 7, 1 + i, i * 1000 + 200, 500);
         }
-        for (uint64_t k = 0; k < 4; k++)
+        for (uint64_t k = first_step_first ? 1 : 0; k < 4; k++)
             synth_step(s, 0, k, PROF_STEP_SAMPLED, k * step, step);
         close_ok(s);
         profile_model m;
         load(path, &m);
         const model_gpu_window *h = &m.gpus[0].hta;
-        cr_assert_eq(h->final_step_out, !many);
-        cr_assert_eq(h->steps_late, many);
+        cr_assert_eq(h->final_step_out, !many, "run %d", run);
+        cr_assert_eq(h->final_step_unknown, many, "run %d", run);
         uint64_t counted = many ? n : 3 * n / 4;
         cr_assert_eq(h->left_out, n - counted, "left out %llu", (unsigned long long)h->left_out);
         cr_assert_eq(h->class_ns[1], counted * 500, "computation %llu, want %llu",
