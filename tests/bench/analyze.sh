@@ -44,22 +44,8 @@ PYTHON=${PYTHON:-$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo pyt
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/prof-bench-analyze.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
-# measure NAME COMMAND...: sets NAME_s (wall seconds), NAME_cpu (CPU
-# seconds) and NAME_kib (peak RSS)
-measure() {
-    name=$1
-    shift
-    # shellcheck disable=SC2046 # four numbers, split on purpose
-    set -- $("$BIN/run_measured" "$ROUNDS" "$@")
-    if [ "${4:-1}" -ne 0 ]; then
-        echo "analyze bench: '$name' failed (status ${4:-?})" >&2
-        exit 1
-    fi
-    eval "${name}_s=$1 ${name}_cpu=$2 ${name}_kib=$3"
-}
-
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
-mib() { awk -v k="$1" 'BEGIN { printf "%.1f MiB", k / 1024 }'; }
+BENCH=analyze
+. tests/bench/measure.sh
 # val NAME FIELD: a figure that measure stored
 val() { eval "echo \"\$${1}_$2\""; }
 # line LABEL NAME: wall, CPU and peak memory of a measured command

@@ -19,22 +19,8 @@ ROUNDS=3
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/prof-bench-export.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
-# measure NAME COMMAND...: sets NAME_s (wall seconds) and NAME_kib (peak
-# RSS) from run_measured's "WALL_S CPU_S MAXRSS_KIB STATUS"
-measure() {
-    name=$1
-    shift
-    # shellcheck disable=SC2046 # four numbers, split on purpose
-    set -- $("$BIN/run_measured" "$ROUNDS" "$@")
-    if [ "${4:-1}" -ne 0 ]; then
-        echo "export bench: '$name' failed (status ${4:-?})" >&2
-        exit 1
-    fi
-    eval "${name}_s=$1 ${name}_kib=$3"
-}
-
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
-mib() { awk -v k="$1" 'BEGIN { printf "%.1f MiB", k / 1024 }'; }
+BENCH=export
+. tests/bench/measure.sh
 
 n_small=$("$BIN/make_big" 1000000 "$tmp/small.prof") || exit 1
 n_big=$("$BIN/make_big" "$EVENTS" "$tmp/big.prof") || exit 1

@@ -20,18 +20,8 @@ ROUNDS=3
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/prof-bench-gpu.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
-measure() {
-    name=$1
-    shift
-    # shellcheck disable=SC2046 # four numbers, split on purpose
-    set -- $("$BIN/run_measured" "$ROUNDS" "$@")
-    if [ "${4:-1}" -ne 0 ]; then
-        echo "gpu bench: '$name' failed (status ${4:-?})" >&2
-        exit 1
-    fi
-    eval "${name}_s=$1 ${name}_cpu=$2 ${name}_kib=$3"
-}
-mib() { awk -v k="$1" 'BEGIN { printf "%.1f MiB", k / 1024 }'; }
+BENCH=gpu
+. tests/bench/measure.sh
 
 small=$((RECORDS / 100))
 for shape in overlapping disjoint; do

@@ -25,29 +25,17 @@ template=../shared/traces/hta_nccl_data_a100_rank0of2.json.gz
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/prof-bench-import.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
-measure() {
-    name=$1
-    rounds=$2
-    shift 2
-    # shellcheck disable=SC2046 # four numbers, split on purpose
-    set -- $("$BIN/run_measured" "$rounds" "$@")
-    if [ "${4:-1}" -ne 0 ]; then
-        echo "import bench: '$name' failed (status ${4:-?})" >&2
-        exit 1
-    fi
-    eval "${name}_s=$1 ${name}_cpu=$2 ${name}_kib=$3"
-}
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
-mib() { awk -v k="$1" 'BEGIN { printf "%.1f MiB", k / 1024 }'; }
+BENCH=import
+. tests/bench/measure.sh
 
 small_bytes=$("$PY" tests/bench/make_kineto.py "$template" "$tmp/small.json" "$SMALL_MB") || exit 1
-measure small "$ROUNDS" "$PROF" import "$tmp/small.json" -o "$tmp/small.prof"
-measure json "$ROUNDS" "$PY" -c 'import json, sys; json.load(open(sys.argv[1]))' "$tmp/small.json"
+measure small "$PROF" import "$tmp/small.json" -o "$tmp/small.prof"
+measure json "$PY" -c 'import json, sys; json.load(open(sys.argv[1]))' "$tmp/small.json"
 rm -f "$tmp/small.json"
 big_bytes=$("$PY" tests/bench/make_kineto.py "$template" "$tmp/big.json" "$BIG_MB") || exit 1
-measure big 1 "$PROF" import "$tmp/big.json" -o "$tmp/big.prof"
+measure_n big 1 "$PROF" import "$tmp/big.json" -o "$tmp/big.prof"
 rm -f "$tmp/big.json"
-measure bigan "$ROUNDS" "$PROF" analyze "$tmp/big.prof"
+measure bigan "$PROF" analyze "$tmp/big.prof"
 
 echo "template: $template"
 printf '%-46s %8.3f s (%.3f s CPU)  peak %s\n' "prof import ($small_bytes bytes)" "$small_s" \
