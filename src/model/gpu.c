@@ -432,39 +432,51 @@ static int held_unions(const mb_gpu *g, uint64_t s, mb_intervals *held)
     return rc;
 }
 
-/* HTA's figures (gpu_window.c): the union of everything up to the final
- * step's start, then the held records launched before it. */
-static int window_count(model_builder *b, model_gpu_device *d, mb_gpu *g,
-                        const mb_intervals *lists)
+/* One sweep over every record's unions: prof's figures, and HTA's up to
+ * the final step's start (to the end when no step is left out). */
+typedef struct both_ctx {
+    all_ctx all;
+    clip_ctx hta;
+} both_ctx;
+
+static int both_piece(void *ctx, uint64_t a, uint64_t b, unsigned mask)
 {
-    uint64_t s;
-    d->hta.final_step_out = mb_window_final(b, g, &s);
-    d->hta.final_step_unknown = mb_window_unknown(b, g);
+    both_ctx *x = ctx;
+    return count_piece(&x->all, a, b, mask) < 0 ? -1 : clip_piece(&x->hta, a, b, mask);
+}
+
+/* HTA's figures from the final step's start s on (gpu_window.c): the held
+ * records launched before it. */
+static int window_after(model_builder *b, model_gpu_device *d, mb_gpu *g, uint64_t s)
+{
+    mb_intervals held[MB_GPU_CLASSES] = { { NULL, 0, 0 } };
     if (mb_window_settle(b, g, &d->hta.left_out) < 0)
         return -1;
     if (!d->hta.final_step_out)
-        return sweep(lists, window_piece, &d->hta);
-    clip_ctx before = { window_piece, &d->hta, 0, s };
-    mb_intervals held[MB_GPU_CLASSES] = { { NULL, 0, 0 } };
-    int rc = sweep(lists, clip_piece, &before);
-    if (rc == 0 && (rc = held_unions(g, s, held)) == 0)
+        return 0;
+    int rc = held_unions(g, s, held);
+    if (rc == 0)
         rc = sweep(held, window_piece, &d->hta);
     for (int c = 0; c < MB_GPU_CLASSES; c++)
         free(held[c].v);
     return rc;
 }
 
-/* Everything read: each class's runs become one union, which is counted,
- * and HTA's figures taken. */
+/* Everything read: each class's runs become one union, which is counted
+ * for prof's figures and HTA's. */
 static int gpu_count(model_builder *b, model_gpu_device *d, mb_gpu *g)
 {
     mb_intervals lists[MB_GPU_CLASSES];
+    uint64_t s;
     if (gpu_flush(g) < 0 || runs_union(g->merged, lists) < 0)
         return -1;
-    all_ctx all = { d, g };
-    if (sweep(lists, count_piece, &all) < 0)
+    d->hta.final_step_out = mb_window_final(b, g, &s);
+    d->hta.final_step_unknown = mb_window_unknown(b, g);
+    uint64_t hta_end = d->hta.final_step_out ? s : UINT64_MAX;
+    both_ctx both = { { d, g }, { window_piece, &d->hta, 0, hta_end } };
+    if (sweep(lists, both_piece, &both) < 0)
         return -1;
-    return window_count(b, d, g, lists);
+    return window_after(b, d, g, s);
 }
 
 int mb_gpu_event(model_builder *b, const prof_event *ev, int comm)

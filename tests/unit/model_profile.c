@@ -514,6 +514,20 @@ static void union_gaps(uint64_t (*u)[2], size_t k, uint64_t *gaps, uint64_t *gap
     }
 }
 
+/* Writes a record of the tests of GPU time, by its class. */
+static void write_rec(synth *s, const gpu_rec *x)
+{
+    if (x->cls == 0)
+        synth_gpu_kernel(s, "gemm", 0, x->stream, x->correlation, x->start, x->dur);
+    else if (x->cls == 1)
+        synth_gpu_kernel(s, "ncclDevKernel_AllGather", 0, x->stream, x->correlation, x->start,
+                         x->dur);
+    else if (x->cls == 2)
+        synth_gpu_memcpy(s, PROF_COPY_DTOD, 0, x->stream, x->correlation, 512, x->start, x->dur);
+    else
+        synth_gpu_memset(s, 0, x->stream, x->correlation, 64, x->start, x->dur);
+}
+
 /* Many overlapping intervals on four streams, arriving out of order within
  * windows smaller than a batch: busy time and gaps are exact. */
 Test(model_profile, gpu_busy_out_of_order)
@@ -630,17 +644,8 @@ Test(model_profile, gpu_exact_in_any_order)
         cr_assert_not_null(s);
         for (uint64_t n = 0; n < STEPS; n++)
             synth_step(s, 0, n, PROF_STEP_SAMPLED, n * (end / STEPS), end / STEPS);
-        for (size_t i = 0; i < N; i++) {
-            const gpu_rec *x = &r[order == 2 ? N - 1 - i : i];
-            if (x->cls == 0)
-                synth_gpu_kernel(s, "gemm", 0, x->stream, i, x->start, x->dur);
-            else if (x->cls == 1)
-                synth_gpu_kernel(s, "ncclKernel_AllReduce", 0, x->stream, i, x->start, x->dur);
-            else if (x->cls == 2)
-                synth_gpu_memcpy(s, PROF_COPY_HTOD, 0, x->stream, i, 4096, x->start, x->dur);
-            else
-                synth_gpu_memset(s, 0, x->stream, i, 64, x->start, x->dur);
-        }
+        for (size_t i = 0; i < N; i++)
+            write_rec(s, &r[order == 2 ? N - 1 - i : i]);
         close_ok(s);
         profile_model m;
         load(path, &m);
@@ -695,19 +700,6 @@ static void write_step_now(synth *s, uint64_t number, uint64_t start, uint64_t d
     synth_step(s, 2, number, PROF_STEP_SAMPLED, start, dur);
     synth_mark(s, 2, "step written", start);
     synth_block_records(s, 4096);
-}
-
-static void write_rec(synth *s, const gpu_rec *x)
-{
-    if (x->cls == 0)
-        synth_gpu_kernel(s, "gemm", 0, x->stream, x->correlation, x->start, x->dur);
-    else if (x->cls == 1)
-        synth_gpu_kernel(s, "ncclDevKernel_AllGather", 0, x->stream, x->correlation, x->start,
-                         x->dur);
-    else if (x->cls == 2)
-        synth_gpu_memcpy(s, PROF_COPY_DTOD, 0, x->stream, x->correlation, 512, x->start, x->dur);
-    else
-        synth_gpu_memset(s, 0, x->stream, x->correlation, 64, x->start, x->dur);
 }
 
 /* HTA's breakdowns count the records launched before the final step
