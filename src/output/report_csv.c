@@ -134,7 +134,8 @@ static void put_gpu(FILE *out, const cJSON *report)
         }
         for (int i = 0; hta_type_columns[i]; i++) {
             fputc(',', out);
-            csvout_value(out, cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(types, i), RK_NS));
+            const cJSON *type = cJSON_GetArrayItem(types, i);
+            csvout_value(out, cJSON_GetObjectItemCaseSensitive(type, RK_NS));
         }
         fputs("\r\n", out);
     }

@@ -707,9 +707,10 @@ static void write_step_now(synth *s, uint64_t number, uint64_t start, uint64_t d
  * run, launch calls, and steps are written in five orders: steps first and
  * each call before its record; records stream by stream and the calls
  * after them all; everything shuffled; records reversed, then calls, then
- * steps; calls, then records, then steps. Each gives the figures of the records chosen by launch time and
- * taken at once: the window, the time of each set of classes, and the
- * records left out, ten times past the batches and limits of 4,096. */
+ * steps; calls, then records, then steps. Each gives the figures of the
+ * records chosen by launch time and taken at once: the window, the time of
+ * each set of classes, and the records left out, ten times past the
+ * batches and limits of 4,096. */
 Test(model_profile, gpu_hta_window_in_any_order)
 {
     enum { N = 10 * 4096 + 7, STREAMS = 5, STEPS = 40 };
