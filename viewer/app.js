@@ -445,8 +445,9 @@
       const x = g.hta;
       const cell = (field, v, text) => h('td', { 'data-field': field, 'data-raw': v, text });
       tb.appendChild(h('tr', null, h('td', { text: String(g.device) }),
-        HTA_COLUMNS.map((c) => cell(c[0], x[c[0]], c[0] === 'left_out'
-          ? (x.final_step_left_out ? plural(x.left_out, 'record') : 'no (under two steps)') : fmtField(c[0], x[c[0]]))),
+        HTA_COLUMNS.map((c) => cell(c[0], x[c[0]], c[0] !== 'left_out' ? fmtField(c[0], x[c[0]])
+          : x.final_step_left_out ? plural(x.left_out, 'record')
+            : x.final_step_unknown ? 'no (which records it launched is not known)' : 'no (under two steps)')),
         x.kernel_types.map((k) => cell('kernel_types.' + k.type, k.share, fmtPct(k.share)))));
     }
     t.appendChild(tb);
