@@ -514,6 +514,19 @@ static void union_gaps(uint64_t (*u)[2], size_t k, uint64_t *gaps, uint64_t *gap
     }
 }
 
+/* Puts v's n elements of size bytes each in a random order (Fisher-Yates). */
+static void shuffle(void *v, size_t n, size_t size, synth_rng *rng)
+{
+    unsigned char *p = v, t[64];
+    cr_assert(size <= sizeof t);
+    for (size_t i = 0; i + 1 < n; i++) {
+        size_t j = i + (size_t)(synth_rand(rng) % (n - i));
+        memcpy(t, p + i * size, size);
+        memcpy(p + i * size, p + j * size, size);
+        memcpy(p + j * size, t, size);
+    }
+}
+
 /* Writes a record of the tests of GPU time, by its class. */
 static void write_rec(synth *s, const gpu_rec *x)
 {
@@ -633,12 +646,8 @@ Test(model_profile, gpu_exact_in_any_order)
             qsort(r, N, sizeof *r, rec_by_stream);
         else if (order == 2)
             qsort(r, N, sizeof *r, rec_by_time);
-        for (size_t i = 0; order == 3 && i + 1 < N; i++) { /* Fisher-Yates */
-            size_t j = i + (size_t)(synth_rand(&rng) % (N - i));
-            gpu_rec x = r[i];
-            r[i] = r[j];
-            r[j] = x;
-        }
+        if (order == 3)
+            shuffle(r, N, sizeof *r, &rng);
         const char *path = fu_path("gpu-order.prof");
         synth *s = synth_open(path, NULL);
         cr_assert_not_null(s);
@@ -791,11 +800,8 @@ Test(model_profile, gpu_hta_window_in_any_order)
             for (size_t i = 0; i < STEPS; i++)
                 item[i] = 2 * N + i;
         }
-        for (size_t i = 0; order == 2 && i + 1 < nitems; i++) { /* Fisher-Yates */
-            size_t j = i + (size_t)(synth_rand(&rng) % (nitems - i)), t = item[i];
-            item[i] = item[j];
-            item[j] = t;
-        }
+        if (order == 2)
+            shuffle(item, nitems, sizeof *item, &rng);
         const char *path = fu_path("gpu-window.prof");
         synth *s = synth_open(path, NULL);
         cr_assert_not_null(s);
