@@ -28,6 +28,8 @@
 #define KIND_COPY 6u
 #define KIND_MEMSET 7u
 #define KIND_COMM_KERNEL 8u /* a communication kernel (model_kernel_is_comm) */
+#define KIND_KERNEL_BY_NAME UINT32_MAX /* to keep(): either of the two, told by the
+                                         name once the kernel is kept (most are not) */
 
 typedef struct tl_event {
     uint64_t start, dur;
@@ -150,6 +152,8 @@ static void keep(tl_state *st, const prof_event *ev, int gpu, const char *name, 
         return;
     if (st->nheap == st->q->limit && ev->dur_ns <= st->heap[0].dur)
         return;
+    if (kind == KIND_KERNEL_BY_NAME)
+        kind = model_kernel_is_comm(name) ? KIND_COMM_KERNEL : KIND_KERNEL;
     tl_event e = { ev->start_ns, ev->dur_ns,
                    lane_of(st, gpu, ev->thread, ev->device, ev->stream),
                    gpu ? 0 : ev->depth, intern(st, name), kind };
@@ -182,8 +186,7 @@ static void take(tl_state *st, const prof_event *ev)
         break;
     case PROF_EV_GPU_KERNEL:
         if (want_gpu)
-            keep(st, ev, 1, ev->name,
-                 model_kernel_is_comm(ev->name) ? KIND_COMM_KERNEL : KIND_KERNEL);
+            keep(st, ev, 1, ev->name, KIND_KERNEL_BY_NAME);
         break;
     case PROF_EV_GPU_MEMCPY:
         if (want_gpu)
