@@ -214,6 +214,20 @@ static void *open_cupti(void)
     return NULL;
 }
 
+/* C++ kernels are named as the other GPU tools name them (rt_cu_state's
+ * demangle): with the C++ runtime's demangler, already loaded in nearly
+ * every CUDA program (nvcc links it, PyTorch is C++), else loaded here.
+ * Without one, names stay as CUPTI gives them. */
+static void find_demangler(void)
+{
+    void *f = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    if (!f) {
+        void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+        f = h ? dlsym(h, "__cxa_demangle") : NULL;
+    }
+    *(void **)&cu.tr.demangle = f;
+}
+
 static int load_cupti(void)
 {
     void *h = open_cupti();
@@ -243,6 +257,7 @@ static int load_cupti(void)
         cu.reason = cu.reason_buf;
         return 0;
     }
+    find_demangler();
     return 1;
 }
 

@@ -6,6 +6,7 @@
  * first noting every API call's thread. A synchronous copy (cudaMemcpy and
  * friends) blocks its thread for the whole call: its API record also
  * becomes a sync record of kind "memcpy". No CUPTI header is needed here. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "record/cupti_translate.h"
@@ -106,6 +107,26 @@ static uint32_t intern_n(const rt_cu_state *st, const char *s, size_t n)
 static uint32_t intern(const rt_cu_state *st, const char *s)
 {
     return s ? intern_n(st, s, strlen(s)) : 0;
+}
+
+/* The id of a kernel's name, demangled when the state can (see demangle
+ * in rt_cu_state). */
+static uint32_t kernel_name(rt_cu_state *st, const char *given)
+{
+    if (!given || !st->demangle)
+        return intern(st, given);
+    rt_cu_kname *k = &st->knames[((uintptr_t)given >> 3) % RT_CU_KNAMES];
+    if (k->given == given)
+        return k->id;
+    int status = -1;
+    char *plain = strncmp(given, "_Z", 2) == 0 ? st->demangle(given, NULL, NULL, &status) : NULL;
+    uint32_t id = intern(st, status == 0 && plain ? plain : given);
+    free(plain);
+    if (id) {
+        k->given = given;
+        k->id = id;
+    }
+    return id;
 }
 
 /* ---- what earlier records told ----------------------------------------------- */
@@ -237,7 +258,7 @@ int rt_cu_translate(rt_cu_state *s, const rt_cu_rec *r, rt_cu_event out[RT_CU_MA
     switch (r->kind) {
     case RT_CU_KERNEL:
         e->type = PROF_EV_GPU_KERNEL;
-        e->name_id = intern(s, r->name);
+        e->name_id = kernel_name(s, r->name);
         break;
     case RT_CU_MEMCPY:
         e->type = PROF_EV_GPU_MEMCPY;

@@ -68,11 +68,19 @@ typedef struct rt_cu_event {
 #define RT_CU_OPEN 1024u     /* NVTX ranges open at once                     */
 #define RT_CU_CONTEXTS 64u   /* contexts mapped to their devices             */
 #define RT_CU_MAX_EVENTS 2   /* events one record can make                   */
+#define RT_CU_KNAMES 1024u   /* kernel names remembered with their ids       */
 
 typedef struct rt_cu_corr {
     uint32_t correlation;    /* 0: empty                                     */
     uint64_t tid;            /* the API call's thread                        */
 } rt_cu_corr;
+
+/* A kernel name as CUPTI handed it (its pointer) and the id of the name
+ * kept for it. */
+typedef struct rt_cu_kname {
+    const char *given;       /* NULL: empty                                  */
+    uint32_t id;
+} rt_cu_kname;
 
 typedef struct rt_cu_open {
     uint32_t id;             /* 0: empty                                     */
@@ -94,6 +102,14 @@ typedef struct rt_cu_state {
      * an importer (src/import/sink.c) sets its own. */
     uint32_t (*intern)(void *ctx, const char *s, size_t n);
     void *intern_ctx;
+    /* __cxa_demangle, when the process has it: CUPTI names C++ kernels by
+     * their mangled symbol ("_Z12scale_kernelPffi"), torch.profiler, Nsight
+     * and HTA by the demangled one ("scale_kernel(float*, float, int)"),
+     * which prof keeps too. NULL: names are kept as given. Set, kernel
+     * names are also remembered by pointer (knames), which CUPTI keeps one
+     * of per kernel for the life of the process: each is demangled once. */
+    char *(*demangle)(const char *mangled, char *buf, size_t *len, int *status);
+    rt_cu_kname knames[RT_CU_KNAMES];
 } rt_cu_state;
 
 /* Sets the offset from a CUPTI timestamp read before and one read after

@@ -4,6 +4,8 @@
  * synchronisation found through its API call, synchronous copies, NVTX
  * ranges paired into nested regions, and dropped counts; then the events
  * encoded, written to a real file and read back with the public reader. */
+#include <dlfcn.h>
+
 #include "format/format.h"
 #include "record/cupti_translate.h"
 #include "record/runtime.h"
@@ -79,6 +81,44 @@ Test(record_cupti, kernel)
     cr_expect_eq(out[0].ev.device, 1u);
     cr_expect_eq(out[0].ev.stream, 7u);
     cr_expect_eq(out[0].ev.correlation, 42u);
+}
+
+/* With the C++ runtime's demangler, C++ kernels get the names that
+ * torch.profiler, Nsight and HTA give them (a recording and an import of
+ * the same loop then name its kernels alike); other names stay as they
+ * are, and a name CUPTI hands again (same pointer) keeps its id. */
+Test(record_cupti, kernel_names_demangled)
+{
+    void *cxx = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+    cr_assert(cxx, "libstdc++.so.6: %s", dlerror());
+    *(void **)&st.demangle = dlsym(cxx, "__cxa_demangle");
+    cr_assert(st.demangle);
+    static const char *const given[][2] = {
+        { "_Z12scale_kernelPffi", "scale_kernel(float*, float, int)" },
+        { "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEENS_6detail5ArrayIPcLi1EEEEEviT0_T1_",
+          "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+          "at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, "
+          "at::detail::Array<char*, 1>)" },
+        { "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64" },
+        { "_Znot a symbol", "_Znot a symbol" },
+    };
+    rt_cu_event out[RT_CU_MAX_EVENTS];
+    for (int round = 0; round < 2; round++)
+        for (size_t i = 0; i < sizeof given / sizeof given[0]; i++) {
+            rt_cu_rec r = { .kind = RT_CU_KERNEL, .name = given[i][0], .start = 10, .end = 20 };
+            cr_assert_eq(one(&r, out), 1);
+            cr_expect_str_eq(name_of(out[0].ev.name_id), given[i][1], "round %d", round);
+        }
+    /* the same text at another address is demangled again, to the same id */
+    char copy[32];
+    strcpy(copy, given[0][0]);
+    rt_cu_rec a = { .kind = RT_CU_KERNEL, .name = given[0][0], .start = 10, .end = 20 };
+    rt_cu_rec b = { .kind = RT_CU_KERNEL, .name = copy, .start = 10, .end = 20 };
+    cr_assert_eq(one(&a, out), 1);
+    uint32_t id = out[0].ev.name_id;
+    cr_assert_eq(one(&b, out), 1);
+    cr_expect_eq(out[0].ev.name_id, id);
+    dlclose(cxx);
 }
 
 Test(record_cupti, memcpy_kinds)
