@@ -8,7 +8,8 @@
 #   make check-all  check, plus the unit and command-line tests under
 #                   AddressSanitizer+UBSan, the threaded units under ThreadSanitizer,
 #                   the clang build and libFuzzer's replay of the corpora (CI runs this)
-#   make check-gpu  the CUDA tests of tests/gpu/ (SKIPPED without a GPU)
+#   make check-gpu  the GPU check of tests/gpu/ (SKIPPED without a GPU); make gpu-bundle
+#                   first fetches what it builds with, for a machine without a registry
 #   make demo       install what building needs, build, show testdata/demo.prof
 #   make bench      benchmarks, printed as ratios measured in one run
 #   make fuzz       explore with libFuzzer for FUZZ_SECONDS (default 60) per target
@@ -19,6 +20,7 @@
 #   make clean
 #
 # Knobs: V=1 shows commands; CC=clang builds with clang; OPT= overrides -O2 -g;
+#        CFLAGS and LDFLAGS are added to the compiler's and (libprof, prof) the linker's;
 #        JOBS (default: the number of cores) is how many jobs the test tiers run at once.
 #        CUDA_HOME (default /usr/local/cuda) is where CUPTI's headers are looked for.
 
@@ -153,10 +155,10 @@ $(B)/libprof.a: $(LIB_OBJ)
 $(B)/libprof.so: $(SO_OBJ)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -shared -pthread -Wl,-soname,libprof.so.0 -Wl,--version-script=src/record/libprof.map \
-		-Wl,-z,defs -o $@ $^ $(LIBS)
+		-Wl,-z,defs $(LDFLAGS) -o $@ $^ $(LIBS)
 $(B)/prof: $(CMD_OBJ) $(TOOL_OBJ) $(B)/rel/libprof.a
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -pthread -o $@ $(CMD_OBJ) $(TOOL_OBJ) $(B)/rel/libprof.a $(TOOL_LIBS) $(LIBS)
+	$(Q)$(CC) -pthread $(LDFLAGS) -o $@ $(CMD_OBJ) $(TOOL_OBJ) $(B)/rel/libprof.a $(TOOL_LIBS) $(LIBS)
 
 # Each flavour's library, tool and test-support objects as archives: a
 # test or helper links only the objects it uses.
@@ -222,11 +224,17 @@ $(B)/rel/tests/fuzz/%: $(B)/rel/tests/fuzz/%.o $(B)/rel/tests/fuzz/replay.o $(B)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -pthread -o $@ $^ $(TOOL_LIBS) $(LIBS)
 
-# The tests that need an NVIDIA GPU (tests/gpu/): without one they build
-# what they can and report SKIPPED, never passed.
-.PHONY: check-gpu
-check-gpu: all
-	$(Q)B=$(B) CUDA_HOME=$(CUDA_HOME) sh tests/gpu/run.sh
+# The check that needs an NVIDIA GPU (tests/gpu/device-check.sh): it
+# builds its own prof, records a CUDA program and a PyTorch loop, and writes
+# $(B)/gpu-check/summary.md; without a GPU it says SKIPPED (exit 77), never
+# passed. gpu-bundle fetches the Debian packages that building needs into
+# $(B)/gpu-bundle, for a GPU machine that reaches no package registry: the
+# libraries prof links and the header of the one it loads (libmicrohttpd).
+.PHONY: check-gpu gpu-bundle
+check-gpu:
+	$(Q)CUDA_HOME=$(CUDA_HOME) sh tests/gpu/device-check.sh --bundle $(B)/gpu-bundle --out $(B)/gpu-check
+gpu-bundle:
+	$(Q)sh tests/gpu/bundle.sh $(B)/gpu-bundle $(LIBS) $(TOOL_LIBS) microhttpd.h
 
 # ---- Python binding ------------------------------------------------------------
 # $(B)/python/prof is the package with libprof.so beside it and, where

@@ -10,10 +10,11 @@
  *                     shift_kernel;
  *   cudaDeviceSynchronize, and LEAK_BYTES more device memory (cudaMalloc,
  *   never freed): the leak the analysis must find.
- * Before the loop, one memset of the whole buffer on "compute". The step
- * ends with prof_step when libprof is loaded (looked up with dlsym: the
- * program knows nothing of prof otherwise), so that the profile has steps
- * and a device-memory sample at each step boundary.
+ * Before the loop, one memset of the whole buffer on "compute" and a
+ * cudaDeviceSynchronize. The step ends with prof_step when libprof is
+ * loaded (looked up with dlsym: the program knows nothing of prof
+ * otherwise), so that the profile has steps and a device-memory sample at
+ * each step boundary.
  *
  *   cuda_train [STEPS [TRUTH.json]]   (default 50 steps)
  *
@@ -93,7 +94,7 @@ static int write_truth(const char *path, int steps, unsigned long long compute_i
             steps, (unsigned long long)(steps * HTOD_BYTES),
             steps, (unsigned long long)(steps * DTOH_BYTES),
             steps + 1, (unsigned long long)(N * sizeof(float) + (size_t)steps * sizeof(float)),
-            steps, steps, (unsigned long long)LEAK_BYTES);
+            steps + 1, steps, (unsigned long long)LEAK_BYTES);
     return fclose(f) != 0;
 }
 

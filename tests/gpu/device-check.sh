@@ -1,0 +1,348 @@
+#!/bin/sh
+# device-check.sh - the CUDA backend proven on a real GPU, in one short run
+# on a machine that starts bare and reaches no package registry:
+#
+#   1. builds libprof and prof there, with CUPTI, from the Debian packages
+#      that `make gpu-bundle` fetched here (unpacked into a prefix of its
+#      own with dpkg -x, never over /);
+#   2. runs tests/gpu/cuda_train.cu (known kernels on two streams, copies
+#      both ways, memsets, syncs, NVTX ranges, a device-memory leak) under
+#      `prof record --cuda` and checks the profile against what the program
+#      did (tests/gpu/check_cuda.py);
+#   3. runs tests/gpu/torch_train.py under `prof record --cuda` and under
+#      torch.profiler, imports the Kineto trace, and checks that the two
+#      agree (tests/gpu/compare_torch.py);
+#   4. measures recording overhead, plain and recorded runs interleaved;
+#   5. writes summary.md (and the log and the profiles) into --out.
+#
+# usage: tests/gpu/device-check.sh [--bundle DIR] [--out DIR] [--work DIR]
+#            [--steps N] [--torch-steps N] [--rounds N] [--build-only | --prebuilt DIR]
+#
+# Prints "ok NAME" / "not ok NAME - WHY" lines. Exit status: 0 every check
+# passed, 1 one failed, 2 usage error, 77 skipped: no GPU here (with
+# --build-only, the build alone runs and no GPU is needed).
+set -u
+usage() {
+    cat <<'EOF'
+usage: tests/gpu/device-check.sh [--bundle DIR] [--out DIR] [--work DIR]
+           [--steps N] [--torch-steps N] [--rounds N] [--build-only | --prebuilt DIR]
+
+Builds prof with CUPTI from the bundled Debian packages, records a CUDA
+program and a PyTorch loop on this machine's GPU, checks the profiles
+against what the programs did and against torch.profiler, measures the
+recording overhead, and writes summary.md.
+
+  --bundle DIR      the packages `make gpu-bundle` fetched (default
+                    build/gpu-bundle); none there: the system's headers
+  --out DIR         where summary.md, the log and the profiles go (default
+                    $OUT when set, else build/gpu-check)
+  --work DIR        the prefix, the build and the runs (default
+                    build/gpu-work; emptied first)
+  --steps N         cuda_train steps (default 200)
+  --torch-steps N   torch_train steps (default 40)
+  --rounds N        interleaved rounds of the overhead runs (default 3)
+  --build-only      unpack and build, then stop (needs no GPU)
+  --prebuilt DIR    build nothing: use DIR's prof, libprof.so and python/ (a
+                    `make` and `make python` output), with the bundle's
+                    libraries that the system lacks
+  -h, --help        this help
+
+Exit status: 0 passed, 1 a check failed, 2 usage error, 77 skipped (no GPU).
+EOF
+}
+
+bundle=
+out=${OUT:-}
+W=
+steps=200
+torch_steps=40
+rounds=3
+build_only=0
+prebuilt=
+number() {
+    case $2 in '' | *[!0-9]*) echo "device-check.sh: $1 wants a number, not '$2'" >&2; exit 2 ;; esac
+    [ "$2" -ge 1 ] || { echo "device-check.sh: $1 wants 1 or more" >&2; exit 2; }
+}
+while [ $# -gt 0 ]; do
+    case $1 in
+    -h | --help) usage; exit 0 ;;
+    --bundle | --out | --work | --prebuilt | --steps | --torch-steps | --rounds)
+        [ $# -ge 2 ] || { echo "device-check.sh: $1 needs a value" >&2; exit 2; }
+        case $1 in
+        --bundle) bundle=$2 ;;
+        --out) out=$2 ;;
+        --work) W=$2 ;;
+        --prebuilt) prebuilt=$2 ;;
+        --steps) number "$1" "$2"; steps=$2 ;;
+        --torch-steps) number "$1" "$2"; torch_steps=$2 ;;
+        --rounds) number "$1" "$2"; rounds=$2 ;;
+        esac
+        shift 2 ;;
+    --build-only) build_only=1; shift ;;
+    *) echo "device-check.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+    esac
+done
+[ "$torch_steps" -ge 7 ] || { echo "device-check.sh: --torch-steps wants 7 or more (5 are warm-up)" >&2; exit 2; }
+
+# paths given are the caller's; the defaults are the repository's
+abs() { case $1 in /* | '') echo "$1" ;; *) echo "$(pwd)/$1" ;; esac; }
+bundle=$(abs "$bundle")
+out=$(abs "$out")
+W=$(abs "$W")
+prebuilt=$(abs "$prebuilt")
+cd "$(dirname "$0")/../.." || exit 2
+bundle=${bundle:-$(pwd)/build/gpu-bundle}
+out=${out:-$(pwd)/build/gpu-check}
+W=${W:-$(pwd)/build/gpu-work}
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+NVCC=${NVCC:-$CUDA_HOME/bin/nvcc}
+PYTHON=${PYTHON:-python3}
+if [ $build_only -eq 0 ] && ! nvidia-smi -L >/dev/null 2>&1; then
+    echo "device-check.sh: SKIPPED: no GPU here (nvidia-smi -L failed); nothing was checked"
+    exit 77
+fi
+
+mkdir -p "$out" || exit 2
+out=$(cd "$out" && pwd)
+rm -rf "$W" && mkdir -p "$W" || exit 2
+W=$(cd "$W" && pwd)
+LOG=$out/device-check.log
+SUM=$out/summary.md
+: >"$LOG"
+passed=0
+failed=0
+say() { echo "$*" | tee -a "$LOG"; }
+ok() { say "ok $*"; passed=$((passed + 1)); }
+not_ok() { say "not ok $1 - $2"; failed=$((failed + 1)); }
+now_ms() { date +%s%3N; }
+# checks: runs a checker that prints ok / not ok lines, counts them
+checks() {
+    "$@" >"$W/checks.out" 2>&1
+    cat "$W/checks.out" >>"$LOG"
+    cat "$W/checks.out"
+    passed=$((passed + $(grep -c '^ok ' "$W/checks.out")))
+    n=$(grep -c '^not ok ' "$W/checks.out")
+    [ -s "$W/checks.out" ] || n=1
+    grep -q '^Traceback' "$W/checks.out" && n=$((n + 1))
+    failed=$((failed + n))
+}
+
+{
+    echo "# prof on a GPU: device check"
+    echo
+    echo "$(date -u '+%Y-%m-%d %H:%M UTC'), commit ${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo '?')}"
+    echo
+    echo "## The machine"
+    echo
+    echo "- GPU: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || echo none)"
+    echo "- CUDA compiler: $("$NVCC" --version 2>/dev/null | sed -n 's/.*release \([^,]*\).*/\1/p' || echo none)"
+    echo "- system: $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME"), $(uname -r), $(ldd --version 2>/dev/null | head -n 1)"
+    echo "- compiler: $(${CC:-cc} --version 2>/dev/null | head -n 1), make: $(make --version 2>/dev/null | head -n 1)"
+    echo "- Python: $($PYTHON -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__, "CUDA", torch.version.cuda)' 2>/dev/null || echo 'no torch')"
+} >"$SUM"
+cat "$SUM"
+
+# ---- 1. build -----------------------------------------------------------------------
+# The bundle's packages go into a prefix of their own. The compiler and
+# linker look there first (C_INCLUDE_PATH, LDFLAGS); at run time the
+# programs look there (LD_RUN_PATH becomes their RUNPATH) only for the
+# libraries the system lacks, so that a process prof records keeps the
+# system's own copies of the rest.
+P=$W/prefix
+if [ -f "$bundle/packages.txt" ]; then
+    bundle=$(cd "$bundle" && pwd)
+    mkdir -p "$P/runlib"
+    while read -r pkg ver deb; do
+        if command -v dpkg >/dev/null 2>&1; then
+            dpkg -x "$bundle/$deb" "$P" || not_ok unpack "$pkg $ver"
+        else # a .deb is an ar archive; its files are in data.tar.*
+            (cd "$W" && rm -f data.tar.* && ar x "$bundle/$deb" && tar -xf data.tar.* -C "$P") ||
+                not_ok unpack "$pkg $ver"
+        fi
+    done <"$bundle/packages.txt"
+    # links that point into / point into the prefix instead
+    find "$P" -type l | while read -r l; do
+        t=$(readlink "$l")
+        case $t in /*) ln -sfn "$P$t" "$l" ;; esac
+    done
+    for d in "$P/usr/lib/x86_64-linux-gnu" "$P/lib/x86_64-linux-gnu"; do
+        [ -d "$d" ] || continue
+        for so in "$d"/lib*.so.[0-9]*; do
+            [ -e "$so" ] || continue
+            name=$(basename "$so")
+            case $name in *.so.[0-9] | *.so.[0-9][0-9]) ;; *) continue ;; esac  # sonames only
+            ldconfig -p 2>/dev/null | grep -q "^[[:space:]]*$name[[:space:]]" || ln -sfn "$so" "$P/runlib/$name"
+        done
+    done
+    export C_INCLUDE_PATH="$P/usr/include:$P/usr/include/x86_64-linux-gnu"
+    export LDFLAGS="-L$P/usr/lib/x86_64-linux-gnu -L$P/lib/x86_64-linux-gnu"
+    export LD_RUN_PATH="$P/runlib"
+    say "# bundle: $(wc -l <"$bundle/packages.txt") packages unpacked; taken from it at run time: $(ls "$P/runlib" | tr '\n' ' ')"
+else
+    say "# no bundle in $bundle: building with the system's headers and libraries"
+fi
+BB=$W/build
+if [ -n "$prebuilt" ]; then
+    BB=$prebuilt
+    export LD_LIBRARY_PATH="$P/runlib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    say "# prebuilt: $BB"
+else
+    t0=$(now_ms)
+    if make -j"$(nproc)" B="$BB" PY_INC= CUDA_HOME="$CUDA_HOME" all python >"$W/build.log" 2>&1; then
+        ok "build ($(( ($(now_ms) - t0) / 1000 )) s)"
+    else
+        not_ok build "$(grep -m 3 -i 'error' "$W/build.log" || tail -n 3 "$W/build.log")"
+        cp "$W/build.log" "$out/" 2>/dev/null
+    fi
+fi
+PROF=$BB/prof
+if [ -x "$PROF" ] && grep -q cuptiActivityEnable "$BB/libprof.so"; then
+    ok "build-cupti (libprof.so captures CUDA)"
+else
+    not_ok build-cupti "no CUPTI in $BB/libprof.so: were CUPTI's headers under $CUDA_HOME/include?"
+fi
+if [ -f "$bundle/packages.txt" ] && [ -x "$PROF" ]; then
+    from=$(ldd "$PROF" 2>/dev/null | grep -c "$P/")
+    say "# prof's libraries from the bundle: $from"
+fi
+if [ $build_only -eq 1 ]; then
+    say "device-check: build only: $passed passed, $failed failed"
+    [ $failed -eq 0 ]
+    exit
+fi
+if [ ! -x "$PROF" ]; then
+    say "device-check: no prof was built; nothing more to check"
+    exit 1
+fi
+
+# ---- 2. the CUDA program --------------------------------------------------------------
+arch=-arch=native
+"$NVCC" -O2 $arch -o "$W/cuda_train" tests/gpu/cuda_train.cu -ldl >"$W/nvcc.log" 2>&1 ||
+    { arch=; "$NVCC" -O2 -o "$W/cuda_train" tests/gpu/cuda_train.cu -ldl >>"$W/nvcc.log" 2>&1; }
+if [ -x "$W/cuda_train" ]; then
+    ok "cuda-build (nvcc ${arch:-with no arch})"
+    "$W/cuda_train" 5 >/dev/null 2>&1  # the driver's cold start, not timed
+    "$PROF" record --cuda -o "$W/cuda.prof" -- "$W/cuda_train" "$steps" "$W/truth.json" >"$W/cuda.log" 2>&1
+    rc=$?
+    [ $rc -eq 0 ] && ok cuda-record || not_ok cuda-record "status $rc: $(tail -n 3 "$W/cuda.log")"
+    if grep -q "CUDA capture off" "$W/cuda.log"; then
+        not_ok cuda-capture "$(grep -m 1 "CUDA capture off" "$W/cuda.log")"
+    fi
+    "$PROF" export --format json -o "$W/cuda.jsonl" "$W/cuda.prof" 2>>"$W/cuda.log" &&
+        "$PROF" analyze --format json --top 0 "$W/cuda.prof" >"$W/cuda.json" 2>>"$W/cuda.log" &&
+        "$PROF" analyze "$W/cuda.prof" >"$W/cuda.txt" 2>>"$W/cuda.log" ||
+        not_ok cuda-read "$(tail -n 3 "$W/cuda.log")"
+    checks "$PYTHON" tests/gpu/check_cuda.py "$W/truth.json" "$W/cuda.jsonl" "$W/cuda.json" "$W/cuda.md"
+else
+    not_ok cuda-build "$(tail -n 5 "$W/nvcc.log")"
+fi
+
+# ---- 3. PyTorch: recorder against importer ------------------------------------------------
+have_torch=0
+"$PYTHON" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null && have_torch=1
+if [ $have_torch -eq 1 ]; then
+    "$PROF" record --cuda -o "$W/torch.prof" -- "$PYTHON" tests/gpu/torch_train.py "$torch_steps" >"$W/torch.log" 2>&1
+    rc=$?
+    [ $rc -eq 0 ] && ok torch-record || not_ok torch-record "status $rc: $(tail -n 3 "$W/torch.log")"
+    "$PYTHON" tests/gpu/torch_train.py "$torch_steps" --kineto "$W/kineto.json" >"$W/kineto.log" 2>&1
+    rc=$?
+    [ $rc -eq 0 ] && ok torch-kineto || not_ok torch-kineto "status $rc: $(tail -n 3 "$W/kineto.log")"
+    if "$PROF" import -o "$W/kineto.prof" "$W/kineto.json" >>"$W/kineto.log" 2>&1 &&
+        "$PROF" analyze --format json --top 0 "$W/torch.prof" >"$W/torch.json" 2>>"$W/torch.log" &&
+        "$PROF" analyze --format json --top 0 "$W/kineto.prof" >"$W/kineto-report.json" 2>>"$W/kineto.log"; then
+        "$PROF" analyze "$W/torch.prof" >"$W/torch.txt" 2>&1
+        checks "$PYTHON" tests/gpu/compare_torch.py "$W/torch.json" "$W/kineto-report.json" "$torch_steps" "$W/torch.md"
+    else
+        not_ok torch-read "$(tail -n 3 "$W/torch.log" "$W/kineto.log")"
+    fi
+else
+    not_ok torch "python3 has no torch with CUDA"
+fi
+
+# ---- 4. overhead ------------------------------------------------------------------------
+# Rounds interleave the ways of running, in a rotating order, so that a
+# drift of the machine touches each alike. cuda_train: wall time of the
+# process; torch_train: its own loop time per step after warm-up (Python
+# and torch's start-up are not prof's).
+: >"$W/overhead.txt"
+r=0
+while [ $r -lt "$rounds" ] && [ -x "$W/cuda_train" ]; do
+    for way in plain cuda; do
+        t0=$(now_ms)
+        case $way in
+        plain) "$W/cuda_train" "$steps" >/dev/null 2>&1 ;;
+        cuda) "$PROF" record --cuda -o "$W/o.prof" -- "$W/cuda_train" "$steps" >/dev/null 2>&1 ;;
+        esac
+        echo "cuda_train $way $(($(now_ms) - t0))" >>"$W/overhead.txt"
+    done
+    if [ $have_torch -eq 1 ]; then
+        for way in plain record cuda; do
+            case $way in
+            plain) "$PYTHON" tests/gpu/torch_train.py "$torch_steps" --plain --timing "$W/t.json" ;;
+            record) "$PROF" record -o "$W/o.prof" -- "$PYTHON" tests/gpu/torch_train.py "$torch_steps" --timing "$W/t.json" ;;
+            cuda) "$PROF" record --cuda -o "$W/o.prof" -- "$PYTHON" tests/gpu/torch_train.py "$torch_steps" --timing "$W/t.json" ;;
+            esac >/dev/null 2>&1
+            echo "torch_train $way $("$PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))["ms_per_step"])' "$W/t.json" 2>/dev/null)" >>"$W/overhead.txt"
+            rm -f "$W/t.json"
+        done
+    fi
+    r=$((r + 1))
+done
+# median PROGRAM WAY
+median() {
+    awk -v p="$1" -v w="$2" '$1 == p && $2 == w && $3 != "" { v[n++] = $3 }
+        END { if (!n) { print ""; exit } for (i = 0; i < n; i++) for (j = i + 1; j < n; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+              print (n % 2) ? v[int(n / 2)] : (v[n / 2 - 1] + v[n / 2]) / 2 }' "$W/overhead.txt"
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b != "" && b > 0) printf "%.3fx", a / b; else print "?" }'; }
+cp_ms=$(median cuda_train plain)
+cc_ms=$(median cuda_train cuda)
+tp=$(median torch_train plain)
+tr=$(median torch_train record)
+tc=$(median torch_train cuda)
+{
+    echo
+    echo "## Recording overhead (medians of $rounds interleaved rounds)"
+    echo
+    echo "| program | plain | prof record | prof record --cuda | --cuda / plain |"
+    echo "|---|---|---|---|---|"
+    echo "| cuda_train, $steps steps, process wall time / ms | $cp_ms | | $cc_ms | $(ratio "$cc_ms" "$cp_ms") |"
+    echo "| torch_train, loop time per step after warm-up / ms | $tp | $tr | $tc | $(ratio "$tc" "$tp") |"
+} >"$W/overhead.md"
+if [ -n "$tc" ] && [ -n "$tp" ]; then
+    ok "overhead-measured (torch loop $(ratio "$tc" "$tp") with --cuda)"
+else
+    not_ok overhead-measured "a way of running gave no time: $(tr '\n' ';' <"$W/overhead.txt")"
+fi
+
+# ---- 5. summary -----------------------------------------------------------------------
+{
+    echo
+    echo "## Result: $passed passed, $failed failed"
+    echo
+    grep '^not ok' "$LOG" | sed 's/^/- /'
+    if [ -f "$W/cuda.md" ]; then
+        echo
+        echo "## tests/gpu/cuda_train.cu ($steps steps) under prof record --cuda"
+        echo
+        cat "$W/cuda.md"
+    fi
+    if [ -f "$W/torch.md" ]; then
+        echo
+        echo "## tests/gpu/torch_train.py ($torch_steps steps): prof record --cuda against torch.profiler"
+        echo
+        cat "$W/torch.md"
+    fi
+    cat "$W/overhead.md"
+    echo
+    echo "## Every check"
+    echo
+    echo '```'
+    grep -E '^(not )?ok ' "$LOG"
+    echo '```'
+} >>"$SUM"
+# what a later look needs, small enough to come back
+tar -czf "$out/profiles.tar.gz" -C "$W" $(cd "$W" && ls *.prof *.json *.txt *.md *.log 2>/dev/null | grep -v '^o.prof$') 2>/dev/null
+[ "$(du -k "$out/profiles.tar.gz" | cut -f1)" -lt 15000 ] || rm -f "$out/profiles.tar.gz"
+say "device-check: $passed passed, $failed failed (summary: $SUM)"
+[ $failed -eq 0 ]
