@@ -498,6 +498,17 @@ static void route(const rt_cu_event *e)
     }
 }
 
+/* The syncs that waited for their API call's record and found it (all:
+ * every one left, at the end of a session). */
+static void route_unparked(int all)
+{
+    rt_cu_event ev[16];
+    uint32_t n;
+    while ((n = rt_cu_unpark(&cu.tr, all, ev, 16)) > 0)
+        for (uint32_t i = 0; i < n; i++)
+            route(&ev[i]);
+}
+
 static void note_dropped(CUcontext ctx, uint32_t stream)
 {
     size_t dropped = 0;
@@ -520,7 +531,9 @@ static void CUPTIAPI buffer_requested(uint8_t **buf, size_t *size, size_t *max_r
 }
 
 /* Two passes: the first notes every API call's thread, so that a
- * synchronization record before its API call's record finds it. */
+ * synchronization record before its API call's record in the same buffer
+ * finds it; one whose API call comes in a later buffer waits for it
+ * (rt_cu_state's park). */
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size,
                                       size_t valid)
 {
@@ -543,6 +556,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
                     route(&ev[i]);
             }
         }
+        route_unparked(0);
         note_dropped(ctx, stream);
     }
     pthread_mutex_unlock(&cu.mu);
@@ -598,6 +612,8 @@ int rt_gpu_start(const rt_config *c)
     int ok = probe();
     if (ok) {
         reset_blocks();
+        cu.tr.park = 1;
+        cu.tr.nparked = 0;
         cu.filter = c->sample_rate < 1 || c->active;
         pthread_mutex_lock(&cu.steps_mu);
         cu.steps[0] = (cu_step){ 0, rt_step_sampled(c, 0) };
@@ -620,6 +636,7 @@ void rt_gpu_stop(void)
     for (size_t i = 0; i < NKINDS; i++)
         cu.f.ActivityDisable(kinds[i]);
     pthread_mutex_lock(&cu.mu);
+    route_unparked(1);
     cu.enabled = 0;
     pthread_mutex_unlock(&cu.mu);
 }

@@ -275,6 +275,10 @@ int rt_cu_translate(rt_cu_state *s, const rt_cu_rec *r, rt_cu_event out[RT_CU_MA
         e->device = ctx_device(s, r->context, 0);
         span(s, r, e);
         out[0].tid = corr_tid(s, r->correlation);
+        if (!out[0].tid && s->park && r->correlation && s->nparked < RT_CU_PARKED) {
+            s->parked[s->nparked++] = out[0];
+            return 0;
+        }
         return 1;
     case RT_CU_API: return api(s, r, out);
     case RT_CU_MARKER: return marker(s, r, out);
@@ -283,6 +287,21 @@ int rt_cu_translate(rt_cu_state *s, const rt_cu_rec *r, rt_cu_event out[RT_CU_MA
     span(s, r, e);
     out[0].gpu = 1;
     return 1;
+}
+
+uint32_t rt_cu_unpark(rt_cu_state *s, int all, rt_cu_event *out, uint32_t max)
+{
+    uint32_t n = 0, kept = 0;
+    for (uint32_t i = 0; i < s->nparked; i++) {
+        rt_cu_event e = s->parked[i];
+        e.tid = corr_tid(s, (uint32_t)e.ev.correlation); /* CUPTI's ids are 32-bit */
+        if ((e.tid || all) && n < max)
+            out[n++] = e;
+        else
+            s->parked[kept++] = e;
+    }
+    s->nparked = kept;
+    return n;
 }
 
 prof_err rt_cu_put(pf_block *b, const prof_event *e)

@@ -69,6 +69,7 @@ typedef struct rt_cu_event {
 #define RT_CU_CONTEXTS 64u   /* contexts mapped to their devices             */
 #define RT_CU_MAX_EVENTS 2   /* events one record can make                   */
 #define RT_CU_KNAMES 1024u   /* kernel names remembered with their ids       */
+#define RT_CU_PARKED 256u    /* syncs waiting for their API call's record    */
 
 typedef struct rt_cu_corr {
     uint32_t correlation;    /* 0: empty                                     */
@@ -110,6 +111,14 @@ typedef struct rt_cu_state {
      * of per kernel for the life of the process: each is demangled once. */
     char *(*demangle)(const char *mangled, char *buf, size_t *len, int *status);
     rt_cu_kname knames[RT_CU_KNAMES];
+    /* Set: a sync whose API call (its thread) is not known yet waits here
+     * for it (rt_cu_unpark), up to RT_CU_PARKED at once. CUPTI hands sync
+     * records in the context's buffers and API records in others, in no
+     * set order: a real PyTorch run had half its syncs come first. Unset,
+     * such a sync goes to the unknown thread at once. */
+    int park;
+    uint32_t nparked;
+    rt_cu_event parked[RT_CU_PARKED];
 } rt_cu_state;
 
 /* Sets the offset from a CUPTI timestamp read before and one read after
@@ -137,6 +146,11 @@ void rt_cu_note(rt_cu_state *s, const rt_cu_rec *r);
 /* Second pass: the events of r (0, 1 or 2) in out. Interns names. A
  * marker range start makes nothing until its end. */
 int rt_cu_translate(rt_cu_state *s, const rt_cu_rec *r, rt_cu_event out[RT_CU_MAX_EVENTS]);
+
+/* Moves to out (up to max) the parked syncs whose API call is now known,
+ * with its thread; all: every one, the rest on the unknown thread (tid 0),
+ * for the end of a session. Returns how many. */
+uint32_t rt_cu_unpark(rt_cu_state *s, int all, rt_cu_event *out, uint32_t max);
 
 /* Appends e to b. */
 prof_err rt_cu_put(pf_block *b, const prof_event *e);

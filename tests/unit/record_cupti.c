@@ -200,6 +200,53 @@ Test(record_cupti, sync_kinds_and_unknown_thread)
     }
 }
 
+/* CUPTI hands a context's sync records and the API records in separate
+ * buffers: a sync can come before its cudaStreamSynchronize in an earlier
+ * buffer (half the syncs of a real PyTorch run did). Parked, it waits for
+ * that record and goes to its thread; one whose call never comes goes to
+ * the unknown thread at the end; past RT_CU_PARKED waiting, at once. */
+Test(record_cupti, sync_waits_for_its_api_call)
+{
+    st.park = 1;
+    rt_cu_event out[RT_CU_MAX_EVENTS], back[4];
+    rt_cu_rec sync = { .kind = RT_CU_SYNC, .sync_type = RT_CU_SYNC_STREAM, .correlation = 77,
+                       .start = 100, .end = 900 };
+    rt_cu_rec lost = { .kind = RT_CU_SYNC, .sync_type = RT_CU_SYNC_CONTEXT, .correlation = 99,
+                       .start = 1000, .end = 1100 };
+    cr_assert_eq(one(&sync, out), 0, "parked");
+    cr_assert_eq(one(&lost, out), 0, "parked");
+    cr_expect_eq(rt_cu_unpark(&st, 0, back, 4), 0u, "no call seen yet");
+    /* the next buffer: the call */
+    rt_cu_rec call = { .kind = RT_CU_API, .name = "cudaStreamSynchronize_v3020", .correlation = 77,
+                       .start = 90, .end = 910, .tid = 4242 };
+    rt_cu_note(&st, &call);
+    cr_assert_eq(rt_cu_unpark(&st, 0, back, 4), 1u);
+    cr_expect_eq(back[0].tid, 4242u);
+    cr_expect_eq(back[0].ev.type, PROF_EV_SYNC);
+    cr_expect_eq(back[0].ev.subkind, PROF_SYNC_STREAM);
+    cr_expect_eq(back[0].ev.start_ns, 100u);
+    cr_expect_eq(back[0].ev.dur_ns, 800u);
+    cr_expect_eq(st.nparked, 1u);
+    /* the end of the session: what is left goes to the unknown thread */
+    cr_assert_eq(rt_cu_unpark(&st, 1, back, 4), 1u);
+    cr_expect_eq(back[0].tid, 0u);
+    cr_expect_eq(back[0].ev.subkind, PROF_SYNC_DEVICE);
+    cr_expect_eq(st.nparked, 0u);
+    /* bounded */
+    for (uint32_t i = 0; i < RT_CU_PARKED; i++) {
+        rt_cu_rec r = { .kind = RT_CU_SYNC, .sync_type = RT_CU_SYNC_STREAM, .correlation = 1000 + i };
+        cr_assert_eq(one(&r, out), 0);
+    }
+    rt_cu_rec more = { .kind = RT_CU_SYNC, .sync_type = RT_CU_SYNC_STREAM, .correlation = 5000 };
+    cr_assert_eq(one(&more, out), 1, "past the bound: at once");
+    cr_expect_eq(out[0].tid, 0u);
+    /* a small out takes them in turns */
+    uint32_t n, total = 0;
+    while ((n = rt_cu_unpark(&st, 1, back, 4)) > 0)
+        total += n;
+    cr_expect_eq(total, RT_CU_PARKED);
+}
+
 Test(record_cupti, synchronous_copy_blocks_its_thread)
 {
     rt_cu_event out[RT_CU_MAX_EVENTS];
