@@ -315,12 +315,12 @@ static int is_status(const cJSON *op, const char *status)
     return strcmp(str(op, RK_STATUS), status) == 0;
 }
 
-static void render_matched(textout *t, const cJSON *op, int nw)
+static void render_matched(textout *t, const cJSON *op, const textout_names *names, size_t i)
 {
     char b[6][FMT_BUF], calls[2 * FMT_BUF + 8];
     const cJSON *bf = get(op, RK_BEFORE), *af = get(op, RK_AFTER);
     fputs("  ", t->out);
-    textout_put_name(t, str(op, RK_NAME), nw);
+    textout_names_put(t, names, i);
     snprintf(calls, sizeof calls, "%s/%s", fmt_count(b[0], textout_u64(num(bf, RK_CALLS))),
              fmt_count(b[1], textout_u64(num(af, RK_CALLS))));
     fprintf(t->out, "  %15s %10s %10s %10s %10s ", calls, value(b[2], "ns", num(bf, RK_TOTAL_NS)),
@@ -338,7 +338,7 @@ static void render_matched(textout *t, const cJSON *op, int nw)
 }
 
 static void render_one_sided(textout *t, const cJSON *ops, const char *status, const char *title,
-                             const char *side, int nw)
+                             const char *side, const textout_names *names)
 {
     char b1[FMT_BUF], b2[FMT_BUF], b3[FMT_BUF];
     int n = 0;
@@ -349,12 +349,14 @@ static void render_one_sided(textout *t, const cJSON *ops, const char *status, c
         return;
     textout_heading(t, title);
     fprintf(t->out, " (%d)\n", n);
+    size_t i = 0;
     cJSON_ArrayForEach(op, ops) {
+        size_t at = i++;
         if (!is_status(op, status))
             continue;
         const cJSON *s = get(op, side);
         fputs("  ", t->out);
-        textout_put_name(t, str(op, RK_NAME), nw);
+        textout_names_put(t, names, at);
         fprintf(t->out, "  %s calls, total %s, mean %s\n", value(b1, "count", num(s, RK_CALLS)),
                 value(b2, "ns", num(s, RK_TOTAL_NS)), value(b3, "ns", num(s, RK_MEAN_NS)));
     }
@@ -365,6 +367,9 @@ static void render_operations(textout *t, const cJSON *c)
     const cJSON *ops = get(c, RK_OPERATIONS), *op, *o = get(c, RK_OPTIONS);
     const cJSON *tests = get(c, RK_OPERATION_TESTS);
     int nw = textout_name_width(t, ops, RK_NAME, (int)strlen("operation"), NAME_MAX_COLS);
+    textout_names names;
+    if (textout_names_init(t, &names, ops, RK_NAME, nw) < 0)
+        return;
     int matched = 0;
     cJSON_ArrayForEach(op, ops)
         matched += !is_status(op, "added") && !is_status(op, "removed");
@@ -386,12 +391,16 @@ static void render_operations(textout *t, const cJSON *c)
                 "after", "before", "after");
         textout_sgr(t, "0");
         fputc('\n', t->out);
-        cJSON_ArrayForEach(op, ops)
+        size_t i = 0;
+        cJSON_ArrayForEach(op, ops) {
             if (!is_status(op, "added") && !is_status(op, "removed"))
-                render_matched(t, op, nw);
+                render_matched(t, op, &names, i);
+            i++;
+        }
     }
-    render_one_sided(t, ops, "added", "Operations only in after", "after", nw);
-    render_one_sided(t, ops, "removed", "Operations only in before", "before", nw);
+    render_one_sided(t, ops, "added", "Operations only in after", "after", &names);
+    render_one_sided(t, ops, "removed", "Operations only in before", "before", &names);
+    textout_names_free(&names);
 }
 
 /* ---- bottlenecks and the regression check ------------------------------------------------------ */
@@ -445,14 +454,19 @@ static void render_regression(textout *t, const cJSON *c)
     }
     colored(t, 1, 0, 0, "FAILED");
     fputc('\n', t->out);
+    textout_names names;
+    if (textout_names_init(t, &names, get(r, RK_REASONS), RK_NAME, NAME_MAX_COLS) < 0)
+        return;
+    size_t i = 0;
     cJSON_ArrayForEach(why, get(r, RK_REASONS)) {
         fputs("  ", t->out);
-        textout_put_name(t, str(why, RK_NAME), NAME_MAX_COLS);
+        textout_names_put(t, &names, i++);
         fprintf(t->out, "  %s slower (%s", percent(b1, why, RK_RELATIVE), p_phrase(b2, why));
         if (strcmp(str(why, RK_METHOD), "within_run") == 0)
             fprintf(t->out, "; at least %s", percent(b1, why, RK_RELATIVE_LOW));
         fputs(")\n", t->out);
     }
+    textout_names_free(&names);
 }
 
 prof_err compare_render_text(FILE *out, const cJSON *cmp, const report_style *style)

@@ -381,11 +381,11 @@ static void render_summary(textout *t, const cJSON *r)
 
 /* ---- operations ---------------------------------------------------------------------- */
 
-static void render_op(textout *t, const cJSON *op, int nw)
+static void render_op(textout *t, const cJSON *op, const textout_names *names, size_t i)
 {
     char b1[FMT_BUF], b2[FMT_BUF], b3[FMT_BUF], b4[FMT_BUF], b5[FMT_BUF];
     fputs("  ", t->out);
-    textout_put_name(t, str(op, RK_NAME), nw);
+    textout_names_put(t, names, i);
     fprintf(t->out, "  %-7s %10s  %5.1f%% ", str(op, RK_KIND), dur(b1, num(op, RK_SELF_NS)),
             100.0 * num(op, RK_SELF_SHARE));
     put_bar(t, num(op, RK_SELF_SHARE));
@@ -420,16 +420,23 @@ static void render_operations(textout *t, const cJSON *r)
             7 + BAR_CELLS, "share", "incl", "calls", "mean", "p95");
     textout_sgr(t, "0");
     fputc('\n', t->out);
-    cJSON_ArrayForEach(op, ops)
+    textout_names names;
+    if (textout_names_init(t, &names, ops, RK_NAME, nw) < 0)
+        return;
+    size_t i = 0;
+    cJSON_ArrayForEach(op, ops) {
         if (!is_kernel(op))
-            render_op(t, op, nw);
+            render_op(t, op, &names, i);
+        i++;
+    }
+    textout_names_free(&names);
 }
 
-static void render_kernel(textout *t, const cJSON *k, int nw)
+static void render_kernel(textout *t, const cJSON *k, const textout_names *names, size_t i)
 {
     char b1[FMT_BUF], b2[FMT_BUF], b3[FMT_BUF], b4[FMT_BUF];
     fputs("  ", t->out);
-    textout_put_name(t, str(k, RK_NAME), nw);
+    textout_names_put(t, names, i);
     fprintf(t->out, "  %10s  %5.1f%% ", dur(b1, num(k, RK_GPU_NS)), 100.0 * num(k, RK_SHARE));
     put_bar(t, num(k, RK_SHARE));
     fprintf(t->out, " %9s %9s %9s  %s\n", count(b2, num(k, RK_CALLS)), dur(b3, num(k, RK_MEAN_NS)),
@@ -454,8 +461,13 @@ static void render_kernels(textout *t, const cJSON *r)
             7 + BAR_CELLS, "share", "calls", "mean", "p95");
     textout_sgr(t, "0");
     fputc('\n', t->out);
+    textout_names names;
+    if (textout_names_init(t, &names, ks, RK_NAME, nw) < 0)
+        return;
+    size_t i = 0;
     cJSON_ArrayForEach(k, ks)
-        render_kernel(t, k, nw);
+        render_kernel(t, k, &names, i++);
+    textout_names_free(&names);
 }
 
 /* ---- bottlenecks, ranks, notes ---------------------------------------------------------- */

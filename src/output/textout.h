@@ -62,6 +62,24 @@ void textout_put_name(textout *t, const char *s, int width);
  * string, or NULL when memory ran out. */
 char *textout_shorten(textout *t, const char *s, int width);
 
+/* The names of a table's rows, as its name column of `width` columns
+ * shows them: whole with the style's `wide`, else textout_shorten's form,
+ * except that names whose forms would be alike show, between a short head
+ * and tail, the part where they differ ("sm80_x~tn_n_tilesize128x1~cublas"
+ * beside "sm80_x~nn_n_tilesize256x1~cublas"). */
+typedef struct textout_names {
+    char **shown;          /* by the position of the item in its array */
+    size_t n;
+    int width;
+} textout_names;
+
+/* The member `key` of each of items; -1 when memory ran out (nothing to
+ * free then). */
+int textout_names_init(textout *t, textout_names *c, const cJSON *items, const char *key, int width);
+/* The cell of item i, padded to the width. */
+void textout_names_put(textout *t, const textout_names *c, size_t i);
+void textout_names_free(textout_names *c);
+
 /* s sanitized, word by word from column `col`, breaking lines before the
  * width and indenting continuation lines by `indent`; ends the line. */
 void textout_put_wrapped(textout *t, const char *s, int col, int indent);

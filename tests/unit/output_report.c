@@ -429,3 +429,101 @@ Test(output_report, long_names_keep_what_tells_them_apart)
     cr_expect_eq(textout_cols(got), 20);
     free(got);
 }
+
+/* Shortened alike, names of one table's column show where they differ
+ * instead (textout_names): real cuBLAS kernels of an H200 run that head
+ * and tail left alike, the layers of a transformer, thousands of names;
+ * names that fit, equal names and the wide style are left as they are. */
+static void names_of(textout *t, cJSON *items, int width, textout_names *c)
+{
+    cr_assert_eq(textout_names_init(t, c, items, "name", width), 0);
+    cr_assert_eq(c->n, (size_t)cJSON_GetArraySize(items));
+    for (size_t i = 0; i < c->n; i++)
+        cr_expect_leq(t->st.wide ? 0 : textout_cols(c->shown[i]), width, "%s", c->shown[i]);
+}
+
+static void expect_apart(const textout_names *c, cJSON *items)
+{
+    for (size_t i = 0; i < c->n; i++)
+        for (size_t j = i + 1; j < c->n; j++) {
+            const char *a = cJSON_GetArrayItem(cJSON_GetArrayItem(items, (int)i), 0)->valuestring;
+            const char *b = cJSON_GetArrayItem(cJSON_GetArrayItem(items, (int)j), 0)->valuestring;
+            if (strcmp(a, b) != 0)
+                cr_expect_str_neq(c->shown[i], c->shown[j], "%s / %s", a, b);
+            else
+                cr_expect_str_eq(c->shown[i], c->shown[j]);
+        }
+}
+
+static cJSON *named(const char *const *names, size_t n)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; i < n; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", names[i]);
+        cJSON_AddItemToArray(a, o);
+    }
+    return a;
+}
+
+Test(output_report, table_names_shortened_alike_are_told_apart)
+{
+    static const char *const cublas[] = {
+        "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8_stage3_warpsize2x2x1_ffma_aligna4_alignc4_execute_kernel__5x_cublas",
+        "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize256x128x8_stage3_warpsize4x2x1_ffma_aligna4_alignc4_execute_kernel__5x_cublas",
+        "aten::mm",
+        "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize64x64x8_stage3_warpsize1x4x1_ffma_aligna4_alignc4_execute_kernel__5x_cublas",
+        "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize256x128x8_stage3_warpsize4x2x1_ffma_aligna4_alignc4_execute_split_k_kernel__5x_cublas",
+        "aten::mm",
+    };
+    textout t;
+    textout_init(&t, stdout, NULL);
+    textout_names c;
+    cJSON *items = named(cublas, 6);
+    names_of(&t, items, 32, &c);
+    cr_expect_str_eq(c.shown[0], "sm80_x~tn_n_tilesize128x1~cublas");
+    cr_expect_str_eq(c.shown[3], "sm80_x~tn_n_tilesize64x64~cublas");
+    cr_expect_str_eq(c.shown[2], "aten::mm", "a name that fits is whole");
+    expect_apart(&c, items);
+    textout_names_free(&c);
+    cJSON_Delete(items);
+
+    /* the layers of a model: one family, apart in the middle */
+    char layer[32][64];
+    const char *layers[32];
+    for (int i = 0; i < 32; i++) {
+        snprintf(layer[i], sizeof layer[i], "model.layers.%d.self_attn.q_proj.forward", i);
+        layers[i] = layer[i];
+    }
+    items = named(layers, 32);
+    names_of(&t, items, 28, &c);
+    expect_apart(&c, items);
+    textout_names_free(&c);
+    cJSON_Delete(items);
+
+    /* a long table: sorted, not compared pairwise */
+    enum { MANY = 3000 };
+    cJSON *big = cJSON_CreateArray();
+    for (int i = 0; i < MANY; i++) {
+        char name[96];
+        snprintf(name, sizeof name, "kernel_variant_%04d_with_a_long_common_suffix_here", i);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", name);
+        cJSON_AddItemToArray(big, o);
+    }
+    names_of(&t, big, 20, &c);
+    for (size_t i = 1; i < c.n; i++)
+        cr_assert_str_neq(c.shown[i - 1], c.shown[i], "%zu", i);
+    cr_expect_str_eq(c.shown[123], "kernel~0123_w~x_here");
+    textout_names_free(&c);
+    cJSON_Delete(big);
+
+    /* wide: whole */
+    report_style wide = { 0, 0, 0, 1 };
+    textout_init(&t, stdout, &wide);
+    items = named(cublas, 6);
+    names_of(&t, items, 32, &c);
+    cr_expect_str_eq(c.shown[4], cublas[4]);
+    textout_names_free(&c);
+    cJSON_Delete(items);
+}
