@@ -258,7 +258,7 @@ $(PY_PKG)/libprof.so: $(B)/libprof.so
 $(PY_PKG)/_native$(word 2,$(PY_CFG)): bindings/python/prof/_native.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
-	$(Q)clang -std=c11 $(WARN) -isystem $(PY_INC) -fsyntax-only $<
+	$(Q)$(FUZZCC) -std=c11 $(WARN) -isystem $(PY_INC) -fsyntax-only $<
 	$(Q)$(CC) -std=c11 $(WARN) -isystem $(PY_INC) $(OPT) -fPIC -shared -o $@ $<
 
 # ---- test tiers ---------------------------------------------------------------

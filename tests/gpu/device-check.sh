@@ -177,6 +177,8 @@ if [ -f "$bundle/packages.txt" ]; then
     export C_INCLUDE_PATH="$P/usr/include:$P/usr/include/x86_64-linux-gnu"
     export LDFLAGS="-L$P/usr/lib/x86_64-linux-gnu -L$P/lib/x86_64-linux-gnu"
     export LD_RUN_PATH="$P/runlib"
+    # RUNPATH serves prof's own libraries, not theirs (libgsl's libgslcblas)
+    export LD_LIBRARY_PATH="$P/runlib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     say "# bundle: $(wc -l <"$bundle/packages.txt") packages unpacked; taken from it at run time: $(ls "$P/runlib" | tr '\n' ' ')"
 else
     say "# no bundle in $bundle: building with the system's headers and libraries"
@@ -184,11 +186,13 @@ fi
 BB=$W/build
 if [ -n "$prebuilt" ]; then
     BB=$prebuilt
-    export LD_LIBRARY_PATH="$P/runlib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     say "# prebuilt: $BB"
 else
     t0=$(now_ms)
-    if make -j"$(nproc)" B="$BB" PY_INC= CUDA_HOME="$CUDA_HOME" all python >"$W/build.log" 2>&1; then
+    # the Python package for the machine's python3, its C extension too
+    # where Python's headers are (FUZZCC, clang's syntax check elsewhere)
+    if make -j"$(nproc)" B="$BB" PYTHON="$(command -v "$PYTHON")" FUZZCC="${CC:-cc}" CUDA_HOME="$CUDA_HOME" \
+        all python >"$W/build.log" 2>&1; then
         ok "build ($(( ($(now_ms) - t0) / 1000 )) s)"
     else
         not_ok build "$(grep -m 3 -i 'error' "$W/build.log" || tail -n 3 "$W/build.log")"
@@ -204,6 +208,11 @@ fi
 if [ -f "$bundle/packages.txt" ] && [ -x "$PROF" ]; then
     from=$(ldd "$PROF" 2>/dev/null | grep -c "$P/")
     say "# prof's libraries from the bundle: $from"
+fi
+if ls "$BB"/python/prof/_native*.so >/dev/null 2>&1; then
+    say "# the Python binding calls libprof through its C extension"
+else
+    say "# the Python binding calls libprof through ctypes (no C extension: no Python.h for $PYTHON)"
 fi
 if [ $build_only -eq 1 ]; then
     say "device-check: build only: $passed passed, $failed failed"

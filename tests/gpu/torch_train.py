@@ -7,8 +7,8 @@ tests/gpu/device-check.sh, run three ways:
         with prof.torch and steps marked with prof.torch.step
     python3 torch_train.py STEPS --kineto TRACE.json [--timing FILE]
         under torch.profiler (CPU and CUDA activity) from before the model
-        is made to the end, written as a Kineto trace: the same work as the
-        first way, for `prof import`
+        is made to the last step, each step marked, written as a Kineto
+        trace: the same work as the first way, for `prof import`
     python3 torch_train.py STEPS --plain [--timing FILE]
         neither: the loop alone, for the overhead
 
@@ -71,10 +71,14 @@ def main():
         sys.exit("torch_train.py: CUDA is not available to torch")
 
     if a.kineto:
+        # One cycle of the schedule, recording from the start: the profiler
+        # then marks each step (ProfilerStep#N), which it does only with a
+        # schedule, and writes the trace at the last step.
         acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-        with torch.profiler.profile(activities=acts) as p:
+        every_step = torch.profiler.schedule(wait=0, warmup=0, active=a.steps, repeat=1)
+        with torch.profiler.profile(activities=acts, schedule=every_step,
+                                    on_trace_ready=lambda p: p.export_chrome_trace(a.kineto)) as p:
             ms = train(a.steps, p.step, lambda m, o: None)
-        p.export_chrome_trace(a.kineto)
     elif a.plain:
         ms = train(a.steps, lambda: None, lambda m, o: None)
     else:
