@@ -150,12 +150,23 @@ static uint32_t ctx_device(const rt_cu_state *s, uint32_t context, uint32_t dflt
     return dflt;
 }
 
+/* A parked sync of correlation id `correlation` gets the thread tid. */
+static void park_resolve(rt_cu_state *s, uint32_t correlation, uint64_t tid)
+{
+    if (!s->nparked || correlation < s->park_lo || correlation > s->park_hi)
+        return;
+    for (uint32_t i = 0; i < s->nparked; i++)
+        if (s->parked[i].ev.correlation == correlation && !s->parked[i].tid)
+            s->parked[i].tid = tid;
+}
+
 void rt_cu_note(rt_cu_state *s, const rt_cu_rec *r)
 {
     if (r->kind == RT_CU_API && r->correlation) {
         rt_cu_corr *c = corr_slot(s, r->correlation);
         c->correlation = r->correlation;
         c->tid = r->tid;
+        park_resolve(s, r->correlation, r->tid);
     } else if (r->kind == RT_CU_CONTEXT && s->nctx < RT_CU_CONTEXTS &&
                ctx_device(s, r->context, UINT32_MAX) == UINT32_MAX) {
         s->ctx_id[s->nctx] = r->context;
@@ -276,6 +287,10 @@ int rt_cu_translate(rt_cu_state *s, const rt_cu_rec *r, rt_cu_event out[RT_CU_MA
         span(s, r, e);
         out[0].tid = corr_tid(s, r->correlation);
         if (!out[0].tid && s->park && r->correlation && s->nparked < RT_CU_PARKED) {
+            if (!s->nparked || r->correlation < s->park_lo)
+                s->park_lo = r->correlation;
+            if (!s->nparked || r->correlation > s->park_hi)
+                s->park_hi = r->correlation;
             s->parked[s->nparked++] = out[0];
             return 0;
         }
@@ -292,13 +307,20 @@ int rt_cu_translate(rt_cu_state *s, const rt_cu_rec *r, rt_cu_event out[RT_CU_MA
 uint32_t rt_cu_unpark(rt_cu_state *s, int all, rt_cu_event *out, uint32_t max)
 {
     uint32_t n = 0, kept = 0;
+    s->park_lo = UINT32_MAX;
+    s->park_hi = 0;
     for (uint32_t i = 0; i < s->nparked; i++) {
         rt_cu_event e = s->parked[i];
-        e.tid = corr_tid(s, (uint32_t)e.ev.correlation); /* CUPTI's ids are 32-bit */
-        if ((e.tid || all) && n < max)
+        uint32_t corr = (uint32_t)e.ev.correlation; /* CUPTI's ids are 32-bit */
+        if (!e.tid)
+            e.tid = corr_tid(s, corr);
+        if ((e.tid || all) && n < max) {
             out[n++] = e;
-        else
-            s->parked[kept++] = e;
+            continue;
+        }
+        s->parked[kept++] = e;
+        s->park_lo = corr < s->park_lo ? corr : s->park_lo;
+        s->park_hi = corr > s->park_hi ? corr : s->park_hi;
     }
     s->nparked = kept;
     return n;

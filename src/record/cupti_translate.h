@@ -64,7 +64,11 @@ typedef struct rt_cu_event {
     uint64_t tid;
 } rt_cu_event;
 
-#define RT_CU_CORR 4096u     /* recent correlation ids remembered            */
+/* Recent API calls remembered by correlation id, for the thread of their
+ * syncs. One activity buffer of 1 MiB holds some 20,000 API records, and
+ * a sync's record can come a buffer later: 4096 lost a third of a real
+ * PyTorch run's syncs to the unknown thread. */
+#define RT_CU_CORR 65536u
 #define RT_CU_OPEN 1024u     /* NVTX ranges open at once                     */
 #define RT_CU_CONTEXTS 64u   /* contexts mapped to their devices             */
 #define RT_CU_MAX_EVENTS 2   /* events one record can make                   */
@@ -118,6 +122,7 @@ typedef struct rt_cu_state {
      * such a sync goes to the unknown thread at once. */
     int park;
     uint32_t nparked;
+    uint32_t park_lo, park_hi; /* the range of their correlation ids   */
     rt_cu_event parked[RT_CU_PARKED];
 } rt_cu_state;
 
@@ -140,7 +145,8 @@ uint32_t rt_cu_sync_kind(uint32_t cupti_sync_type);   /* PROF_SYNC_*  */
 int rt_cu_api_blocks_copy(const char *api_name);
 
 /* First pass over a buffer: remembers what later records of the same or a
- * later buffer need (the thread of each API call, context devices). */
+ * later buffer need (the thread of each API call, context devices), and
+ * gives a parked sync the thread of its API call. */
 void rt_cu_note(rt_cu_state *s, const rt_cu_rec *r);
 
 /* Second pass: the events of r (0, 1 or 2) in out. Interns names. A

@@ -247,6 +247,36 @@ Test(record_cupti, sync_waits_for_its_api_call)
     cr_expect_eq(total, RT_CU_PARKED);
 }
 
+/* The records between a sync and its API call can be many: a buffer of
+ * 1 MiB holds some 20,000 API records. A parked sync takes its thread when
+ * its call is noted, however many calls follow before the buffer ends; a
+ * call noted 30,000 calls before its sync is still remembered. */
+Test(record_cupti, sync_and_its_call_far_apart)
+{
+    st.park = 1;
+    rt_cu_event out[RT_CU_MAX_EVENTS], back[4];
+    rt_cu_rec sync = { .kind = RT_CU_SYNC, .sync_type = RT_CU_SYNC_STREAM, .correlation = 591,
+                       .start = 100, .end = 900 };
+    cr_assert_eq(one(&sync, out), 0, "parked");
+    for (uint32_t c = 500; c < 500 + 70000; c++) {
+        rt_cu_rec call = { .kind = RT_CU_API, .name = "cudaLaunchKernel", .correlation = c,
+                           .tid = c == 591 ? 7 : 8 };
+        rt_cu_note(&st, &call);
+    }
+    cr_assert_eq(rt_cu_unpark(&st, 0, back, 4), 1u);
+    cr_expect_eq(back[0].tid, 7u, "its own call's thread, though its slot was reused since");
+    rt_cu_rec call = { .kind = RT_CU_API, .name = "cudaStreamSynchronize", .correlation = 100000, .tid = 9 };
+    rt_cu_note(&st, &call);
+    for (uint32_t c = 100001; c < 130001; c++) {
+        rt_cu_rec other = { .kind = RT_CU_API, .name = "cudaLaunchKernel", .correlation = c, .tid = 8 };
+        rt_cu_note(&st, &other);
+    }
+    rt_cu_rec late = { .kind = RT_CU_SYNC, .sync_type = RT_CU_SYNC_STREAM, .correlation = 100000,
+                       .start = 100, .end = 900 };
+    cr_assert_eq(one(&late, out), 1, "its call is known");
+    cr_expect_eq(out[0].tid, 9u);
+}
+
 Test(record_cupti, synchronous_copy_blocks_its_thread)
 {
     rt_cu_event out[RT_CU_MAX_EVENTS];
