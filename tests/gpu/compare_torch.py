@@ -2,7 +2,7 @@
 recorded by `prof record --cuda` and traced by torch.profiler then read with
 `prof import`. The recorder and the importer must agree.
 
-    python3 compare_torch.py RECORDED.json IMPORTED.json STEPS MD
+    python3 compare_torch.py RECORDED.json IMPORTED.json STEPS MD [RECORDED.jsonl]
 
 Both files are `prof analyze --format json --top 0` reports of STEPS steps
 of tests/gpu/torch_train.py. Two runs of one program launch the same
@@ -10,7 +10,9 @@ kernels; their durations differ from run to run (clocks, caches), so:
 kernel counts must be equal within 1%, every kernel name of one run must be
 in the other, each of the five longest kernels by GPU time of one must be
 among the ten longest of the other, and GPU kernel time must agree within
-25%. Prints "ok NAME (detail)" or "not ok NAME - detail" per check, writes
+25%. With RECORDED.jsonl (`prof export --format json` of the recording),
+every CUDA sync must be on the thread of the call that waited, none on the
+unknown thread (os_tid 0). Prints "ok NAME (detail)" or "not ok NAME - detail" per check, writes
 a Markdown table of both to MD. Exit status: 0 all passed, 1 not.
 """
 import json
@@ -30,9 +32,22 @@ def gpu(report):
     return g[0] if g else {"kernels": 0, "kernel_ns": 0, "busy_ns": 0, "memcpy_count": 0, "memset_count": 0}
 
 
+def check_sync_threads(path):
+    unknown, syncs = set(), []
+    with open(path) as f:
+        for line in f:
+            o = json.loads(line)
+            if o["type"] == "thread" and not o["os_tid"]:
+                unknown.add(o["thread"])
+            elif o["type"] == "sync":
+                syncs.append(o["thread"])
+    lost = sum(1 for t in syncs if t in unknown)
+    check("syncs-on-their-threads", syncs and not lost, "%d of %d CUDA syncs on the unknown thread" % (lost, len(syncs)))
+
+
 def main():
-    if len(sys.argv) != 5:
-        sys.exit("usage: compare_torch.py RECORDED.json IMPORTED.json STEPS MD")
+    if len(sys.argv) not in (5, 6):
+        sys.exit("usage: compare_torch.py RECORDED.json IMPORTED.json STEPS MD [RECORDED.jsonl]")
     rec, imp = (json.load(open(p)) for p in sys.argv[1:3])
     steps = int(sys.argv[3])
     gr, gi = gpu(rec), gpu(imp)
@@ -64,6 +79,8 @@ def main():
     ratio = gr["busy_ns"] / gi["busy_ns"] if gi["busy_ns"] else float("inf")
     check("busy-time", 0.8 <= ratio <= 1.25, "recorded %.3f ms, imported %.3f ms (%.2fx)" % (
         gr["busy_ns"] / 1e6, gi["busy_ns"] / 1e6, ratio))
+    if len(sys.argv) == 6:
+        check_sync_threads(sys.argv[5])
     with open(sys.argv[4], "w") as f:
         f.write("| figure | prof record --cuda | torch.profiler, prof import |\n|---|---|---|\n")
         for label, key, scale in (("steps", None, 1), ("kernels", "kernels", 1), ("kernel time / ms", "kernel_ns", 1e6),

@@ -260,7 +260,9 @@ if [ $have_torch -eq 1 ]; then
         "$PROF" analyze --format json --top 0 "$W/torch.prof" >"$W/torch.json" 2>>"$W/torch.log" &&
         "$PROF" analyze --format json --top 0 "$W/kineto.prof" >"$W/kineto-report.json" 2>>"$W/kineto.log"; then
         "$PROF" analyze "$W/torch.prof" >"$W/torch.txt" 2>&1
-        checks "$PYTHON" tests/gpu/compare_torch.py "$W/torch.json" "$W/kineto-report.json" "$torch_steps" "$W/torch.md"
+        "$PROF" export --format json -o "$W/torch.jsonl" "$W/torch.prof" 2>>"$W/torch.log"
+        checks "$PYTHON" tests/gpu/compare_torch.py "$W/torch.json" "$W/kineto-report.json" "$torch_steps" \
+            "$W/torch.md" "$W/torch.jsonl"
     else
         not_ok torch-read "$(tail -n 3 "$W/torch.log" "$W/kineto.log")"
     fi
@@ -269,14 +271,25 @@ else
 fi
 
 # ---- 4. overhead ------------------------------------------------------------------------
-# Rounds interleave the ways of running, in a rotating order, so that a
-# drift of the machine touches each alike. cuda_train: wall time of the
-# process; torch_train: its own loop time per step after warm-up (Python
-# and torch's start-up are not prof's).
+# Rounds interleave the ways of running, each round in an order rotated by
+# one, so that a drift of the machine touches each alike. cuda_train: wall
+# time of the process; torch_train: its own loop time per step after
+# warm-up (Python's and torch's start-up are not prof's), beside
+# torch.profiler's on the same loop.
+# rotated N WORD...: the words, rotated left by N
+rotated() {
+    n=$1
+    shift
+    k=$((n % $#))
+    i=0
+    for w; do [ $i -ge $k ] && printf '%s ' "$w"; i=$((i + 1)); done
+    i=0
+    for w; do [ $i -lt $k ] && printf '%s ' "$w"; i=$((i + 1)); done
+}
 : >"$W/overhead.txt"
 r=0
 while [ $r -lt "$rounds" ] && [ -x "$W/cuda_train" ]; do
-    for way in plain cuda; do
+    for way in $(rotated $r plain cuda); do
         t0=$(now_ms)
         case $way in
         plain) "$W/cuda_train" "$steps" >/dev/null 2>&1 ;;
@@ -285,14 +298,16 @@ while [ $r -lt "$rounds" ] && [ -x "$W/cuda_train" ]; do
         echo "cuda_train $way $(($(now_ms) - t0))" >>"$W/overhead.txt"
     done
     if [ $have_torch -eq 1 ]; then
-        for way in plain record cuda; do
+        for way in $(rotated $r plain record cuda kineto); do
+            tt="tests/gpu/torch_train.py $torch_steps --timing $W/t.json"
             case $way in
-            plain) "$PYTHON" tests/gpu/torch_train.py "$torch_steps" --plain --timing "$W/t.json" ;;
-            record) "$PROF" record -o "$W/o.prof" -- "$PYTHON" tests/gpu/torch_train.py "$torch_steps" --timing "$W/t.json" ;;
-            cuda) "$PROF" record --cuda -o "$W/o.prof" -- "$PYTHON" tests/gpu/torch_train.py "$torch_steps" --timing "$W/t.json" ;;
+            plain) "$PYTHON" $tt --plain ;;
+            record) "$PROF" record -o "$W/o.prof" -- "$PYTHON" $tt ;;
+            cuda) "$PROF" record --cuda -o "$W/o.prof" -- "$PYTHON" $tt ;;
+            kineto) "$PYTHON" $tt --kineto "$W/o.json" ;;
             esac >/dev/null 2>&1
-            echo "torch_train $way $("$PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))["ms_per_step"])' "$W/t.json" 2>/dev/null)" >>"$W/overhead.txt"
-            rm -f "$W/t.json"
+            echo "torch_train $way $("$PYTHON" -c 'import json,sys; print("%.4f" % json.load(open(sys.argv[1]))["ms_per_step"])' "$W/t.json" 2>/dev/null)" >>"$W/overhead.txt"
+            rm -f "$W/t.json" "$W/o.json"
         done
     fi
     r=$((r + 1))
@@ -304,22 +319,24 @@ median() {
               print (n % 2) ? v[int(n / 2)] : (v[n / 2 - 1] + v[n / 2]) / 2 }' "$W/overhead.txt"
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && b != "" && b > 0) printf "%.3fx", a / b; else print "?" }'; }
-cp_ms=$(median cuda_train plain)
-cc_ms=$(median cuda_train cuda)
-tp=$(median torch_train plain)
-tr=$(median torch_train record)
-tc=$(median torch_train cuda)
+c_plain=$(median cuda_train plain)
+c_cuda=$(median cuda_train cuda)
+t_plain=$(median torch_train plain)
+t_rec=$(median torch_train record)
+t_cuda=$(median torch_train cuda)
+t_kineto=$(median torch_train kineto)
 {
     echo
     echo "## Recording overhead (medians of $rounds interleaved rounds)"
     echo
-    echo "| program | plain | prof record | prof record --cuda | --cuda / plain |"
-    echo "|---|---|---|---|---|"
-    echo "| cuda_train, $steps steps, process wall time / ms | $cp_ms | | $cc_ms | $(ratio "$cc_ms" "$cp_ms") |"
-    echo "| torch_train, loop time per step after warm-up / ms | $tp | $tr | $tc | $(ratio "$tc" "$tp") |"
+    echo "| program | plain | prof record | prof record --cuda | torch.profiler | --cuda / plain | torch.profiler / plain |"
+    echo "|---|---|---|---|---|---|---|"
+    echo "| cuda_train, $steps steps, process wall time / ms | $c_plain | | $c_cuda | | $(ratio "$c_cuda" "$c_plain") | |"
+    echo "| torch_train, loop time per step after warm-up / ms | $t_plain | $t_rec | $t_cuda | $t_kineto |" \
+        "$(ratio "$t_cuda" "$t_plain") | $(ratio "$t_kineto" "$t_plain") |"
 } >"$W/overhead.md"
-if [ -n "$tc" ] && [ -n "$tp" ]; then
-    ok "overhead-measured (torch loop $(ratio "$tc" "$tp") with --cuda)"
+if [ -n "$t_cuda" ] && [ -n "$t_plain" ] && [ -n "$c_cuda" ]; then
+    ok "overhead-measured (torch loop $(ratio "$t_cuda" "$t_plain") with --cuda, $(ratio "$t_kineto" "$t_plain") under torch.profiler)"
 else
     not_ok overhead-measured "a way of running gave no time: $(tr '\n' ';' <"$W/overhead.txt")"
 fi
