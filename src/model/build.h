@@ -17,6 +17,7 @@
 #define MB_MAX_DEPTH 1024u        /* deeper regions are treated as at this depth  */
 #define MB_RECENT 64u             /* recent regions kept per thread for late syncs */
 #define MB_SYNC_PENDING_MAX 1024u /* unresolved sync records kept per thread       */
+#define MB_SYNC_REGIONS 4096u     /* SYNC regions kept per thread for late records */
 #define MB_GPU_BATCH 4096u        /* GPU intervals sorted together into a run      */
 #define MB_IDLE_GAP_NS 1000000ull /* a GPU gap this long counts as idle             */
 #define MB_GPU_SPANS 8192u        /* stretches of activity kept per GPU for steps  */
@@ -107,6 +108,10 @@ typedef struct mb_rep {
                                         none waits (mb_rep_init)                       */
 } mb_rep;
 
+typedef struct mb_interval {
+    uint64_t start, end;
+} mb_interval;
+
 typedef struct mb_thread {
     mb_rep rep;            /* the repeat path (calltree.c)                              */
     mb_level *level;       /* by depth                                                  */
@@ -116,11 +121,15 @@ typedef struct mb_thread {
     uint32_t nrecent, next_recent;
     mb_sync *syncs;        /* in arrival order                                           */
     size_t nsyncs, cap_syncs;
+    /* The thread's last MB_SYNC_REGIONS regions of kind SYNC, a ring in
+     * arrival order (allocated at the first): a CUDA record written long
+     * after its region (a CUPTI buffer is flushed a second or more later,
+     * thousands of regions on) is still known to be that region's wait. */
+    mb_interval *sync_regions;
+    uint32_t nsync_regions, next_sync_region;
+    int sync_regions_sorted; /* their ends arrived in order: searched by halves   */
 } mb_thread;
 
-typedef struct mb_interval {
-    uint64_t start, end;
-} mb_interval;
 
 /* What a GPU interval is, for the busy-time sweep (gpu.c). */
 enum { MB_GPU_COMPUTE, MB_GPU_COMM, MB_GPU_COPY, MB_GPU_CLASSES };

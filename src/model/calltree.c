@@ -370,6 +370,61 @@ static int syncs_on_region(model_builder *b, mb_thread *t, uint64_t s, uint64_t 
     return 0;
 }
 
+/* The ring's k-th oldest SYNC region. */
+static const mb_interval *sync_region_at(const mb_thread *t, uint32_t k)
+{
+    uint32_t first = t->nsync_regions < MB_SYNC_REGIONS ? 0 : t->next_sync_region;
+    return &t->sync_regions[(first + k) % MB_SYNC_REGIONS];
+}
+
+/* Whether [s, e) lies in one of the thread's kept SYNC regions. Sorted by
+ * end, the first that ends at or after e and a few after it (nesting) are
+ * looked at; else every one. */
+static int in_sync_region(const mb_thread *t, uint64_t s, uint64_t e)
+{
+    uint32_t n = t->nsync_regions, lo = 0, hi = n;
+    if (!t->sync_regions_sorted) {
+        for (uint32_t k = 0; k < n; k++) {
+            const mb_interval *r = sync_region_at(t, k);
+            if (r->start <= s && e <= r->end)
+                return 1;
+        }
+        return 0;
+    }
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (sync_region_at(t, mid)->end < e)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (uint32_t k = lo; k < n && k < lo + 8; k++) {
+        const mb_interval *r = sync_region_at(t, k);
+        if (r->start <= s && e <= r->end)
+            return 1;
+    }
+    return 0;
+}
+
+/* A region of kind SYNC arrived on t: kept for the records that come
+ * after it. -1 when memory ran out. */
+static int sync_region_push(mb_thread *t, uint64_t s, uint64_t e)
+{
+    if (!t->sync_regions) {
+        t->sync_regions = malloc(MB_SYNC_REGIONS * sizeof *t->sync_regions);
+        if (!t->sync_regions)
+            return -1;
+        t->sync_regions_sorted = 1;
+    }
+    if (t->nsync_regions && e < sync_region_at(t, t->nsync_regions - 1)->end)
+        t->sync_regions_sorted = 0;
+    t->sync_regions[t->next_sync_region] = (mb_interval){ s, e };
+    t->next_sync_region = (t->next_sync_region + 1) % MB_SYNC_REGIONS;
+    if (t->nsync_regions < MB_SYNC_REGIONS)
+        t->nsync_regions++;
+    return 0;
+}
+
 int mb_sync_record(model_builder *b, uint32_t tpos, const prof_event *ev)
 {
     /* cudaStreamWaitEvent makes a stream wait on the GPU and returns at
@@ -379,6 +434,8 @@ int mb_sync_record(model_builder *b, uint32_t tpos, const prof_event *ev)
     mb_thread *t = &b->threads[tpos];
     uint64_t e = ev->start_ns + ev->dur_ns;
     mb_sync g = { ev->start_ns, e < ev->start_ns ? UINT64_MAX : e, 1, ev->dur_ns };
+    if (in_sync_region(t, g.start, g.end))
+        return 0; /* the SYNC region counts this wait */
     /* A record that arrives after its region (written late by an activity
      * buffer) finds it among the recent ones; the deepest is the innermost. */
     const mb_recent *best = NULL;
@@ -804,6 +861,8 @@ int mb_region(model_builder *b, uint32_t tpos, const mb_reg *reg, uint32_t op)
     uint64_t s = reg->start_ns, e = arrival_end(s, reg->dur_ns);
     if (t->nsyncs && syncs_on_region(b, t, s, e, d, op, reg->kind) < 0)
         return -1;
+    if (reg->kind == PROF_KIND_SYNC && sync_region_push(t, s, e) < 0)
+        return -1;
     recent_push(t, s, e, op, reg->kind, d);
     return 0;
 }
@@ -834,14 +893,20 @@ static size_t rep_follow_run(model_builder *b, uint32_t tpos, const pf_slim *v, 
 }
 
 /* The run's regions as recent ones: what pushing each would leave, the
- * last MB_RECENT of them in the slots they would have taken. */
-static void recent_push_run(mb_thread *t, const pf_slim *v, size_t n)
+ * last MB_RECENT of them in the slots they would have taken; its SYNC
+ * regions kept as such. -1 when memory ran out. */
+static int recent_push_run(mb_thread *t, const pf_slim *v, size_t n)
 {
+    for (size_t i = 0; i < n; i++)
+        if (pf_slim_kind(&v[i]) == PROF_KIND_SYNC &&
+            sync_region_push(t, v[i].start_ns, arrival_end(v[i].start_ns, v[i].dur_ns)) < 0)
+            return -1;
     size_t from = n > MB_RECENT ? n - MB_RECENT : 0;
     t->next_recent = (uint32_t)((t->next_recent + from) % MB_RECENT);
     for (size_t i = from; i < n; i++)
         recent_push(t, v[i].start_ns, arrival_end(v[i].start_ns, v[i].dur_ns), v[i].tag,
                     pf_slim_kind(&v[i]), arrival_depth(pf_slim_depth(&v[i])));
+    return 0;
 }
 
 /* Regions handed over slim, in a row with nothing else of their thread
@@ -873,8 +938,7 @@ int mb_region_run(model_builder *b, uint32_t tpos, const pf_slim *v, size_t n)
             return -1;
         i++;
     }
-    recent_push_run(&b->threads[tpos], v, n);
-    return 0;
+    return recent_push_run(&b->threads[tpos], v, n);
 }
 
 /* ---- the end ------------------------------------------------------------------------------ */
@@ -952,6 +1016,7 @@ void mb_tree_free(model_builder *b)
     for (size_t i = 0; b->threads && i < b->m->nthreads; i++) {
         free(b->threads[i].level);
         free(b->threads[i].syncs);
+        free(b->threads[i].sync_regions);
         free(b->threads[i].rep.cur);
         for (uint32_t k = 0; k < MB_REP_KINDS; k++)
             free(b->threads[i].rep.learned[k].v);

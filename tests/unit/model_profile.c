@@ -968,6 +968,44 @@ Test(model_profile, sync_sites)
     profile_model_free(&m);
 }
 
+/* A CUDA record written long after its SYNC region, thousands of regions
+ * later (CUPTI flushes its buffers a second or more apart; prof.torch's
+ * Tensor.item region and CUPTI's cudaStreamSynchronize inside it, as on a
+ * real H200 run, where half the syncs were counted twice), is still the
+ * same wait, in regions that arrive in end order or not. */
+Test(model_profile, late_records_in_sync_regions_count_once)
+{
+    for (int shuffled = 0; shuffled < 2; shuffled++) {
+        const char *path = fu_path("late_sync.prof");
+        synth *s = synth_open(path, NULL);
+        cr_assert_not_null(s);
+        enum { STEPS = 3000, LEAVES = 20 };
+        for (uint64_t i = 0; i < STEPS; i++) {
+            uint64_t t = i * 100000;
+            for (uint64_t k = 0; k < LEAVES; k++)
+                synth_region(s, 0, "layer", PROF_KIND_COMPUTE, 1, t + k * 1000, 900);
+            /* shuffled: each pair of item regions arrives swapped */
+            uint64_t at = shuffled ? (i % 2 ? t - 100000 : t + 100000) : t;
+            if (shuffled && i == STEPS - 1 && i % 2 == 0)
+                at = t;
+            synth_region(s, 0, "Tensor.item", PROF_KIND_SYNC, 1, at + 50000, 5000);
+            synth_region(s, 0, "step", PROF_KIND_COMPUTE, 0, t, 90000);
+        }
+        /* the records, late: inside every item, and 7 outside any */
+        for (uint64_t i = 0; i < STEPS; i++)
+            synth_sync(s, 0, PROF_SYNC_STREAM, 0, 7, i, i * 100000 + 51000, 3000);
+        for (uint64_t i = 0; i < 7; i++)
+            synth_sync(s, 0, PROF_SYNC_DEVICE, 0, 0, i, STEPS * 100000 + i * 10, 5);
+        close_ok(s);
+        profile_model m;
+        load(path, &m);
+        cr_expect_eq(m.sync_count, STEPS + 7u, "shuffled %d: %llu", shuffled, (unsigned long long)m.sync_count);
+        cr_expect_eq(m.sync_records, 7u, "shuffled %d", shuffled);
+        cr_expect_eq(m.sync_blocked_ns, STEPS * 5000u + 35u, "shuffled %d", shuffled);
+        profile_model_free(&m);
+    }
+}
+
 /* Class attributes become the ops' classes: the last one of a name wins,
  * a kernel gets its own, a class of a name that never ran adds no op,
  * unknown keys are ignored, and ops without one have none. */
