@@ -91,6 +91,35 @@ else
     fi
 fi
 
+# ---- the checkers on profiles recorded on an H200 (testdata/gpu) -------------------------------
+# The figures the device check found right there, read here again: a
+# change to the reader or the analysis that breaks them fails without a GPU.
+G=testdata/gpu
+if "$PROF" export --format json -o "$tmp/cuda.jsonl" "$G/h200_cuda_train.prof" 2>"$err" &&
+    "$PROF" analyze --format json --top 0 "$G/h200_cuda_train.prof" >"$tmp/cuda.json" 2>"$err" &&
+    python3 tests/gpu/check_cuda.py "$G/h200_cuda_train.truth.json" "$tmp/cuda.jsonl" "$tmp/cuda.json" \
+        "$tmp/cuda.md" >"$out" 2>&1; then
+    ok "h200-cuda-train ($(grep -c '^ok' "$out") checks)"
+else
+    not_ok h200-cuda-train "$(grep -v '^ok' "$out" | head -n 5) $(cat "$err")"
+fi
+if "$PROF" import -o "$tmp/kineto.prof" "$G/h200_torch_train.kineto.json.gz" >/dev/null 2>"$err" &&
+    "$PROF" analyze --format json --top 0 "$tmp/kineto.prof" >"$tmp/kineto.json" 2>"$err" &&
+    "$PROF" analyze --format json --top 0 "$G/h200_torch_train.prof" >"$tmp/torch.json" 2>"$err" &&
+    "$PROF" export --format json -o "$tmp/torch.jsonl" "$G/h200_torch_train.prof" 2>"$err" &&
+    python3 tests/gpu/compare_torch.py "$tmp/torch.json" "$tmp/kineto.json" 40 "$tmp/torch.md" \
+        "$tmp/torch.jsonl" >"$out" 2>&1; then
+    ok "h200-torch-train ($(grep -c '^ok' "$out") checks)"
+else
+    not_ok h200-torch-train "$(grep -v '^ok' "$out" | head -n 5) $(cat "$err")"
+fi
+# the text report tells the loop's cuBLAS kernels apart
+"$PROF" analyze "$G/h200_torch_train.prof" >"$out" 2>"$err"
+n=$(sed -n '/^Top kernels/,/^$/p' "$out" | grep -c 'sm80_')
+d=$(sed -n '/^Top kernels/,/^$/p' "$out" | grep 'sm80_' | awk '{print $1}' | sort -u | wc -l)
+[ "$n" -ge 4 ] && [ "$n" -eq "$d" ] && ok "h200-kernel-names-apart ($n)" ||
+    not_ok h200-kernel-names-apart "$(sed -n '/^Top kernels/,/^$/p' "$out")"
+
 # ---- the checkers, on what the importer makes of a Kineto trace ----------------------------
 "$PROF" import -o "$tmp/k.prof" testdata/kineto/2024.json >/dev/null 2>&1 &&
     "$PROF" analyze --format json --top 0 "$tmp/k.prof" >"$tmp/k.json" 2>"$err" || not_ok checkers-input "$(cat "$err")"

@@ -12,7 +12,8 @@ in the other, each of the five longest kernels by GPU time of one must be
 among the ten longest of the other, and GPU kernel time must agree within
 25%. With RECORDED.jsonl (`prof export --format json` of the recording),
 every CUDA sync must be on the thread of the call that waited, none on the
-unknown thread (os_tid 0). Prints "ok NAME (detail)" or "not ok NAME - detail" per check, writes
+unknown thread (os_tid 0), and the recording's sync count must be the
+one counted from the export (rules.md 4.3). Prints "ok NAME (detail)" or "not ok NAME - detail" per check, writes
 a Markdown table of both to MD. Exit status: 0 all passed, 1 not.
 """
 import json
@@ -32,17 +33,32 @@ def gpu(report):
     return g[0] if g else {"kernels": 0, "kernel_ns": 0, "busy_ns": 0, "memcpy_count": 0, "memset_count": 0}
 
 
-def check_sync_threads(path):
-    unknown, syncs = set(), []
+def check_syncs(path, report):
+    """Every CUDA sync on the thread of the call that waited, and the
+    report's count of syncs counted here: SYNC regions (not inside another)
+    and the records outside them (rules.md 4.3)."""
+    unknown, syncs, waits = set(), [], []
     with open(path) as f:
         for line in f:
             o = json.loads(line)
             if o["type"] == "thread" and not o["os_tid"]:
                 unknown.add(o["thread"])
-            elif o["type"] == "sync":
-                syncs.append(o["thread"])
-    lost = sum(1 for t in syncs if t in unknown)
-    check("syncs-on-their-threads", syncs and not lost, "%d of %d CUDA syncs on the unknown thread" % (lost, len(syncs)))
+            elif o["type"] == "sync" and o["sync_kind"] != "stream_wait":
+                syncs.append(o)
+            elif o["type"] == "region" and o["kind"] == "sync":
+                waits.append(o)
+    lost = sum(1 for x in syncs if x["thread"] in unknown)
+    check("syncs-on-their-threads", syncs and not lost, "%d of %d CUDA syncs on the unknown thread" % (
+        lost, len(syncs)))
+
+    def inside(x, outer):
+        return any(w is not x and w["thread"] == x["thread"] and w["start_ns"] <= x["start_ns"] and
+                   x["start_ns"] + x["dur_ns"] <= w["start_ns"] + w["dur_ns"] for w in outer)
+
+    want = sum(1 for w in waits if not inside(w, waits)) + sum(1 for x in syncs if not inside(x, waits))
+    got = report["summary"]["sync"]["count"]
+    check("sync-count", got == want, "report %d, counted here %d (%d SYNC regions, %d CUDA records)" % (
+        got, want, len(waits), len(syncs)))
 
 
 def main():
@@ -80,7 +96,7 @@ def main():
     check("busy-time", 0.8 <= ratio <= 1.25, "recorded %.3f ms, imported %.3f ms (%.2fx)" % (
         gr["busy_ns"] / 1e6, gi["busy_ns"] / 1e6, ratio))
     if len(sys.argv) == 6:
-        check_sync_threads(sys.argv[5])
+        check_syncs(sys.argv[5], rec)
     with open(sys.argv[4], "w") as f:
         f.write("| figure | prof record --cuda | torch.profiler, prof import |\n|---|---|---|\n")
         for label, key, scale in (("steps", None, 1), ("kernels", "kernels", 1), ("kernel time / ms", "kernel_ns", 1e6),
