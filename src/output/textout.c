@@ -504,17 +504,6 @@ void textout_names_free(textout_names *c)
     c->n = 0;
 }
 
-void textout_put_name(textout *t, const char *s, int width)
-{
-    char *name = t->st.wide ? textout_sanitize(t, s) : textout_shorten(t, s, width);
-    if (!name)
-        return;
-    int c = textout_cols(name);
-    fputs(name, t->out);
-    fprintf(t->out, "%*s", c < width ? width - c : 0, "");
-    free(name);
-}
-
 void textout_put_wrapped(textout *t, const char *s, int col, int indent)
 {
     char *safe = textout_sanitize(t, s);

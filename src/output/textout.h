@@ -55,9 +55,6 @@ void textout_put_safe(textout *t, const char *s);
 /* s sanitized in a cell of `width` columns, left-aligned, cut with an
  * ellipsis ('~' without Unicode). */
 void textout_put_cell(textout *t, const char *s, int width);
-/* A function or kernel name in a cell of `width` columns: whole with the
- * style's `wide`, else textout_shorten's form of it. */
-void textout_put_name(textout *t, const char *s, int width);
 /* s sanitized and made to fit `width` columns (see textout.c): a new
  * string, or NULL when memory ran out. */
 char *textout_shorten(textout *t, const char *s, int width);
