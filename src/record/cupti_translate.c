@@ -116,16 +116,15 @@ static uint32_t kernel_name(rt_cu_state *st, const char *given)
     if (!given || !st->demangle)
         return intern(st, given);
     rt_cu_kname *k = &st->knames[((uintptr_t)given >> 3) % RT_CU_KNAMES];
-    if (k->given == given)
+    uint64_t hash = hash_fnv1a(given, strlen(given));
+    if (k->given == given && k->hash == hash)
         return k->id;
     int status = -1;
     char *plain = strncmp(given, "_Z", 2) == 0 ? st->demangle(given, NULL, NULL, &status) : NULL;
     uint32_t id = intern(st, status == 0 && plain ? plain : given);
     free(plain);
-    if (id) {
-        k->given = given;
-        k->id = id;
-    }
+    if (id)
+        *k = (rt_cu_kname){ given, hash, id };
     return id;
 }
 

@@ -80,10 +80,12 @@ typedef struct rt_cu_corr {
     uint64_t tid;            /* the API call's thread                        */
 } rt_cu_corr;
 
-/* A kernel name as CUPTI handed it (its pointer) and the id of the name
- * kept for it. */
+/* A kernel name as CUPTI handed it (its pointer, and the hash of its text:
+ * a module unloaded can leave its names' memory to another's) and the id
+ * of the name kept for it. */
 typedef struct rt_cu_kname {
     const char *given;       /* NULL: empty                                  */
+    uint64_t hash;
     uint32_t id;
 } rt_cu_kname;
 
@@ -111,8 +113,8 @@ typedef struct rt_cu_state {
      * their mangled symbol ("_Z12scale_kernelPffi"), torch.profiler, Nsight
      * and HTA by the demangled one ("scale_kernel(float*, float, int)"),
      * which prof keeps too. NULL: names are kept as given. Set, kernel
-     * names are also remembered by pointer (knames), which CUPTI keeps one
-     * of per kernel for the life of the process: each is demangled once. */
+     * names are also remembered by pointer and hash (knames): CUPTI keeps
+     * one string per kernel, so each is demangled once. */
     char *(*demangle)(const char *mangled, char *buf, size_t *len, int *status);
     rt_cu_kname knames[RT_CU_KNAMES];
     /* Set: a sync whose API call (its thread) is not known yet waits here

@@ -118,6 +118,10 @@ Test(record_cupti, kernel_names_demangled)
     uint32_t id = out[0].ev.name_id;
     cr_assert_eq(one(&b, out), 1);
     cr_expect_eq(out[0].ev.name_id, id);
+    /* another kernel's name where an unloaded one's was: its own */
+    strcpy(copy, "_Z12shift_kernelPfi");
+    cr_assert_eq(one(&b, out), 1);
+    cr_expect_str_eq(name_of(out[0].ev.name_id), "shift_kernel(float*, int)");
     dlclose(cxx);
 }
 
