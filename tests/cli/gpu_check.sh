@@ -36,6 +36,9 @@ dc steps-zero 2 --steps 0
 dc torch-steps-too-few 2 --torch-steps 6
 dc rounds-missing-value 2 --rounds
 dc out-missing-value 2 --out
+mkdir -p "$tmp/mine" && echo keep >"$tmp/mine/file"
+dc work-not-emptied 2 --build-only --work "$tmp/mine" --out "$tmp/o0"
+[ -f "$tmp/mine/file" ] && grep -q 'not emptying it' "$err" && ok work-kept || not_ok work-kept "$(cat "$err")"
 
 if nvidia-smi -L >/dev/null 2>&1; then
     ok "no-gpu-skips # skip a GPU is here"

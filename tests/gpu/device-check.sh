@@ -37,7 +37,8 @@ recording overhead, and writes summary.md.
   --out DIR         where summary.md, the log and the profiles go (default
                     $OUT when set, else build/gpu-check)
   --work DIR        the prefix, the build and the runs (default
-                    build/gpu-work; emptied first)
+                    build/gpu-work; emptied first, so it must be empty or
+                    one this script made)
   --steps N         cuda_train steps (default 200)
   --torch-steps N   torch_train steps (default 40)
   --rounds N        interleaved rounds of the overhead runs (default 3)
@@ -102,9 +103,14 @@ if [ $build_only -eq 0 ] && ! nvidia-smi -L >/dev/null 2>&1; then
     exit 77
 fi
 
+# the work folder is emptied: only one this script made, or an empty one
+if [ -d "$W" ] && [ ! -f "$W/.device-check" ] && [ -n "$(ls -A "$W")" ]; then
+    echo "device-check.sh: '$W' is not empty and not a folder of device-check.sh: not emptying it" >&2
+    exit 2
+fi
 mkdir -p "$out" || exit 2
 out=$(cd "$out" && pwd)
-rm -rf "$W" && mkdir -p "$W" || exit 2
+rm -rf "$W" && mkdir -p "$W" && : >"$W/.device-check" || exit 2
 W=$(cd "$W" && pwd)
 LOG=$out/device-check.log
 SUM=$out/summary.md
