@@ -151,9 +151,10 @@ cat "$SUM"
 # ---- 1. build -----------------------------------------------------------------------
 # The bundle's packages go into a prefix of their own. The compiler and
 # linker look there first (C_INCLUDE_PATH, LDFLAGS); at run time the
-# programs look there (LD_RUN_PATH becomes their RUNPATH) only for the
-# libraries the system lacks, so that a process prof records keeps the
-# system's own copies of the rest.
+# programs look there (their RUNPATH, from LD_RUN_PATH, and
+# LD_LIBRARY_PATH) only for the libraries the system lacks (runlib), so
+# that a process prof records keeps the system's own copies of the rest.
+# The packages are amd64 ones, as the GPU machines are.
 P=$W/prefix
 if [ -f "$bundle/packages.txt" ]; then
     bundle=$(cd "$bundle" && pwd)
