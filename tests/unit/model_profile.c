@@ -1004,6 +1004,24 @@ Test(model_profile, late_records_in_sync_regions_count_once)
         cr_expect_eq(m.sync_blocked_ns, STEPS * 5000u + 35u, "shuffled %d", shuffled);
         profile_model_free(&m);
     }
+    /* past the bound: records older than the last 4096 SYNC regions count
+     * on their own (rules.md §4.3) */
+    const char *path = fu_path("late_sync_many.prof");
+    synth *s = synth_open(path, NULL);
+    cr_assert_not_null(s);
+    enum { MANY = 5000 };
+    for (uint64_t i = 0; i < MANY; i++) {
+        synth_region(s, 0, "Tensor.item", PROF_KIND_SYNC, 1, i * 10000 + 5000, 500);
+        synth_region(s, 0, "step", PROF_KIND_COMPUTE, 0, i * 10000, 9000);
+    }
+    for (uint64_t i = 0; i < MANY; i++)
+        synth_sync(s, 0, PROF_SYNC_STREAM, 0, 7, i, i * 10000 + 5100, 300);
+    close_ok(s);
+    profile_model m;
+    load(path, &m);
+    cr_expect_eq(m.sync_records, MANY - 4096u, "%llu", (unsigned long long)m.sync_records);
+    cr_expect_eq(m.sync_count, MANY + MANY - 4096u);
+    profile_model_free(&m);
 }
 
 /* Class attributes become the ops' classes: the last one of a name wins,
