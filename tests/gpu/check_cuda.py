@@ -13,7 +13,11 @@ Exit status: 0 all passed, 1 a check failed.
 """
 import collections
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from gpu_union import union  # noqa: E402  the union the Kineto checks take
 
 MIB = 1 << 20
 
@@ -45,21 +49,6 @@ def load_export(path):
             else:
                 ev[o["type"]].append(o)
     return ev, end
-
-
-def union_ns(intervals):
-    total = 0
-    cur_s = cur_e = None
-    for s, e in sorted(intervals):
-        if cur_e is None or s > cur_e:
-            if cur_e is not None:
-                total += cur_e - cur_s
-            cur_s, cur_e = s, e
-        else:
-            cur_e = max(cur_e, e)
-    if cur_e is not None:
-        total += cur_e - cur_s
-    return total
 
 
 def short(name):
@@ -162,7 +151,8 @@ def check_syncs(c, truth, ev, report):
 
 def check_busy(c, truth, ev, gpu):
     work = ev["gpu_kernel"] + ev["gpu_memcpy"] + ev["gpu_memset"]
-    busy = union_ns([(w["start_ns"], w["start_ns"] + w["dur_ns"]) for w in work if w["device"] == gpu["device"]])
+    busy = sum(b - a for a, b in union([(w["start_ns"], w["start_ns"] + w["dur_ns"])
+                                         for w in work if w["device"] == gpu["device"]]))
     kernel_ns = sum(k["dur_ns"] for k in ev["gpu_kernel"] if k["device"] == gpu["device"])
     c.check("report-busy", gpu["busy_ns"] == busy, "report %d ns, union of the export's records %d ns" % (
         gpu["busy_ns"], busy))
