@@ -20,7 +20,7 @@
 
 static const char usage[] =
     "usage: prof analyze RUN.prof [RUN2.prof ...] [-o FILE]\n"
-    "                    [--format text|json|csv|html] [--top N]\n"
+    "                    [--format text|json|csv|html] [--top N] [--sort self|gpu]\n"
     "                    " CMD_ANALYSIS_USAGE
     "                    [--table TABLE] [--points N] [--fail-on high|medium|low]\n"
     "                    [--no-color] [--wide]\n"
@@ -37,8 +37,10 @@ static const char usage[] =
     "      --format FORMAT      text (default), json (the report of\n"
     "                           formats/report.schema.json), csv, or html (one\n"
     "                           self-contained page, as prof view --html)\n"
-    "      --top N              operations to list, by self time (default 20;\n"
-    "                           0 lists all)\n"
+    "      --top N              operations to list (default 20; 0 lists all)\n"
+    "      --sort KEY           order of the operations: self (self time, the\n"
+    "                           default) or gpu (GPU time launched in them, from\n"
+    "                           the join of kernels to their launches)\n"
     CMD_ANALYSIS_HELP
     "      --table TABLE        the CSV table: ops (default), steps, memory,\n"
     "                           bottlenecks, kernels or gpu (one row a device,\n"
@@ -78,13 +80,14 @@ typedef struct analyze_args {
 } analyze_args;
 
 enum {
-    OPT_FORMAT = CMD_FIRST_LONG, OPT_TOP, OPT_TABLE, OPT_FAIL_ON, OPT_NO_COLOR, OPT_WIDE, OPT_POINTS
+    OPT_FORMAT = CMD_FIRST_LONG, OPT_TOP, OPT_SORT, OPT_TABLE, OPT_FAIL_ON, OPT_NO_COLOR, OPT_WIDE, OPT_POINTS
 };
 
 static const struct option long_options[] = {
     { "output", required_argument, NULL, 'o' },
     { "format", required_argument, NULL, OPT_FORMAT },
     { "top", required_argument, NULL, OPT_TOP },
+    { "sort", required_argument, NULL, OPT_SORT },
     CMD_ANALYSIS_OPTIONS,
     { "table", required_argument, NULL, OPT_TABLE },
     { "points", required_argument, NULL, OPT_POINTS },
@@ -95,6 +98,7 @@ static const struct option long_options[] = {
 };
 
 static const char *const formats[] = { "text", "json", "csv", "html", NULL };
+static const char *const sort_keys[] = { "self", "gpu", NULL };
 static const char *const severities[] = { "high", "medium", "low", NULL };
 
 static void init_args(void *args)
@@ -125,6 +129,11 @@ static int parse_option(void *args, int c, const char *arg)
         if (cmd_parse_amount(arg, INT_MAX, &v) != 0 || v != floor(v))
             return cmd_usage_error(CMD, "--top takes a whole number of operations, not '%s'", arg);
         a->opts.top = (int)v;
+        return EXIT_OK;
+    case OPT_SORT:
+        if ((f = cmd_name_index(sort_keys, arg)) < 0)
+            return cmd_usage_error(CMD, "--sort takes self or gpu, not '%s'", arg);
+        a->opts.sort_gpu = f;
         return EXIT_OK;
     case OPT_TABLE:
         if (report_table_parse(arg, &a->table) != 0)

@@ -30,6 +30,7 @@ void analysis_options_default(analysis_options *o)
     o->list_points = 1;
     o->max_names = REPORT_NAMES;
     o->others = 0;
+    o->sort_gpu = 0;
 }
 
 typedef struct weighted {
@@ -202,6 +203,7 @@ static void summary_time(analysis_ctx *c, cJSON *s)
     jnum(c, y, RK_SHARE, share);
     jstr(c, y, RK_BASIS, basis);
     summary_gpu(c, s);
+    summary_launches(c, s);
 }
 
 static void section_summary(analysis_ctx *c, cJSON *report)
@@ -242,6 +244,22 @@ static int by_self_desc(const void *a, const void *b, void *arg)
     return strcmp(x->name, y->name);
 }
 
+/* Operations by GPU time launched in them (total, then self), then by
+ * self time: the kernels, which launch nothing, after every region. */
+static int by_gpu_desc(const void *a, const void *b, void *arg)
+{
+    const model_op *ops = arg;
+    const model_op *x = &ops[*(const uint32_t *)a], *y = &ops[*(const uint32_t *)b];
+    int xk = x->kind == MODEL_KIND_GPU, yk = y->kind == MODEL_KIND_GPU;
+    if (xk != yk)
+        return xk - yk;
+    if (x->gpu_ns != y->gpu_ns)
+        return x->gpu_ns < y->gpu_ns ? 1 : -1;
+    if (x->gpu_self_ns != y->gpu_self_ns)
+        return x->gpu_self_ns < y->gpu_self_ns ? 1 : -1;
+    return by_self_desc(a, b, arg);
+}
+
 static void add_operation(analysis_ctx *c, cJSON *arr, const model_op *op)
 {
     double base = op->kind == MODEL_KIND_GPU ? c->gpu_busy_ns : (double)c->m->profiled_ns;
@@ -260,6 +278,11 @@ static void add_operation(analysis_ctx *c, cJSON *arr, const model_op *op)
     jnum(c, o, RK_P99_NS, sketch_quantile(&op->dur, 0.99));
     jnum(c, o, RK_SELF_SHARE, base > 0 ? (double)op->self_ns / base : 0.0);
     jnum(c, o, RK_INCL_SHARE, base > 0 ? (double)op->incl_ns / base : 0.0);
+    if (c->m->has_gpu && op->kind != MODEL_KIND_GPU) { /* rules.md §3.2 */
+        jnum(c, o, RK_GPU_NS, (double)op->gpu_ns);
+        jnum(c, o, RK_GPU_SELF_NS, (double)op->gpu_self_ns);
+        jnum(c, o, RK_GPU_KERNELS, (double)op->kernels);
+    }
     if (op->cls) /* what the op is (format §6.5), when the profile says */
         jstr(c, o, RK_MODULE_CLASS, op->cls);
     steady_op(c, o, op);
@@ -273,7 +296,8 @@ static void section_operations(analysis_ctx *c, cJSON *report)
     if (order) {
         for (uint32_t i = 0; i < m->nops; i++)
             order[i] = i;
-        qsort_r(order, m->nops, sizeof *order, by_self_desc, m->ops);
+        qsort_r(order, m->nops, sizeof *order, c->o.sort_gpu ? by_gpu_desc : by_self_desc,
+                m->ops);
         size_t keep = c->o.top > 0 && (size_t)c->o.top < m->nops ? (size_t)c->o.top : m->nops;
         for (size_t i = 0; i < keep; i++)
             add_operation(c, arr, &m->ops[order[i]]);
@@ -289,6 +313,7 @@ static void section_operations(analysis_ctx *c, cJSON *report)
         free(order);
     }
     jnum(c, report, RK_OPERATIONS_TOTAL, (double)m->nops);
+    jstr(c, report, RK_OPERATIONS_ORDER, c->o.sort_gpu ? "gpu" : "self");
 }
 
 void report_others(analysis_ctx *c, cJSON *report, const char *key, size_t count,

@@ -31,6 +31,8 @@ typedef struct analysis_options {
                                    (memory series, counters, GPU devices,
                                    threads of the call tree), largest first,
                                    default REPORT_NAMES; 0 = all              */
+    int sort_gpu;               /* 1: operations by GPU time launched in them
+                                   (rules.md §3.2), not self time; default 0 */
     int others;                 /* 1: operations and kernels cut by top are
                                    summed up in the report's "others" object
                                    (the dashboard's reports); default 0      */

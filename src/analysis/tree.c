@@ -14,10 +14,21 @@
 typedef struct tree_walk {
     analysis_ctx *c;
     double fold_ns;        /* nodes below this inclusive time are folded */
+    double fold_gpu_ns;    /* ... and below this GPU time               */
     uint32_t thread;
 } tree_walk;
 
 static void add_node(tree_walk *w, cJSON *arr, uint32_t n);
+
+/* GPU work launched in a node (rules.md §3.2), in profiles that have some. */
+static void node_gpu(analysis_ctx *c, cJSON *o, uint64_t total, uint64_t self, uint64_t kernels)
+{
+    if (!c->m->has_gpu)
+        return;
+    jnum(c, o, RK_GPU_NS, (double)total);
+    jnum(c, o, RK_GPU_SELF_NS, (double)self);
+    jnum(c, o, RK_GPU_KERNELS, (double)kernels);
+}
 
 static int by_incl_desc(const void *a, const void *b, void *arg)
 {
@@ -43,13 +54,15 @@ static void add_children(tree_walk *w, cJSON *node, uint32_t n)
     for (uint32_t k = m->nodes[n].first_child; k != MODEL_NONE; k = m->nodes[k].next_sibling)
         kids[i++] = k;
     qsort_r(kids, count, sizeof *kids, by_incl_desc, m->nodes);
-    uint64_t o_calls = 0, o_ns = 0;
+    uint64_t o_calls = 0, o_ns = 0, o_gpu = 0, o_kernels = 0;
     size_t folded = 0;
     for (i = 0; i < count; i++) {
         const model_node *k = &m->nodes[kids[i]];
-        if ((double)k->incl_ns < w->fold_ns) {
+        if ((double)k->incl_ns < w->fold_ns && (double)k->gpu_ns < w->fold_gpu_ns) {
             o_calls += k->calls;
             o_ns += k->incl_ns;
+            o_gpu += k->gpu_ns;
+            o_kernels += k->kernels;
             folded++;
         } else {
             add_node(w, arr, kids[i]);
@@ -63,6 +76,7 @@ static void add_children(tree_walk *w, cJSON *node, uint32_t n)
         jnum(w->c, o, RK_CALLS, (double)o_calls);
         jnum(w->c, o, RK_INCL_NS, (double)o_ns);
         jnum(w->c, o, RK_SELF_NS, (double)o_ns);
+        node_gpu(w->c, o, o_gpu, o_gpu, o_kernels);
         jnum(w->c, o, RK_FOLDED, (double)folded);
         jarr(w->c, o, RK_CHILDREN);
     }
@@ -81,6 +95,7 @@ static void add_node(tree_walk *w, cJSON *arr, uint32_t n)
     jnum(w->c, o, RK_CALLS, (double)node->calls);
     jnum(w->c, o, RK_INCL_NS, (double)node->incl_ns);
     jnum(w->c, o, RK_SELF_NS, (double)node->self_ns);
+    node_gpu(w->c, o, node->gpu_ns, node->gpu_self_ns, node->kernels);
     add_children(w, o, n);
 }
 
@@ -111,7 +126,7 @@ void section_call_tree(analysis_ctx *c, cJSON *report)
     jstr(c, root, RK_NAME, "<root>");
     uint64_t calls = 0, incl = 0, o_calls = 0, o_incl = 0;
     cJSON *threads = cJSON_CreateArray();
-    tree_walk w = { c, 0.001 * (double)m->profiled_ns, 0 };
+    tree_walk w = { c, 0.001 * (double)m->profiled_ns, 0.001 * (double)m->gpu_join.joined_ns, 0 };
     size_t cut;
     unsigned char *listed = report_listed(c, m, m->nthreads, thread_busy, &cut);
     for (size_t i = 0; i < m->nthreads; i++) {
@@ -138,6 +153,7 @@ void section_call_tree(analysis_ctx *c, cJSON *report)
         jnum(c, o, RK_CALLS, (double)t_calls);
         jnum(c, o, RK_INCL_NS, (double)t->busy_ns);
         jnum(c, o, RK_SELF_NS, 0);
+        node_gpu(c, o, r->gpu_ns, r->gpu_self_ns, r->kernels);
         add_children(&w, o, t->root);
     }
     free(listed);

@@ -33,6 +33,8 @@ typedef struct mb_fnode {
     uint32_t first_child, next_sibling; /* pool indexes or MODEL_NONE */
     uint64_t gen;                       /* its children's list in the floating index, 0 none */
     uint64_t calls, incl_ns, self_ns;
+    uint64_t gpu_ns, kernels;           /* GPU work launched directly in the
+                                           merged calls (launch.c)     */
     uint64_t min_start, max_end;        /* span of the merged calls    */
 } mb_fnode;
 
@@ -67,6 +69,7 @@ typedef struct mb_level {  /* the floating nodes waiting at one depth           
  * read, kept to be committed or replayed. */
 typedef struct mb_rep_region {
     uint64_t start, dur, self;
+    uint64_t gpu_ns, kernels;  /* GPU work it launched directly (launch.c) */
     uint32_t op, depth, kind;
 } mb_rep_region;
 
@@ -76,6 +79,7 @@ typedef struct mb_rep_region {
 typedef struct mb_rep_path {
     uint32_t op, depth, kind, node;
     uint64_t dur, self;    /* sums over the repeats (the kept one's included)   */
+    uint64_t gpu_ns, kernels; /* the same of the GPU work launched directly  */
 } mb_rep_path;
 
 /* The places learned of one outermost region's regions, in arrival order. */
@@ -112,8 +116,41 @@ typedef struct mb_interval {
     uint64_t start, end;
 } mb_interval;
 
+/* GPU work a region launched directly, beside a run of regions handed
+ * over slim (launch.c). */
+typedef struct mb_gself {
+    uint64_t ns, kernels;
+} mb_gself;
+
+/* launch.c: a launch waiting for the region it was made in: GPU time
+ * launched at `lo` (at or after it and up to `hi` once two were merged to
+ * stay within the bound). */
+typedef struct mb_jpend {
+    uint64_t lo, hi, gpu_ns, kernels;
+} mb_jpend;
+
+/* launch.c: a launch call of the thread whose GPU work has not come. */
+typedef struct mb_jout {
+    uint64_t seq, start;   /* the call's place in the calls kept (mb_join.calls) */
+} mb_jout;
+
+/* launch.c: what a thread's join holds (see the top of launch.c). */
+typedef struct mb_jthread {
+    pf_slim *hold;         /* regions and syncs held, in arrival order, from hold_head */
+    size_t hold_head, nhold, cap_hold;
+    mb_gself *gself;       /* scratch: the GPU work of the regions handed on at once */
+    size_t cap_gself;
+    mb_jpend *pend;        /* launches waiting for their region, by lo              */
+    size_t npend, cap_pend;
+    mb_jout *out;          /* launch calls waiting for their GPU work, by start      */
+    size_t out_head, nout, cap_out;
+    uint64_t api_end;      /* the latest end of a runtime call of the thread so far  */
+    uint64_t released_end; /* the latest end of a region handed on                   */
+} mb_jthread;
+
 typedef struct mb_thread {
     mb_rep rep;            /* the repeat path (calltree.c)                              */
+    mb_jthread join;       /* launch.c                                                  */
     mb_level *level;       /* by depth                                                  */
     size_t nlevels;        /* allocated                                                 */
     uint32_t top;          /* levels at and above top are empty                          */
@@ -204,6 +241,38 @@ typedef struct mb_window {
     int first_final_known;
 } mb_window;
 
+/* launch.c: a launch call kept for the GPU work it launched, and a GPU
+ * record waiting for its call, each in a ring of MB_JOIN_KEPT by arrival. */
+typedef struct mb_jcall {
+    uint64_t correlation, start, dur, seq;
+    uint32_t tpos, flags;  /* MB_LAUNCH_* of its name                      */
+} mb_jcall;
+
+typedef struct mb_jgpu {
+    uint64_t correlation, start, dur, seq;
+    uint64_t prev;         /* seq of the previous record of its id waiting, or UINT64_MAX */
+    uint32_t device, stream, type, op; /* type: PROF_EV_GPU_*; op: a kernel's  */
+    int waiting;
+} mb_jgpu;
+
+#define MB_JOIN_KEPT (1u << 18)   /* launch calls kept, GPU records waiting (each) */
+#define MB_JOIN_HOLD 65536u       /* regions a thread holds for their launches     */
+#define MB_JOIN_PENDING 65536u    /* launches a thread holds for their regions     */
+
+typedef struct mb_join {
+    int hold;              /* regions wait for their launches                     */
+    mb_jcall *calls;       /* a ring: call seq is at calls[seq % MB_JOIN_KEPT]    */
+    size_t ncalls, cap_calls;
+    uint64_t next_call;
+    hmap call_index;       /* correlation -> slot                                 */
+    mb_jgpu *gpu;          /* the same for GPU records                           */
+    size_t ngpu, cap_gpu;
+    uint64_t next_gpu;
+    hmap gpu_index;        /* correlation -> slot of the newest record waiting    */
+    hmap stream_index;     /* device << 32 | stream -> index into m->launch       */
+    size_t cap_launch;
+} mb_join;
+
 typedef struct mb_name_slot {              /* name id -> index, checked by name pointer */
     const char *name;
     uint32_t index;
@@ -258,6 +327,8 @@ typedef struct model_builder {
     uint64_t next_gen;
     mb_gpu *gpu;           /* parallel to m->gpus                             */
     mb_window window;      /* GPU records launched before the final step     */
+    mb_join join;          /* GPU work joined to its launches (launch.c)     */
+    mb_idmap api_names;    /* MB_LAUNCH_* of a runtime call's name, + 1      */
     hmap gpu_index;        /* m->gpus by device (a profile may name any number) */
     mb_series_state *series_state; /* parallel to m->series                  */
     hmap series_index;     /* m->series by (name, is memory), as op_index: a
@@ -332,12 +403,16 @@ int mb_repeat_allowed(void);
 typedef struct mb_reg {
     uint64_t start_ns, dur_ns;
     uint32_t depth, kind;
+    uint64_t gpu_ns, kernels; /* GPU work it launched directly (launch.c), 0 none */
 } mb_reg;
+
 
 int mb_region(model_builder *b, uint32_t tpos, const mb_reg *ev, uint32_t op);
 /* mb_region for each of n regions handed over slim, their tags their ops,
- * with no other event of the thread among them */
-int mb_region_run(model_builder *b, uint32_t tpos, const pf_slim *v, size_t n);
+ * with no other event of the thread among them; g, when not NULL, the GPU
+ * work each launched directly */
+int mb_region_run(model_builder *b, uint32_t tpos, const pf_slim *v, size_t n,
+                  const mb_gself *g);
 /* A new thread's repeat path, its levels empty. */
 void mb_rep_init(mb_rep *r);
 int mb_sync_record(model_builder *b, uint32_t tpos, const prof_event *ev);
@@ -360,6 +435,26 @@ int mb_window_unknown(const model_builder *b, const mb_gpu *g);
 int mb_window_settle(model_builder *b, mb_gpu *g, uint64_t *left_out);
 void mb_window_free(model_builder *b);
 void mb_gpu_free(model_builder *b);
+
+/* launch.c: the join of GPU work to the runtime calls that launched it and
+ * to the regions those were made in (rules.md §3.2). Regions and syncs of
+ * a thread go through mb_join_region(_run) and mb_join_sync, which hand
+ * them on to mb_region(_run) and mb_sync_record once their launches are
+ * known. */
+enum {
+    MB_LAUNCH_WORK = 1,    /* a call that launches GPU work                     */
+    MB_LAUNCH_HTA = 2,     /* one of HTA's launch calls for its statistics      */
+    MB_LAUNCH_MET = 256,   /* mb_jcall.flags: its GPU work came                */
+};
+void mb_join_start(model_builder *b);
+int mb_join_api(model_builder *b, uint32_t tpos, const prof_event *ev);
+int mb_join_gpu(model_builder *b, const prof_event *ev, uint32_t op);
+int mb_join_region(model_builder *b, uint32_t tpos, const mb_reg *reg, uint32_t op);
+int mb_join_region_run(model_builder *b, uint32_t tpos, const pf_slim *v, size_t n);
+int mb_join_sync(model_builder *b, uint32_t tpos, const prof_event *ev);
+int mb_join_release_all(model_builder *b); /* before mb_tree_finish */
+int mb_join_finish(model_builder *b);      /* after it: totals, statistics */
+void mb_join_free(model_builder *b);
 
 /* collective.c: communication kernels and COMM regions, kept for the
  * straggler rule (rules.md §4.9) */

@@ -197,6 +197,8 @@ static void fnode_merge(model_builder *b, uint32_t parent, uint32_t list)
             g->calls += f->calls;
             g->incl_ns += f->incl_ns;
             g->self_ns += f->self_ns;
+            g->gpu_ns += f->gpu_ns;
+            g->kernels += f->kernels;
             fnode_merge(b, same, f->first_child);
             fnode_free(b, list);
         }
@@ -227,6 +229,8 @@ static int attach_real(model_builder *b, uint32_t real, uint32_t list)
         node->calls += f.calls;
         node->incl_ns += f.incl_ns;
         node->self_ns += f.self_ns;
+        node->gpu_self_ns += f.gpu_ns;
+        node->kernels_self += f.kernels;
         /* most nodes are leaves: no call for their empty list */
         if (f.first_child != MODEL_NONE && attach_real(b, n, f.first_child) < 0)
             return -1;
@@ -475,7 +479,7 @@ static void recent_push(mb_thread *t, uint64_t s, uint64_t e, uint32_t op, uint3
 
 /* An outermost region: straight into the tree with what it adopted. */
 static int place_outermost(model_builder *b, uint32_t tpos, uint32_t op, uint64_t dur,
-                           uint64_t self, uint32_t kids)
+                           uint64_t self, const mb_reg *reg, uint32_t kids)
 {
     model_thread *mt = &b->m->threads[tpos];
     uint32_t n = mb_node_child(b, mt->root, op);
@@ -485,6 +489,8 @@ static int place_outermost(model_builder *b, uint32_t tpos, uint32_t op, uint64_
     node->calls++;
     node->incl_ns += dur;
     node->self_ns += self;
+    node->gpu_self_ns += reg->gpu_ns;
+    node->kernels_self += reg->kernels;
     mt->busy_ns += dur;
     b->m->profiled_ns += dur;
     b->threads[tpos].top = 0;
@@ -494,7 +500,7 @@ static int place_outermost(model_builder *b, uint32_t tpos, uint32_t op, uint64_
 /* A nested region: merged into the floating node of its operation at its
  * level, to wait for its parent. */
 static int place_nested(model_builder *b, uint32_t tpos, uint32_t d, uint32_t op, uint64_t s,
-                        uint64_t e, uint64_t self, const adopted *kids)
+                        uint64_t e, uint64_t self, const mb_reg *reg, const adopted *kids)
 {
     mb_thread *t = &b->threads[tpos];
     uint64_t bit = UINT64_C(1) << (op & 63);
@@ -511,6 +517,8 @@ static int place_nested(model_builder *b, uint32_t tpos, uint32_t d, uint32_t op
             .calls = 1,
             .incl_ns = e - s,
             .self_ns = self,
+            .gpu_ns = reg->gpu_ns,
+            .kernels = reg->kernels,
             .min_start = s,
             .max_end = e,
         };
@@ -532,6 +540,8 @@ static int place_nested(model_builder *b, uint32_t tpos, uint32_t d, uint32_t op
         n->calls++;
         n->incl_ns += e - s;
         n->self_ns += self;
+        n->gpu_ns += reg->gpu_ns;
+        n->kernels += reg->kernels;
         if (e > n->max_end)
             n->max_end = e;
     }
@@ -566,8 +576,8 @@ static int region_general(model_builder *b, uint32_t tpos, const mb_reg *reg, ui
     if (reg->kind < sizeof m->kind_ns / sizeof m->kind_ns[0])
         m->kind_ns[reg->kind] += self;
     m->threads[tpos].regions++;
-    return d == 0 ? place_outermost(b, tpos, op, dur, self, kids.head)
-                  : place_nested(b, tpos, d, op, s, e, self, &kids);
+    return d == 0 ? place_outermost(b, tpos, op, dur, self, reg, kids.head)
+                  : place_nested(b, tpos, d, op, s, e, self, reg, &kids);
 }
 
 /* ---- the repeat path ----------------------------------------------------------------
@@ -628,10 +638,12 @@ static void rep_flush_sums(profile_model *m, mb_rep_learned *l)
         node->calls += l->commits;
         node->incl_ns += p->dur;
         node->self_ns += p->self;
+        node->gpu_self_ns += p->gpu_ns;
+        node->kernels_self += p->kernels;
         m->ops[p->op].self_ns += p->self;
         if (p->kind < sizeof m->kind_ns / sizeof m->kind_ns[0])
             m->kind_ns[p->kind] += p->self;
-        p->dur = p->self = 0;
+        p->dur = p->self = p->gpu_ns = p->kernels = 0;
     }
     l->commits = 0;
 }
@@ -672,6 +684,8 @@ static int rep_replay(model_builder *b, uint32_t tpos)
     for (size_t i = 0; i < r->ncur; i++) { /* out of the sums, modulo 2^64 */
         v[i].dur -= r->cur[i].dur;
         v[i].self -= r->cur[i].self;
+        v[i].gpu_ns -= r->cur[i].gpu_ns;
+        v[i].kernels -= r->cur[i].kernels;
     }
     r->speculating = 0;
     r->learnable = 1;
@@ -679,7 +693,7 @@ static int rep_replay(model_builder *b, uint32_t tpos)
     r->skip = r->backoff;
     for (size_t i = 0; i < r->ncur; i++) {
         const mb_rep_region *x = &r->cur[i];
-        mb_reg reg = { x->start, x->dur, x->depth, x->kind };
+        mb_reg reg = { x->start, x->dur, x->depth, x->kind, x->gpu_ns, x->kernels };
         if (region_general(b, tpos, &reg, x->op) < 0)
             return -1;
     }
@@ -711,7 +725,8 @@ static void rep_commit(model_builder *b, uint32_t tpos)
  * copies a loop keeps (in registers) and writes back; room for the
  * region in cur was made. */
 static inline int rep_keep(mb_rep *r, mb_rep_region *cur, size_t *ncur, mb_rep_path *p,
-                           uint32_t op, uint32_t d, uint32_t kind, uint64_t s, uint64_t dur)
+                           uint32_t op, uint32_t d, uint32_t kind, uint64_t s, uint64_t dur,
+                           const mb_gself *g)
 {
     uint64_t e = s + dur;
     /* as the general way would place it: no orphan below it (every child
@@ -725,9 +740,12 @@ static inline int rep_keep(mb_rep *r, mb_rep_region *cur, size_t *ncur, mb_rep_p
         return -1;
     uint64_t kids = r->sum[d + 1], self = kids < dur ? dur - kids : 0;
     rep_level_empty(r, d + 1);
-    cur[(*ncur)++] = (mb_rep_region){ s, dur, self, op, d, kind };
+    uint64_t gns = g ? g->ns : 0, gk = g ? g->kernels : 0;
+    cur[(*ncur)++] = (mb_rep_region){ s, dur, self, gns, gk, op, d, kind };
     p->dur += dur;
     p->self += self;
+    p->gpu_ns += gns;
+    p->kernels += gk;
     if (d == 0) {
         r->top = 0;
         return 1;
@@ -753,7 +771,8 @@ static int rep_follow(model_builder *b, uint32_t tpos, const mb_reg *reg, uint32
     int k;
     if (vec_grow(&r->cur, &r->cap_cur, r->ncur, sizeof *r->cur) < 0 ||
         (k = rep_keep(r, r->cur, &r->ncur, rep_place(&r->learned[r->following], r->ncur), op,
-                      reg->depth, reg->kind, reg->start_ns, reg->dur_ns)) < 0)
+                      reg->depth, reg->kind, reg->start_ns, reg->dur_ns,
+                      &(mb_gself){ reg->gpu_ns, reg->kernels })) < 0)
         return rep_replay(b, tpos) < 0 ? -1 : 0;
     if (k == 1)
         rep_commit(b, tpos);
@@ -796,7 +815,7 @@ static void rep_learn(model_builder *b, uint32_t tpos)
             parent == MODEL_NONE ? NULL : hmap_find(&b->node_index, (uint64_t)parent << 32 | op);
         if (!node)
             return; /* not as adopt placed it: nothing learned */
-        l->v[i] = (mb_rep_path){ op, d, kind, *node, 0, 0 };
+        l->v[i] = (mb_rep_path){ op, d, kind, *node, 0, 0, 0, 0 };
         above[d] = *node;
         for (uint32_t c = d + 1; c < MB_REP_DEPTH && above[c] != MODEL_NONE; c++)
             above[c] = MODEL_NONE;
@@ -871,7 +890,8 @@ int mb_region(model_builder *b, uint32_t tpos, const mb_reg *reg, uint32_t op)
  * outermost region, up to and with its last (which commits it): the
  * repeat path's common case, in one loop. Returns how many were kept; the
  * first region that differs is left for rep_follow to replay with. */
-static size_t rep_follow_run(model_builder *b, uint32_t tpos, const pf_slim *v, size_t n)
+static size_t rep_follow_run(model_builder *b, uint32_t tpos, const pf_slim *v, size_t n,
+                             const mb_gself *g)
 {
     mb_rep *r = &b->threads[tpos].rep;
     /* a copy, which the stores into r and cur cannot change: its array
@@ -884,7 +904,8 @@ static size_t rep_follow_run(model_builder *b, uint32_t tpos, const pf_slim *v, 
     int k = 0;
     for (; i < n && k == 0; i++)
         if ((k = rep_keep(r, cur, &ncur, rep_place(&l, ncur), v[i].tag, pf_slim_depth(&v[i]),
-                          pf_slim_kind(&v[i]), v[i].start_ns, v[i].dur_ns)) < 0)
+                          pf_slim_kind(&v[i]), v[i].start_ns, v[i].dur_ns,
+                          g ? &g[i] : NULL)) < 0)
             break;
     r->ncur = ncur;
     if (k == 1)
@@ -914,11 +935,13 @@ static int recent_push_run(mb_thread *t, const pf_slim *v, size_t n)
  * can come before the run ends (records are whole events), so only the
  * last MB_RECENT regions need noting as recent, once, and the regions
  * that repeat the learned outermost region go through rep_follow_run. */
-int mb_region_run(model_builder *b, uint32_t tpos, const pf_slim *v, size_t n)
+int mb_region_run(model_builder *b, uint32_t tpos, const pf_slim *v, size_t n,
+                  const mb_gself *g)
 {
     if (b->threads[tpos].nsyncs) {
         for (size_t i = 0; i < n; i++) {
-            mb_reg reg = { v[i].start_ns, v[i].dur_ns, pf_slim_depth(&v[i]), pf_slim_kind(&v[i]) };
+            mb_reg reg = { v[i].start_ns, v[i].dur_ns, pf_slim_depth(&v[i]), pf_slim_kind(&v[i]),
+                           g ? g[i].ns : 0, g ? g[i].kernels : 0 };
             if (mb_region(b, tpos, &reg, v[i].tag) < 0)
                 return -1;
         }
@@ -926,10 +949,12 @@ int mb_region_run(model_builder *b, uint32_t tpos, const pf_slim *v, size_t n)
     }
     for (size_t i = 0; i < n;) {
         mb_thread *t = &b->threads[tpos];
-        mb_reg reg = { v[i].start_ns, v[i].dur_ns, pf_slim_depth(&v[i]), pf_slim_kind(&v[i]) };
+        mb_reg reg = { v[i].start_ns, v[i].dur_ns, pf_slim_depth(&v[i]), pf_slim_kind(&v[i]),
+                       g ? g[i].ns : 0, g ? g[i].kernels : 0 };
         if (!t->rep.started)
             rep_begin(b, t, &reg, v[i].tag);
-        size_t kept = t->rep.speculating ? rep_follow_run(b, tpos, v + i, n - i) : 0;
+        size_t kept =
+            t->rep.speculating ? rep_follow_run(b, tpos, v + i, n - i, g ? g + i : NULL) : 0;
         if (kept) {
             i += kept;
             continue;

@@ -328,8 +328,8 @@ static int region_add(model_builder *b, uint32_t pos, const prof_event *ev)
     b->m->region_events++;
     if (ev->kind == PROF_KIND_COMM && mb_collective_region(b, ev) < 0)
         return -1;
-    mb_reg reg = { ev->start_ns, ev->dur_ns, ev->depth, ev->kind };
-    return mb_region(b, pos, &reg, op);
+    mb_reg reg = { ev->start_ns, ev->dur_ns, ev->depth, ev->kind, 0, 0 };
+    return mb_join_region(b, pos, &reg, op);
 }
 
 static int kernel_add(model_builder *b, const prof_event *ev)
@@ -339,7 +339,7 @@ static int kernel_add(model_builder *b, const prof_event *ev)
         return -1;
     model_op *o = &b->m->ops[op];
     o->self_ns += ev->dur_ns; /* a kernel has no children */
-    if (o->comm && mb_collective_kernel(b, ev) < 0)
+    if ((o->comm && mb_collective_kernel(b, ev) < 0) || mb_join_gpu(b, ev, op) < 0)
         return -1;
     return mb_gpu_event(b, ev, o->comm);
 }
@@ -381,7 +381,7 @@ static int event_add(model_builder *b, const prof_event *ev)
     case PROF_EV_STEP:
         return mb_window_step(b, ev->start_ns) < 0 ? -1 : mb_step_add(b, ev);
     case PROF_EV_API:
-        return mb_window_launch(b, ev);
+        return mb_window_launch(b, ev) < 0 ? -1 : mb_join_api(b, pos, ev);
     case PROF_EV_MEMORY:
         return mb_sample_add(b, ev, 1);
     case PROF_EV_COUNTER:
@@ -390,9 +390,9 @@ static int event_add(model_builder *b, const prof_event *ev)
         return kernel_add(b, ev);
     case PROF_EV_GPU_MEMCPY:
     case PROF_EV_GPU_MEMSET:
-        return mb_gpu_event(b, ev, 0);
+        return mb_join_gpu(b, ev, MODEL_NONE) < 0 ? -1 : mb_gpu_event(b, ev, 0);
     case PROF_EV_SYNC:
-        return mb_sync_record(b, pos, ev);
+        return mb_join_sync(b, pos, ev);
     default: /* marks, dropped counts (taken from the status) */
         return 0;
     }
@@ -427,7 +427,7 @@ static size_t slim_run_add(model_builder *b, uint32_t thread, const pf_slim *v, 
     m->last_ns = last;
     m->events += i;
     m->region_events += i;
-    return mb_region_run(b, pos, v, i) < 0 ? 0 : i;
+    return mb_join_region_run(b, pos, v, i) < 0 ? 0 : i;
 }
 
 static int slim_batch_add(model_builder *b, const pf_slim_batch *batch)
@@ -474,6 +474,7 @@ static void builder_free(model_builder *b)
 {
     if (b->calls)
         mb_calls_abort(b->calls);
+    mb_join_free(b);
     mb_tree_free(b);
     mb_gpu_free(b);
     free(b->region_ops.v);
@@ -495,7 +496,9 @@ static int model_finish(model_builder *b)
     profile_model *m = b->m;
     mb_calls *calls = b->calls;
     b->calls = NULL; /* finished, or failed: freed either way */
-    if ((calls && mb_calls_finish(calls, m) < 0) || mb_tree_finish(b) < 0 || mb_gpu_finish(b) < 0 || mb_collective_finish(b) < 0 ||
+    if ((calls && mb_calls_finish(calls, m) < 0) || mb_join_release_all(b) < 0 ||
+        mb_tree_finish(b) < 0 || mb_join_finish(b) < 0 || mb_gpu_finish(b) < 0 ||
+        mb_collective_finish(b) < 0 ||
         mb_steps_series_finish(m) < 0)
         return -1;
     for (size_t i = 0; i < m->nops; i++)
@@ -544,6 +547,7 @@ static prof_err model_build(prof_reader *r, profile_model *m, model_progress_fn 
     if (!(m->metadata = strdup(prof_reader_metadata(r))))
         goto nomem;
     metadata_parse(m);
+    mb_join_start(&b);
     progress_report(r, progress, arg, &last_blocks, 1);
     for (;;) {
         if (b.calls) { /* slim: the reader's thread decodes alone */
@@ -632,6 +636,10 @@ void profile_model_free(profile_model *m)
     free(m->series);
     free(m->sync_sites);
     free(m->gpus);
+    model_launch_stats_free(&m->launch_all);
+    for (size_t i = 0; i < m->nlaunch; i++)
+        model_launch_stats_free(&m->launch[i]);
+    free(m->launch);
     free(m->comm_kernels);
     free(m->comm_regions);
     free(m->path);

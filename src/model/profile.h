@@ -37,6 +37,10 @@ typedef struct model_op {
                               e.g. "torch.nn.Linear"), or NULL when the profile does not say */
     time_batches batches;  /* calls and time by when they started, for compare's tests  */
     int comm;              /* a kernel that communicates (model_kernel_is_comm)          */
+    /* GPU work launched in its regions (rules.md §3.2): directly (self), or
+     * in them or below them (total; a call inside a call of itself counted
+     * once); the kernels of it. 0 for kernel operations. */
+    uint64_t gpu_self_ns, gpu_ns, kernels_self, kernels;
 } model_op;
 
 #define MODEL_KIND_GPU 100u /* model_op.kind of a GPU kernel operation */
@@ -51,6 +55,12 @@ typedef struct model_node {
     uint32_t parent;       /* node index; MODEL_NONE for a root                         */
     uint32_t first_child, next_sibling; /* node indexes or MODEL_NONE                    */
     uint64_t calls, incl_ns, self_ns;
+    /* GPU work (kernels, copies, memsets) joined to the runtime call that
+     * launched it and that call to its place (rules.md §3.2): launched
+     * directly in this node's regions (self), or in them or below (total);
+     * and of those records, the kernels. A root's self is the work
+     * launched outside every region of its thread. */
+    uint64_t gpu_self_ns, gpu_ns, kernels_self, kernels;
 } model_node;
 
 typedef struct model_thread {
@@ -198,6 +208,39 @@ typedef struct model_collective {
 
 #define MODEL_COLLECTIVES_MAX (1u << 18) /* kept of each kind; later ones are counted */
 
+/* Kernel launch statistics as Holistic Trace Analysis defines them
+ * (rules.md §3.2): over the GPU records whose launch call is
+ * cudaLaunchKernel, cudaLaunchKernelExC, cudaMemcpyAsync or
+ * cudaMemsetAsync, the call's CPU duration, the record's GPU duration and
+ * the launch delay (record start minus the call's end, 0 when negative). */
+typedef struct model_launch_stats {
+    uint32_t device, stream; /* MODEL_NONE for the summary over every stream      */
+    uint64_t launches;
+    uint64_t cpu_ns, gpu_ns, delay_ns;   /* sums                                   */
+    uint64_t cpu_over, delay_over; /* calls over HTA's cut-offs: runtime 50 µs,
+                              launch delay 100 µs                                 */
+    quantile_sketch cpu, gpu, delay;
+} model_launch_stats;
+
+void model_launch_stats_free(model_launch_stats *s);
+
+#define MODEL_LAUNCH_CPU_CUTOFF_NS 50000ull
+#define MODEL_LAUNCH_DELAY_CUTOFF_NS 100000ull
+#define MODEL_SHORT_KERNEL_NS 10000ull /* a kernel shorter than this is short */
+
+/* How GPU work was joined to its launches (launch.c). */
+typedef struct model_gpu_join {
+    uint64_t records, ns;          /* GPU records (kernels, copies, memsets), their time */
+    uint64_t joined, joined_ns;    /* of them, joined to their runtime call            */
+    uint64_t late, late_ns;        /* of those, whose call's thread had already handed
+                                      on a region around the call: counted in an
+                                      enclosing region that came later, or outside    */
+    uint64_t outside_ns;           /* launched outside every region of its thread     */
+    uint64_t short_kernels, short_kernel_ns; /* kernels under MODEL_SHORT_KERNEL_NS    */
+    int held;                      /* regions waited for their launches (the profile
+                                      has CUDA activity)                              */
+} model_gpu_join;
+
 typedef struct profile_model {
     char *path;
     char *metadata;        /* JSON text                                                 */
@@ -231,6 +274,10 @@ typedef struct profile_model {
                                      below one outermost region, never by events         */
     uint64_t repeated_regions;    /* of region_events, those placed by the call tree's
                                      repeat path (a measure of it; calltree.c)           */
+    model_gpu_join gpu_join;
+    model_launch_stats launch_all; /* launch statistics over every stream             */
+    model_launch_stats *launch;    /* per stream, by device then stream                */
+    size_t nlaunch;
     void *priv;                   /* builder state, NULL once loaded                     */
 } profile_model;
 

@@ -345,6 +345,43 @@ static void render_gpu(textout *t, const cJSON *s)
     }
 }
 
+/* GPU work joined to its launches, and HTA's launch statistics
+ * (rules.md §3.2). */
+static void render_launches(textout *t, const cJSON *s)
+{
+    char b1[FMT_BUF], b2[FMT_BUF], b3[FMT_BUF], b4[FMT_BUF], b5[FMT_BUF];
+    const cJSON *l = get(s, RK_LAUNCHES), *all = get(l, RK_ALL);
+    if (!l || num(l, RK_RECORDS) == 0)
+        return;
+    label(t, "launches");
+    fprintf(t->out, "%s of %s GPU records joined to their launch (%.1f%% of GPU time)",
+            count(b1, num(l, RK_JOINED)), count(b2, num(l, RK_RECORDS)),
+            num(l, RK_NS) > 0 ? 100.0 * num(l, RK_JOINED_NS) / num(l, RK_NS) : 0.0);
+    if (num(l, RK_OUTSIDE_NS) > 0)
+        fprintf(t->out, ", %s launched outside every region", dur(b3, num(l, RK_OUTSIDE_NS)));
+    if (num(l, RK_LATE) > 0)
+        fprintf(t->out, ", %s came late", count(b4, num(l, RK_LATE)));
+    fputc('\n', t->out);
+    if (num(all, RK_COUNT) > 0) {
+        const cJSON *cpu = get(all, RK_CPU), *delay = get(all, RK_DELAY);
+        label(t, "");
+        fprintf(t->out, "  %s kernel launches: launch call %s mean, %s p95; launch delay %s "
+                "median, %s p95\n", count(b1, num(all, RK_COUNT)), dur(b2, num(cpu, RK_MEAN_NS)),
+                dur(b3, num(cpu, RK_P95_NS)), dur(b4, num(delay, RK_P50_NS)),
+                dur(b5, num(delay, RK_P95_NS)));
+    }
+    double kernels = 0;
+    const cJSON *g;
+    cJSON_ArrayForEach(g, get(s, RK_GPU)) kernels += num(g, RK_KERNELS);
+    if (num(l, RK_SHORT_KERNELS) > 0) {
+        label(t, "");
+        fprintf(t->out, "  %s kernels (%.1f%%) shorter than 10 us, taking %s\n",
+                count(b1, num(l, RK_SHORT_KERNELS)),
+                kernels > 0 ? 100.0 * num(l, RK_SHORT_KERNELS) / kernels : 0.0,
+                dur(b2, num(l, RK_SHORT_KERNEL_NS)));
+    }
+}
+
 static void render_sync(textout *t, const cJSON *s)
 {
     char b1[FMT_BUF], b2[FMT_BUF];
@@ -375,23 +412,28 @@ static void render_summary(textout *t, const cJSON *r)
     render_times(t, s);
     render_memory_peaks(t, s);
     render_gpu(t, s);
+    render_launches(t, s);
     render_sync(t, s);
     render_events(t, s);
 }
 
 /* ---- operations ---------------------------------------------------------------------- */
 
-static void render_op(textout *t, const cJSON *op, const textout_names *names, size_t i)
+static void render_op(textout *t, const cJSON *op, const textout_names *names, size_t i,
+                      int gpu)
 {
-    char b1[FMT_BUF], b2[FMT_BUF], b3[FMT_BUF], b4[FMT_BUF], b5[FMT_BUF];
+    char b1[FMT_BUF], b2[FMT_BUF], b3[FMT_BUF], b4[FMT_BUF], b5[FMT_BUF], b6[FMT_BUF];
     fputs("  ", t->out);
     textout_names_put(t, names, i);
     fprintf(t->out, "  %-7s %10s  %5.1f%% ", str(op, RK_KIND), dur(b1, num(op, RK_SELF_NS)),
             100.0 * num(op, RK_SELF_SHARE));
     put_bar(t, num(op, RK_SELF_SHARE));
-    fprintf(t->out, " %10s %9s %9s %9s\n", dur(b2, num(op, RK_INCL_NS)),
+    fprintf(t->out, " %10s %9s %9s %9s", dur(b2, num(op, RK_INCL_NS)),
             count(b3, num(op, RK_CALLS)), dur(b4, num(op, RK_MEAN_NS)),
             dur(b5, num(op, RK_P95_NS)));
+    if (gpu)
+        fprintf(t->out, " %10s", num(op, RK_GPU_NS) > 0 ? dur(b6, num(op, RK_GPU_NS)) : "-");
+    fputc('\n', t->out);
 }
 
 static int is_kernel(const cJSON *op)
@@ -406,7 +448,9 @@ static void render_operations(textout *t, const cJSON *r)
     int n = 0;
     cJSON_ArrayForEach(op, ops) n += !is_kernel(op);
     double total = num(r, RK_OPERATIONS_TOTAL) - num(r, RK_KERNELS_TOTAL);
-    textout_heading(t, "Top operations by self time");
+    int by_gpu = strcmp(str(r, RK_OPERATIONS_ORDER), "gpu") == 0, gpu = 0;
+    cJSON_ArrayForEach(op, ops) gpu |= get(op, RK_GPU_NS) != NULL;
+    textout_heading(t, by_gpu ? "Top operations by GPU time" : "Top operations by self time");
     if (n == 0) {
         fputs("\n  no regions recorded\n", t->out);
         return;
@@ -418,6 +462,8 @@ static void render_operations(textout *t, const cJSON *r)
     textout_sgr(t, "2");
     fprintf(t->out, "  %-*s  %-7s %10s  %-*s %10s %9s %9s %9s", nw, "operation", "kind", "self",
             7 + BAR_CELLS, "share", "incl", "calls", "mean", "p95");
+    if (gpu)
+        fprintf(t->out, " %10s", "GPU");
     textout_sgr(t, "0");
     fputc('\n', t->out);
     textout_names names;
@@ -426,7 +472,7 @@ static void render_operations(textout *t, const cJSON *r)
     size_t i = 0;
     cJSON_ArrayForEach(op, ops) {
         if (!is_kernel(op))
-            render_op(t, op, &names, i);
+            render_op(t, op, &names, i, gpu);
         i++;
     }
     textout_names_free(&names);
