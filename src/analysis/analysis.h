@@ -196,6 +196,7 @@ void straggler_rank_fields(analysis_ctx *c, cJSON *o, size_t rank_index);
 void summary_gpu(analysis_ctx *c, cJSON *summary);
 void rule_gpu_idle(analysis_ctx *c);
 void rule_exposed_comm(analysis_ctx *c);
+void rule_launch_bound(analysis_ctx *c);
 
 /* opclass.c: the fix for what op is, by its class (rules.md §4.1), written
  * into buf; NULL when its class does not decide (none, one prof does not

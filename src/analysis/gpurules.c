@@ -1,6 +1,6 @@
 /* gpurules.c - what the report says of GPU activity: the per-device
- * summary, the kernels by GPU time, and the rules that read them, gpu_idle
- * and exposed_comm (formats/rules.md §3, §4.5, §4.10). */
+ * summary, the kernels by GPU time, and the rules that read them, gpu_idle,
+ * launch_bound and exposed_comm (formats/rules.md §3, §4.5, §4.10, §4.11). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -284,6 +284,76 @@ void rule_gpu_idle(analysis_ctx *c)
         double idle = share_of(t.idle_ns, t.base_ns);
         if (t.base_ns > 0 && idle >= 0.20)
             idle_finding(c, g, &t, idle);
+    }
+}
+
+/* ---- launch_bound --------------------------------------------------------------------
+ * The GPU idles in short gaps between kernels that start as soon as their
+ * launch call returns: it waits for the CPU to launch (rules.md §4.11). */
+
+#define LAUNCH_BOUND_MIN_LAUNCHES 100
+#define LAUNCH_BOUND_DELAY_NS 20000.0  /* median launch delay: the queue runs empty */
+#define LAUNCH_BOUND_SHORT_SHARE 0.5   /* of idle time in gaps under 1 ms            */
+
+static void launch_finding(analysis_ctx *c, const model_gpu_device *g, const device_time *t,
+                           double idle, double short_ns)
+{
+    const model_launch_stats *l = &c->m->launch_all;
+    char subject[32], title[200], rec[1400], a[32], b[32], d[32], e[32], f[32];
+    double steps = (double)c->m->step_totals.steps;
+    double per_step = steps > 0 ? (double)l->launches / steps : 0.0;
+    double cpu_mean = (double)l->cpu_ns / (double)l->launches;
+    double delay_p50 = sketch_quantile(&l->delay, 0.5);
+    double gpu_p50 = sketch_quantile(&l->gpu, 0.5);
+    char steps_words[64] = "";
+    if (per_step > 0)
+        fmt_text(steps_words, sizeof steps_words, "%.0f kernel launches a step, ", per_step);
+    fmt_text(subject, sizeof subject, "gpu %u", g->device);
+    fmt_text(title, sizeof title, "GPU %u waits for kernel launches: idle %s %s, mostly in "
+             "short gaps", g->device, fmt_pct(a, sizeof a, idle), basis_words(t));
+    fmt_text(rec, sizeof rec,
+             "%sGPU %u is idle %s %s, %s of it in gaps under 1 ms, and its kernels start a "
+             "median %s after their launch call returns: the launch queue runs empty and the "
+             "GPU waits for the CPU thread that launches (%s%s a launch call, kernels of %s "
+             "median). Launch less often: capture the step in a CUDA graph "
+             "(torch.cuda.graphs, or torch.compile(mode=\"reduce-overhead\")), fuse small "
+             "operations (torch.compile), or give each kernel more work (a larger batch); "
+             "the operations with the most GPU time launched (analyze --sort gpu) show where "
+             "the launches come from.",
+             analysis_partial(c) ? partial_words : "", g->device, fmt_pct(a, sizeof a, idle),
+             basis_words(t), fmt_pct(b, sizeof b, share_of(short_ns, t->idle_ns)),
+             fmt_duration(d, delay_p50), steps_words, fmt_duration(e, cpu_mean),
+             fmt_duration(f, gpu_p50));
+    cJSON *x = finding_add(c, "launch_bound", severity_by(idle, 0.50, 0.20), subject, idle,
+                           title, rec);
+    jnum(c, x, RK_DEVICE, g->device);
+    jnum(c, x, RK_IDLE_SHARE, idle);
+    jstr(c, x, RK_BASIS, t->basis);
+    jnum(c, x, RK_IDLE_NS, t->idle_ns);
+    jnum(c, x, "short_gap_ns", short_ns);
+    jnum(c, x, "short_gap_share", share_of(short_ns, t->idle_ns));
+    jnum(c, x, RK_LAUNCHES, (double)l->launches);
+    jnum(c, x, "launches_per_step", per_step);
+    jnum(c, x, "launch_cpu_mean_ns", cpu_mean);
+    jnum(c, x, "launch_delay_p50_ns", delay_p50);
+    jnum(c, x, "kernel_p50_ns", gpu_p50);
+    partial_mark(c, x);
+}
+
+void rule_launch_bound(analysis_ctx *c)
+{
+    const model_launch_stats *l = &c->m->launch_all;
+    if (l->launches < LAUNCH_BOUND_MIN_LAUNCHES ||
+        sketch_quantile(&l->delay, 0.5) > LAUNCH_BOUND_DELAY_NS)
+        return;
+    for (size_t i = 0; i < c->m->ngpus; i++) {
+        const model_gpu_device *g = &c->m->gpus[i];
+        device_time t = device_time_of(g);
+        double idle = share_of(t.idle_ns, t.base_ns);
+        double long_ns = (double)g->idle_gap_ns, short_ns = t.idle_ns > long_ns ? t.idle_ns - long_ns : 0;
+        if (t.base_ns > 0 && idle >= 0.20 &&
+            share_of(short_ns, t.idle_ns) >= LAUNCH_BOUND_SHORT_SHARE)
+            launch_finding(c, g, &t, idle, short_ns);
     }
 }
 

@@ -701,6 +701,7 @@ static void run_rules(analysis_ctx *c, const step_stats *per_rank)
     rule_cpu_gpu_sync(c);
     rule_data_loading(c);
     rule_gpu_idle(c);
+    rule_launch_bound(c);
     rule_exposed_comm(c);
     rule_step_slowdown(c);
     rule_step_outliers(c);

@@ -14,7 +14,7 @@
 typedef struct tree_walk {
     analysis_ctx *c;
     double fold_ns;        /* nodes below this inclusive time are folded */
-    double fold_gpu_ns;    /* ... and below this GPU time               */
+    double fold_gpu_ns;    /* ... and at most this GPU time             */
     uint32_t thread;
 } tree_walk;
 
@@ -58,7 +58,7 @@ static void add_children(tree_walk *w, cJSON *node, uint32_t n)
     size_t folded = 0;
     for (i = 0; i < count; i++) {
         const model_node *k = &m->nodes[kids[i]];
-        if ((double)k->incl_ns < w->fold_ns && (double)k->gpu_ns < w->fold_gpu_ns) {
+        if ((double)k->incl_ns < w->fold_ns && (double)k->gpu_ns <= w->fold_gpu_ns) {
             o_calls += k->calls;
             o_ns += k->incl_ns;
             o_gpu += k->gpu_ns;

@@ -146,6 +146,8 @@ typedef struct mb_jthread {
     size_t out_head, nout, cap_out;
     uint64_t api_end;      /* the latest end of a runtime call of the thread so far  */
     uint64_t released_end; /* the latest end of a region handed on                   */
+    uint64_t met_start;    /* the latest start of a launch call (not a graph's) whose
+                              GPU work came                                        */
 } mb_jthread;
 
 typedef struct mb_thread {
@@ -260,6 +262,7 @@ typedef struct mb_jgpu {
 #define MB_JOIN_PENDING 65536u    /* launches a thread holds for their regions     */
 
 typedef struct mb_join {
+    int off;               /* PROF_MODEL_JOIN=0: nothing joined                   */
     int hold;              /* regions wait for their launches                     */
     mb_jcall *calls;       /* a ring: call seq is at calls[seq % MB_JOIN_KEPT]    */
     size_t ncalls, cap_calls;
@@ -444,6 +447,7 @@ void mb_gpu_free(model_builder *b);
 enum {
     MB_LAUNCH_WORK = 1,    /* a call that launches GPU work                     */
     MB_LAUNCH_HTA = 2,     /* one of HTA's launch calls for its statistics      */
+    MB_LAUNCH_MANY = 4,    /* a graph launch: any number of records             */
     MB_LAUNCH_MET = 256,   /* mb_jcall.flags: its GPU work came                */
 };
 void mb_join_start(model_builder *b);

@@ -63,6 +63,8 @@ static uint32_t launch_flags_of(const char *name)
     for (size_t i = 0; i < sizeof hta / sizeof *hta; i++)
         if (strcmp(name, hta[i]) == 0)
             f |= MB_LAUNCH_HTA;
+    if (strstr(name, "GraphLaunch"))
+        f |= MB_LAUNCH_MANY;
     return f;
 }
 
@@ -193,6 +195,14 @@ static uint64_t slim_end(const pf_slim *v)
     return e < v->start_ns ? UINT64_MAX : e;
 }
 
+/* Whether a kept call may still get GPU work: it got none yet, or it is a
+ * graph launch (any number of records) and no later launch call of its
+ * thread has got its own, which the graph's records precede. */
+static int call_waits(const mb_jcall *c, const mb_jthread *t)
+{
+    return !(c->flags & MB_LAUNCH_MET) || (c->flags & MB_LAUNCH_MANY && t->met_start <= c->start);
+}
+
 /* The start of the oldest launch call of the thread still waiting for its
  * GPU work, UINT64_MAX none; calls that got it, or left the ring, go. */
 static uint64_t waiting_from(const mb_join *j, mb_jthread *t)
@@ -200,7 +210,7 @@ static uint64_t waiting_from(const mb_join *j, mb_jthread *t)
     while (t->nout) {
         const mb_jout *o = &t->out[t->out_head];
         const mb_jcall *c = &j->calls[o->seq % MB_JOIN_KEPT];
-        if (c->seq == o->seq && !(c->flags & MB_LAUNCH_MET))
+        if (c->seq == o->seq && call_waits(c, t))
             return o->start;
         t->out_head++;
         t->nout--;
@@ -331,10 +341,14 @@ int mb_join_release_all(model_builder *b)
  * imported trace). */
 void mb_join_start(model_builder *b)
 {
+    const char *off = getenv("PROF_MODEL_JOIN");
+    stats_init(&b->m->launch_all, MODEL_NONE, MODEL_NONE);
+    /* PROF_MODEL_JOIN=0: no join, for measuring what it costs (make bench) */
+    if ((b->join.off = off && strcmp(off, "0") == 0))
+        return;
     cJSON *meta = cJSON_Parse(b->m->metadata);
     const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(meta, "config");
     const cJSON *cuda = cJSON_GetObjectItemCaseSensitive(cfg, "cuda");
-    stats_init(&b->m->launch_all, MODEL_NONE, MODEL_NONE);
     b->join.hold = (cJSON_IsNumber(cuda) && cuda->valuedouble != 0) || cJSON_IsTrue(cuda) ||
                    cJSON_GetObjectItemCaseSensitive(meta, "import") != NULL;
     cJSON_Delete(meta);
@@ -352,6 +366,8 @@ static int joined(model_builder *b, const mb_jcall *c, uint64_t start, uint64_t 
         m->gpu_join.late++;
         m->gpu_join.late_ns += dur;
     }
+    if (!(c->flags & MB_LAUNCH_MANY) && c->start > t->met_start)
+        t->met_start = c->start;
     if (pend_add(t, c->start, dur, type == PROF_EV_GPU_KERNEL) < 0)
         return -1;
     if (c->flags & MB_LAUNCH_HTA) {
@@ -409,6 +425,8 @@ int mb_join_gpu(model_builder *b, const prof_event *ev, uint32_t op)
         m->gpu_join.short_kernels++;
         m->gpu_join.short_kernel_ns += ev->dur_ns;
     }
+    if (b->join.off)
+        return 0;
     b->join.hold = 1;
     if (!ev->correlation)
         return 0; /* nothing names its call */
@@ -475,6 +493,8 @@ int mb_join_api(model_builder *b, uint32_t tpos, const prof_event *ev)
     uint32_t flags;
     mb_jthread *t = &b->threads[tpos].join;
     uint64_t e = ev->start_ns + ev->dur_ns;
+    if (b->join.off)
+        return 0;
     if (e >= ev->start_ns && e > t->api_end)
         t->api_end = e;
     b->join.hold = 1;
@@ -487,7 +507,7 @@ int mb_join_api(model_builder *b, uint32_t tpos, const prof_event *ev)
             return -1;
         const mb_jcall *c = &b->join.calls[slot];
         t = &b->threads[tpos].join;
-        if (!(c->flags & MB_LAUNCH_MET) && (flags & MB_LAUNCH_WORK)) {
+        if (call_waits(c, t) && (flags & MB_LAUNCH_WORK)) {
             if (t->out_head && t->out_head + t->nout == t->cap_out) {
                 memmove(t->out, t->out + t->out_head, t->nout * sizeof *t->out);
                 t->out_head = 0;

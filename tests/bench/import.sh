@@ -9,7 +9,9 @@
 #   2. memory: peak RSS importing a BIG_MB trace (default 2 GB) against the
 #      SMALL_MB one: the import streams, so about the same (target: at most
 #      100 MB at 2 GB); then the time and peak RSS of `prof analyze` of the
-#      profile it made (its GPU records, launch calls and steps included).
+#      profile it made (its GPU records, launch calls and steps included),
+#      and without the join of GPU work to its launches (PROF_MODEL_JOIN=0):
+#      what the join costs.
 # The traces repeat a real one (../shared/traces/, when this checkout has
 # it beside it) or the project's 2024-schema fixture, shifted in time.
 B=${B:-build}
@@ -36,6 +38,7 @@ big_bytes=$("$PY" tests/bench/make_kineto.py "$template" "$tmp/big.json" "$BIG_M
 measure_n big 1 "$PROF" import "$tmp/big.json" -o "$tmp/big.prof"
 rm -f "$tmp/big.json"
 measure bigan "$PROF" analyze "$tmp/big.prof"
+measure bigoff env PROF_MODEL_JOIN=0 "$PROF" analyze "$tmp/big.prof"
 
 echo "template: $template"
 printf '%-46s %8.3f s (%.3f s CPU)  peak %s\n' "prof import ($small_bytes bytes)" "$small_s" \
@@ -50,3 +53,6 @@ echo "  peak RSS $BIG_MB MB / $SMALL_MB MB trace:   $(ratio "$big_kib" "$small_k
 echo "  profile: $(wc -c <"$tmp/big.prof") bytes for $big_bytes bytes of JSON"
 printf '%-46s %8.3f s (%.3f s CPU)  peak %s\n' "prof analyze of that profile" "$bigan_s" \
     "$bigan_cpu" "$(mib "$bigan_kib")"
+printf '%-46s %8.3f s (%.3f s CPU)  peak %s\n' "  the same without the GPU join" "$bigoff_s" \
+    "$bigoff_cpu" "$(mib "$bigoff_kib")"
+echo "  the join (rules.md 3.2): $(ratio "$bigan_cpu" "$bigoff_cpu")x the CPU time, $(ratio "$bigan_kib" "$bigoff_kib")x the peak RSS"
