@@ -726,6 +726,15 @@ static op_pair *pair_ops(cmp_ctx *c, size_t *n)
     return v;
 }
 
+/* How many of the side's runs report GPU time for the operation. */
+static size_t op_gpu_runs(const cmp_side *s, const char *name)
+{
+    size_t n = 0;
+    for (size_t r = 0; r < s->s->nruns; r++)
+        n += get(side_op(s, r, name), RK_GPU_NS) != NULL;
+    return n;
+}
+
 /* A side of an operation's row: means over the runs that have it. */
 static void add_side(cmp_ctx *c, cJSON *row, int which, const char *name, double mean)
 {
@@ -744,6 +753,28 @@ static void add_side(cmp_ctx *c, cJSON *row, int which, const char *name, double
     put_num(c, o, RK_MEAN_NS, isfinite(mean) ? mean : op_side_mean(s, name, RK_MEAN_NS, &runs));
     put_num(c, o, RK_STDDEV_NS, op_side_mean(s, name, RK_STDDEV_NS, &runs));
     put_num(c, o, RK_SHARE, op_side_mean(s, name, RK_INCL_SHARE, &runs));
+    if (op_gpu_runs(s, name)) { /* GPU time launched in it (rules.md §3.2) */
+        put_num(c, o, RK_GPU_NS, op_side_mean(s, name, RK_GPU_NS, &runs));
+        put_num(c, o, RK_GPU_SELF_NS, op_side_mean(s, name, RK_GPU_SELF_NS, &runs));
+        put_num(c, o, RK_GPU_KERNELS, op_side_mean(s, name, RK_GPU_KERNELS, &runs));
+    }
+}
+
+/* The change of an operation's GPU time per call (rules.md §6.1), when
+ * both sides launched some in it. */
+static void add_gpu_change(cmp_ctx *c, cJSON *row, const char *name)
+{
+    double per_call[2];
+    for (int i = 0; i < 2; i++) {
+        size_t runs;
+        const cmp_side *s = &c->side[i];
+        double calls = op_side_mean(s, name, RK_CALLS, &runs);
+        double gpu = op_side_mean(s, name, RK_GPU_NS, &runs);
+        if (!op_gpu_runs(s, name) || calls <= 0 || gpu <= 0)
+            return;
+        per_call[i] = gpu / calls;
+    }
+    put_num(c, row, RK_GPU_RELATIVE, relative(per_call[0], per_call[1]));
 }
 
 /* The operation's test, with each operation held to level alpha. */
@@ -799,6 +830,7 @@ static void add_op(cmp_ctx *c, cJSON *arr, const op_pair *p, const cmp_result *r
         shown.t = shown.df = shown.p = NAN;
     put_test(c, row, &shown);
     put_bool(c, row, RK_SIGNIFICANT, r->significant);
+    add_gpu_change(c, row, p->name);
 }
 
 /* The level each tested operation is held to (rules.md §6.3): some thirty

@@ -103,6 +103,7 @@
 #define RK_GPU                            "gpu"
 #define RK_GPU_KERNELS                    "gpu_kernels"
 #define RK_GPU_NS                         "gpu_ns"
+#define RK_GPU_RELATIVE                   "gpu_relative"
 #define RK_GPU_SELF_NS                    "gpu_self_ns"
 #define RK_GPU_TIME                       "gpu_time"
 #define RK_GPU_TOTAL                      "gpu_total"

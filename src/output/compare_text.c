@@ -315,7 +315,8 @@ static int is_status(const cJSON *op, const char *status)
     return strcmp(str(op, RK_STATUS), status) == 0;
 }
 
-static void render_matched(textout *t, const cJSON *op, const textout_names *names, size_t i)
+static void render_matched(textout *t, const cJSON *op, const textout_names *names, size_t i,
+                           int gpu)
 {
     char b[6][FMT_BUF], calls[2 * FMT_BUF + 8];
     const cJSON *bf = get(op, RK_BEFORE), *af = get(op, RK_AFTER);
@@ -330,6 +331,8 @@ static void render_matched(textout *t, const cJSON *op, const textout_names *nam
     int slower = sig && is_status(op, "slower"), faster = sig && is_status(op, "faster");
     colored(t, slower, faster, 8, percent(b[0], op, RK_RELATIVE));
     fprintf(t->out, " %7s", p_value(b[1], op, RK_P_VALUE));
+    if (gpu)
+        fprintf(t->out, " %9s", percent(b[2], op, RK_GPU_RELATIVE));
     if (sig) {
         fputs("  ", t->out);
         colored(t, slower, faster, 0, str(op, RK_STATUS));
@@ -370,9 +373,11 @@ static void render_operations(textout *t, const cJSON *c)
     textout_names names;
     if (textout_names_init(t, &names, ops, RK_NAME, nw) < 0)
         return;
-    int matched = 0;
-    cJSON_ArrayForEach(op, ops)
+    int matched = 0, gpu = 0;
+    cJSON_ArrayForEach(op, ops) {
         matched += !is_status(op, "added") && !is_status(op, "removed");
+        gpu |= has(op, RK_GPU_RELATIVE);
+    }
     textout_heading(t, "Operations");
     fprintf(t->out, " (mean per call after warm-up; significant: beyond the %g%% noise floor "
             "at p < %.2g%s", num(o, RK_NOISE_PCT), num(tests, RK_ALPHA_EACH),
@@ -387,14 +392,18 @@ static void render_operations(textout *t, const cJSON *c)
         textout_sgr(t, "2");
         fprintf(t->out, "  %-*s  %15s %10s %10s %10s %10s %8s %7s", nw, "operation", "calls",
                 "total", "total", "mean", "mean", "change", "p");
+        if (gpu)
+            fprintf(t->out, " %9s", "GPU/call");
         fprintf(t->out, "\n  %-*s  %15s %10s %10s %10s %10s", nw, "", "before/after", "before",
                 "after", "before", "after");
+        if (gpu)
+            fprintf(t->out, " %8s %7s %9s", "", "", "change");
         textout_sgr(t, "0");
         fputc('\n', t->out);
         size_t i = 0;
         cJSON_ArrayForEach(op, ops) {
             if (!is_status(op, "added") && !is_status(op, "removed"))
-                render_matched(t, op, &names, i);
+                render_matched(t, op, &names, i, gpu);
             i++;
         }
     }
