@@ -2,6 +2,7 @@
  * (rules.md §3.2): how much was joined, the kernel launch statistics of
  * Holistic Trace Analysis over every stream and per stream, and short
  * kernels. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "analysis/analysis.h"
@@ -20,6 +21,33 @@ static void distribution(analysis_ctx *c, cJSON *o, const quantile_sketch *s, ui
     jnum(c, o, RK_MAX_NS, (double)s->max);
 }
 
+/* A quantile of queue lengths: exact while the sketch holds every value,
+ * else the whole number its bucket (1% wide) stands for. */
+static double queue_quantile(const quantile_sketch *q, double p)
+{
+    double v = sketch_quantile(q, p);
+    return q->count > SKETCH_EXACT ? round(v) : v;
+}
+
+/* The stream's launch queue as HTA summarizes it (describe() of the
+ * length after each event) and the time at its longest and when full. */
+static void queue_summary(analysis_ctx *c, cJSON *o, const model_launch_stats *s)
+{
+    double n = (double)s->queue_events, mean = n > 0 ? s->queue_sum / n : 0.0;
+    double var = n > 1 ? (s->queue_sum2 - n * mean * mean) / (n - 1) : 0.0;
+    jnum(c, o, RK_COUNT, n);
+    jnum(c, o, RK_MEAN, mean);
+    jnum(c, o, RK_STDDEV, var > 0 ? sqrt(var) : 0.0);
+    jnum(c, o, RK_MIN, (double)s->queue.min);
+    jnum(c, o, RK_P25, queue_quantile(&s->queue, 0.25));
+    jnum(c, o, RK_P50, queue_quantile(&s->queue, 0.50));
+    jnum(c, o, RK_P75, queue_quantile(&s->queue, 0.75));
+    jnum(c, o, RK_MAX, (double)s->queue_max);
+    jnum(c, o, RK_AT_MAX_NS, (double)s->queue_at_max_ns);
+    jnum(c, o, RK_FULL_NS, (double)s->queue_full_ns);
+    jnum(c, o, RK_REORDERED, (double)s->queue_reordered);
+}
+
 static void launch_stats(analysis_ctx *c, cJSON *o, const model_launch_stats *s)
 {
     if (s->device != MODEL_NONE) {
@@ -32,6 +60,8 @@ static void launch_stats(analysis_ctx *c, cJSON *o, const model_launch_stats *s)
     distribution(c, jobj(c, o, RK_DELAY), &s->delay, s->delay_ns, s->launches);
     jnum(c, o, RK_CPU_OVER_CUTOFF, (double)s->cpu_over);
     jnum(c, o, RK_DELAY_OVER_CUTOFF, (double)s->delay_over);
+    if (s->device != MODEL_NONE)
+        queue_summary(c, jobj(c, o, RK_QUEUE), s);
 }
 
 static double stream_launches(const void *v, size_t i)

@@ -261,6 +261,23 @@ typedef struct mb_jgpu {
 #define MB_JOIN_HOLD 65536u       /* regions a thread holds for their launches     */
 #define MB_JOIN_PENDING 65536u    /* launches a thread holds for their regions     */
 
+/* launch.c: a stream's queue events, in a heap by time until they are
+ * counted in time order (at most MB_QUEUE_HELD at once). */
+typedef struct mb_qev {
+    uint64_t t;
+    int64_t d;             /* +1 a launch, -1 its record starts */
+} mb_qev;
+
+#define MB_QUEUE_HELD 16384u
+
+typedef struct mb_queue {
+    mb_qev *heap;
+    size_t n, cap;
+    int64_t len;           /* the queue's length after the last event counted */
+    uint64_t last_t;
+    int counted;           /* an event was counted                          */
+} mb_queue;
+
 typedef struct mb_join {
     int off;               /* PROF_MODEL_JOIN=0: nothing joined                   */
     int hold;              /* regions wait for their launches                     */
@@ -274,6 +291,8 @@ typedef struct mb_join {
     hmap gpu_index;        /* correlation -> slot of the newest record waiting    */
     hmap stream_index;     /* device << 32 | stream -> index into m->launch       */
     size_t cap_launch;
+    mb_queue *queue;       /* parallel to m->launch                               */
+    size_t cap_queue;
 } mb_join;
 
 typedef struct mb_name_slot {              /* name id -> index, checked by name pointer */
@@ -448,6 +467,7 @@ enum {
     MB_LAUNCH_WORK = 1,    /* a call that launches GPU work                     */
     MB_LAUNCH_HTA = 2,     /* one of HTA's launch calls for its statistics      */
     MB_LAUNCH_MANY = 4,    /* a graph launch: any number of records             */
+    MB_LAUNCH_QUEUE = 8,   /* one of HTA's calls that fill a stream's queue     */
     MB_LAUNCH_MET = 256,   /* mb_jcall.flags: its GPU work came                */
 };
 void mb_join_start(model_builder *b);

@@ -56,6 +56,9 @@ static uint32_t launch_flags_of(const char *name)
     };
     static const char *const hta[] = { "cudaLaunchKernel", "cudaLaunchKernelExC",
                                        "cudaMemcpyAsync", "cudaMemsetAsync" };
+    static const char *const queue[] = { "cuLaunchKernel", "cuLaunchKernelEx", "hipLaunchKernel",
+                                         "hipExtModuleLaunchKernel", "hipMemsetAsync",
+                                         "hipMemcpyAsync", "hipMemcpyWithStream" };
     uint32_t f = 0;
     for (size_t i = 0; i < sizeof work / sizeof *work; i++)
         if (has_prefix(name, work[i]))
@@ -63,6 +66,11 @@ static uint32_t launch_flags_of(const char *name)
     for (size_t i = 0; i < sizeof hta / sizeof *hta; i++)
         if (strcmp(name, hta[i]) == 0)
             f |= MB_LAUNCH_HTA;
+    for (size_t i = 0; i < sizeof queue / sizeof *queue; i++)
+        if (strcmp(name, queue[i]) == 0)
+            f |= MB_LAUNCH_QUEUE;
+    if (f & MB_LAUNCH_HTA)
+        f |= MB_LAUNCH_QUEUE;
     if (strstr(name, "GraphLaunch"))
         f |= MB_LAUNCH_MANY;
     return f;
@@ -89,6 +97,7 @@ static void stats_init(model_launch_stats *s, uint32_t device, uint32_t stream)
     sketch_init(&s->cpu);
     sketch_init(&s->gpu);
     sketch_init(&s->delay);
+    sketch_init(&s->queue);
 }
 
 static int stats_add(model_launch_stats *s, uint64_t cpu, uint64_t gpu, uint64_t delay)
@@ -112,10 +121,13 @@ static model_launch_stats *stream_stats(model_builder *b, uint32_t device, uint3
     if (!v)
         return NULL;
     if (added) {
-        if (vec_grow(&m->launch, &b->join.cap_launch, m->nlaunch, sizeof *m->launch) < 0) {
+        if (vec_grow(&m->launch, &b->join.cap_launch, m->nlaunch, sizeof *m->launch) < 0 ||
+            vec_grow(&b->join.queue, &b->join.cap_queue, m->nlaunch, sizeof *b->join.queue) <
+                0) {
             hmap_remove(&b->join.stream_index, v);
             return NULL;
         }
+        memset(&b->join.queue[m->nlaunch], 0, sizeof *b->join.queue);
         *v = (uint32_t)m->nlaunch;
         stats_init(&m->launch[m->nlaunch++], device, stream);
     }
@@ -127,6 +139,86 @@ void model_launch_stats_free(model_launch_stats *s)
     sketch_free(&s->cpu);
     sketch_free(&s->gpu);
     sketch_free(&s->delay);
+    sketch_free(&s->queue);
+}
+
+/* ---- launch queues ------------------------------------------------------------------- */
+
+/* An event of the stream's queue counted, in time order: the length
+ * before it lasted from the last event to this one (HTA: each row's
+ * duration is the next row's time minus its own). */
+static int queue_count(model_launch_stats *s, mb_queue *q, mb_qev e)
+{
+    if (q->counted) {
+        uint64_t dur = e.t - q->last_t;
+        if (q->len >= 0 && (uint64_t)q->len == s->queue_max)
+            s->queue_at_max_ns += dur;
+        if (q->len >= (int64_t)MODEL_QUEUE_FULL)
+            s->queue_full_ns += dur;
+    }
+    q->counted = 1;
+    q->last_t = e.t;
+    q->len += e.d;
+    uint64_t v = q->len > 0 ? (uint64_t)q->len : 0;
+    if (v > s->queue_max || s->queue_events == 0) {
+        s->queue_max = v;
+        s->queue_at_max_ns = 0;
+    }
+    s->queue_events++;
+    s->queue_sum += (double)v;
+    s->queue_sum2 += (double)v * (double)v;
+    return sketch_add(&s->queue, v);
+}
+
+static int qev_before(mb_qev a, mb_qev b)
+{
+    return a.t < b.t || (a.t == b.t && a.d > b.d); /* a launch before a start at once */
+}
+
+static mb_qev queue_pop(mb_queue *q)
+{
+    mb_qev top = q->heap[0], x = q->heap[--q->n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= q->n)
+            break;
+        if (c + 1 < q->n && qev_before(q->heap[c + 1], q->heap[c]))
+            c++;
+        if (!qev_before(q->heap[c], x))
+            break;
+        q->heap[i] = q->heap[c];
+        i = c;
+    }
+    if (q->n)
+        q->heap[i] = x;
+    return top;
+}
+
+/* Counts the earliest held event. */
+static int queue_drain_one(model_launch_stats *s, mb_queue *q)
+{
+    mb_qev e = queue_pop(q);
+    if (q->counted && e.t < q->last_t) { /* came too late to be in order */
+        s->queue_reordered++;
+        e.t = q->last_t;
+    }
+    return queue_count(s, q, e);
+}
+
+static int queue_push(model_launch_stats *s, mb_queue *q, mb_qev e)
+{
+    if (q->n == MB_QUEUE_HELD && queue_drain_one(s, q) < 0)
+        return -1;
+    if (vec_grow(&q->heap, &q->cap, q->n, sizeof *q->heap) < 0)
+        return -1;
+    size_t i = q->n++;
+    while (i > 0 && qev_before(e, q->heap[(i - 1) / 2])) {
+        q->heap[i] = q->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    q->heap[i] = e;
+    return 0;
 }
 
 /* ---- launches waiting for their region ----------------------------------------------- */
@@ -370,12 +462,18 @@ static int joined(model_builder *b, const mb_jcall *c, uint64_t start, uint64_t 
         t->met_start = c->start;
     if (pend_add(t, c->start, dur, type == PROF_EV_GPU_KERNEL) < 0)
         return -1;
+    if (!(c->flags & MB_LAUNCH_QUEUE))
+        return 0;
+    model_launch_stats *s = stream_stats(b, device, stream);
+    if (!s)
+        return -1;
+    mb_queue *q = &b->join.queue[s - m->launch];
+    if (queue_push(s, q, (mb_qev){ c->start, 1 }) < 0 || queue_push(s, q, (mb_qev){ start, -1 }) < 0)
+        return -1;
     if (c->flags & MB_LAUNCH_HTA) {
         uint64_t call_end = c->start + c->dur;
         uint64_t delay = start > call_end ? start - call_end : 0;
-        model_launch_stats *s = stream_stats(b, device, stream);
-        if (!s || stats_add(s, c->dur, dur, delay) < 0 ||
-            stats_add(&m->launch_all, c->dur, dur, delay) < 0)
+        if (stats_add(s, c->dur, dur, delay) < 0 || stats_add(&m->launch_all, c->dur, dur, delay) < 0)
             return -1;
     }
     return 0;
@@ -564,6 +662,10 @@ int mb_join_finish(model_builder *b)
         }
         t->npend = 0;
     }
+    for (size_t i = 0; i < m->nlaunch; i++) /* the queues' last events */
+        while (j->queue[i].n)
+            if (queue_drain_one(&m->launch[i], &j->queue[i]) < 0)
+                return -1;
     uint32_t *active = calloc(m->nops ? m->nops : 1, sizeof *active);
     if (!active)
         return -1;
@@ -582,6 +684,9 @@ void mb_join_free(model_builder *b)
         free(t->pend);
         free(t->out);
     }
+    for (size_t i = 0; b->join.queue && i < b->m->nlaunch; i++)
+        free(b->join.queue[i].heap);
+    free(b->join.queue);
     free(b->join.calls);
     free(b->join.gpu);
     hmap_free(&b->join.call_index);

@@ -220,7 +220,20 @@ typedef struct model_launch_stats {
     uint64_t cpu_over, delay_over; /* calls over HTA's cut-offs: runtime 50 µs,
                               launch delay 100 µs                                 */
     quantile_sketch cpu, gpu, delay;
+    /* The stream's launch queue as HTA counts it (per stream only): one more
+     * at each launch call's start, one less at its record's start, over the
+     * records of HTA's launch calls (cuLaunchKernel and cuLaunchKernelEx
+     * too); the length after each such event, and the time spent at the
+     * largest length and at CUDA's limit (MODEL_QUEUE_FULL) or more. */
+    uint64_t queue_events;
+    double queue_sum, queue_sum2;
+    quantile_sketch queue;
+    uint64_t queue_max, queue_at_max_ns, queue_full_ns;
+    uint64_t queue_reordered; /* events that came after later ones had been counted */
 } model_launch_stats;
+
+#define MODEL_QUEUE_FULL 1024u /* CUDA's launch queue per stream (HTA's
+                                  CUDA_MAX_LAUNCH_QUEUE_PER_STREAM) */
 
 void model_launch_stats_free(model_launch_stats *s);
 

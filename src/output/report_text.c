@@ -370,6 +370,17 @@ static void render_launches(textout *t, const cJSON *s)
                 dur(b3, num(cpu, RK_P95_NS)), dur(b4, num(delay, RK_P50_NS)),
                 dur(b5, num(delay, RK_P95_NS)));
     }
+    const cJSON *st;
+    int shown = 0;
+    cJSON_ArrayForEach(st, get(l, RK_STREAMS)) { /* most launches first */
+        const cJSON *q = get(st, RK_QUEUE);
+        if (!q || shown++ == 4)
+            continue;
+        label(t, "");
+        fprintf(t->out, "  stream %.0f:%.0f launch queue: mean %.1f, median %g, max %.0f (%s at it)\n",
+                num(st, RK_DEVICE), num(st, RK_STREAM), num(q, RK_MEAN), num(q, RK_P50),
+                num(q, RK_MAX), dur(b1, num(q, RK_AT_MAX_NS)));
+    }
     double kernels = 0;
     const cJSON *g;
     cJSON_ArrayForEach(g, get(s, RK_GPU)) kernels += num(g, RK_KERNELS);

@@ -23,6 +23,9 @@ import sys
 
 
 HTA_LAUNCH = {"cudaLaunchKernel", "cudaLaunchKernelExC", "cudaMemcpyAsync", "cudaMemsetAsync"}
+HTA_QUEUE = HTA_LAUNCH | {"cuLaunchKernel", "cuLaunchKernelEx", "hipLaunchKernel",
+                          "hipExtModuleLaunchKernel", "hipMemsetAsync", "hipMemcpyAsync",
+                          "hipMemcpyWithStream"}
 
 
 def from_export(path):
@@ -73,7 +76,7 @@ def join(regions, calls, gpu):
     for t, rs in regions.items():
         rs.sort()
         by_thread[t] = (rs, [r[0] for r in rs])
-    ops, joined, joined_ns, outside, launch = {}, 0, 0, 0, []
+    ops, joined, joined_ns, outside, launch, queue = {}, 0, 0, 0, [], {}
     for corr, dur, is_kernel, start, device, stream in gpu:
         c = calls.get(corr) if corr else None
         if c is None:
@@ -83,6 +86,10 @@ def join(regions, calls, gpu):
         thread, at, call_dur, call_name = c
         if call_name in HTA_LAUNCH:  # HTA's cuda_kernel_launch_stats
             launch.append((call_dur, dur, max(0, start - at - call_dur), device, stream))
+        if call_name in HTA_QUEUE:  # HTA's queue length: +1 at the call, -1 at the record
+            q = queue.setdefault("%s/%s" % (device, stream), [])
+            q.append((at, 1))
+            q.append((start, -1))
         rs, starts = by_thread.get(thread, ([], []))
         # regions starting at or before `at`, of which those still open
         around = [r for r in rs[:bisect.bisect_right(starts, at)] if r[1] > at]
@@ -100,7 +107,27 @@ def join(regions, calls, gpu):
     short = [g[1] for g in gpu if g[2] and g[1] < 10000]
     return {"ops": ops, "records": len(gpu), "joined": joined, "joined_ns": joined_ns,
             "outside_ns": outside, "short_kernels": len(short), "short_kernel_ns": sum(short),
-            "launch": launch_summary(launch)}
+            "launch": launch_summary(launch),
+            "queue": {k: queue_summary(v) for k, v in queue.items()}}
+
+
+def queue_summary(events):
+    """HTA's get_queue_length_summary (describe() of the length after each
+    event) and the time at the largest length, events sorted by time."""
+    events.sort(key=lambda e: (e[0], -e[1]))
+    lens, n = [], 0
+    for _, d in events:
+        n += d
+        lens.append(n)
+    mx = max(lens)
+    at_max = sum(events[i + 1][0] - events[i][0] for i in range(len(lens) - 1) if lens[i] == mx)
+    full = sum(events[i + 1][0] - events[i][0] for i in range(len(lens) - 1) if lens[i] >= 1024)
+    v = sorted(lens)
+    mean = sum(v) / len(v)
+    var = sum((x - mean) ** 2 for x in v) / (len(v) - 1) if len(v) > 1 else 0
+    return {"count": len(v), "mean": mean, "stddev": var ** 0.5, "min": v[0],
+            "p25": quantile(v, .25), "p50": quantile(v, .5), "p75": quantile(v, .75),
+            "max": mx, "at_max_ns": at_max, "full_ns": full}
 
 
 def quantile(v, q):

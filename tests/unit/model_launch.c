@@ -408,6 +408,13 @@ Test(model_launch, launch_statistics)
     cr_assert_eq(l->cpu_over, 1, "60 us is over HTA's 50 us");
     cr_assert_eq(l->delay_over, 0);
     cr_assert_eq(m.nlaunch, 1, "one stream had HTA's launches");
+    /* its queue: 1 at 100 us, 0 at 150, 1 at 200, 0 at 250 */
+    const model_launch_stats *q = &m.launch[0];
+    cr_assert_eq(q->queue_events, 4);
+    cr_assert_eq(q->queue_max, 1);
+    cr_assert_eq(q->queue_at_max_ns, 100 * US);
+    cr_assert_float_eq(q->queue_sum, 2.0, 1e-12);
+    cr_assert_eq(q->queue_full_ns, 0);
     cr_assert_eq(m.gpu_join.short_kernels, 2);
     cr_assert_eq(m.gpu_join.short_kernel_ns, 10 * US);
     cr_assert_eq(model_find_op(&m, "step")->gpu_ns, 310 * US);
