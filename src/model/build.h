@@ -129,6 +129,19 @@ typedef struct mb_jpend {
     uint64_t lo, hi, gpu_ns, kernels;
 } mb_jpend;
 
+/* pending.c: a thread's launches waiting for their region, by lo. */
+typedef struct mb_pchunk mb_pchunk;
+typedef struct mb_plist {
+    mb_pchunk **chunk;
+    size_t nchunks, cap;
+    size_t n;              /* launches (merged pairs count one) */
+} mb_plist;
+
+int mb_plist_add(mb_plist *l, uint64_t at, uint64_t gpu_ns, uint64_t kernels);
+void mb_plist_take(mb_plist *l, uint64_t s, uint64_t e, mb_gself *own);
+void mb_plist_each(const mb_plist *l, void (*fn)(void *arg, const mb_jpend *p), void *arg);
+void mb_plist_free(mb_plist *l);
+
 /* launch.c: a launch call of the thread whose GPU work has not come. */
 typedef struct mb_jout {
     uint64_t seq, start;   /* the call's place in the calls kept (mb_join.calls) */
@@ -140,8 +153,7 @@ typedef struct mb_jthread {
     size_t hold_head, nhold, cap_hold;
     mb_gself *gself;       /* scratch: the GPU work of the regions handed on at once */
     size_t cap_gself;
-    mb_jpend *pend;        /* launches waiting for their region, by lo              */
-    size_t npend, cap_pend;
+    mb_plist pend;         /* launches waiting for their region (pending.c)          */
     mb_jout *out;          /* launch calls waiting for their GPU work, by start      */
     size_t out_head, nout, cap_out;
     uint64_t api_end;      /* the latest end of a runtime call of the thread so far  */
@@ -260,6 +272,7 @@ typedef struct mb_jgpu {
 #define MB_JOIN_KEPT (1u << 18)   /* launch calls kept, GPU records waiting (each) */
 #define MB_JOIN_HOLD 65536u       /* regions a thread holds for their launches     */
 #define MB_JOIN_PENDING 65536u    /* launches a thread holds for their regions     */
+#define MB_JOIN_STREAMS 4096u     /* streams with their own launch statistics      */
 
 /* launch.c: a stream's queue events, in a heap by time until they are
  * counted in time order (at most MB_QUEUE_HELD at once). */

@@ -121,6 +121,10 @@ static model_launch_stats *stream_stats(model_builder *b, uint32_t device, uint3
     if (!v)
         return NULL;
     if (added) {
+        if (m->nlaunch >= MB_JOIN_STREAMS) { /* a hostile profile's: counted in the whole */
+            hmap_remove(&b->join.stream_index, v);
+            return NULL;
+        }
         if (vec_grow(&m->launch, &b->join.cap_launch, m->nlaunch, sizeof *m->launch) < 0 ||
             vec_grow(&b->join.queue, &b->join.cap_queue, m->nlaunch, sizeof *b->join.queue) <
                 0) {
@@ -223,36 +227,6 @@ static int queue_push(model_launch_stats *s, mb_queue *q, mb_qev e)
 
 /* ---- launches waiting for their region ----------------------------------------------- */
 
-/* The list is full: its older half, merged two by two, takes a quarter. */
-static void pend_compact(mb_jthread *t)
-{
-    size_t half = t->npend / 2, k = 0;
-    for (size_t i = 0; i + 1 < half; i += 2, k++) {
-        mb_jpend a = t->pend[i], c = t->pend[i + 1];
-        t->pend[k] = (mb_jpend){ a.lo, a.hi > c.hi ? a.hi : c.hi, a.gpu_ns + c.gpu_ns,
-                                 a.kernels + c.kernels };
-    }
-    if (half % 2)
-        t->pend[k++] = t->pend[half - 1];
-    memmove(&t->pend[k], &t->pend[half], (t->npend - half) * sizeof *t->pend);
-    t->npend = k + (t->npend - half);
-}
-
-static int pend_add(mb_jthread *t, uint64_t at, uint64_t gpu_ns, uint64_t kernels)
-{
-    if (t->npend >= MB_JOIN_PENDING)
-        pend_compact(t);
-    if (vec_grow(&t->pend, &t->cap_pend, t->npend, sizeof *t->pend) < 0)
-        return -1;
-    size_t i = t->npend; /* launches come nearly in order: from the end */
-    while (i > 0 && t->pend[i - 1].lo > at)
-        i--;
-    memmove(&t->pend[i + 1], &t->pend[i], (t->npend - i) * sizeof *t->pend);
-    t->pend[i] = (mb_jpend){ at, at, gpu_ns, kernels };
-    t->npend++;
-    return 0;
-}
-
 /* The launches waiting in [s, e) that the region's children did not
  * take (they came before it): the region's own. Those that no region
  * takes are outside every region, known only at the end: a region of
@@ -260,23 +234,7 @@ static int pend_add(mb_jthread *t, uint64_t at, uint64_t gpu_ns, uint64_t kernel
  * around a region of the recorder's). */
 static void pend_take(model_builder *b, uint32_t tpos, uint64_t s, uint64_t e, mb_gself *own)
 {
-    mb_jthread *t = &b->threads[tpos].join;
-    size_t lo = 0, hi = t->npend;
-    *own = (mb_gself){ 0, 0 };
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->pend[mid].lo < s)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    size_t j = lo;
-    for (; j < t->npend && t->pend[j].hi < e; j++) {
-        own->ns += t->pend[j].gpu_ns;
-        own->kernels += t->pend[j].kernels;
-    }
-    memmove(&t->pend[lo], &t->pend[j], (t->npend - j) * sizeof *t->pend);
-    t->npend -= j - lo;
+    mb_plist_take(&b->threads[tpos].join.pend, s, e, own);
 }
 
 /* ---- holding regions ------------------------------------------------------------------ */
@@ -460,20 +418,22 @@ static int joined(model_builder *b, const mb_jcall *c, uint64_t start, uint64_t 
     }
     if (!(c->flags & MB_LAUNCH_MANY) && c->start > t->met_start)
         t->met_start = c->start;
-    if (pend_add(t, c->start, dur, type == PROF_EV_GPU_KERNEL) < 0)
+    if (mb_plist_add(&t->pend, c->start, dur, type == PROF_EV_GPU_KERNEL) < 0)
         return -1;
     if (!(c->flags & MB_LAUNCH_QUEUE))
         return 0;
     model_launch_stats *s = stream_stats(b, device, stream);
-    if (!s)
-        return -1;
-    mb_queue *q = &b->join.queue[s - m->launch];
-    if (queue_push(s, q, (mb_qev){ c->start, 1 }) < 0 || queue_push(s, q, (mb_qev){ start, -1 }) < 0)
+    if (!s && m->nlaunch < MB_JOIN_STREAMS)
+        return -1; /* out of memory */
+    mb_queue *q = s ? &b->join.queue[s - m->launch] : NULL;
+    if (q && (queue_push(s, q, (mb_qev){ c->start, 1 }) < 0 ||
+              queue_push(s, q, (mb_qev){ start, -1 }) < 0))
         return -1;
     if (c->flags & MB_LAUNCH_HTA) {
         uint64_t call_end = c->start + c->dur;
         uint64_t delay = start > call_end ? start - call_end : 0;
-        if (stats_add(s, c->dur, dur, delay) < 0 || stats_add(&m->launch_all, c->dur, dur, delay) < 0)
+        if ((s && stats_add(s, c->dur, dur, delay) < 0) ||
+            stats_add(&m->launch_all, c->dur, dur, delay) < 0)
             return -1;
     }
     return 0;
@@ -647,6 +607,20 @@ static void node_totals(profile_model *m, uint32_t n, uint32_t *active)
     }
 }
 
+/* A launch no region took: outside every region of its thread. */
+typedef struct outside {
+    profile_model *m;
+    model_node *root;
+} outside;
+
+static void count_outside(void *arg, const mb_jpend *p)
+{
+    outside *o = arg;
+    o->root->gpu_self_ns += p->gpu_ns;
+    o->root->kernels_self += p->kernels;
+    o->m->gpu_join.outside_ns += p->gpu_ns;
+}
+
 int mb_join_finish(model_builder *b)
 {
     profile_model *m = b->m;
@@ -655,12 +629,9 @@ int mb_join_finish(model_builder *b)
     for (uint32_t i = 0; i < m->nthreads; i++) { /* in regions that never ended, or none */
         mb_jthread *t = &b->threads[i].join;
         model_node *root = &m->nodes[m->threads[i].root];
-        for (size_t k = 0; k < t->npend; k++) {
-            root->gpu_self_ns += t->pend[k].gpu_ns;
-            root->kernels_self += t->pend[k].kernels;
-            m->gpu_join.outside_ns += t->pend[k].gpu_ns;
-        }
-        t->npend = 0;
+        outside o = { m, root };
+        mb_plist_each(&t->pend, count_outside, &o);
+        mb_plist_free(&t->pend);
     }
     for (size_t i = 0; i < m->nlaunch; i++) /* the queues' last events */
         while (j->queue[i].n)
@@ -681,7 +652,7 @@ void mb_join_free(model_builder *b)
         mb_jthread *t = &b->threads[i].join;
         free(t->hold);
         free(t->gself);
-        free(t->pend);
+        mb_plist_free(&t->pend);
         free(t->out);
     }
     for (size_t i = 0; b->join.queue && i < b->m->nlaunch; i++)

@@ -304,6 +304,29 @@ if "$HOSTILE" devices "$tmp/devices.prof" $n 2>"$err"; then
 else
     not_ok many-devices "make_hostile: $(cat "$err")"
 fi
+# 1,000,000 kernel launches (200,000 under ASan) made in reverse time order,
+# each on its own stream, then as many regions before them all: the GPU
+# join's lists at their worst stay near-linear (seconds), the streams with
+# their own statistics bounded, and every launch counted.
+n=1000000
+[ $asan = 1 ] && n=200000
+if "$HOSTILE" launches "$tmp/launches.prof" $n 2>"$err"; then
+    timed 60 analyze --format json -o "$tmp/launches.json" "$tmp/launches.prof"
+    if status_is gpu-join-worst 0; then
+        if python3 - "$tmp/launches.json" $n <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+l = r["summary"]["launches"]
+n = int(sys.argv[2])
+ok = l["joined"] == n and l["all"]["count"] == n and len(l["streams"]) <= 1000
+sys.exit(0 if ok else 1)
+PY
+        then ok gpu-join-worst
+        else not_ok gpu-join-worst "not every launch counted, or the streams unbounded"; fi
+    fi
+else
+    not_ok gpu-join-worst "make_hostile: $(cat "$err")"
+fi
 # 100,000 memory series, counters and threads (20,000 under ASan): seconds
 # (a search per new name took 46 s for the series), and a report that lists
 # a page's worth of each and says how many there were.

@@ -19,7 +19,14 @@
  *        make_hostile series|counters|threads OUT N  N memory series,
  *                                                 counters or named threads,
  *                                                 one event each
- *        make_hostile bigblock OUT N              one block of N regions */
+ *        make_hostile bigblock OUT N              one block of N regions
+ *        make_hostile launches OUT N              N kernel launches made in
+ *                                                 reverse time order, each on
+ *                                                 its own stream, then N
+ *                                                 regions before them all,
+ *                                                 each with no launch: the
+ *                                                 GPU join's lists at their
+ *                                                 worst */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,6 +233,54 @@ static int devices(const char *out, unsigned long n)
     return e ? fail(out, e, &err) : 0;
 }
 
+/* The GPU join (src/model/launch.c) at its worst: launches that each go
+ * to the front of their thread's list, and regions that each search it
+ * and take nothing. */
+static int launches(const char *out, unsigned long n)
+{
+    pf_writer *w;
+    prof_error err = { PROF_OK, "" };
+    pf_block cpu, gpu;
+    prof_err e = pf_writer_open(&w, out, metadata, 3, &err);
+    if (e)
+        return fail(out, e, &err);
+    e = pf_writer_define_string(w, 1, "cudaLaunchKernel", 16);
+    if (!e)
+        e = pf_writer_define_string(w, 2, "kernel", 6);
+    if (!e)
+        e = pf_writer_define_string(w, 3, "region", 6);
+    pf_block_init(&cpu, PF_BLOCK_EVENTS, 0);
+    pf_block_init(&gpu, PF_BLOCK_EVENTS, PF_THREAD_GPU);
+    uint64_t base = 1000000 * (uint64_t)n;
+    for (unsigned long i = 0; !e && i < n; i++) {
+        uint64_t t = base + 1000 * (uint64_t)(n - i);
+        e = pf_put_api(&cpu, 1, i + 1, t, 100);
+        if (!e)
+            e = pf_put_gpu_kernel(&gpu, 2, 0, (uint32_t)i, i + 1, t + 200, 50);
+        if (!e && cpu.count == 4096)
+            e = pf_writer_write_block(w, &cpu, &err);
+        if (!e && gpu.count == 4096)
+            e = pf_writer_write_block(w, &gpu, &err);
+    }
+    for (unsigned long i = 0; !e && i < n; i++) {
+        e = pf_put_region(&cpu, 3, PROF_KIND_COMPUTE, 0, 1000 * (uint64_t)i, 500);
+        if (!e && cpu.count == 4096)
+            e = pf_writer_write_block(w, &cpu, &err);
+    }
+    if (!e && cpu.count)
+        e = pf_writer_write_block(w, &cpu, &err);
+    if (!e && gpu.count)
+        e = pf_writer_write_block(w, &gpu, &err);
+    pf_block_free(&cpu);
+    pf_block_free(&gpu);
+    if (e) {
+        pf_writer_abandon(w);
+        return fail(out, e, &err);
+    }
+    e = pf_writer_close(w, &err);
+    return e ? fail(out, e, &err) : 0;
+}
+
 static unsigned long arg(int argc, char **argv, int i, unsigned long dflt)
 {
     return argc > i ? strtoul(argv[i], NULL, 10) : dflt;
@@ -246,8 +301,10 @@ int main(int argc, char **argv)
         return bigblock(argv[2], arg(argc, argv, 3, 0));
     if (argc == 4 && strcmp(argv[1], "devices") == 0)
         return devices(argv[2], arg(argc, argv, 3, 0));
+    if (argc == 4 && strcmp(argv[1], "launches") == 0)
+        return launches(argv[2], arg(argc, argv, 3, 0));
     fputs("usage: make_hostile redefine|repeat OUT [COUNT [MIB]]\n"
-          "       make_hostile names|devices|series|counters|threads|bigblock OUT N\n",
+          "       make_hostile names|devices|series|counters|threads|bigblock|launches OUT N\n",
           stderr);
     return 2;
 }
