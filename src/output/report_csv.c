@@ -13,7 +13,8 @@ static const char *const table_names[] = { "ops",     "steps", "memory", "bottle
 static const char *const ops_columns[] = { RK_NAME, RK_KIND, RK_CALLS, RK_SELF_NS,
                                            RK_SELF_SHARE, RK_INCL_NS, RK_INCL_SHARE, RK_MEAN_NS,
                                            RK_STDDEV_NS, RK_MIN_NS, RK_MAX_NS, RK_P50_NS,
-                                           RK_P95_NS, RK_P99_NS, NULL };
+                                           RK_P95_NS, RK_P99_NS, RK_GPU_NS, RK_GPU_SELF_NS,
+                                           RK_GPU_KERNELS, NULL };
 static const char *const steps_columns[] = { RK_NUMBER, RK_START_NS, RK_DUR_NS, RK_SAMPLED,
                                              RK_OUTLIER, RK_INCOMPLETE, NULL };
 static const char *const memory_columns[] = { RK_STEP, RK_T_NS, RK_BYTES, NULL };
