@@ -397,6 +397,10 @@
           col.appendChild(htaTable(hta));
         }
       }
+      if (sm.launches) {
+        col.appendChild(h('h2', { text: 'Kernel launches' }));
+        launchSummary(col, sm.launches);
+      }
       if (sm.sync) {
         col.appendChild(h('h2', { text: 'CPU waiting on the GPU' }));
         col.appendChild(kvList(sm.sync));
@@ -453,6 +457,45 @@
     t.appendChild(tb);
     return h('div', { class: 'table-wrap' }, t);
   }
+  /* How the GPU records were joined to the code that launched them, and the
+     kernel launch statistics as HTA's get_cuda_kernel_launch_stats defines
+     them (formats/rules.md 3.2), overall and per stream. */
+  const LAUNCH_COLUMNS = [['count', 'Launches', fmtNum], ['cpu.mean_ns', 'Launch call mean', fmtNs],
+    ['cpu.p95_ns', 'Launch call p95', fmtNs], ['delay.p50_ns', 'Launch delay median', fmtNs], ['delay.p95_ns', 'Launch delay p95', fmtNs],
+    ['gpu_time.p50_ns', 'GPU time median', fmtNs], ['cpu_over_cutoff', 'Calls over 50 µs', fmtNum],
+    ['delay_over_cutoff', 'Delays over 100 µs', fmtNum]];
+  function launchSummary(col, L) {
+    const all = L.all || {};
+    const cpu = all.cpu || {}, delay = all.delay || {};
+    const f = 'summary.launches.';
+    col.appendChild(h('div', { class: 'figures', 'data-section': 'launches' },
+      figure('Records joined', fmtNum(L.joined) + ' of ' + fmtNum(L.records), L.joined, f + 'joined'),
+      figure('GPU time joined', fmtNs(L.joined_ns) + ' of ' + fmtNs(L.ns), L.joined_ns, f + 'joined_ns'),
+      figure('Launched outside regions', fmtNs(L.outside_ns), L.outside_ns, f + 'outside_ns'),
+      figure('Joined late', L.late ? plural(L.late, 'record') + ', ' + fmtNs(L.late_ns) : 'none', L.late, f + 'late'),
+      figure('Short kernels (< 10 µs)', fmtNum(L.short_kernels) + ', ' + fmtNs(L.short_kernel_ns), L.short_kernels, f + 'short_kernels'),
+      figure('Kernel launches', fmtNum(all.count), all.count, f + 'all.count'),
+      figure('Launch call mean', fmtNs(cpu.mean_ns), cpu.mean_ns, f + 'all.cpu.mean_ns'),
+      figure('Launch call p95', fmtNs(cpu.p95_ns), cpu.p95_ns, f + 'all.cpu.p95_ns'),
+      figure('Launch delay median', fmtNs(delay.p50_ns), delay.p50_ns, f + 'all.delay.p50_ns'),
+      figure('Launch delay p95', fmtNs(delay.p95_ns), delay.p95_ns, f + 'all.delay.p95_ns')));
+    const rows = [['all streams', all]].concat((L.streams || []).map((st) => ['GPU ' + st.device + ' stream ' + st.stream, st]));
+    const t = h('table', { class: 'data', 'data-table': 'launches' }, h('thead', null, h('tr', null,
+      h('th', { text: 'Stream' }), LAUNCH_COLUMNS.map((c) => h('th', { text: c[1] })))));
+    const tb = h('tbody');
+    for (const r of rows) {
+      tb.appendChild(h('tr', null, h('td', { text: r[0] }), LAUNCH_COLUMNS.map((c) => {
+        const v = c[0].split('.').reduce((o, k) => (o && typeof o === 'object' ? o[k] : undefined), r[1]);
+        return h('td', { 'data-field': c[0], 'data-raw': typeof v === 'number' ? v : null, text: c[2](v) });
+      })));
+    }
+    t.appendChild(tb);
+    col.appendChild(h('div', { class: 'table-wrap' }, t));
+    col.appendChild(h('p', { class: 'chart-caption', text: 'Over the records launched by cudaLaunchKernel, cudaLaunchKernelExC, ' +
+      'cudaMemcpyAsync or cudaMemsetAsync, as HTA counts them: the launch call\u2019s CPU time, the launch delay (the record\u2019s start ' +
+      'minus its call\u2019s end) and the record\u2019s GPU time. Records joined: kernels, copies and memsets matched to the runtime call ' +
+      'that launched them; short kernels count every kernel under 10 µs, joined or not.' }));
+  }
   function objectTable(rows) {
     const keys = [];
     for (const r of rows) for (const k of Object.keys(r)) if (keys.indexOf(k) < 0 && typeof r[k] !== 'object') keys.push(k);
@@ -495,39 +538,63 @@
     ['name', 'Operation', String], ['kind', 'Kind', String], ['calls', 'Calls', fmtNum], ['self_ns', 'Self', fmtNs],
     ['incl_ns', 'Inclusive', fmtNs], ['mean_ns', 'Mean', fmtNs], ['p50_ns', 'p50', fmtNs], ['p95_ns', 'p95', fmtNs],
     ['p99_ns', 'p99', fmtNs], ['max_ns', 'Max', fmtNs], ['self_share', 'Self share', fmtPct]];
+  /* In profiles with GPU activity each CPU operation carries the GPU time
+     launched in it (rules.md §3.2); the kernels' own rows do not. */
+  const GPU_COLUMNS = [['gpu_ns', 'GPU total', fmtNs], ['gpu_self_ns', 'GPU self', fmtNs], ['gpu_kernels', 'Kernels', fmtNum]];
+  const OP_METRICS = { self_ns: 'self time', incl_ns: 'inclusive time', gpu_ns: 'GPU time launched' };
+  function hasGpuTimes(rep) {
+    return (rep.operations || []).some((o) => typeof o.gpu_ns === 'number') ||
+      (!!rep.call_tree && (rep.call_tree.children || []).some((c) => typeof c.gpu_ns === 'number'));
+  }
+  function gpuTipLines(o) {
+    if (typeof o.gpu_ns !== 'number') return [];
+    return ['GPU launched: ' + fmtNs(o.gpu_ns) + ' (self ' + fmtNs(o.gpu_self_ns) + ', ' + plural(o.gpu_kernels || 0, 'kernel') + ')'];
+  }
   function renderOperations(panel) {
-    let metric = 'self_ns';
+    const gpu = doc.reports.some(hasGpuTimes);
+    let metric = gpu && doc.reports[0].operations_order === 'gpu' ? 'gpu_ns' : 'self_ns';
     const ctl = h('div', { class: 'controls', role: 'group', 'aria-label': 'Bar length' });
-    const bSelf = h('button', { type: 'button', 'aria-pressed': 'true', 'data-metric': 'self_ns', text: 'Self time' });
-    const bIncl = h('button', { type: 'button', 'aria-pressed': 'false', 'data-metric': 'incl_ns', text: 'Inclusive time' });
+    const buttons = [['self_ns', 'Self time'], ['incl_ns', 'Inclusive time']].concat(gpu ? [['gpu_ns', 'GPU time']] : [])
+      .map((m) => h('button', { type: 'button', 'aria-pressed': String(metric === m[0]), 'data-metric': m[0], text: m[1] }));
     ctl.appendChild(h('span', { class: 'hint', text: 'Bars show' }));
-    ctl.appendChild(bSelf);
-    ctl.appendChild(bIncl);
+    buttons.forEach((b) => ctl.appendChild(b));
     panel.appendChild(ctl);
     const body = h('div');
     panel.appendChild(body);
     function draw() {
       clear(body);
       perProfile(body, (col, rep) => {
+        const gpuHere = hasGpuTimes(rep);
         const all = (rep.operations || []).slice().sort((a, b) => (b[metric] || 0) - (a[metric] || 0));
-        const ops = all.slice(0, BAR_ROWS);
-        col.appendChild(h('h2', { text: 'Top operations by ' + (metric === 'self_ns' ? 'self' : 'inclusive') + ' time' }));
-        if (!ops.length) { col.appendChild(h('p', { class: 'empty', text: 'No operations recorded.' })); return; }
-        const card = h('div', { class: 'card' });
-        col.appendChild(card);
-        barChart(card, ops.map((o) => ({ label: o.name, value: o[metric] || 0, color: KIND_COLOR[o.kind] || KIND_COLOR.other,
-          tip: [o.name, ['kind: ' + o.kind, 'calls: ' + fmtNum(o.calls), 'self: ' + fmtNs(o.self_ns) + ' (' + fmtPct(o.self_share) + ')',
-            'inclusive: ' + fmtNs(o.incl_ns) + ' (' + fmtPct(o.incl_share) + ')', 'mean: ' + fmtNs(o.mean_ns) + ' ± ' + fmtNs(o.stddev_ns),
-            'p50 / p95 / p99: ' + fmtNs(o.p50_ns) + ' / ' + fmtNs(o.p95_ns) + ' / ' + fmtNs(o.p99_ns)]] })),
-        { kind: 'ns', xLabel: metric === 'self_ns' ? 'self time' : 'inclusive time', fmt: fmtNs, title: 'Top operations' });
-        const kinds = Array.from(new Set(ops.map((o) => o.kind)));
-        card.appendChild(legend(kinds.map((k) => ({ color: KIND_COLOR[k] || KIND_COLOR.other, label: k }))));
-        paintSwatches(card);
-        if (rep.operations_total > ops.length)
-          card.appendChild(h('p', { class: 'chart-caption', text: 'The chart shows the top ' + ops.length + ' of ' +
-            rep.operations_total + ' operations; the table below has ' + all.length + '.' }));
+        /* by GPU time, only what launched some */
+        const ops = (metric === 'gpu_ns' ? all.filter((o) => o.gpu_ns > 0) : all).slice(0, BAR_ROWS);
+        col.appendChild(h('h2', { text: 'Top operations by ' + OP_METRICS[metric] }));
+        if (!ops.length) {
+          col.appendChild(h('p', { class: 'empty', text: metric !== 'gpu_ns' || !(rep.operations || []).length ? 'No operations recorded.'
+            : gpuHere ? 'No GPU time was launched in this profile\u2019s operations.' : 'No GPU activity in this profile.' }));
+          if (!(rep.operations || []).length) return;
+        } else {
+          const card = h('div', { class: 'card' });
+          col.appendChild(card);
+          barChart(card, ops.map((o) => ({ label: o.name, value: o[metric] || 0, color: KIND_COLOR[o.kind] || KIND_COLOR.other,
+            tip: [o.name, ['kind: ' + o.kind, 'calls: ' + fmtNum(o.calls), 'self: ' + fmtNs(o.self_ns) + ' (' + fmtPct(o.self_share) + ')',
+              'inclusive: ' + fmtNs(o.incl_ns) + ' (' + fmtPct(o.incl_share) + ')', 'mean: ' + fmtNs(o.mean_ns) + ' ± ' + fmtNs(o.stddev_ns),
+              'p50 / p95 / p99: ' + fmtNs(o.p50_ns) + ' / ' + fmtNs(o.p95_ns) + ' / ' + fmtNs(o.p99_ns)].concat(gpuTipLines(o))] })),
+          { kind: 'ns', xLabel: OP_METRICS[metric], fmt: fmtNs, title: 'Top operations' });
+          const kinds = Array.from(new Set(ops.map((o) => o.kind)));
+          card.appendChild(legend(kinds.map((k) => ({ color: KIND_COLOR[k] || KIND_COLOR.other, label: k }))));
+          paintSwatches(card);
+          if (metric === 'gpu_ns')
+            card.appendChild(h('p', { class: 'chart-caption', text: 'GPU time (kernels, copies, memsets) launched in each operation\u2019s ' +
+              'calls or below them, a call inside a call of itself counted once; the kernels\u2019 own rows are left out.' }));
+          if (rep.operations_total > ops.length)
+            card.appendChild(h('p', { class: 'chart-caption', text: 'The chart shows the top ' + ops.length + ' of ' +
+              rep.operations_total + ' operations; the table below has ' + all.length + '.' }));
+        }
         col.appendChild(h('h2', { text: 'Operations' }));
-        col.appendChild(sortableTable(rep.operations || [], OP_COLUMNS, 'self_ns'));
+        /* sorted as the bars are; any column's header sorts on it */
+        col.appendChild(sortableTable(rep.operations || [], gpuHere ? OP_COLUMNS.concat(GPU_COLUMNS) : OP_COLUMNS,
+          metric === 'gpu_ns' && !gpuHere ? 'self_ns' : metric));
         const rest = rep.others && rep.others.operations;
         if (rest) /* the page lists a page's worth; what it leaves out, summed up */
           col.appendChild(h('p', { class: 'chart-caption others', text: 'Not listed: ' + fmtNum(rest.count) +
@@ -535,10 +602,9 @@
             ' of self time in all (prof analyze --top 0 --format json lists every one).' }));
       });
     }
-    for (const b of [bSelf, bIncl]) b.addEventListener('click', () => {
+    for (const b of buttons) b.addEventListener('click', () => {
       metric = b.getAttribute('data-metric');
-      bSelf.setAttribute('aria-pressed', String(metric === 'self_ns'));
-      bIncl.setAttribute('aria-pressed', String(metric === 'incl_ns'));
+      buttons.forEach((x) => x.setAttribute('aria-pressed', String(x.getAttribute('data-metric') === metric)));
       draw();
     });
     draw();
@@ -754,39 +820,109 @@
   }
 
   /* ---------- Call graph: icicle and sunburst of the call tree ---------- */
-  function childSum(n) { return (n.children || []).reduce((a, c) => a + (c.incl_ns || 0), 0); }
-  function treeDepth(n) { let d = 0; for (const c of n.children || []) d = Math.max(d, treeDepth(c)); return d + 1; }
-  function renderCallGraph(panel) {
-    perProfile(panel, (col, rep) => {
-      if (!rep.call_tree) { col.appendChild(h('p', { class: 'empty', text: 'No call tree in the report.' })); return; }
-      const card = h('div', { class: 'card' });
-      col.appendChild(card);
-      card.appendChild(h('h2', { text: 'Call tree (icicle: callers above callees, width = inclusive time)' }));
-      const sun = h('div', { class: 'card' });
-      const state = { focus: null };
-      const flame = icicle(card, rep.call_tree, {
-        color: (n) => KIND_COLOR[n.kind] || KIND_COLOR.thread,
-        tip: (n, total) => [n.name, ['kind: ' + (n.kind || 'thread'), 'calls: ' + fmtNum(n.calls), 'inclusive: ' + fmtNs(n.incl_ns) +
-          ' (' + fmtPct(total ? n.incl_ns / total : 0) + ')', 'self: ' + fmtNs(n.self_ns)]],
-        onFocus: (n) => { state.focus = n; drawSun(); }
-      });
-      card.appendChild(h('p', { class: 'chart-caption', text: 'Click a frame to zoom into it; click the top bar (or an ancestor) to zoom back out. Hover for exact figures.' }));
-      col.appendChild(sun);
-      sun.appendChild(h('h2', { text: 'Sunburst of the same tree' }));
-      const sunHost = h('div');
-      sun.appendChild(sunHost);
-      function drawSun() {
-        clear(sunHost);
-        sunburst(sunHost, state.focus || rep.call_tree, rep.call_tree, (n) => flame.zoom(n));
-      }
-      drawSun();
-    });
+  function inclOf(n) { return n.incl_ns || 0; }
+  function childSum(n, value) { return (n.children || []).reduce((a, c) => a + (value || inclOf)(c), 0); }
+  /* rows of frames that get a width: a child of no weight draws nothing */
+  function treeDepth(n, value) {
+    let d = 0;
+    for (const c of n.children || []) if (!value || value(c) > 0) d = Math.max(d, treeDepth(c, value));
+    return d + 1;
   }
-  /* opts: color(node), tip(node, total), onFocus(node). Returns {zoom(node)}. */
+  /* Each node's GPU time launched in it or below (rules.md §3.2): its gpu_ns,
+     or, where it has none (the tree's root), the sum of its children's. */
+  function gpuWeights(root) {
+    const w = new Map();
+    (function walk(n) {
+      let sum = 0;
+      for (const c of n.children || []) sum += walk(c);
+      const v = typeof n.gpu_ns === 'number' ? n.gpu_ns : sum;
+      w.set(n, v);
+      return v;
+    })(root);
+    return (n) => w.get(n) || 0;
+  }
+  const CG_WEIGHTS = { incl_ns: 'inclusive time', gpu_ns: 'GPU time launched' };
+  function renderCallGraph(panel) {
+    const gpu = doc.reports.some((rep) => rep.call_tree && hasGpuTimes(rep));
+    let weight = gpu && doc.reports[0].operations_order === 'gpu' ? 'gpu_ns' : 'incl_ns';
+    const buttons = [];
+    if (gpu) {
+      const ctl = h('div', { class: 'controls', role: 'group', 'aria-label': 'Frame width' });
+      ctl.appendChild(h('span', { class: 'hint', text: 'Width is' }));
+      for (const m of [['incl_ns', 'CPU time'], ['gpu_ns', 'GPU time']]) {
+        const b = h('button', { type: 'button', 'aria-pressed': String(weight === m[0]), 'data-weight': m[0], text: m[1] });
+        b.addEventListener('click', () => {
+          weight = m[0];
+          buttons.forEach((x) => x.setAttribute('aria-pressed', String(x.getAttribute('data-weight') === weight)));
+          draw();
+        });
+        buttons.push(b);
+        ctl.appendChild(b);
+      }
+      panel.appendChild(ctl);
+    }
+    const body = h('div');
+    panel.appendChild(body);
+    function draw() {
+      clear(body);
+      perProfile(body, (col, rep) => callGraphFor(col, rep, weight));
+    }
+    draw();
+    panel._redraw = draw;
+  }
+  function callGraphFor(col, rep, weight) {
+    if (!rep.call_tree) { col.appendChild(h('p', { class: 'empty', text: 'No call tree in the report.' })); return; }
+    const tree = rep.call_tree;
+    const gpuHere = hasGpuTimes(rep);
+    const gpuOf = gpuHere ? gpuWeights(tree) : null;
+    const byGpu = weight === 'gpu_ns';
+    const card = h('div', { class: 'card', 'data-weight': weight });
+    col.appendChild(card);
+    card.appendChild(h('h2', { text: 'Call tree (icicle: callers above callees, width = ' + CG_WEIGHTS[weight] + ')' }));
+    if (byGpu && !(gpuHere && gpuOf(tree) > 0)) {
+      card.appendChild(h('p', { class: 'empty', text: gpuHere ? 'No GPU time was launched in this profile\u2019s call tree.'
+        : 'No GPU activity in this profile.' }));
+      return;
+    }
+    const value = byGpu ? gpuOf : inclOf;
+    const cpuTotal = tree.incl_ns || 0, gpuTotal = gpuHere ? gpuOf(tree) : 0;
+    const tip = (n) => {
+      const lines = ['kind: ' + (n.kind || 'thread'), 'calls: ' + fmtNum(n.calls), 'inclusive: ' + fmtNs(n.incl_ns) +
+        ' (' + fmtPct(cpuTotal ? n.incl_ns / cpuTotal : 0) + ')', 'self: ' + fmtNs(n.self_ns)];
+      if (gpuHere) {
+        const g = gpuOf(n);
+        lines.push('GPU launched: ' + fmtNs(g) + ' (' + fmtPct(gpuTotal ? g / gpuTotal : 0) + ')');
+        if (typeof n.gpu_self_ns === 'number') lines.push('GPU self: ' + fmtNs(n.gpu_self_ns));
+        if (typeof n.gpu_kernels === 'number') lines.push('kernels: ' + fmtNum(n.gpu_kernels));
+      }
+      return [n.name, lines];
+    };
+    const sun = h('div', { class: 'card' });
+    const state = { focus: null };
+    const flame = icicle(card, tree, {
+      color: (n) => KIND_COLOR[n.kind] || KIND_COLOR.thread, value: value, tip: tip,
+      onFocus: (n) => { state.focus = n; drawSun(); }
+    });
+    card.appendChild(h('p', { class: 'chart-caption', text: (byGpu ? 'Width is the GPU time (kernels, copies, memsets) launched in a ' +
+      'call path or below it; frames that launched none are not drawn. ' : '') +
+      'Click a frame to zoom into it; click the top bar (or an ancestor) to zoom back out. Hover for exact figures.' }));
+    col.appendChild(sun);
+    sun.appendChild(h('h2', { text: 'Sunburst of the same tree' }));
+    const sunHost = h('div');
+    sun.appendChild(sunHost);
+    function drawSun() {
+      clear(sunHost);
+      sunburst(sunHost, state.focus || tree, (n) => flame.zoom(n), { value: value, tip: tip });
+    }
+    drawSun();
+  }
+  /* opts: color(node), value(node) (the width; inclusive time unless given),
+     tip(node, total), onFocus(node). Returns {zoom(node)}. */
   function icicle(container, rootNode, opts) {
     const host = h('div', { class: 'chart flame' });
     container.appendChild(host);
     const rowH = 20;
+    const value = opts.value || inclOf;
     let focus = rootNode;
     const parentOf = new Map();
     (function link(n) { for (const c of n.children || []) { parentOf.set(c, n); link(c); } })(rootNode);
@@ -796,12 +932,12 @@
       const W = box.w;
       const chain = [];
       for (let p = parentOf.get(focus); p; p = parentOf.get(p)) chain.unshift(p);
-      const depth = chain.length + treeDepth(focus);
+      const depth = chain.length + treeDepth(focus, value);
       const H = depth * rowH + 2;
       const svgRoot = s('svg', { viewBox: '0 0 ' + W + ' ' + H, width: W, height: H, role: 'img', 'aria-label': 'Call tree icicle' });
-      const total = rootNode.incl_ns || 0;
+      const total = value(rootNode);
       const frame = (n, x, w, d, isChain) => {
-        const g = s('g', { class: 'frame', 'data-name': n.name });
+        const g = s('g', { class: 'frame', 'data-name': n.name, 'data-value': value(n) });
         const r = s('rect', { x: x + 0.5, y: d * rowH + 0.5, width: Math.max(0.5, w - 1), height: rowH - 1, rx: 2,
           fill: opts.color(n), 'fill-opacity': isChain ? 0.55 : 1, class: 'hoverable' });
         g.appendChild(r);
@@ -815,10 +951,10 @@
       const lay = (n, x, w, d) => {
         frame(n, x, w, d, false);
         const kids = n.children || [];
-        const sum = Math.max(n.incl_ns || 0, childSum(n));
+        const sum = Math.max(value(n), childSum(n, value));
         let cx = x;
         for (const c of kids) {
-          const cw = sum > 0 ? w * (c.incl_ns || 0) / sum : 0;
+          const cw = sum > 0 ? w * value(c) / sum : 0;
           if (cw >= 0.5) lay(c, cx, cw, d + 1);
           cx += cw;
         }
@@ -837,16 +973,16 @@
     const r = parseInt(c.slice(1, 3), 16), g = parseInt(c.slice(3, 5), 16), b = parseInt(c.slice(5, 7), 16);
     return 0.299 * r + 0.587 * g + 0.114 * b < 140;
   }
-  function sunburst(container, focus, treeRoot, onClick) {
+  /* opts: value(node) (the angle), tip(node) */
+  function sunburst(container, focus, onClick, opts) {
     const box = chartBox(container);
     const size = Math.min(box.w, 520);
     const R = size / 2 - 4;
     const maxRings = 7;
-    const depth = Math.min(maxRings, treeDepth(focus));
+    const depth = Math.min(maxRings, treeDepth(focus, opts.value));
     const ring = R / depth;
     const svgRoot = s('svg', { viewBox: '0 0 ' + size + ' ' + size, width: size, height: size, role: 'img', 'aria-label': 'Call tree sunburst' });
     const cx = size / 2, cy = size / 2;
-    const total = treeRoot.incl_ns || 0;
     const arc = (a0, a1, r0, r1) => {
       if (a1 - a0 >= Math.PI * 2 - 1e-6) a1 = a0 + Math.PI * 2 - 1e-4;
       const p = (a, r) => (cx + r * Math.sin(a)).toFixed(2) + ' ' + (cy - r * Math.cos(a)).toFixed(2);
@@ -857,9 +993,9 @@
     const lay = (n, a0, a1, d) => {
       if (d >= depth) return;
       const path = s('path', { d: d === 0 ? circlePath(cx, cy, ring) : arc(a0, a1, d * ring, (d + 1) * ring),
-        fill: KIND_COLOR[n.kind] || KIND_COLOR.thread, stroke: '#fff', 'stroke-width': 1, class: 'hoverable', 'data-name': n.name });
-      hover(path, () => [n.name, ['inclusive: ' + fmtNs(n.incl_ns) + ' (' + fmtPct(total ? n.incl_ns / total : 0) + ')',
-        'self: ' + fmtNs(n.self_ns), 'calls: ' + fmtNum(n.calls)]]);
+        fill: KIND_COLOR[n.kind] || KIND_COLOR.thread, stroke: '#fff', 'stroke-width': 1, class: 'hoverable', 'data-name': n.name,
+        'data-value': opts.value(n) });
+      hover(path, () => opts.tip(n));
       path.addEventListener('click', () => onClick(n));
       svgRoot.appendChild(path);
       const arcLen = (a1 - a0) * (d + 0.5) * ring;
@@ -868,10 +1004,10 @@
         labels.push(s('text', { x: cx + rr * Math.sin(mid), y: cy - rr * Math.cos(mid) + 4, 'text-anchor': 'middle',
           class: 'cell-label' + (lightText(KIND_COLOR[n.kind] || KIND_COLOR.thread) ? ' light' : '') }, clip(n.name, Math.min(arcLen, ring * 1.6) - 4)));
       }
-      const sum = Math.max(n.incl_ns || 0, childSum(n));
+      const sum = Math.max(opts.value(n), childSum(n, opts.value));
       let a = a0;
       for (const c of n.children || []) {
-        const da = sum > 0 ? (a1 - a0) * (c.incl_ns || 0) / sum : 0;
+        const da = sum > 0 ? (a1 - a0) * opts.value(c) / sum : 0;
         if (da > 0.002) lay(c, a, a + da, d + 1);
         a += da;
       }

@@ -2,8 +2,8 @@
 // "ok NAME" or "not ok NAME - why" line per check (tests/cli/view.sh runs it).
 // usage: node view.mjs CONFIG.json
 // CONFIG: { "screenshots": DIR, "report": demo analyze JSON file,
-//           "pages": [ { "name", "url", "kind": "demo"|"xss"|"cut"|"compare"|"long"|"nosteps",
-//                        "served": bool } ] }
+//           "pages": [ { "name", "url", "kind": "demo"|"xss"|"cut"|"compare"|"long"|"nosteps"|"gpu",
+//                        "served": bool, "report": the page's analyze JSON (xss, gpu) } ] }
 import { readFileSync, mkdtempSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -282,9 +282,184 @@ async function checkXss(p, page, dialogs) {
     check(p.name + ' HTA table equals the report', gpus.length > 0 && cells.length === gpus.length &&
       cells.every((r) => r.length === 13) && bad.length === 0, bad.join('; ') || JSON.stringify(cells[0]));
   }
+  if (p.report) { /* GPU records, none joined to a launch: no GPU time to weigh the flame graph by */
+    const rep = JSON.parse(readFileSync(p.report, 'utf8'));
+    await page.click('#tab-callgraph');
+    await page.click('#panel-callgraph button[data-weight="gpu_ns"]');
+    const empty = await page.$eval('#panel-callgraph', (x) => ({ text: (x.querySelector('.empty') || {}).textContent || '',
+      frames: x.querySelectorAll('g.frame').length }));
+    check(p.name + ' flame graph by GPU time says none was launched', rep.summary.launches.joined === 0 &&
+      /No GPU time was launched/.test(empty.text) && empty.frames === 0, JSON.stringify(empty));
+    await page.click('#panel-callgraph button[data-weight="incl_ns"]');
+  }
   if (p.served)
     check(p.name + ' timeline has GPU stream lanes', found.lanes.some((t) => t.startsWith('GPU 0 stream')) &&
       found.lanes.some((t) => t.includes('<script>')), found.lanes.slice(0, 8).join('|'));
+}
+
+// The page's duration format (viewer/app.js fmtNs), for the texts it shows.
+function fmtNs(ns) {
+  if (ns === null || ns === undefined || !isFinite(ns)) return '–';
+  const u = [[1e9, 's'], [1e6, 'ms'], [1e3, 'µs'], [1, 'ns']].find((x) => Math.abs(ns) >= x[0]) || [1, 'ns'];
+  const v = ns / u[0], a = Math.abs(v);
+  return (a === 0 ? '0' : v.toFixed(a >= 100 ? 0 : a >= 10 ? 1 : 2)) + ' ' + u[1];
+}
+function group(n) { return String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ','); }
+// A node's GPU time launched in it or below (rules.md §3.2): its gpu_ns, or
+// (the tree's root, which has none) its children's.
+function gpuOf(n) { return typeof n.gpu_ns === 'number' ? n.gpu_ns : (n.children || []).reduce((a, c) => a + gpuOf(c), 0); }
+// The icicle's frames, in drawing order, for a weight: each child's width
+// its share of its parent's, frames under half a pixel left out.
+function icicleFrames(root, value, W) {
+  const out = [];
+  const lay = (n, x, w, d) => {
+    out.push({ name: n.name, value: value(n), x, w, d });
+    const sum = Math.max(value(n), (n.children || []).reduce((a, c) => a + value(c), 0));
+    let cx = x;
+    for (const c of n.children || []) {
+      const cw = sum > 0 ? w * value(c) / sum : 0;
+      if (cw >= 0.5) lay(c, cx, cw, d + 1);
+      cx += cw;
+    }
+  };
+  lay(root, 0, W, 0);
+  return out;
+}
+
+// A profile with GPU time joined to the operations that launched it
+// (rules.md §3.2): the operations table's GPU columns and their sorting, the
+// bars by GPU time, the flame graph weighted by GPU time, and the launch
+// statistics, all equal to the report's.
+async function checkGpu(p, page) {
+  const rep = JSON.parse(readFileSync(p.report, 'utf8'));
+  const ops = rep.operations;
+  const sortedByGpu = rep.operations_order === 'gpu';
+  const launched = ops.filter((o) => o.gpu_ns > 0);
+  check(p.name + ' fixture has GPU time per operation', launched.length >= 5 && !!rep.summary.launches &&
+    ops.some((o) => o.kind === 'gpu' && o.gpu_ns === undefined), launched.length + ' operations launched GPU work');
+
+  await page.click('#tab-operations');
+  const heads = await page.$$eval('#panel-operations table.sortable th', (ths) => ths.map((t) => t.getAttribute('data-key')));
+  check(p.name + ' operations table has GPU columns', ['gpu_ns', 'gpu_self_ns', 'gpu_kernels'].every((k) => heads.includes(k)),
+    JSON.stringify(heads));
+  const gpuRows = () => page.$$eval('#panel-operations table.sortable tbody tr', (trs) => trs.map((tr) => {
+    const cell = (k) => tr.querySelector('td[data-key="' + k + '"]');
+    return { name: cell('name').textContent, gpu: cell('gpu_ns').getAttribute('data-raw'),
+      self: cell('gpu_self_ns').getAttribute('data-raw'), kernels: cell('gpu_kernels').getAttribute('data-raw'),
+      text: cell('gpu_ns').textContent };
+  }));
+  const same = (raw, v) => (v === undefined ? raw === null : near(raw, v));
+  const rowsEqual = (rows, want) => {
+    const bad = [];
+    if (rows.length !== want.length) bad.push(rows.length + ' rows for ' + want.length + ' operations');
+    rows.forEach((r, i) => {
+      const o = want[i];
+      if (!o || r.name !== o.name || !same(r.gpu, o.gpu_ns) || !same(r.self, o.gpu_self_ns) || !same(r.kernels, o.gpu_kernels) ||
+        r.text !== fmtNs(o.gpu_ns)) bad.push('row ' + i + ' ' + JSON.stringify(r));
+    });
+    return bad;
+  };
+  /* first in the report's order: by self time, or by GPU time (analyze --sort gpu) */
+  const rows = await gpuRows();
+  const bad = rowsEqual(rows, ops);
+  check(p.name + ' GPU columns equal the report', bad.length === 0, bad.slice(0, 3).join('; '));
+  const pressed = await page.$eval('#panel-operations button[aria-pressed="true"]', (b) => b.getAttribute('data-metric'));
+  check(p.name + ' bars start as the report is ordered', pressed === (sortedByGpu ? 'gpu_ns' : 'self_ns'), pressed);
+  /* by GPU total, largest first: the header, or the bars' toggle */
+  const byGpu = ops.slice().sort((a, b) => (b.gpu_ns || 0) - (a.gpu_ns || 0));
+  if (!sortedByGpu) {
+    await page.click('#panel-operations th[data-key="gpu_ns"]');
+    const sorted = rowsEqual(await gpuRows(), byGpu);
+    check(p.name + ' operations table sorts by GPU time', sorted.length === 0, sorted.slice(0, 3).join('; '));
+  }
+  await page.click('#panel-operations button[data-metric="gpu_ns"]');
+  const bars = await page.$$eval('#panel-operations svg rect[data-value]', (rs) => rs.map((r) => Number(r.getAttribute('data-value'))));
+  const top = launched.map((o) => o.gpu_ns).sort((a, b) => b - a).slice(0, 25);
+  check(p.name + ' bars by GPU time equal the report', bars.length === top.length && bars.every((v, i) => near(v, top[i])),
+    JSON.stringify(bars.slice(0, 4)) + ' vs ' + JSON.stringify(top.slice(0, 4)));
+  const after = rowsEqual(await gpuRows(), byGpu);
+  check(p.name + ' GPU time bars order the table by GPU time', after.length === 0, after.slice(0, 3).join('; '));
+
+  await page.click('#tab-callgraph');
+  const tree = rep.call_tree;
+  const frames = () => page.$eval('#panel-callgraph .flame svg', (svg) => ({ width: Number(svg.getAttribute('width')),
+    weight: svg.closest('.card').getAttribute('data-weight'),
+    frames: Array.from(svg.querySelectorAll('g.frame')).map((g) => {
+      const r = g.querySelector('rect');
+      return { name: g.getAttribute('data-name'), value: Number(g.getAttribute('data-value')), x: Number(r.getAttribute('x')),
+        y: Number(r.getAttribute('y')), w: Number(r.getAttribute('width')) };
+    }) }));
+  const framesEqual = (got, value) => {
+    const want = icicleFrames(tree, value, got.width);
+    const bad = [];
+    if (got.frames.length !== want.length) bad.push(got.frames.length + ' frames for ' + want.length);
+    got.frames.forEach((f, i) => {
+      const e = want[i];
+      if (!e || f.name !== e.name || !near(f.value, e.value) || Math.abs(f.x - (e.x + 0.5)) > 0.01 ||
+        Math.abs(f.w - Math.max(0.5, e.w - 1)) > 0.01 || Math.abs(f.y - (e.d * 20 + 0.5)) > 0.01)
+        bad.push('frame ' + i + ' ' + JSON.stringify(f) + ' vs ' + JSON.stringify(e));
+    });
+    return bad;
+  };
+  /* operations that launched nothing but took CPU time: drawn by CPU time, not by GPU time */
+  const names = new Map();
+  (function walk(n) { const e = names.get(n.name) || { gpu: 0, incl: 0 }; e.gpu = Math.max(e.gpu, gpuOf(n));
+    e.incl = Math.max(e.incl, n.incl_ns || 0); names.set(n.name, e); (n.children || []).forEach(walk); })(tree);
+  const cpuOnly = Array.from(names.keys()).filter((k) => names.get(k).gpu === 0 && names.get(k).incl >= 0.01 * tree.incl_ns);
+  if (!sortedByGpu) {
+    const cpu = await frames();
+    const cbad = framesEqual(cpu, (n) => n.incl_ns || 0);
+    check(p.name + ' flame graph starts weighted by CPU time', cpu.weight === 'incl_ns' && cbad.length === 0 &&
+      cpuOnly.length > 0 && cpuOnly.every((k) => cpu.frames.some((f) => f.name === k)), cbad.slice(0, 2).join('; ') || JSON.stringify(cpuOnly));
+    await page.click('#panel-callgraph button[data-weight="gpu_ns"]');
+  }
+  const gpu = await frames();
+  const gbad = framesEqual(gpu, gpuOf);
+  check(p.name + ' flame graph weighted by GPU time equals the report', gpu.weight === 'gpu_ns' && gbad.length === 0 &&
+    near(gpu.frames[0].value, tree.children.reduce((a, c) => a + (c.gpu_ns || 0), 0)) && gpu.frames.length > 5 &&
+    cpuOnly.every((k) => !gpu.frames.some((f) => f.name === k)), gbad.slice(0, 2).join('; ') || gpu.frames.length + ' frames');
+  const sun = await page.$eval('#panel-callgraph svg[aria-label="Call tree sunburst"] path[data-name]', (x) => Number(x.getAttribute('data-value')));
+  check(p.name + ' sunburst weighted by GPU time', near(sun, gpuOf(tree)), sun + ' vs ' + gpuOf(tree));
+  /* hover: the frame that launched the most below the threads shows its GPU figures */
+  let best = null;
+  for (const th of tree.children || []) for (const c of th.children || []) if (!best || (c.gpu_ns || 0) > best.gpu_ns) best = c;
+  const idx = gpu.frames.findIndex((f) => f.name === best.name && f.y > 40);
+  await page.locator('#panel-callgraph .flame g.frame').nth(idx).hover();
+  const tip = await page.$eval('#tooltip', (t) => (t.hidden ? '' : Array.from(t.children).map((c) => c.textContent)));
+  const want = [best.name, 'GPU launched: ' + fmtNs(best.gpu_ns) + ' (' + (best.gpu_ns / gpuOf(tree) * 100).toFixed(1) + '%)',
+    'GPU self: ' + fmtNs(best.gpu_self_ns), 'kernels: ' + group(best.gpu_kernels)];
+  check(p.name + ' flame graph tooltip shows GPU time', Array.isArray(tip) && tip[0] === want[0] && want.slice(1).every((l) => tip.includes(l)),
+    JSON.stringify(tip) + ' wants ' + JSON.stringify(want));
+  await page.click('#panel-callgraph button[data-weight="incl_ns"]');
+  const back = await frames();
+  check(p.name + ' flame graph back to CPU time', back.weight === 'incl_ns' && framesEqual(back, (n) => n.incl_ns || 0).length === 0,
+    back.frames.length + ' frames');
+
+  await page.click('#tab-summary');
+  const L = rep.summary.launches;
+  const figs = await page.$$eval('#panel-summary .figures[data-section="launches"] .figure', (fs) =>
+    fs.map((f) => ({ field: f.getAttribute('data-field'), raw: f.getAttribute('data-raw'), label: f.querySelector('.label').textContent,
+      text: f.querySelector('.value').textContent })));
+  const fbad = figs.filter((f) => !near(f.raw, at(rep, f.field))).map((f) => f.field + ' ' + f.raw);
+  const text = (label) => (figs.find((f) => f.label === label) || {}).text;
+  const wantText = { 'Records joined': group(L.joined) + ' of ' + group(L.records),
+    'Launched outside regions': fmtNs(L.outside_ns), 'Short kernels (< 10 µs)': group(L.short_kernels) + ', ' + fmtNs(L.short_kernel_ns),
+    'Kernel launches': group(L.all.count), 'Launch call mean': fmtNs(L.all.cpu.mean_ns), 'Launch call p95': fmtNs(L.all.cpu.p95_ns),
+    'Launch delay median': fmtNs(L.all.delay.p50_ns), 'Launch delay p95': fmtNs(L.all.delay.p95_ns) };
+  for (const k of Object.keys(wantText)) if (text(k) !== wantText[k]) fbad.push(k + ': ' + text(k) + ' vs ' + wantText[k]);
+  check(p.name + ' launch summary equals the report', figs.length === 10 && fbad.length === 0, fbad.join('; ') || figs.length + ' figures');
+  const table = await page.$$eval('#panel-summary table[data-table="launches"] tbody tr', (trs) => trs.map((tr) => ({
+    label: tr.querySelector('td').textContent,
+    cells: Array.from(tr.querySelectorAll('td[data-field]')).map((c) => [c.getAttribute('data-field'), c.getAttribute('data-raw')]) })));
+  const want2 = [['all streams', L.all]].concat(L.streams.map((st) => ['GPU ' + st.device + ' stream ' + st.stream, st]));
+  const tbad = [];
+  if (table.length !== want2.length) tbad.push(table.length + ' rows for ' + want2.length);
+  table.forEach((r, i) => {
+    const w = want2[i];
+    if (!w || r.label !== w[0] || r.cells.length !== 8) tbad.push('row ' + i + ' ' + r.label);
+    else for (const [field, raw] of r.cells) if (!near(raw, at(w[1], field))) tbad.push(w[0] + ' ' + field + ' ' + raw);
+  });
+  check(p.name + ' kernel launch statistics equal the report', tbad.length === 0, tbad.join('; '));
 }
 
 for (const p of config.pages) {
@@ -304,6 +479,7 @@ for (const p of config.pages) {
     if (p.kind === 'xss') await checkXss(p, page, dialogs);
     if (p.kind === 'xss') await checkIncomplete(p, page);
     if (p.kind === 'long') await checkLong(p, page);
+    if (p.kind === 'gpu') await checkGpu(p, page);
     if (p.kind === 'cut') {
       const banner = await page.$eval('#banners', (b) => b.textContent);
       check(p.name + ' warning banner', /not closed cleanly|cut short/.test(banner), banner);

@@ -4,8 +4,9 @@
 # only, a port in use, Ctrl+C), the static --html file, usage errors, and
 # the dashboard itself in headless Chromium (tests/browser/view.mjs: every
 # tab drawn, figures equal to `prof analyze --format json`, hostile names
-# kept as text, the warning banner, the comparison). Screenshots of every
-# tab go to $B/test-logs/screenshots/.
+# kept as text, the warning banner, the comparison, a GPU profile's GPU
+# columns, GPU-weighted flame graph and launch statistics). Screenshots of
+# every tab go to $B/test-logs/screenshots/.
 # Run from the repository root with PROF, TEST_BIN and B set, as
 # tests/suite.sh does.
 . "$(dirname "$0")/../support/cli_lib.sh"
@@ -243,6 +244,17 @@ serve xss "$tmp/xss.prof" && xss_url=$url
 serve cut "$tmp/cut.prof" && cut_url=$url
 serve compare "$DEMO" "$tmp/xss.prof" && compare_url=$url
 serve long "$tmp/long.prof" && long_url=$url
+# a profile with GPU time joined to the operations that launched it
+# (rules.md 3.2): its GPU columns, GPU-weighted flame graph and launch
+# statistics, served, as the static file, and as `analyze --sort gpu --format html`
+GPU=testdata/gpu/h200_torch_train.prof
+"$PROF" analyze --format json --top 0 -o "$tmp/gpu.json" "$GPU" 2>"$tmp/err" || not_ok "gpu report" "$(cat "$tmp/err")"
+"$PROF" analyze --format json --top 0 --sort gpu -o "$tmp/gpu-sorted.json" "$GPU" 2>"$tmp/err" ||
+    not_ok "gpu report by GPU time" "$(cat "$tmp/err")"
+"$PROF" view "$GPU" --html "$tmp/gpu.html" 2>"$tmp/err" || not_ok "html: gpu" "$(cat "$tmp/err")"
+"$PROF" analyze --format html --top 0 --sort gpu -o "$tmp/gpu-sorted.html" "$GPU" 2>"$tmp/err" ||
+    not_ok "html: gpu sorted" "$(cat "$tmp/err")"
+serve gpu "$GPU" && gpu_url=$url
 cat >"$tmp/browser.json" <<EOF
 { "screenshots": "$shots", "report": "$tmp/demo.json", "pages": [
   { "name": "served-demo", "url": "$demo_url", "kind": "demo", "served": true },
@@ -255,7 +267,11 @@ cat >"$tmp/browser.json" <<EOF
   { "name": "static-nosteps", "url": "file://$tmp/nosteps.html", "kind": "nosteps", "served": false },
   { "name": "served-compare", "url": "$compare_url", "kind": "compare", "served": true },
   { "name": "static-compare", "url": "file://$tmp/compare.html", "kind": "compare", "served": false },
-  { "name": "served-long", "url": "$long_url", "kind": "long", "served": true }
+  { "name": "served-long", "url": "$long_url", "kind": "long", "served": true },
+  { "name": "served-gpu", "url": "$gpu_url", "kind": "gpu", "served": true, "report": "$tmp/gpu.json" },
+  { "name": "static-gpu", "url": "file://$tmp/gpu.html", "kind": "gpu", "served": false, "report": "$tmp/gpu.json" },
+  { "name": "static-gpu-sorted", "url": "file://$tmp/gpu-sorted.html", "kind": "gpu", "served": false,
+    "report": "$tmp/gpu-sorted.json" }
 ] }
 EOF
 if [ ! -d tests/browser/node_modules/playwright-core ] || ! command -v "${CHROMIUM:-chromium}" >/dev/null 2>&1; then
