@@ -279,7 +279,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 slow_first = $(foreach n,$(1),$(filter $(n),$(2))) $(filter-out $(1),$(2))
 # a command-line script that names its variants ("# variants: rel") runs
 # for those only
-CLI_NAMES := $(call slow_first,view hostile export gpu_check,$(patsubst tests/cli/%.sh,%,$(wildcard tests/cli/*.sh)))
+CLI_NAMES := $(call slow_first,view hostile export gpu_join gpu_check,$(patsubst tests/cli/%.sh,%,$(wildcard tests/cli/*.sh)))
 CLI_REL_ONLY := $(patsubst tests/cli/%.sh,%,$(shell grep -l '^\# variants: rel$$' tests/cli/*.sh))
 CLI_ASAN_NAMES := $(filter-out $(CLI_REL_ONLY),$(CLI_NAMES))
 UNIT_NAMES := $(patsubst tests/unit/%.c,%,$(UNIT_SRC))

@@ -17,6 +17,7 @@ Kineto input uses the events prof import makes regions of: cpu_op and
 user_annotation (ProfilerStep#N is a step, not a region), with times in
 integer nanoseconds as the importer rounds them."""
 import bisect
+import decimal
 import gzip
 import json
 import sys
@@ -46,13 +47,18 @@ def from_export(path):
 
 
 def ns(x):
-    return int(round(float(x) * 1000))
+    """microseconds to integer nanoseconds, exactly: floats are kept as
+    their text (epoch microseconds need more digits than a double has)"""
+    if isinstance(x, str):
+        d = decimal.Decimal(x) * 1000
+        return int(d.to_integral_value(rounding=decimal.ROUND_HALF_UP))
+    return int(x) * 1000
 
 
 def from_kineto(path):
     op = gzip.open if path.endswith(".gz") else open
     with op(path, "rt") as f:
-        doc = json.load(f)
+        doc = json.load(f, parse_float=str)
     regions, calls, gpu = {}, {}, []
     for e in doc.get("traceEvents", []):
         if e.get("ph") != "X":
