@@ -276,16 +276,6 @@ static void idle_finding(analysis_ctx *c, const model_gpu_device *g, const devic
     partial_mark(c, e);
 }
 
-void rule_gpu_idle(analysis_ctx *c)
-{
-    for (size_t i = 0; i < c->m->ngpus; i++) {
-        const model_gpu_device *g = &c->m->gpus[i];
-        device_time t = device_time_of(g);
-        double idle = share_of(t.idle_ns, t.base_ns);
-        if (t.base_ns > 0 && idle >= 0.20)
-            idle_finding(c, g, &t, idle);
-    }
-}
 
 /* ---- launch_bound --------------------------------------------------------------------
  * The GPU idles in short gaps between kernels that start as soon as their
@@ -307,7 +297,7 @@ static void launch_finding(analysis_ctx *c, const model_gpu_device *g, const dev
     double gpu_p50 = sketch_quantile(&l->gpu, 0.5);
     char steps_words[64] = "";
     if (per_step > 0)
-        fmt_text(steps_words, sizeof steps_words, "%.0f kernel launches a step, ", per_step);
+        fmt_text(steps_words, sizeof steps_words, "%.0f launches a step, ", per_step);
     fmt_text(subject, sizeof subject, "gpu %u", g->device);
     fmt_text(title, sizeof title, "GPU %u waits for kernel launches: idle %s %s, mostly in "
              "short gaps", g->device, fmt_pct(a, sizeof a, idle), basis_words(t));
@@ -340,20 +330,41 @@ static void launch_finding(analysis_ctx *c, const model_gpu_device *g, const dev
     partial_mark(c, x);
 }
 
-void rule_launch_bound(analysis_ctx *c)
+/* Whether the device is launch-bound (rules.md §4.11), and *short_ns its
+ * idle time in gaps under 1 ms. */
+static int launch_bound(const analysis_ctx *c, const model_gpu_device *g, const device_time *t,
+                        double *short_ns)
 {
     const model_launch_stats *l = &c->m->launch_all;
-    if (l->launches < LAUNCH_BOUND_MIN_LAUNCHES ||
-        sketch_quantile(&l->delay, 0.5) > LAUNCH_BOUND_DELAY_NS)
-        return;
+    double long_ns = (double)g->idle_gap_ns;
+    *short_ns = t->idle_ns > long_ns ? t->idle_ns - long_ns : 0;
+    return l->launches >= LAUNCH_BOUND_MIN_LAUNCHES &&
+           sketch_quantile(&l->delay, 0.5) <= LAUNCH_BOUND_DELAY_NS && t->base_ns > 0 &&
+           share_of(t->idle_ns, t->base_ns) >= 0.20 &&
+           share_of(*short_ns, t->idle_ns) >= LAUNCH_BOUND_SHORT_SHARE;
+}
+
+void rule_launch_bound(analysis_ctx *c)
+{
     for (size_t i = 0; i < c->m->ngpus; i++) {
         const model_gpu_device *g = &c->m->gpus[i];
         device_time t = device_time_of(g);
-        double idle = share_of(t.idle_ns, t.base_ns);
-        double long_ns = (double)g->idle_gap_ns, short_ns = t.idle_ns > long_ns ? t.idle_ns - long_ns : 0;
-        if (t.base_ns > 0 && idle >= 0.20 &&
-            share_of(short_ns, t.idle_ns) >= LAUNCH_BOUND_SHORT_SHARE)
-            launch_finding(c, g, &t, idle, short_ns);
+        double short_ns;
+        if (launch_bound(c, g, &t, &short_ns))
+            launch_finding(c, g, &t, share_of(t.idle_ns, t.base_ns), short_ns);
+    }
+}
+
+/* A launch-bound device is launch_bound's: the same idle time, named by
+ * its cause. */
+void rule_gpu_idle(analysis_ctx *c)
+{
+    for (size_t i = 0; i < c->m->ngpus; i++) {
+        const model_gpu_device *g = &c->m->gpus[i];
+        device_time t = device_time_of(g);
+        double idle = share_of(t.idle_ns, t.base_ns), short_ns;
+        if (t.base_ns > 0 && idle >= 0.20 && !launch_bound(c, g, &t, &short_ns))
+            idle_finding(c, g, &t, idle);
     }
 }
 
