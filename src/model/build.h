@@ -281,7 +281,7 @@ typedef struct mb_qev {
     int64_t d;             /* +1 a launch, -1 its record starts */
 } mb_qev;
 
-#define MB_QUEUE_HELD 16384u
+#define MB_QUEUE_HELD 4096u
 
 typedef struct mb_queue {
     mb_qev *heap;
@@ -295,11 +295,11 @@ typedef struct mb_join {
     int off;               /* PROF_MODEL_JOIN=0: nothing joined                   */
     int hold;              /* regions wait for their launches                     */
     mb_jcall *calls;       /* a ring: call seq is at calls[seq % MB_JOIN_KEPT]    */
-    size_t ncalls, cap_calls;
+    size_t ncalls;         /* slots used (all, once the ring wrapped)             */
     uint64_t next_call;
     hmap call_index;       /* correlation -> slot                                 */
     mb_jgpu *gpu;          /* the same for GPU records                           */
-    size_t ngpu, cap_gpu;
+    size_t ngpu;
     uint64_t next_gpu;
     hmap gpu_index;        /* correlation -> slot of the newest record waiting    */
     hmap stream_index;     /* device << 32 | stream -> index into m->launch       */

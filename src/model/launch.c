@@ -71,7 +71,7 @@ static uint32_t launch_flags_of(const char *name)
             f |= MB_LAUNCH_QUEUE;
     if (f & MB_LAUNCH_HTA)
         f |= MB_LAUNCH_QUEUE;
-    if (strstr(name, "GraphLaunch"))
+    if (strstr(name, "GraphLaunch") || strstr(name, "MultiDevice"))
         f |= MB_LAUNCH_MANY;
     return f;
 }
@@ -439,6 +439,14 @@ static int joined(model_builder *b, const mb_jcall *c, uint64_t start, uint64_t 
     return 0;
 }
 
+/* A ring of MB_JOIN_KEPT entries, whole at once: grown by doubling, it was
+ * copied over and over in a large profile; untouched, its pages cost
+ * nothing. */
+static void *ring_alloc(size_t size)
+{
+    return calloc(MB_JOIN_KEPT, size);
+}
+
 /* A GPU record leaves the waiting ring (evicted or at the end). */
 static void gpu_unwait(model_builder *b, mb_jgpu *g)
 {
@@ -455,9 +463,9 @@ static int gpu_wait(model_builder *b, const prof_event *ev, uint32_t op)
     mb_join *j = &b->join;
     uint64_t seq = j->next_gpu++;
     size_t slot = seq % MB_JOIN_KEPT;
+    if (!j->gpu && !(j->gpu = ring_alloc(sizeof *j->gpu)))
+        return -1;
     if (slot == j->ngpu) {
-        if (vec_grow(&j->gpu, &j->cap_gpu, j->ngpu, sizeof *j->gpu) < 0)
-            return -1;
         j->ngpu++;
     } else {
         gpu_unwait(b, &j->gpu[slot]); /* it never met its call */
@@ -488,11 +496,13 @@ int mb_join_gpu(model_builder *b, const prof_event *ev, uint32_t op)
     b->join.hold = 1;
     if (!ev->correlation)
         return 0; /* nothing names its call */
-    const uint32_t *v = hmap_find(&b->join.call_index, ev->correlation);
+    uint32_t *v = hmap_find(&b->join.call_index, ev->correlation);
     if (!v)
         return gpu_wait(b, ev, op);
     mb_jcall *c = &b->join.calls[*v];
     c->flags |= MB_LAUNCH_MET; /* it got GPU work */
+    if (!(c->flags & MB_LAUNCH_MANY))
+        hmap_remove(&b->join.call_index, v); /* it waits no more */
     if (joined(b, c, ev->start_ns, ev->dur_ns, ev->device, ev->stream, ev->type) < 0)
         return -1;
     return release(b, c->tpos, 0);
@@ -520,16 +530,17 @@ static int gpu_meet(model_builder *b, mb_jcall *c)
     return 0;
 }
 
-/* Keeps a call for the GPU work it launched: returns its slot. */
-static int call_keep(model_builder *b, uint32_t tpos, const prof_event *ev, uint32_t flags,
-                     size_t *slot_out)
+/* Keeps a call for the GPU work it will launch: returns its slot. The
+ * index holds the calls waiting for it (and graph launches, which may
+ * have more records to come). */
+static int call_keep(model_builder *b, const mb_jcall *call, size_t *slot_out)
 {
     mb_join *j = &b->join;
     uint64_t seq = j->next_call++;
     size_t slot = seq % MB_JOIN_KEPT;
+    if (!j->calls && !(j->calls = ring_alloc(sizeof *j->calls)))
+        return -1;
     if (slot == j->ncalls) {
-        if (vec_grow(&j->calls, &j->cap_calls, j->ncalls, sizeof *j->calls) < 0)
-            return -1;
         j->ncalls++;
     } else {
         uint32_t *old = hmap_find(&j->call_index, j->calls[slot].correlation);
@@ -537,11 +548,12 @@ static int call_keep(model_builder *b, uint32_t tpos, const prof_event *ev, uint
             hmap_remove(&j->call_index, old);
     }
     int added;
-    uint32_t *v = hmap_slot(&j->call_index, ev->correlation, &added);
+    uint32_t *v = hmap_slot(&j->call_index, call->correlation, &added);
     if (!v)
         return -1;
     *v = (uint32_t)slot;
-    j->calls[slot] = (mb_jcall){ ev->correlation, ev->start_ns, ev->dur_ns, seq, tpos, flags };
+    j->calls[slot] = *call;
+    j->calls[slot].seq = seq;
     *slot_out = slot;
     return 0;
 }
@@ -558,10 +570,15 @@ int mb_join_api(model_builder *b, uint32_t tpos, const prof_event *ev)
     b->join.hold = 1;
     if (api_flags(b, ev, &flags) < 0)
         return -1;
-    if (ev->correlation && (flags & MB_LAUNCH_WORK ||
-                            hmap_find(&b->join.gpu_index, ev->correlation))) {
+    int records = ev->correlation && hmap_find(&b->join.gpu_index, ev->correlation);
+    if (ev->correlation && (flags & MB_LAUNCH_WORK || records)) {
+        mb_jcall call = { ev->correlation, ev->start_ns, ev->dur_ns, UINT64_MAX, tpos, flags };
+        if (records && gpu_meet(b, &call) < 0)
+            return -1;
+        if (call.flags & MB_LAUNCH_MET && !(flags & MB_LAUNCH_MANY))
+            return release(b, tpos, 0); /* joined: nothing more to come */
         size_t slot;
-        if (call_keep(b, tpos, ev, flags, &slot) < 0 || gpu_meet(b, &b->join.calls[slot]) < 0)
+        if (call_keep(b, &call, &slot) < 0)
             return -1;
         const mb_jcall *c = &b->join.calls[slot];
         t = &b->threads[tpos].join;
