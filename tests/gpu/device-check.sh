@@ -8,10 +8,14 @@
 #   2. runs tests/gpu/cuda_train.cu (known kernels on two streams, copies
 #      both ways, memsets, syncs, NVTX ranges, a device-memory leak) under
 #      `prof record --cuda` and checks the profile against what the program
-#      did (tests/gpu/check_cuda.py);
+#      did (tests/gpu/check_cuda.py), and its GPU time per operation,
+#      launch statistics and queues against an independent join of its
+#      export (tests/support/gpu_join.py, rules.md §3.2);
 #   3. runs tests/gpu/torch_train.py under `prof record --cuda` and under
 #      torch.profiler, imports the Kineto trace, and checks that the two
-#      agree (tests/gpu/compare_torch.py);
+#      agree (tests/gpu/compare_torch.py); the join of each against its own
+#      trace, as for the CUDA program (the recorder's: self time only, its
+#      NVTX ranges and regions being two nestings on one thread);
 #   4. measures recording overhead, plain and recorded runs interleaved;
 #   5. writes summary.md (and the log and the profiles) into --out.
 #
@@ -231,6 +235,24 @@ if [ ! -x "$PROF" ]; then
     exit 1
 fi
 
+# join_check NAME REPORT TRACE [--export] [--self-only]: GPU time per
+# operation, launch statistics and queues of the report against
+# tests/support/gpu_join.py's own join of the trace (rules.md §3.2)
+join_check() {
+    jname=$1 jrep=$2 jtrace=$3
+    shift 3
+    jexport= jself=
+    for a in "$@"; do
+        case $a in --export) jexport=--export ;; --self-only) jself=--self-only ;; esac
+    done
+    if "$PYTHON" tests/support/gpu_join.py "$jtrace" $jexport >"$W/$jname.json" 2>"$W/$jname.txt" &&
+        "$PYTHON" tests/support/check_gpu_join.py $jself "$jrep" "$W/$jname.json" >"$W/$jname.txt" 2>&1; then
+        ok "$jname"
+    else
+        not_ok "$jname" "$(head -n 3 "$W/$jname.txt" | tr '\n' ';')"
+    fi
+}
+
 # ---- 2. the CUDA program --------------------------------------------------------------
 arch=-arch=native
 "$NVCC" -O2 $arch -o "$W/cuda_train" tests/gpu/cuda_train.cu -ldl >"$W/nvcc.log" 2>&1 ||
@@ -249,6 +271,7 @@ if [ -x "$W/cuda_train" ]; then
         "$PROF" analyze "$W/cuda.prof" >"$W/cuda.txt" 2>>"$W/cuda.log" ||
         not_ok cuda-read "$(tail -n 3 "$W/cuda.log")"
     checks "$PYTHON" tests/gpu/check_cuda.py "$W/truth.json" "$W/cuda.jsonl" "$W/cuda.json" "$W/cuda.md"
+    join_check cuda-gpu-join "$W/cuda.json" "$W/cuda.jsonl" --export
 else
     not_ok cuda-build "$(tail -n 5 "$W/nvcc.log")"
 fi
@@ -270,6 +293,8 @@ if [ $have_torch -eq 1 ]; then
         "$PROF" export --format json -o "$W/torch.jsonl" "$W/torch.prof" 2>>"$W/torch.log"
         checks "$PYTHON" tests/gpu/compare_torch.py "$W/torch.json" "$W/kineto-report.json" "$torch_steps" \
             "$W/torch.md" "$W/torch.jsonl"
+        join_check kineto-gpu-join "$W/kineto-report.json" "$W/kineto.json"
+        join_check torch-gpu-join "$W/torch.json" "$W/torch.jsonl" --export --self-only
     else
         not_ok torch-read "$(tail -n 3 "$W/torch.log" "$W/kineto.log")"
     fi
