@@ -48,7 +48,7 @@ static void queue_summary(analysis_ctx *c, cJSON *o, const model_launch_stats *s
     jnum(c, o, RK_REORDERED, (double)s->queue_reordered);
 }
 
-static void launch_stats(analysis_ctx *c, cJSON *o, const model_launch_stats *s)
+void launch_stats(analysis_ctx *c, cJSON *o, const model_launch_stats *s)
 {
     if (s->device != MODEL_NONE) {
         jnum(c, o, RK_DEVICE, s->device);

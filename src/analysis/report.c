@@ -641,6 +641,8 @@ static void section_ranks(analysis_ctx *c, cJSON *report, const step_stats *per_
         jnum(c, o, RK_P50_STEP_NS, per_rank[i].p50);
         jnum(c, o, RK_COMM_NS_PER_STEP, comm);
         jnum(c, o, RK_WORK_NS_PER_STEP, per_rank[i].mean - comm);
+        if (m->launch_all.launches) /* each rank's kernel launch statistics (rules.md §3.2) */
+            launch_stats(c, jobj(c, o, RK_LAUNCHES), &m->launch_all);
         straggler_rank_fields(c, o, i);
     }
 }

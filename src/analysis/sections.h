@@ -9,6 +9,8 @@ void section_call_tree(analysis_ctx *c, cJSON *report);
 void section_counters(analysis_ctx *c, cJSON *report);
 void section_kernels(analysis_ctx *c, cJSON *report); /* gpurules.c */
 void summary_launches(analysis_ctx *c, cJSON *summary); /* launches.c */
+/* HTA's launch statistics of s into o (launches.c) */
+void launch_stats(analysis_ctx *c, cJSON *o, const model_launch_stats *s);
 
 /* Which of n items a per-name list shows (options max_names, report.c):
  * NULL when it shows every one; else a flag per item (caller frees), set
