@@ -71,7 +71,7 @@ header_is() {
         ok "$1"
     fi
 }
-header_is csv-ops ops "name,kind,calls,self_ns,self_share,incl_ns,incl_share,mean_ns,stddev_ns,min_ns,max_ns,p50_ns,p95_ns,p99_ns"
+header_is csv-ops ops "name,kind,calls,self_ns,self_share,incl_ns,incl_share,mean_ns,stddev_ns,min_ns,max_ns,p50_ns,p95_ns,p99_ns,gpu_ns,gpu_self_ns,gpu_kernels"
 header_is csv-steps steps "number,start_ns,dur_ns,sampled,outlier,incomplete"
 header_is csv-memory memory "series,step,t_ns,bytes"
 run analyze --format csv --table steps "$DEMO"
@@ -133,7 +133,7 @@ if status_is csv-quoting 0; then
 import csv, sys
 with open(sys.argv[1], newline="") as f:
     rows = list(csv.reader(f))
-assert all(len(r) == 14 for r in rows), rows
+assert all(len(r) == 17 for r in rows), rows
 print(sorted(r[0] for r in rows[1:]))' "$out" 2>&1)
     want="['a,b', 'plain', 'say \"hi\"', 'two\\nlines']"
     if [ "$names" = "$want" ]; then ok csv-quoting; else not_ok csv-quoting "names $names, want $want"; fi
