@@ -265,7 +265,7 @@ typedef struct mb_jcall {
 typedef struct mb_jgpu {
     uint64_t correlation, start, dur, seq;
     uint64_t prev;         /* seq of the previous record of its id waiting, or UINT64_MAX */
-    uint32_t device, stream, type, op; /* type: PROF_EV_GPU_*; op: a kernel's  */
+    uint32_t device, stream, type; /* type: PROF_EV_GPU_*                      */
     int waiting;
 } mb_jgpu;
 
@@ -483,9 +483,9 @@ enum {
     MB_LAUNCH_QUEUE = 8,   /* one of HTA's calls that fill a stream's queue     */
     MB_LAUNCH_MET = 256,   /* mb_jcall.flags: its GPU work came                */
 };
-void mb_join_start(model_builder *b);
+void mb_join_start(model_builder *b, const cJSON *metadata);
 int mb_join_api(model_builder *b, uint32_t tpos, const prof_event *ev);
-int mb_join_gpu(model_builder *b, const prof_event *ev, uint32_t op);
+int mb_join_gpu(model_builder *b, const prof_event *ev);
 int mb_join_region(model_builder *b, uint32_t tpos, const mb_reg *reg, uint32_t op);
 int mb_join_region_run(model_builder *b, uint32_t tpos, const pf_slim *v, size_t n);
 int mb_join_sync(model_builder *b, uint32_t tpos, const prof_event *ev);

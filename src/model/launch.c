@@ -5,10 +5,11 @@
  * kernel launch statistics of Holistic Trace Analysis on the way.
  *
  * Records come in any order. A GPU record and its call meet in two rings
- * (MB_JOIN_KEPT each): calls that launch GPU work are kept by correlation
- * id (a graph launch has many records of one id), GPU records whose call
- * has not come wait for it. What leaves the GPU ring still waiting is
- * counted as not joined.
+ * (MB_JOIN_KEPT each), indexed by correlation id: calls that launch GPU
+ * work wait there for their first record (graph launches, which may have
+ * many records of one id, for as long as the ring keeps them), GPU records
+ * whose call has not come wait for it. What leaves the GPU ring still
+ * waiting is counted as not joined.
  *
  * A joined launch is GPU time at a point of its thread's timeline (the
  * call's start). It goes to the region whose self time holds that point:
@@ -389,19 +390,17 @@ int mb_join_release_all(model_builder *b)
 /* Holding starts with the profile's first CUDA activity, or at once when
  * its metadata says it records CUDA (the recorder's config.cuda, an
  * imported trace). */
-void mb_join_start(model_builder *b)
+void mb_join_start(model_builder *b, const cJSON *meta)
 {
     const char *off = getenv("PROF_MODEL_JOIN");
     stats_init(&b->m->launch_all, MODEL_NONE, MODEL_NONE);
     /* PROF_MODEL_JOIN=0: no join, for measuring what it costs (make bench) */
     if ((b->join.off = off && strcmp(off, "0") == 0))
         return;
-    cJSON *meta = cJSON_Parse(b->m->metadata);
     const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(meta, "config");
     const cJSON *cuda = cJSON_GetObjectItemCaseSensitive(cfg, "cuda");
     b->join.hold = (cJSON_IsNumber(cuda) && cuda->valuedouble != 0) || cJSON_IsTrue(cuda) ||
                    cJSON_GetObjectItemCaseSensitive(meta, "import") != NULL;
-    cJSON_Delete(meta);
 }
 
 /* GPU work of a call and one of its records met. */
@@ -458,7 +457,7 @@ static void gpu_unwait(model_builder *b, mb_jgpu *g)
         hmap_remove(&b->join.gpu_index, v);
 }
 
-static int gpu_wait(model_builder *b, const prof_event *ev, uint32_t op)
+static int gpu_wait(model_builder *b, const prof_event *ev)
 {
     mb_join *j = &b->join;
     uint64_t seq = j->next_gpu++;
@@ -476,15 +475,14 @@ static int gpu_wait(model_builder *b, const prof_event *ev, uint32_t op)
         return -1;
     j->gpu[slot] = (mb_jgpu){ ev->correlation, ev->start_ns, ev->dur_ns, seq,
                               added ? UINT64_MAX : j->gpu[*v].seq, ev->device, ev->stream,
-                              ev->type, op, 1 };
+                              ev->type, 1 };
     *v = (uint32_t)slot;
     return 0;
 }
 
-int mb_join_gpu(model_builder *b, const prof_event *ev, uint32_t op)
+int mb_join_gpu(model_builder *b, const prof_event *ev)
 {
     profile_model *m = b->m;
-    (void)op;
     m->gpu_join.records++;
     m->gpu_join.ns += ev->dur_ns;
     if (ev->type == PROF_EV_GPU_KERNEL && ev->dur_ns < MODEL_SHORT_KERNEL_NS) {
@@ -498,7 +496,7 @@ int mb_join_gpu(model_builder *b, const prof_event *ev, uint32_t op)
         return 0; /* nothing names its call */
     uint32_t *v = hmap_find(&b->join.call_index, ev->correlation);
     if (!v)
-        return gpu_wait(b, ev, op);
+        return gpu_wait(b, ev);
     mb_jcall *c = &b->join.calls[*v];
     c->flags |= MB_LAUNCH_MET; /* it got GPU work */
     if (!(c->flags & MB_LAUNCH_MANY))

@@ -339,7 +339,7 @@ static int kernel_add(model_builder *b, const prof_event *ev)
         return -1;
     model_op *o = &b->m->ops[op];
     o->self_ns += ev->dur_ns; /* a kernel has no children */
-    if ((o->comm && mb_collective_kernel(b, ev) < 0) || mb_join_gpu(b, ev, op) < 0)
+    if ((o->comm && mb_collective_kernel(b, ev) < 0) || mb_join_gpu(b, ev) < 0)
         return -1;
     return mb_gpu_event(b, ev, o->comm);
 }
@@ -390,7 +390,7 @@ static int event_add(model_builder *b, const prof_event *ev)
         return kernel_add(b, ev);
     case PROF_EV_GPU_MEMCPY:
     case PROF_EV_GPU_MEMSET:
-        return mb_join_gpu(b, ev, MODEL_NONE) < 0 ? -1 : mb_gpu_event(b, ev, 0);
+        return mb_join_gpu(b, ev) < 0 ? -1 : mb_gpu_event(b, ev, 0);
     case PROF_EV_SYNC:
         return mb_join_sync(b, pos, ev);
     default: /* marks, dropped counts (taken from the status) */
@@ -463,10 +463,13 @@ void model_metadata_rank(const cJSON *meta, int *rank, int *world_size)
                       ? (int)w->valuedouble : -1;
 }
 
-static void metadata_parse(profile_model *m)
+/* What the model takes of the metadata: rank and world size, and whether
+ * the profile records CUDA (launch.c). */
+static void metadata_parse(model_builder *b)
 {
-    cJSON *root = cJSON_Parse(m->metadata);
-    model_metadata_rank(root, &m->rank, &m->world_size);
+    cJSON *root = cJSON_Parse(b->m->metadata);
+    model_metadata_rank(root, &b->m->rank, &b->m->world_size);
+    mb_join_start(b, root);
     cJSON_Delete(root);
 }
 
@@ -546,8 +549,7 @@ static prof_err model_build(prof_reader *r, profile_model *m, model_progress_fn 
     prof_reader_version(r, &m->major, &m->minor);
     if (!(m->metadata = strdup(prof_reader_metadata(r))))
         goto nomem;
-    metadata_parse(m);
-    mb_join_start(&b);
+    metadata_parse(&b);
     progress_report(r, progress, arg, &last_blocks, 1);
     for (;;) {
         if (b.calls) { /* slim: the reader's thread decodes alone */
