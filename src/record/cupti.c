@@ -351,10 +351,10 @@ void rt_gpu_metadata(const rt_config *c, cJSON *meta)
 
 /* ---- records in ------------------------------------------------------------------------ */
 
-static const char *api_name(uint32_t cbid)
+static const char *api_name(CUpti_CallbackDomain domain, uint32_t cbid)
 {
     const char *name = NULL;
-    if (cu.f.GetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) != CUPTI_SUCCESS)
+    if (cu.f.GetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS)
         return NULL;
     return name;
 }
@@ -409,10 +409,15 @@ static int to_rec(const CUpti_Activity *a, rt_cu_rec *r)
                           .correlation = s->correlationId, .sync_type = (uint32_t)s->type };
         return 1;
     }
-    case CUPTI_ACTIVITY_KIND_RUNTIME: {
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER: { /* driver calls the program made itself (cuBLAS's
+                                          and Triton's cuLaunchKernel), not the runtime's */
         const CUpti_ActivityAPI *p = (const void *)a;
-        *r = (rt_cu_rec){ .kind = RT_CU_API, .name = api_name(p->cbid), .start = p->start,
-                          .end = p->end, .correlation = p->correlationId,
+        CUpti_CallbackDomain domain = a->kind == CUPTI_ACTIVITY_KIND_RUNTIME
+                                          ? CUPTI_CB_DOMAIN_RUNTIME_API
+                                          : CUPTI_CB_DOMAIN_DRIVER_API;
+        *r = (rt_cu_rec){ .kind = RT_CU_API, .name = api_name(domain, p->cbid),
+                          .start = p->start, .end = p->end, .correlation = p->correlationId,
                           .tid = p->threadId };
         return 1;
     }
@@ -569,7 +574,7 @@ static const CUpti_ActivityKind kinds[] = {
     CUPTI_ACTIVITY_KIND_CONTEXT, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
     CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
     CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_RUNTIME,
-    CUPTI_ACTIVITY_KIND_MARKER,
+    CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_MARKER,
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 

@@ -295,6 +295,15 @@ if [ $have_torch -eq 1 ]; then
             "$W/torch.md" "$W/torch.jsonl"
         join_check kineto-gpu-join "$W/kineto-report.json" "$W/kineto.json"
         join_check torch-gpu-join "$W/torch.json" "$W/torch.jsonl" --export --self-only
+        # every record joined to its call, as in the Kineto trace: cuBLAS's kernels are
+        # launched with the driver's cuLaunchKernel, which the recorder records too
+        jr=$("$PYTHON" -c 'import json, sys
+a, b = (json.load(open(p))["summary"]["launches"] for p in sys.argv[1:])
+print(a["records"] - a["joined"], b["records"] - b["joined"])' "$W/torch.json" "$W/kineto-report.json" 2>&1)
+        case $jr in
+        "0 0") ok torch-every-record-joined ;;
+        *) not_ok torch-every-record-joined "records not joined, recorder and Kineto: $jr" ;;
+        esac
     else
         not_ok torch-read "$(tail -n 3 "$W/torch.log" "$W/kineto.log")"
     fi
