@@ -493,6 +493,7 @@ static void import_notes(analysis_ctx *c, cJSON *notes)
     const cJSON *damaged = cJSON_GetObjectItemCaseSensitive(imp, MK_DAMAGED);
     const cJSON *unknown = cJSON_GetObjectItemCaseSensitive(counts, MK_UNKNOWN);
     const cJSON *unplaced = cJSON_GetObjectItemCaseSensitive(counts, MK_UNPLACED);
+    const cJSON *reordered = cJSON_GetObjectItemCaseSensitive(counts, MK_REORDERED);
     char buf[400];
     if (cJSON_IsString(damaged))
         add_note(c, notes, fmt_text(buf, sizeof buf, "the imported trace is cut short or "
@@ -505,7 +506,27 @@ static void import_notes(analysis_ctx *c, cJSON *notes)
         add_note(c, notes, fmt_text(buf, sizeof buf, "%.0f synchronizations of the imported "
                  "trace have no CPU thread (their API call is not in it) and were left out",
                  unplaced->valuedouble));
+    if (cJSON_IsNumber(reordered) && reordered->valuedouble > 0)
+        add_note(c, notes, fmt_text(buf, sizeof buf, "%.0f regions of the imported trace came "
+                 "later than the import's nesting window could wait: their places in the call "
+                 "tree, and the GPU time launched in them, may be wrong", reordered->valuedouble));
     cJSON_Delete(meta);
+}
+
+/* What the join of GPU work to its launches (rules.md §3.2) could not do. */
+static void join_notes(analysis_ctx *c, cJSON *notes)
+{
+    const model_gpu_join *j = &c->m->gpu_join;
+    char buf[400], a[32];
+    if (j->records > j->joined && j->ns > 0)
+        add_note(c, notes, fmt_text(buf, sizeof buf, "%llu GPU records (%s of GPU time) name "
+                 "no runtime call of the profile: left out of the GPU time per operation",
+                 (unsigned long long)(j->records - j->joined),
+                 fmt_pct(a, sizeof a, (double)(j->ns - j->joined_ns) / (double)j->ns)));
+    if (j->late)
+        add_note(c, notes, fmt_text(buf, sizeof buf, "%llu GPU records came after a region "
+                 "around their launch had been counted: their time is in an enclosing region, "
+                 "or outside every region", (unsigned long long)j->late));
 }
 
 /* What the limit on names (REPORT_NAMES) and the dashboard's cut of the
@@ -621,6 +642,7 @@ static void section_notes(analysis_ctx *c, cJSON *report)
                  "instruments PyTorch's top-level modules, optimizer steps and DataLoader; "
                  "for other code, add prof_region_begin/end or prof.region");
     import_notes(c, notes);
+    join_notes(c, notes);
     cut_notes(c, report, notes);
     if (c->nmodels > 1)
         add_note(c, notes, fmt_text(buf, sizeof buf, "%zu ranks: every section but ranks "

@@ -310,6 +310,7 @@
 #define MK_OUTPUT                         "output"
 #define MK_PID                            "pid"
 #define MK_RANK                           "rank"
+#define MK_REORDERED                      "reordered"
 #define MK_SAMPLE_RATE                    "sample_rate"
 #define MK_SCHEDULE                       "schedule"
 #define MK_SKIPPED_CATEGORIES             "skipped_categories"
