@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 
+#include "model/profile.h"
 #include "prof_reader.h"
 
 typedef enum export_format {
@@ -37,5 +38,11 @@ typedef struct export_result {
  * of strerror). */
 prof_err export_profile(prof_reader *r, export_format f, unsigned options, FILE *out,
                         export_result *res, prof_error *err);
+
+/* The folded stacks of the GPU time launched in each call path of a
+ * loaded model (export_folded_gpu.c, rules.md §3.2); options as above.
+ * Errors as export_profile's (writing, or PROF_ERR_NOMEM). */
+prof_err export_folded_gpu(const profile_model *m, unsigned options, FILE *out,
+                           export_result *res, prof_error *err);
 
 #endif

@@ -83,38 +83,6 @@ static prof_err nomem(export_ctx *x)
     return prof_error_set(x->err, PROF_ERR_NOMEM, "out of memory");
 }
 
-/* The frame text of a name: ';' would split the frame and newlines the
- * line, so they are replaced; the text is made valid UTF-8. */
-static char *frame_text(const char *name)
-{
-    size_t n = strlen(name);
-    if (n == 0)
-        return strdup("[unnamed]");
-    char *t = malloc(n * 3 + 1), *d = t;
-    const unsigned char *s = (const unsigned char *)name;
-    if (!t)
-        return NULL;
-    while (n) {
-        size_t len = jsonesc_utf8_len(s, n);
-        if (len == 0) {
-            memcpy(d, "\xEF\xBF\xBD", 3);
-            d += 3;
-            len = 1;
-        } else if (*s == ';')
-            *d++ = ':';
-        else if (*s < 0x20 || *s == 0x7F)
-            *d++ = ' ';
-        else {
-            memcpy(d, s, len);
-            d += len;
-        }
-        s += len;
-        n -= len;
-    }
-    *d = '\0';
-    return t;
-}
-
 /* Adds a frame of the given text (taken over; NULL when out of memory).
  * @return the frame, 0 when out of memory (frames start at 1). */
 static uint32_t new_frame(folded *f, char *text)
@@ -135,7 +103,7 @@ static uint32_t frame_of(folded *f, const char *name)
 {
     int added;
     uint32_t *id = hmap_slot(&f->frame_ids, (uint64_t)(uintptr_t)name, &added);
-    if (id && added && !(*id = new_frame(f, frame_text(name))))
+    if (id && added && !(*id = new_frame(f, eo_frame_text(name))))
         return 0;
     return id ? *id : 0;
 }

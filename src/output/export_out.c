@@ -110,3 +110,35 @@ char *eo_metadata(prof_reader *r)
     free(meta);
     return strdup("{}");
 }
+
+/* The frame text of a name: ';' would split the frame and newlines the
+ * line, so they are replaced; the text is made valid UTF-8. */
+char *eo_frame_text(const char *name)
+{
+    size_t n = strlen(name);
+    if (n == 0)
+        return strdup("[unnamed]");
+    char *t = malloc(n * 3 + 1), *d = t;
+    const unsigned char *s = (const unsigned char *)name;
+    if (!t)
+        return NULL;
+    while (n) {
+        size_t len = jsonesc_utf8_len(s, n);
+        if (len == 0) {
+            memcpy(d, "\xEF\xBF\xBD", 3);
+            d += 3;
+            len = 1;
+        } else if (*s == ';')
+            *d++ = ':';
+        else if (*s < 0x20 || *s == 0x7F)
+            *d++ = ' ';
+        else {
+            memcpy(d, s, len);
+            d += len;
+        }
+        s += len;
+        n -= len;
+    }
+    *d = '\0';
+    return t;
+}

@@ -28,6 +28,10 @@ typedef struct export_out {
 } export_out;
 
 void eo_init(export_out *o, FILE *fp);
+/* A name as a frame of the folded formats: ';' (which would split the
+ * frame) and control characters replaced, made valid UTF-8, "[unnamed]"
+ * for the empty name. Malloc'd; NULL when out of memory. */
+char *eo_frame_text(const char *name);
 /* Hands the buffer to stdio and flushes it; 0 or -1. */
 int eo_flush(export_out *o);
 /* Hands the buffer to stdio (without flushing stdio) to make room. */

@@ -79,6 +79,34 @@ if join_case launch-bound lb.json --launch-bound --steps 5 --ops-per-step 30; th
     esac
 fi
 
+# ---- folded stacks of GPU time (export --format folded --gpu): each
+# operation's lines (as the leaf frame) add up to its GPU self time, the
+# outside line to the time launched outside every region, all of them to
+# the time joined ------------------------------------------------------------------
+for c in threads unjoined-outside; do
+    run export "$tmp/$c.prof" --format folded --gpu
+    if status_is "folded-gpu-$c" 0; then
+        cp "$out" "$tmp/$c.folded"
+        if python3 - "$tmp/$c.folded" "$tmp/$c.rep.json" >"$err" 2>&1 <<'PY'
+import collections, json, sys
+r = json.load(open(sys.argv[2]))
+leaf, total = collections.Counter(), 0
+for line in open(sys.argv[1]):
+    stack, ns = line.rsplit(" ", 1)
+    leaf[stack.split(";")[-1]] += int(ns)
+    total += int(ns)
+l = r["summary"]["launches"]
+bad = [o["name"] for o in r["operations"] if o["kind"] != "gpu" and o["gpu_self_ns"] != leaf.get(o["name"], 0)]
+assert not bad, bad
+assert leaf.get("[outside regions]", 0) == l["outside_ns"], (leaf.get("[outside regions]"), l["outside_ns"])
+assert total == l["joined_ns"], (total, l["joined_ns"])
+PY
+        then ok "folded-gpu-$c"; else not_ok "folded-gpu-$c" "$(tail -n 2 "$err" | tr '\n' ' ')"; fi
+    fi
+done
+run export "$tmp/threads.prof" --format csv --gpu
+status_is folded-gpu-usage 2 && ok folded-gpu-usage
+
 # ---- real traces: torch.profiler on an H200 (testdata/gpu), the shared A100
 # ones when this checkout has them beside it; the recorder's own H200 file,
 # joined apart from its JSON-lines export -----------------------------------------
