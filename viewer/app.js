@@ -1255,6 +1255,9 @@
     const A = doc.reports[0], B = doc.reports[1], C = doc.compare;
     const na = (A.summary || {}).steps || 0, nb = (B.summary || {}).steps || 0;
     const perStep = na > 0 && nb > 0;
+    /* why the runs should not be compared at all (rules.md 6.1), before anything else */
+    for (const w of (C && C.warnings) || [])
+      panel.appendChild(h('div', { class: 'banner truncated', role: 'alert', 'data-warning': 'compare', text: 'Warning: ' + w }));
     panel.appendChild(h('p', { class: 'banner info', text: 'A (before) = ' + profileLabel(A, 0) + ', B (after) = ' + profileLabel(B, 1) + '. ' +
       (C ? 'Figures from the compare report (prof compare); the flame graph difference is computed in the page from the two call trees.'
         : 'Differences computed in the page from the two analyze reports.') }));

@@ -69,9 +69,13 @@ static const char *str_or(const cJSON *o, const char *key, const char *fallback)
     return cJSON_IsString(s) && s->valuestring ? s->valuestring : fallback;
 }
 
+/* o.a.b.c, the path ending at the first NULL key. */
 static const cJSON *get_path(const cJSON *o, const char *a, const char *b, const char *c)
 {
-    return get(get(get(o, a), b), c);
+    const char *keys[] = { a, b, c };
+    for (size_t i = 0; i < 3 && keys[i] && o; i++)
+        o = get(o, keys[i]);
+    return o;
 }
 
 static const cJSON *first_profile(const cJSON *report)
@@ -457,6 +461,72 @@ static void note_runs(cmp_ctx *c, cJSON *notes)
                                "compared", side_name(i), kept, total);
         }
     }
+}
+
+/* ---- sides that should not be compared ------------------------------------------ */
+
+static int by_string(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The GPU models a report's first profile names (its metadata's devices),
+ * distinct, sorted, joined with ", "; "" when it names none. */
+static void gpu_models(const cJSON *report, char *buf, size_t size)
+{
+    const cJSON *devs = get_path(first_profile(report), RK_METADATA, MK_DEVICES, NULL), *d;
+    const char *names[64];
+    size_t n = 0, len = 0;
+    cJSON_ArrayForEach(d, devs) {
+        const char *name = str_or(d, MK_NAME, "");
+        if (*name && n < sizeof names / sizeof *names)
+            names[n++] = name;
+    }
+    qsort(names, n, sizeof *names, by_string);
+    buf[0] = '\0';
+    for (size_t i = 0; i < n; i++)
+        if (i == 0 || strcmp(names[i], names[i - 1]) != 0)
+            len += (size_t)snprintf(buf + len, len < size ? size - len : 0, "%s%s",
+                                    len ? ", " : "", names[i]);
+}
+
+/* A metadata value of a report's first profile as text (a tag's string or
+ * number, the world size): "" when absent. */
+static void meta_text(const cJSON *v, char *buf, size_t size)
+{
+    if (cJSON_IsString(v))
+        snprintf(buf, size, "%s", v->valuestring);
+    else if (cJSON_IsNumber(v))
+        snprintf(buf, size, "%.15g", v->valuedouble);
+    else
+        buf[0] = '\0';
+}
+
+/* What differs between the sides so that their times do not compare
+ * (rules.md §6.1): the GPUs, the world size, the batch size where the
+ * profiles' tags say it. Each a sentence; the text shows them first. */
+static void add_warnings(cmp_ctx *c, cJSON *cmp)
+{
+    cJSON *w = put_arr(c, cmp, RK_WARNINGS);
+    const cJSON *r[2] = { run_of(&c->side[0], 0), run_of(&c->side[1], 0) };
+    char v[2][256];
+    for (int i = 0; i < 2; i++)
+        gpu_models(r[i], v[i], sizeof v[i]);
+    if (*v[0] && *v[1] && strcmp(v[0], v[1]) != 0)
+        note(c, w, "different GPUs: %s before, %s after: kernel and step times do not compare",
+             v[0], v[1]);
+    for (int i = 0; i < 2; i++)
+        meta_text(get_path(first_profile(r[i]), RK_METADATA, MK_WORLD_SIZE, NULL), v[i],
+                  sizeof v[i]);
+    if (*v[0] && *v[1] && strcmp(v[0], v[1]) != 0)
+        note(c, w, "different world sizes: %s ranks before, %s after: each rank's share of the "
+                   "work differs", v[0], v[1]);
+    for (int i = 0; i < 2; i++)
+        meta_text(get_path(first_profile(r[i]), RK_METADATA, MK_TAGS, MK_BATCH_SIZE), v[i],
+                  sizeof v[i]);
+    if (*v[0] && *v[1] && strcmp(v[0], v[1]) != 0)
+        note(c, w, "different batch sizes (tag batch_size): %s before, %s after: step and "
+                   "per-call times do not compare", v[0], v[1]);
 }
 
 static void add_notes(cmp_ctx *c, cJSON *notes)
@@ -1067,6 +1137,7 @@ static void build(cmp_ctx *c, cJSON *cmp)
     add_run(c, cmp, 1);
     put_str(c, cmp, RK_METHOD, c->side[0].s->nruns >= 2 || c->side[1].s->nruns >= 2
                                   ? "between_runs" : "within_run");
+    add_warnings(c, cmp);
     add_notes(c, put_arr(c, cmp, RK_NOTES));
     add_summary(c, cmp, &steps);
     add_step_test(c, cmp, &steps);

@@ -286,6 +286,7 @@
 #define RK_WARMUP_BATCHES                 "warmup_batches"
 #define RK_WARMUP_POINTS                  "warmup_points"
 #define RK_WARMUP_STEPS                   "warmup_steps"
+#define RK_WARNINGS                       "warnings"
 #define RK_WHAT                           "what"
 #define RK_WINDOW_NS                      "window_ns"
 #define RK_WORK_NS_PER_STEP               "work_ns_per_step"
@@ -293,6 +294,7 @@
 
 /* ---- a profile's metadata, as the views read it -------------------------------------- */
 #define MK_ARGV                           "argv"
+#define MK_BATCH_SIZE                     "batch_size"
 #define MK_CLOCK                          "clock"
 #define MK_CONFIG                         "config"
 #define MK_COUNTS                         "counts"

@@ -116,9 +116,21 @@ static void bottleneck_rows(FILE *out, const cJSON *cmp)
     }
 }
 
+/* Warning rows: why the sides should not be compared, in name. */
+static void warning_rows(FILE *out, const cJSON *cmp)
+{
+    const cJSON *w;
+    cJSON_ArrayForEach(w, get(cmp, RK_WARNINGS)) {
+        csv_row r = { .section = "warning", .name = cJSON_GetStringValue(w) };
+        if (r.name)
+            put_row(out, &r);
+    }
+}
+
 prof_err compare_render_csv(FILE *out, const cJSON *cmp)
 {
     fputs(header, out);
+    warning_rows(out, cmp);
     summary_rows(out, cmp);
     memory_rows(out, cmp);
     operation_rows(out, cmp);

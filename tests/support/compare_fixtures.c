@@ -20,22 +20,28 @@ const cf_op cf_base_ops[5] = {
 
 cf_spec cf_base(uint64_t seed)
 {
-    cf_spec s = { NULL, 300, 1, 0.0, seed, cf_base_ops, CF_BASE_NOPS };
+    cf_spec s = { .steps = 300, .sample_every = 1, .seed = seed, .ops = cf_base_ops,
+                  .nops = CF_BASE_NOPS };
     return s;
 }
 
 static int metadata_of(const cf_spec *spec, char *buf, size_t size)
 {
     unsigned every = spec->sample_every > 1 ? spec->sample_every : 1;
+    char devices[160] = "", tags[96] = "";
+    if (spec->gpu)
+        snprintf(devices, sizeof devices, "{\"index\":0,\"name\":\"%s\"}", spec->gpu);
+    if (spec->batch_size)
+        snprintf(tags, sizeof tags, "\"batch_size\":\"%s\"", spec->batch_size);
     int n = snprintf(buf, size,
                      "{\"format\":\"prof\",\"libprof_version\":\"%s\","
                      "\"clock\":{\"source\":\"synthetic\",\"origin_epoch_ns\":1767225600000000000},"
                      "\"host\":\"fixture\",\"pid\":7,\"argv\":[\"%s\"],\"rank\":0,"
-                     "\"world_size\":1,\"local_rank\":0,"
+                     "\"world_size\":%u,\"local_rank\":0,"
                      "\"config\":{\"sample_rate\":%.6g,\"schedule\":null},"
-                     "\"devices\":[],\"tags\":{}}",
+                     "\"devices\":[%s],\"tags\":{%s}}",
                      PROF_VERSION_STRING, spec->command ? spec->command : "train.py",
-                     1.0 / every);
+                     spec->world_size ? spec->world_size : 1, 1.0 / every, devices, tags);
     return n > 0 && (size_t)n < size ? 0 : -1;
 }
 

@@ -26,6 +26,9 @@ typedef struct cf_spec {
     uint64_t seed;
     const cf_op *ops;
     size_t nops;
+    const char *gpu;       /* the metadata's one device, by name; NULL: none  */
+    unsigned world_size;   /* 0: 1                                            */
+    const char *batch_size; /* the batch_size tag; NULL: no tag               */
 } cf_spec;
 
 /* The loop of the tests: data, forward, backward, optimizer and a small

@@ -13,6 +13,8 @@
 #include "analysis/compare.h"
 #include "analysis_util.h"
 #include "compare_fixtures.h"
+#include "output/compare_csv.h"
+#include "output/compare_text.h"
 
 #define SCHEMA "formats/compare.schema.json"
 
@@ -332,6 +334,58 @@ Test(analysis_compare, different_sampling_and_commands_are_noted)
     cJSON_Delete(cmp);
 }
 
+static int has_warning(const cJSON *cmp, const char *text)
+{
+    const cJSON *w;
+    cJSON_ArrayForEach(w, au_get(cmp, "warnings"))
+        if (cJSON_IsString(w) && strstr(w->valuestring, text))
+            return 1;
+    return 0;
+}
+
+/* Sides of different GPUs, world sizes or batch sizes get a warning each,
+ * in the JSON and first in the text; the same sides get none. */
+Test(analysis_compare, sides_that_do_not_compare_are_warned_of)
+{
+    cf_spec a100 = cf_base(2), v100 = cf_base(3);
+    a100.gpu = "NVIDIA A100-SXM4-40GB";
+    a100.world_size = 8;
+    a100.batch_size = "32";
+    v100.gpu = "Tesla V100-SXM2-16GB";
+    v100.world_size = 4;
+    v100.batch_size = "64";
+    const char *pa = write_spec("a100.prof", &a100), *pv = write_spec("v100.prof", &v100);
+    cJSON *cmp = compare_files(pa, pv, -1, -1);
+    cr_assert_eq(cJSON_GetArraySize(au_get(cmp, "warnings")), 3);
+    cr_assert(has_warning(cmp, "different GPUs: NVIDIA A100-SXM4-40GB before, Tesla "
+                               "V100-SXM2-16GB after"));
+    cr_assert(has_warning(cmp, "different world sizes: 8 ranks before, 4 after"));
+    cr_assert(has_warning(cmp, "different batch sizes (tag batch_size): 32 before, 64 after"));
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    report_style style = { 0 };
+    cr_assert_eq(compare_render_text(f, cmp, &style), PROF_OK);
+    fclose(f);
+    char *warn = strstr(text, "Warnings"), *notes = strstr(text, "Notes");
+    cr_assert(warn && (!notes || warn < notes), "%s", text);
+    free(text);
+    f = open_memstream(&text, &len);
+    cr_assert_eq(compare_render_csv(f, cmp), PROF_OK);
+    fclose(f);
+    cr_assert(strstr(text, "\r\nwarning,\"different GPUs: NVIDIA A100-SXM4-40GB before") != NULL,
+              "%s", text);
+    free(text);
+    cJSON_Delete(cmp);
+    cf_spec same = cf_base(4);
+    same.gpu = a100.gpu;
+    same.world_size = 8;
+    same.batch_size = "32";
+    cmp = compare_files(pa, write_spec("a100b.prof", &same), -1, -1);
+    cr_assert_eq(cJSON_GetArraySize(au_get(cmp, "warnings")), 0);
+    cJSON_Delete(cmp);
+}
+
 Test(analysis_compare, leaks_fixed_and_new_by_series)
 {
     cf_spec leaky = cf_base(2);
@@ -563,8 +617,10 @@ static cJSON *compare_many(const double *scale_after)
             ob[k] = (cf_op){ many_names[k], run, 0.02 };
             oa[k] = (cf_op){ many_names[k], run * scale_after[k], 0.02 };
         }
-        cf_spec sb = { NULL, 300, 1, 0.0, 21 + (uint64_t)i, ob, MANY };
-        cf_spec sa = { NULL, 300, 1, 0.0, 31 + (uint64_t)i, oa, MANY };
+        cf_spec sb = { .steps = 300, .sample_every = 1, .seed = 21 + (uint64_t)i, .ops = ob,
+                       .nops = MANY };
+        cf_spec sa = { .steps = 300, .sample_every = 1, .seed = 31 + (uint64_t)i, .ops = oa,
+                       .nops = MANY };
         char nb[32], na[32];
         snprintf(nb, sizeof nb, "many-before%d.prof", i);
         snprintf(na, sizeof na, "many-after%d.prof", i);
