@@ -590,8 +590,40 @@ static void add_summary(cmp_ctx *c, cJSON *cmp, const cmp_result *steps)
 }
 
 /* The test's fields shared by the step-time test and every operation. */
+/* What a test says (rules.md §6.3): slower or faster when significant;
+ * no change when its interval lies within the noise floor; inconclusive
+ * when it reaches past the floor but not wholly; untested without one. */
+static const char *test_verdict(const cmp_ctx *c, const cmp_result *r)
+{
+    double f = c->o.noise_pct / 100.0;
+    if (r->method == CMP_NO_TEST || !isfinite(r->rel_low) || !isfinite(r->rel_high))
+        return "untested";
+    if (r->significant)
+        return r->relative > 0 ? "slower" : "faster";
+    return r->rel_low >= -f && r->rel_high <= f ? "no_change" : "inconclusive";
+}
+
+/* For an inconclusive test between runs: about how many runs a side would
+ * settle it, the interval narrowing as the square root of the runs until
+ * it clears the floor on the side the estimate lies (beyond it: a change;
+ * within it: none). NaN when it cannot be told (within one run a side, or
+ * an estimate on the floor itself); at most 1000. */
+static double runs_needed(const cmp_ctx *c, const cmp_result *r)
+{
+    double f = c->o.noise_pct / 100.0, half = (r->rel_high - r->rel_low) / 2;
+    double margin = fabs(fabs(r->relative) - f);
+    size_t n = r->runs_before < r->runs_after ? r->runs_before : r->runs_after;
+    if (r->method != CMP_BETWEEN_RUNS || n < 2 || !(margin > 0) || !isfinite(half))
+        return NAN;
+    double k = ceil((double)n * (half / margin) * (half / margin));
+    return k > 1000 ? 1000 : k > (double)n ? k : (double)n + 1;
+}
+
 static void put_test(cmp_ctx *c, cJSON *o, const cmp_result *r)
 {
+    const char *v = test_verdict(c, r);
+    put_str(c, o, RK_VERDICT, v);
+    put_num(c, o, RK_RUNS_NEEDED, strcmp(v, "inconclusive") == 0 ? runs_needed(c, r) : NAN);
     put_str(c, o, RK_METHOD, cmp_method_name(r->method));
     put_num(c, o, RK_RUNS_BEFORE, (double)r->runs_before);
     put_num(c, o, RK_RUNS_AFTER, (double)r->runs_after);

@@ -214,14 +214,22 @@ static void render_step_test(textout *t, const cJSON *c)
     const cJSON *test = get(c, RK_STEP_TIME_TEST);
     if (!has(test, RK_RELATIVE))
         return;
+    const char *v = str(test, RK_VERDICT);
     if (cJSON_IsTrue(get(test, RK_SIGNIFICANT))) {
         fputc(' ', t->out);
         colored(t, num(test, RK_RELATIVE) > 0, num(test, RK_RELATIVE) < 0, 0,
                 num(test, RK_RELATIVE) > 0 ? "slower" : "faster");
+    } else if (strcmp(v, "inconclusive") == 0) { /* the interval reaches past the floor */
+        char lo[FMT_BUF], hi[FMT_BUF];
+        fprintf(t->out, " inconclusive: %s to %s", percent(lo, test, RK_RELATIVE_LOW),
+                percent(hi, test, RK_RELATIVE_HIGH));
     } else {
-        fputs(" no significant change", t->out);
+        fputs(" no change beyond the noise floor", t->out);
     }
-    fprintf(t->out, " (%s)", p_phrase(b, test));
+    fprintf(t->out, " (%s", p_phrase(b, test));
+    if (has(test, RK_RUNS_NEEDED))
+        fprintf(t->out, "; about %.0f runs a side would settle it", num(test, RK_RUNS_NEEDED));
+    fputc(')', t->out);
 }
 
 static void render_metrics(textout *t, const cJSON *c)

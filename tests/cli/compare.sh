@@ -1,6 +1,6 @@
 #!/bin/sh
 # compare.sh - `prof compare` end to end on the real binary, over profiles
-# written by make_compare: the same run shows no significant change, an
+# written by make_compare: the same run shows no change beyond the noise floor, an
 # operation 30% slower is flagged and --fail-on-regression 10 exits 1, 2%
 # slower and a slower small operation do not fail, operations that appear
 # or disappear, different step counts, sampling and commands are said, a
@@ -41,7 +41,7 @@ fi
 
 # ---- the same program ----------------------------------------------------------
 run compare --fail-on-regression 10 "$fx/base.prof" "$fx/base.prof"
-expect identical 0 "prof compare $fx/base.prof -> $fx/base.prof" "no significant change (p = 1.000)" \
+expect identical 0 "prof compare $fx/base.prof -> $fx/base.prof" "no change beyond the noise floor (p = 1.000)" \
     "Regression check (--fail-on-regression 10%): passed"
 # one run a side: the only note says what the test cannot know
 if grep -c '^  - ' "$out" | grep -qx 1 && has "$out" "run-to-run variation is unknown"; then
@@ -117,7 +117,7 @@ if grep -q '^  backward .* +[23][0-9]\.[0-9]% .* slower$' "$out"; then ok dirs-b
     not_ok dirs-backward-row "$(grep '^  backward' "$out")"
 fi
 run compare --fail-on-regression 10 "$tmp/same" "$tmp/same"
-expect dirs-same 0 "no significant change" "passed"
+expect dirs-same 0 "no change beyond the noise floor" "passed"
 lacks dirs-same-nothing-slower "  slower"
 run compare --format json "$tmp/same" "$fx/rerun.prof"
 expect dirs-against-one 0 '"method": "between_runs"' '"runs": 2' '"runs": 1'

@@ -491,6 +491,58 @@ static cJSON *compare_runs(const char *op, double factor, double regression_pct)
     return compare_runs_scaled(op, factor, op ? RUNS : 0, regression_pct);
 }
 
+/* Each verdict says what its interval rules out against the 5% floor. */
+static void assert_verdict_fits(const cJSON *test, const char *what)
+{
+    const char *v = au_str(test, "verdict");
+    const cJSON *lo = au_get(test, "relative_low"), *hi = au_get(test, "relative_high");
+    if (!cJSON_IsNumber(lo) || !cJSON_IsNumber(hi)) {
+        cr_assert_str_eq(v, "untested", "%s", what);
+        return;
+    }
+    double l = lo->valuedouble, h = hi->valuedouble;
+    if (cJSON_IsTrue(au_get(test, "significant")))
+        cr_assert(strcmp(v, "slower") == 0 || strcmp(v, "faster") == 0, "%s: %s", what, v);
+    else if (l >= -0.05 && h <= 0.05)
+        cr_assert_str_eq(v, "no_change", "%s [%g, %g]", what, l, h);
+    else
+        cr_assert_str_eq(v, "inconclusive", "%s [%g, %g]", what, l, h);
+    if (strcmp(v, "inconclusive") != 0)
+        cr_assert(cJSON_IsNull(au_get(test, "runs_needed")), "%s", what);
+}
+
+static void assert_verdicts_fit(const cJSON *cmp)
+{
+    const cJSON *op;
+    assert_verdict_fits(au_get(cmp, "step_time_test"), "step time");
+    cJSON_ArrayForEach(op, au_get(cmp, "operations"))
+        assert_verdict_fits(op, au_str(op, "name"));
+}
+
+/* "no change" only where the interval rules a change beyond the floor
+ * out; a change it cannot tell is inconclusive, with the runs a side that
+ * would likely settle it. */
+Test(analysis_compare, verdicts_say_what_the_interval_rules_out)
+{
+    cJSON *cmp = compare_runs(NULL, 1.0, -1);
+    assert_verdicts_fit(cmp);
+    cr_assert_str_eq(au_str(au_get(cmp, "step_time_test"), "verdict"), "no_change");
+    cJSON_Delete(cmp);
+    cmp = compare_runs("forward", 1.3, -1);
+    assert_verdicts_fit(cmp);
+    cr_assert_str_eq(au_str(op_named(cmp, "forward"), "verdict"), "slower");
+    cJSON_Delete(cmp);
+    /* one after run of three with forward half again as long: a change of
+     * about 17% whose interval the runs cannot narrow past the floor */
+    cmp = compare_runs_scaled("forward", 1.5, 1, -1);
+    assert_verdicts_fit(cmp);
+    const cJSON *fw = op_named(cmp, "forward");
+    cr_assert_str_eq(au_str(fw, "verdict"), "inconclusive");
+    double need = au_num(fw, "runs_needed");
+    cr_assert(need > RUNS && need <= 1000, "runs needed %g", need);
+    cJSON_Delete(cmp);
+}
+
 Test(analysis_compare, repeated_runs_of_the_same_program_are_tested_between_runs_and_quiet)
 {
     cJSON *cmp = compare_runs(NULL, 1.0, 10);
