@@ -1265,7 +1265,9 @@
     panel.appendChild(C && Array.isArray(C.summary) ? compareSummary(C) : localSummary(A, B));
     if (C && C.speedup && isFinite(C.speedup.value))
       panel.appendChild(h('p', { class: 'chart-caption', text: 'Speed-up of B over A: ' + fmtNum(C.speedup.value) + '× (by ' + pretty(C.speedup.basis || '') + ')' +
-        (C.step_time_test ? '; step-time change ' + (C.step_time_test.significant ? 'significant' : 'not significant') +
+        (C.step_time_test ? '; step-time change ' + ({ slower: 'significant (slower)', faster: 'significant (faster)',
+          no_change: 'within the noise floor', inconclusive: 'inconclusive', untested: 'not tested' }[C.step_time_test.verdict] ||
+          (C.step_time_test.significant ? 'significant' : 'not significant')) +
           ' (p ' + fmtP(C.step_time_test.p_value) + ', ' + pretty(C.step_time_test.method || '') + ')' : '') }));
     for (const n of (C && C.notes) || []) panel.appendChild(h('p', { class: 'banner info', text: n }));
 
