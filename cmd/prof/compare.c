@@ -20,7 +20,7 @@
 
 static const char usage[] =
     "usage: prof compare BEFORE AFTER [-o FILE] [--format text|json|csv]\n"
-    "                    [--fail-on-regression PCT] [--noise PCT]\n"
+    "                    [--fail-on-regression PCT [--ops-within-run]] [--noise PCT]\n"
     "                    " CMD_ANALYSIS_USAGE
     "                    [--no-color] [--wide]\n"
     "\n"
@@ -52,6 +52,10 @@ static const char usage[] =
     "                               either side, is significantly slower by more\n"
     "                               than PCT percent; with one run a side, only the\n"
     "                               step time, when its whole 99% interval is past PCT\n"
+    "      --ops-within-run         with one run a side, an operation whose whole\n"
+    "                               within-run interval is past PCT fails the check\n"
+    "                               too (one process may simply have run slower:\n"
+    "                               repeat the runs to know)\n"
     "      --noise PCT              changes of PCT percent or less are noise, never\n"
     "                               significant (default 5)\n"
     CMD_ANALYSIS_HELP
@@ -80,13 +84,14 @@ typedef struct compare_args {
     analysis_options analysis;
 } compare_args;
 
-enum { OPT_FORMAT = CMD_FIRST_LONG, OPT_FAIL, OPT_NOISE, OPT_NO_COLOR, OPT_WIDE };
+enum { OPT_FORMAT = CMD_FIRST_LONG, OPT_FAIL, OPT_NOISE, OPT_NO_COLOR, OPT_WIDE, OPT_WITHIN };
 
 static const struct option long_options[] = {
     { "output", required_argument, NULL, 'o' },
     { "format", required_argument, NULL, OPT_FORMAT },
     { "fail-on-regression", required_argument, NULL, OPT_FAIL },
     { "noise", required_argument, NULL, OPT_NOISE },
+    { "ops-within-run", no_argument, NULL, OPT_WITHIN },
     CMD_ANALYSIS_OPTIONS,
     { "no-color", no_argument, NULL, OPT_NO_COLOR },
     { "wide", no_argument, NULL, OPT_WIDE },
@@ -127,6 +132,9 @@ static int parse_option(void *args, int c, const char *arg)
     case OPT_NOISE:
         if (cmd_parse_amount(arg, 0, &a->opts.noise_pct) != 0)
             return cmd_usage_error(CMD, "--noise takes a percentage, not '%s'", arg);
+        return EXIT_OK;
+    case OPT_WITHIN:
+        a->opts.ops_within_run = 1;
         return EXIT_OK;
     case OPT_WIDE:
         a->wide = 1;
@@ -242,9 +250,12 @@ out:
 
 static int compare_main(void *args, int argc, char **argv)
 {
+    const compare_args *a = args;
     if (argc != 2)
         return cmd_usage_error(CMD, argc < 2 ? "needs two sides, BEFORE and AFTER"
                                              : "takes exactly two sides, BEFORE and AFTER");
+    if (a->opts.ops_within_run && a->opts.regression_pct < 0)
+        return cmd_usage_error(CMD, "--ops-within-run applies to --fail-on-regression");
     return compare(argv, args);
 }
 

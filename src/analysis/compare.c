@@ -38,6 +38,7 @@ void compare_options_default(compare_options *o)
     o->alpha = 0.01;
     o->regression_pct = -1.0;
     o->min_share = 0.05;
+    o->ops_within_run = 0;
 }
 
 /* ---- reading the reports ------------------------------------------------ */
@@ -1120,14 +1121,22 @@ static void add_regression(cmp_ctx *c, cJSON *cmp, const cmp_result *steps)
         if (cmp_regressed_past(steps, limit))
             add_reason(c, reasons, "step_time", "mean step time", steps);
         const cJSON *op;
+        size_t uncounted = 0;
         cJSON_ArrayForEach(op, get(cmp, RK_OPERATIONS)) {
             const cJSON *b = get(op, RK_BEFORE), *a = get(op, RK_AFTER);
             double share = fmax(num_or(b, RK_SHARE, 0), num_or(a, RK_SHARE, 0));
             cmp_result r = row_result(op);
-            if (r.method == CMP_BETWEEN_RUNS && share >= c->o.min_share &&
-                cmp_regressed_past(&r, limit))
+            if (share < c->o.min_share || !cmp_regressed_past(&r, limit))
+                continue;
+            /* one run a side: a change inside the runs may be one process
+             * slower than the other, which fails the check only when asked */
+            if (r.method == CMP_BETWEEN_RUNS ||
+                (r.method == CMP_WITHIN_RUN && c->o.ops_within_run))
                 add_reason(c, reasons, "operation", str_or(op, RK_NAME, ""), &r);
+            else if (r.method == CMP_WITHIN_RUN)
+                uncounted++;
         }
+        put_num(c, o, RK_WITHIN_RUN_UNCOUNTED, (double)uncounted);
     }
     put_bool(c, o, RK_REGRESSED, cJSON_GetArraySize(reasons) > 0);
 }

@@ -22,6 +22,9 @@ typedef struct compare_options {
     double regression_pct; /* --fail-on-regression PCT; negative: not asked for    */
     double min_share;      /* operations below this share of the time never fail a
                               run, default 0.05                                   */
+    int ops_within_run;    /* with one run a side, operations whose whole within-run
+                              interval is past the threshold fail the check too
+                              (--ops-within-run); default 0                        */
 } compare_options;
 
 void compare_options_default(compare_options *o);

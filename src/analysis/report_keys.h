@@ -291,6 +291,7 @@
 #define RK_WARNINGS                       "warnings"
 #define RK_WHAT                           "what"
 #define RK_WINDOW_NS                      "window_ns"
+#define RK_WITHIN_RUN_UNCOUNTED           "within_run_uncounted"
 #define RK_WORK_NS_PER_STEP               "work_ns_per_step"
 #define RK_WORLD_SIZE                     "world_size"
 

@@ -386,6 +386,38 @@ Test(analysis_compare, sides_that_do_not_compare_are_warned_of)
     cJSON_Delete(cmp);
 }
 
+/* With one run a side an operation slower past the threshold inside the
+ * runs does not fail the check, which says so; asked, it fails it. */
+Test(analysis_compare, one_run_a_side_operations_fail_only_when_asked)
+{
+    const char *base = write_base("base.prof", 1), *slow = write_scaled("slow.prof", 300,
+                                                                       "backward", 1.3);
+    cJSON *cmp = compare_files(base, slow, 10, -1);
+    const cJSON *r = au_get(cmp, "regression");
+    cr_assert(!has_reason(cmp, "backward"));
+    cr_assert_eq(au_num(r, "within_run_uncounted"), 2, "backward and train_step around it: %g",
+                 au_num(r, "within_run_uncounted"));
+    cJSON_Delete(cmp);
+    analysis_options ao;
+    analysis_options_default(&ao);
+    ao.top = 0;
+    cJSON *rb = au_report(base, &ao), *ra = au_report(slow, &ao);
+    compare_options o;
+    compare_options_default(&o);
+    o.regression_pct = 10;
+    o.ops_within_run = 1;
+    prof_error err = { 0 };
+    cmp = compare_build(rb, ra, &o, &err);
+    cr_assert_not_null(cmp, "%s", err.message);
+    au_assert_valid(cmp, SCHEMA, "comparison");
+    cr_assert(has_reason(cmp, "backward"));
+    cr_assert(regressed(cmp));
+    cr_assert_eq(au_num(au_get(cmp, "regression"), "within_run_uncounted"), 0);
+    cJSON_Delete(rb);
+    cJSON_Delete(ra);
+    cJSON_Delete(cmp);
+}
+
 Test(analysis_compare, leaks_fixed_and_new_by_series)
 {
     cf_spec leaky = cf_base(2);
