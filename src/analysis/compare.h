@@ -6,7 +6,10 @@
  * variation between runs (several runs a side) or, with one run a side,
  * within each run from batch means (formats/rules.md §6); memory peaks,
  * slopes and leak verdicts; bottlenecks fixed / new / persisting; and
- * whether the after side regressed past a threshold. */
+ * whether the after side regressed past a threshold. Each test says what
+ * its interval rules out (slower, faster, no change, inconclusive), and
+ * sides that should not be compared (other GPUs, world or batch sizes)
+ * get a warning. */
 #ifndef PROF_ANALYSIS_COMPARE_H
 #define PROF_ANALYSIS_COMPARE_H
 
