@@ -504,31 +504,14 @@ static void render_regression(textout *t, const cJSON *c)
 }
 
 
-/* Why the sides should not be compared, before anything else. */
-static void render_warnings(textout *t, const cJSON *warnings)
-{
-    const cJSON *w;
-    if (!cJSON_IsArray(warnings) || !warnings->child)
-        return;
-    textout_heading(t, "Warnings: these runs do not compare\n");
-    cJSON_ArrayForEach(w, warnings) {
-        if (!cJSON_IsString(w))
-            continue;
-        fputs("  ", t->out);
-        textout_sgr(t, "1;31");
-        fputs("!", t->out);
-        textout_sgr(t, "0");
-        fputc(' ', t->out);
-        textout_put_wrapped(t, w->valuestring, 4, 4);
-    }
-}
 
 prof_err compare_render_text(FILE *out, const cJSON *cmp, const report_style *style)
 {
     textout t;
     textout_init(&t, out, style);
     render_header(&t, cmp);
-    render_warnings(&t, get(cmp, RK_WARNINGS));
+    /* why the sides should not be compared, before anything else */
+    textout_list(&t, "Warnings: these runs do not compare", get(cmp, RK_WARNINGS), "!", "1;31");
     textout_notes(&t, get(cmp, RK_NOTES));
     render_summary(&t, cmp);
     render_operations(&t, cmp);

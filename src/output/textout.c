@@ -567,16 +567,29 @@ int textout_name_width(textout *t, const cJSON *items, const char *key, int leas
     return width > most ? most : width;
 }
 
-void textout_notes(textout *t, const cJSON *notes)
+void textout_list(textout *t, const char *heading, const cJSON *items, const char *bullet,
+                  const char *sgr)
 {
     const cJSON *n;
-    if (!cJSON_IsArray(notes) || !notes->child)
+    if (!cJSON_IsArray(items) || !items->child)
         return;
-    textout_heading(t, "Notes\n");
-    cJSON_ArrayForEach(n, notes) {
+    textout_heading(t, heading);
+    fputc('\n', t->out);
+    cJSON_ArrayForEach(n, items) {
         if (!cJSON_IsString(n))
             continue;
-        fputs("  - ", t->out);
+        fputs("  ", t->out);
+        if (sgr)
+            textout_sgr(t, sgr);
+        fputs(bullet, t->out);
+        if (sgr)
+            textout_sgr(t, "0");
+        fputc(' ', t->out);
         textout_put_wrapped(t, n->valuestring, 4, 4);
     }
+}
+
+void textout_notes(textout *t, const cJSON *notes)
+{
+    textout_list(t, "Notes", notes, "-", NULL);
 }

@@ -91,8 +91,13 @@ void textout_heading(textout *t, const char *title);
  * sanitized, at least `least` and at most `most` columns. */
 int textout_name_width(textout *t, const cJSON *items, const char *key, int least, int most);
 
-/* The "Notes" section: each string of the array a wrapped bullet; nothing
- * when there is none. */
+/* A section of sentences: the heading, then each string of the array a
+ * wrapped item after its one-character bullet (in the SGR colour sgr, NULL
+ * none); nothing when there is none. */
+void textout_list(textout *t, const char *heading, const cJSON *items, const char *bullet,
+                  const char *sgr);
+
+/* The "Notes" section, a textout_list of "-" items. */
 void textout_notes(textout *t, const cJSON *notes);
 
 #endif

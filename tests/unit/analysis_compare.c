@@ -50,27 +50,33 @@ static const char *write_scaled(const char *name, unsigned steps, const char *op
     return path;
 }
 
-/* The comparison of two files as prof compare builds it; regression_pct
- * negative when not asked for, noise_pct negative for the default. */
-static cJSON *compare_files(const char *before, const char *after, double regression_pct,
-                            double noise_pct)
+/* The comparison of two files as prof compare builds it with options o. */
+static cJSON *compare_files_with(const char *before, const char *after, const compare_options *o)
 {
     analysis_options ao;
     analysis_options_default(&ao);
     ao.top = 0;
     cJSON *rb = au_report(before, &ao), *ra = au_report(after, &ao);
-    compare_options o;
-    compare_options_default(&o);
-    o.regression_pct = regression_pct;
-    if (noise_pct >= 0)
-        o.noise_pct = noise_pct;
     prof_error err = { 0 };
-    cJSON *cmp = compare_build(rb, ra, &o, &err);
+    cJSON *cmp = compare_build(rb, ra, o, &err);
     cr_assert_not_null(cmp, "compare: %s", err.message);
     cJSON_Delete(rb);
     cJSON_Delete(ra);
     au_assert_valid(cmp, SCHEMA, "comparison");
     return cmp;
+}
+
+/* The same with the default options but regression_pct (negative when not
+ * asked for) and noise_pct (negative for the default). */
+static cJSON *compare_files(const char *before, const char *after, double regression_pct,
+                            double noise_pct)
+{
+    compare_options o;
+    compare_options_default(&o);
+    o.regression_pct = regression_pct;
+    if (noise_pct >= 0)
+        o.noise_pct = noise_pct;
+    return compare_files_with(before, after, &o);
 }
 
 static const cJSON *op_named(const cJSON *cmp, const char *name)
@@ -398,23 +404,14 @@ Test(analysis_compare, one_run_a_side_operations_fail_only_when_asked)
     cr_assert_eq(au_num(r, "within_run_uncounted"), 2, "backward and train_step around it: %g",
                  au_num(r, "within_run_uncounted"));
     cJSON_Delete(cmp);
-    analysis_options ao;
-    analysis_options_default(&ao);
-    ao.top = 0;
-    cJSON *rb = au_report(base, &ao), *ra = au_report(slow, &ao);
     compare_options o;
     compare_options_default(&o);
     o.regression_pct = 10;
     o.ops_within_run = 1;
-    prof_error err = { 0 };
-    cmp = compare_build(rb, ra, &o, &err);
-    cr_assert_not_null(cmp, "%s", err.message);
-    au_assert_valid(cmp, SCHEMA, "comparison");
+    cmp = compare_files_with(base, slow, &o);
     cr_assert(has_reason(cmp, "backward"));
     cr_assert(regressed(cmp));
     cr_assert_eq(au_num(au_get(cmp, "regression"), "within_run_uncounted"), 0);
-    cJSON_Delete(rb);
-    cJSON_Delete(ra);
     cJSON_Delete(cmp);
 }
 
