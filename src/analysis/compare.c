@@ -503,6 +503,12 @@ static void meta_text(const cJSON *v, char *buf, size_t size)
         buf[0] = '\0';
 }
 
+/* Both sides say it (neither text is empty), and differently. */
+static int both_differ(char v[2][256])
+{
+    return *v[0] && *v[1] && strcmp(v[0], v[1]) != 0;
+}
+
 /* What differs between the sides so that their times do not compare
  * (rules.md §6.1): the GPUs, the world size, the batch size where the
  * profiles' tags say it. Each a sentence; the text shows them first. */
@@ -513,19 +519,19 @@ static void add_warnings(cmp_ctx *c, cJSON *cmp)
     char v[2][256];
     for (int i = 0; i < 2; i++)
         gpu_models(r[i], v[i], sizeof v[i]);
-    if (*v[0] && *v[1] && strcmp(v[0], v[1]) != 0)
+    if (both_differ(v))
         note(c, w, "different GPUs: %s before, %s after: kernel and step times do not compare",
              v[0], v[1]);
     for (int i = 0; i < 2; i++)
         meta_text(get_path(first_profile(r[i]), RK_METADATA, MK_WORLD_SIZE, NULL), v[i],
                   sizeof v[i]);
-    if (*v[0] && *v[1] && strcmp(v[0], v[1]) != 0)
+    if (both_differ(v))
         note(c, w, "different world sizes: %s ranks before, %s after: each rank's share of the "
                    "work differs", v[0], v[1]);
     for (int i = 0; i < 2; i++)
         meta_text(get_path(first_profile(r[i]), RK_METADATA, MK_TAGS, MK_BATCH_SIZE), v[i],
                   sizeof v[i]);
-    if (*v[0] && *v[1] && strcmp(v[0], v[1]) != 0)
+    if (both_differ(v))
         note(c, w, "different batch sizes (tag batch_size): %s before, %s after: step and "
                    "per-call times do not compare", v[0], v[1]);
 }
