@@ -242,6 +242,25 @@ stats_diff stats_diff_test(stats_sample before, stats_sample after, double alpha
     return d;
 }
 
+stats_diff stats_pooled_test(stats_sample before, stats_sample after, double alpha)
+{
+    if (before.n < 2 || after.n < 2)
+        return stats_diff_test(before, after, alpha);
+    double nb = (double)before.n, na = (double)after.n, df = nb + na - 2.0;
+    double pooled = ((nb - 1.0) * fmax(before.var, 0.0) + (na - 1.0) * fmax(after.var, 0.0)) / df;
+    stats_diff d = { after.mean - before.mean, 0.0, df, 1.0, sqrt(pooled * (1.0 / nb + 1.0 / na)),
+                     0.0 };
+    if (d.se <= 0) {
+        d.p = d.diff == 0 ? 1.0 : 0.0;
+        d.t = d.diff == 0 ? 0.0 : copysign(INFINITY, d.diff);
+        return d;
+    }
+    d.t = d.diff / d.se;
+    d.p = two_sided_p(d.t, df);
+    d.half = t_quantile(alpha, df) * d.se;
+    return d;
+}
+
 double stats_p_beyond(const stats_diff *d, double margin)
 {
     if (isinf(d->se) || d->df <= 0)

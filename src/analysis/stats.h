@@ -88,6 +88,13 @@ typedef struct stats_diff {
 
 stats_diff stats_diff_test(stats_sample before, stats_sample after, double alpha);
 
+/* The same with Student's pooled variance (df = n1 + n2 - 2) when both
+ * samples have n >= 2; stats_diff_test otherwise. With as many
+ * observations on each side it holds its level under unequal variances
+ * about as well as Welch's test, with more degrees of freedom when they
+ * are few (rules.md §6.3). */
+stats_diff stats_pooled_test(stats_sample before, stats_sample after, double alpha);
+
 /* Two-sided p of "|true diff| <= margin" against d (a minimum-effect test):
  * small only when the whole interval of d lies beyond +-margin. margin 0 is
  * the ordinary test of no difference. 1 when there is no test. */

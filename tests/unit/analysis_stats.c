@@ -446,3 +446,29 @@ Test(analysis_stats, one_observation_against_several_borrows_their_variance)
     cr_assert_eq(none.p, 1.0);
     cr_assert(isinf(none.half));
 }
+
+Test(analysis_stats, pooled_difference_has_student_df_and_interval)
+{
+    /* variances 1 and 9: Welch's df falls to about 2.4, Student's stays 4 */
+    stats_sample b = { 3, 10.0, 1.0 }, a = { 3, 13.0, 9.0 };
+    stats_diff d = stats_pooled_test(b, a, 0.01), w = stats_diff_test(b, a, 0.01);
+    near(d.diff, 3.0, 1e-12, "diff");
+    near(d.df, 4.0, 1e-12, "df");
+    near(d.se, sqrt(5.0 * (2.0 / 3.0)), 1e-12, "se: pooled variance (2 * 1 + 2 * 9) / 4");
+    near(d.t, 3.0 / sqrt(10.0 / 3.0), 1e-9, "t");
+    near(d.half, 4.604094871 * sqrt(10.0 / 3.0), 1e-6, "half-width");
+    cr_assert_lt(w.df, 3.0, "Welch's df %g", w.df);
+    /* unequal sizes weight each variance by its degrees of freedom */
+    stats_sample c = { 5, 10.0, 2.0 };
+    stats_diff u = stats_pooled_test(c, a, 0.05);
+    near(u.df, 6.0, 1e-12, "df 5 + 3 - 2");
+    near(u.se, sqrt((4.0 * 2.0 + 2.0 * 9.0) / 6.0 * (1.0 / 5 + 1.0 / 3)), 1e-12, "se");
+    /* one observation on a side: as stats_diff_test */
+    stats_sample one = { 1, 16.0, 0.0 };
+    stats_diff o = stats_pooled_test(c, one, 0.05), p = stats_diff_test(c, one, 0.05);
+    near(o.t, p.t, 0.0, "one observation");
+    /* both constant: exact */
+    stats_sample k1 = { 3, 1.0, 0.0 }, k2 = { 3, 2.0, 0.0 };
+    stats_diff e = stats_pooled_test(k1, k2, 0.01);
+    cr_assert(e.se == 0 && e.p == 0 && isinf(e.t) && e.half == 0);
+}
