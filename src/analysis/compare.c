@@ -364,7 +364,12 @@ static void note_method(cmp_ctx *c, cJSON *notes)
     size_t nb = c->side[0].s->nruns, na = c->side[1].s->nruns;
     if (nb >= 2 || na >= 2) {
         note(c, notes, "%zu run%s before, %zu after: changes are tested against the variation "
-                       "between runs (Welch's t-test on per-run means)",
+                       "between runs: the mean step time with Welch's t-test on per-run means; "
+                       "each operation's time per call against its run's speed (the median "
+                       "change of the operations found in every run), so that a process the "
+                       "machine ran slower throughout neither hides nor fakes a change in one "
+                       "operation. A change that slows every operation alike shows in the step "
+                       "time, not as operations slower",
              nb, nb == 1 ? "" : "s", na);
         return;
     }
@@ -606,7 +611,7 @@ static const char *test_verdict(const cmp_ctx *c, const cmp_result *r)
     if (r->method == CMP_NO_TEST || !isfinite(r->rel_low) || !isfinite(r->rel_high))
         return "untested";
     if (r->significant)
-        return r->relative > 0 ? "slower" : "faster";
+        return r->estimate > 0 ? "slower" : "faster";
     return r->rel_low >= -f && r->rel_high <= f ? "no_change" : "inconclusive";
 }
 
@@ -618,9 +623,10 @@ static const char *test_verdict(const cmp_ctx *c, const cmp_result *r)
 static double runs_needed(const cmp_ctx *c, const cmp_result *r)
 {
     double f = c->o.noise_pct / 100.0, half = (r->rel_high - r->rel_low) / 2;
-    double margin = fabs(fabs(r->relative) - f);
+    double margin = fabs(fabs(r->estimate) - f);
     size_t n = r->runs_before < r->runs_after ? r->runs_before : r->runs_after;
-    if (r->method != CMP_BETWEEN_RUNS || n < 2 || !(margin > 0) || !isfinite(half))
+    if (r->method == CMP_WITHIN_RUN || r->method == CMP_NO_TEST || n < 2 || !(margin > 0) ||
+        !isfinite(half))
         return NAN;
     double k = ceil((double)n * (half / margin) * (half / margin));
     return k > 1000 ? 1000 : k > (double)n ? k : (double)n + 1;
@@ -886,11 +892,123 @@ static void add_gpu_change(cmp_ctx *c, cJSON *row, const char *name)
     put_num(c, row, RK_GPU_RELATIVE, relative(per_call[0], per_call[1]));
 }
 
-/* The operation's test, with each operation held to level alpha. */
-static cmp_result op_test(const cmp_ctx *c, const char *name, double alpha)
+/* ---- testing the operations ------------------------------------------------------ */
+
+/* An operation's share of the time that weighs its test below this counts
+ * as this much (rules.md §6.3): none is left untestable, while the smallest,
+ * whose time per process is most often a coin toss, are held strictest. */
+#define CMP_MIN_WEIGHT_SHARE 0.001
+
+/* What the operations' tests need: each operation's log steady mean in
+ * every run of both sides (before first) and the runs' speeds. */
+typedef struct op_tests {
+    size_t n, nruns;       /* operations, runs of both sides                       */
+    double *logs;          /* n x nruns; NaN where the run lacks a steady mean     */
+    size_t *ref;           /* each operation's index among the reference ones     */
+    cmp_speeds speeds;     /* empty with one run a side                           */
+    cmp_result *r;
+    double *level;         /* each one's level (rules.md §6.3)                     */
+} op_tests;
+
+static const cJSON *op_in_run(const cmp_ctx *c, size_t run, const char *name)
+{
+    size_t nb = c->side[0].s->nruns;
+    return run < nb ? side_op(&c->side[0], run, name) : side_op(&c->side[1], run - nb, name);
+}
+
+static double op_log_mean(const cmp_ctx *c, size_t run, const char *name)
+{
+    double m = num_or(get(op_in_run(c, run, name), RK_STEADY), RK_MEAN_NS, NAN);
+    return m > 0 && isfinite(m) ? log(m) : NAN;
+}
+
+/* The runs' speeds from the operations with a steady mean in every run;
+ * only between runs, where a run's speed is something to take out. */
+static int find_speeds(op_tests *t)
+{
+    size_t nref = 0;
+    double *ref_logs = malloc((t->n ? t->n : 1) * t->nruns * sizeof *ref_logs);
+    if (!ref_logs)
+        return -1;
+    for (size_t j = 0; j < t->n; j++) {
+        int all = 1;
+        for (size_t r = 0; r < t->nruns && all; r++)
+            all = isfinite(t->logs[j * t->nruns + r]);
+        t->ref[j] = all ? nref : SIZE_MAX;
+        if (all)
+            memcpy(&ref_logs[nref++ * t->nruns], &t->logs[j * t->nruns],
+                   t->nruns * sizeof *ref_logs);
+    }
+    int rc = cmp_speeds_init(&t->speeds, ref_logs, nref, t->nruns);
+    free(ref_logs);
+    return rc;
+}
+
+static void op_tests_free(op_tests *t)
+{
+    free(t->logs);
+    free(t->ref);
+    free(t->r);
+    free(t->level);
+    cmp_speeds_free(&t->speeds);
+}
+
+static int op_tests_init(cmp_ctx *c, op_tests *t, const op_pair *v, size_t n)
+{
+    memset(t, 0, sizeof *t);
+    t->n = n;
+    t->nruns = c->side[0].s->nruns + c->side[1].s->nruns;
+    size_t k = n ? n : 1;
+    t->logs = malloc(k * t->nruns * sizeof *t->logs);
+    t->ref = malloc(k * sizeof *t->ref);
+    t->r = calloc(k, sizeof *t->r);
+    t->level = malloc(k * sizeof *t->level);
+    if (!t->logs || !t->ref || !t->r || !t->level)
+        return -1;
+    for (size_t j = 0; j < n; j++) {
+        t->ref[j] = SIZE_MAX;
+        t->level[j] = c->o.alpha;
+        for (size_t r = 0; r < t->nruns; r++)
+            t->logs[j * t->nruns + r] = op_log_mean(c, r, v[j].name);
+    }
+    if (c->side[0].s->nruns < 2 && c->side[1].s->nruns < 2)
+        return 0;
+    return find_speeds(t);
+}
+
+/* The test of operation j against its runs' speeds (rules.md §6.3). */
+static cmp_result adjusted_test(const cmp_ctx *c, const op_tests *t, size_t j,
+                                const compare_options *o)
+{
+    size_t nb = c->side[0].s->nruns, k[2] = { 0, 0 };
+    double *y = malloc(t->nruns * sizeof *y), mean[2] = { 0, 0 };
+    if (!y)
+        return cmp_no_test();
+    for (size_t r = 0; r < t->nruns; r++) {
+        double l = t->logs[j * t->nruns + r];
+        int side = r >= nb;
+        if (!isfinite(l))
+            continue;
+        mean[side] += exp(l);
+        y[side ? nb + k[1] : k[0]] = l - cmp_speed_of(&t->speeds, r, t->ref[j]);
+        k[side]++;
+    }
+    cmp_result res = cmp_test_adjusted(y, k[0], &y[nb], k[1], k[0] ? mean[0] / (double)k[0] : NAN,
+                                       k[1] ? mean[1] / (double)k[1] : NAN, o);
+    free(y);
+    return res;
+}
+
+/* The operation's test at level alpha: against its runs' speeds where
+ * there are several runs a side and enough other operations, else of its
+ * steady means as they are. */
+static cmp_result op_test(const cmp_ctx *c, const op_tests *t, size_t j, const char *name,
+                          double alpha)
 {
     compare_options o = c->o;
     o.alpha = alpha;
+    if (cmp_speeds_usable(&t->speeds, t->ref[j]))
+        return adjusted_test(c, t, j, &o);
     size_t n[2] = { c->side[0].s->nruns, c->side[1].s->nruns };
     const cJSON **st[2] = { calloc(n[0], sizeof *st[0]), calloc(n[1], sizeof *st[1]) };
     cmp_result r;
@@ -913,10 +1031,10 @@ static const char *op_status(const cmp_result *r, int hb, int ha)
         return "added";
     if (!ha)
         return "removed";
-    return !r->significant ? "unchanged" : r->relative > 0 ? "slower" : "faster";
+    return !r->significant ? "unchanged" : r->estimate > 0 ? "slower" : "faster";
 }
 
-static void add_op(cmp_ctx *c, cJSON *arr, const op_pair *p, const cmp_result *r)
+static void add_op(cmp_ctx *c, cJSON *arr, const op_pair *p, const cmp_result *r, double level)
 {
     size_t rb, ra;
     op_side_mean(&c->side[0], p->name, RK_CALLS, &rb);
@@ -934,79 +1052,144 @@ static void add_op(cmp_ctx *c, cJSON *arr, const op_pair *p, const cmp_result *r
     add_side(c, row, 1, p->name, r->after);
     put_opt(c, row, RK_MEAN_CHANGE_NS, both, r->after - r->before);
     put_opt(c, row, RK_RELATIVE, both, r->relative);
+    put_opt(c, row, RK_RELATIVE_TO_RUN, both && isfinite(r->estimate), r->estimate);
     cmp_result shown = *r;
     if (!rb || !ra) /* on one side only: nothing was tested */
         shown.t = shown.df = shown.p = NAN;
     put_test(c, row, &shown);
+    put_opt(c, row, RK_ALPHA, r->method != CMP_NO_TEST, level);
     put_bool(c, row, RK_SIGNIFICANT, r->significant);
     add_gpu_change(c, row, p->name);
+}
+
+/* An operation's weight in the false discovery rate: its mean share of the
+ * time over the runs of both sides that have it (the same whichever side a
+ * run is on, so it does not favour a change), at least
+ * CMP_MIN_WEIGHT_SHARE. */
+static double op_weight(const cmp_ctx *c, const char *name)
+{
+    size_t rb, ra;
+    double b = op_side_mean(&c->side[0], name, RK_INCL_SHARE, &rb);
+    double a = op_side_mean(&c->side[1], name, RK_INCL_SHARE, &ra);
+    double share = rb + ra ? (b * (double)rb + a * (double)ra) / (double)(rb + ra) : 0.0;
+    return fmax(isfinite(share) ? share : 0.0, CMP_MIN_WEIGHT_SHARE);
 }
 
 /* The level each tested operation is held to (rules.md §6.3): some thirty
  * operations tested at alpha each turned up a chance change in 1.6-1.8% of
  * comparisons of repeated runs of one program, so the share of chance
- * findings among all flagged is held under alpha instead. The tests are run
- * again at that level for their intervals. Returns the number tested. */
-static size_t level_operations(cmp_ctx *c, const op_pair *v, cmp_result *r, size_t n,
-                               double *level)
+ * findings among all flagged is held under alpha instead, each operation's
+ * part of it weighted by its share of the time: the large operations that
+ * make up the step are the ones a user needs judged, and few runs a side
+ * leave too few degrees of freedom to judge them at alpha over the number
+ * of operations. The tests are run again at their levels for their
+ * intervals. Returns the number tested, and the level of weight 1. */
+static size_t level_operations(cmp_ctx *c, const op_pair *v, op_tests *t, double *level)
 {
-    double *p = malloc((n ? n : 1) * sizeof *p);
+    double *p = malloc((t->n ? t->n : 1) * sizeof *p), *w = malloc((t->n ? t->n : 1) * sizeof *w);
+    double sum = 0;
     size_t m = 0;
     *level = NAN;
-    if (!p) {
+    if (!p || !w) {
+        free(p);
+        free(w);
         c->ok = 0;
         return 0;
     }
-    for (size_t i = 0; i < n; i++)
-        if (r[i].method != CMP_NO_TEST)
-            p[m++] = isnan(r[i].p) ? 1.0 : r[i].p;
-    *level = cmp_level_each(p, m, c->o.alpha);
-    free(p);
-    if (isnan(*level)) {
-        c->ok = 0;
-        return m;
+    for (size_t i = 0; i < t->n; i++)
+        if (t->r[i].method != CMP_NO_TEST) {
+            p[m] = isnan(t->r[i].p) ? 1.0 : t->r[i].p;
+            sum += w[m++] = op_weight(c, v[i].name);
+        }
+    for (size_t i = 0; i < m; i++)
+        w[i] *= (double)m / sum;
+    *level = cmp_level_each(p, w, m, c->o.alpha);
+    for (size_t i = 0, k = 0; i < t->n && !isnan(*level); i++) {
+        if (t->r[i].method == CMP_NO_TEST)
+            continue;
+        t->level[i] = m > 1 ? *level * w[k] : c->o.alpha;
+        k++;
+        if (t->level[i] != c->o.alpha)
+            t->r[i] = op_test(c, t, i, v[i].name, t->level[i]);
     }
-    if (*level < c->o.alpha)
-        for (size_t i = 0; i < n; i++)
-            if (r[i].method != CMP_NO_TEST)
-                r[i] = op_test(c, v[i].name, *level);
+    free(p);
+    free(w);
+    if (isnan(*level))
+        c->ok = 0;
     return m;
 }
 
-static void add_operation_tests(cmp_ctx *c, cJSON *cmp, const cmp_result *r, size_t n,
-                                size_t tested, double level)
+/* How much faster or slower the after side's runs ran everything than the
+ * before side's (exp of the difference of their mean log speeds, minus 1);
+ * NaN without speeds. */
+static double speed_change(const cmp_ctx *c, const op_tests *t)
 {
-    size_t flagged = 0;
-    for (size_t i = 0; i < n; i++)
-        flagged += r[i].significant ? 1u : 0u;
+    size_t nb = c->side[0].s->nruns;
+    double sum[2] = { 0, 0 };
+    if (!cmp_speeds_usable(&t->speeds, SIZE_MAX))
+        return NAN;
+    for (size_t r = 0; r < t->nruns; r++)
+        sum[r >= nb] += cmp_speed_of(&t->speeds, r, SIZE_MAX);
+    return expm1(sum[1] / (double)(t->nruns - nb) - sum[0] / (double)nb);
+}
+
+/* When every operation moved alike past the floor, the operations' tests
+ * take that out: say so, and what it may be. */
+static void note_speed_change(cmp_ctx *c, const cJSON *cmp, const op_tests *t, double change)
+{
+    if (!(fabs(change) > c->o.noise_pct / 100.0))
+        return;
+    note(c, cJSON_GetObjectItemCaseSensitive(cmp, RK_NOTES),
+         "every operation's time per call moved alike by %+.1f%% from before to after (the "
+         "runs' speed: the median change of the %zu operations found in every run), and each "
+         "operation is tested against it: this is a change to the whole program, or a machine "
+         "that ran one side's processes %s; the step-time test says whether it is beyond the "
+         "variation between runs",
+         100.0 * change, t->speeds.nref, change > 0 ? "slower" : "faster");
+}
+
+static void add_operation_tests(cmp_ctx *c, cJSON *cmp, const op_tests *t, size_t tested,
+                                double level)
+{
+    size_t flagged = 0, adjusted = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        flagged += t->r[i].significant ? 1u : 0u;
+        adjusted += t->r[i].method == CMP_SPEED_ADJUSTED ? 1u : 0u;
+    }
     cJSON *o = put_obj(c, cmp, RK_OPERATION_TESTS);
     put_num(c, o, RK_TESTED, (double)tested);
     put_num(c, o, RK_FLAGGED, (double)flagged);
     put_num(c, o, RK_ALPHA_EACH, level);
+    put_num(c, o, RK_SPEED_ADJUSTED, (double)adjusted);
+    put_num(c, o, RK_REFERENCE_OPERATIONS, (double)t->speeds.nref);
+    double change = speed_change(c, t);
+    put_opt(c, o, RK_SPEED_CHANGE, isfinite(change), change);
+    note_speed_change(c, cmp, t, change);
 }
 
 static void add_operations(cmp_ctx *c, cJSON *cmp)
 {
     size_t n = 0;
     op_pair *v = pair_ops(c, &n);
-    cmp_result *r = calloc(n ? n : 1, sizeof *r);
-    if (!v || !r) {
+    op_tests t;
+    if (!v || op_tests_init(c, &t, v, n) != 0) {
         c->ok = 0;
-        free(r);
+        if (v)
+            op_tests_free(&t);
         free(v);
         return;
     }
     for (size_t i = 0; i < n; i++)
-        r[i] = op_test(c, v[i].name, c->o.alpha);
+        t.r[i] = op_test(c, &t, i, v[i].name, c->o.alpha);
     double level;
-    size_t tested = level_operations(c, v, r, n, &level);
+    size_t tested = level_operations(c, v, &t, &level);
     if (c->ok) {
-        add_operation_tests(c, cmp, r, n, tested, level);
+        add_operation_tests(c, cmp, &t, tested, level);
         cJSON *arr = put_arr(c, cmp, RK_OPERATIONS);
         for (size_t i = 0; i < n; i++)
-            add_op(c, arr, &v[i], &r[i]);
+            add_op(c, arr, &v[i], &t.r[i], t.level[i]);
     }
-    free(r);
+    op_tests_free(&t);
     free(v);
 }
 
@@ -1090,7 +1273,7 @@ static void add_reason(cmp_ctx *c, cJSON *arr, const char *what, const char *nam
     cJSON *o = attach(c, arr, NULL, cJSON_CreateObject());
     put_str(c, o, RK_WHAT, what);
     put_str(c, o, RK_NAME, name);
-    put_num(c, o, RK_RELATIVE, r->relative);
+    put_num(c, o, RK_RELATIVE, r->estimate); /* what passed the threshold */
     put_num(c, o, RK_RELATIVE_LOW, r->rel_low);
     put_num(c, o, RK_P_VALUE, r->p);
     put_str(c, o, RK_METHOD, cmp_method_name(r->method));
@@ -1100,10 +1283,12 @@ static cmp_result row_result(const cJSON *op)
 {
     cmp_result r = cmp_no_test();
     const char *m = str_or(op, RK_METHOD, "none");
-    r.method = strcmp(m, "between_runs") == 0 ? CMP_BETWEEN_RUNS
-               : strcmp(m, "within_run") == 0 ? CMP_WITHIN_RUN
-                                              : CMP_NO_TEST;
+    r.method = strcmp(m, "between_runs") == 0     ? CMP_BETWEEN_RUNS
+               : strcmp(m, "within_run") == 0     ? CMP_WITHIN_RUN
+               : strcmp(m, "speed_adjusted") == 0 ? CMP_SPEED_ADJUSTED
+                                                  : CMP_NO_TEST;
     r.relative = num_or(op, RK_RELATIVE, NAN);
+    r.estimate = num_or(op, RK_RELATIVE_TO_RUN, r.relative);
     r.rel_low = num_or(op, RK_RELATIVE_LOW, NAN);
     r.p = num_or(op, RK_P_VALUE, 1.0);
     r.significant = cJSON_IsTrue(get(op, RK_SIGNIFICANT));
@@ -1136,7 +1321,7 @@ static void add_regression(cmp_ctx *c, cJSON *cmp, const cmp_result *steps)
                 continue;
             /* one run a side: a change inside the runs may be one process
              * slower than the other, which fails the check only when asked */
-            if (r.method == CMP_BETWEEN_RUNS ||
+            if (r.method == CMP_BETWEEN_RUNS || r.method == CMP_SPEED_ADJUSTED ||
                 (r.method == CMP_WITHIN_RUN && c->o.ops_within_run))
                 add_reason(c, reasons, "operation", str_or(op, RK_NAME, ""), &r);
             else if (r.method == CMP_WITHIN_RUN)
@@ -1178,7 +1363,7 @@ static void build(cmp_ctx *c, cJSON *cmp)
 {
     cmp_result steps = step_test(c);
     put_str(c, cmp, RK_SCHEMA, "prof-compare");
-    put_num(c, cmp, RK_VERSION, 3);
+    put_num(c, cmp, RK_VERSION, 4);
     add_options(c, cmp);
     add_run(c, cmp, 0);
     add_run(c, cmp, 1);

@@ -14,13 +14,16 @@
  * coin toss between two speeds can still look changed by chance, and with
  * thirty of them some would in a few percent of comparisons. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "analysis/compare_stats.h"
 #include "analysis/report_keys.h"
 #include "analysis/stats.h"
 
 #define CMP_MIN_BATCHES 4 /* fewer batch means a side: no within-run test */
+#define CMP_MIN_REFERENCE 3 /* fewer other reference operations: no adjustment */
 
 static const cJSON *get(const cJSON *o, const char *key)
 {
@@ -99,7 +102,7 @@ static void between_runs(const double *vb, size_t nb, const double *va, size_t n
 
 cmp_result cmp_no_test(void)
 {
-    return (cmp_result){ CMP_NO_TEST, 0, 0, NAN, NAN, NAN, NAN, NAN, 0.0, 0.0, 1.0, 0 };
+    return (cmp_result){ CMP_NO_TEST, 0, 0, NAN, NAN, NAN, NAN, NAN, NAN, 0.0, 0.0, 1.0, 0 };
 }
 
 cmp_result cmp_test(const cJSON *const *steady_b, size_t nb, const cJSON *const *steady_a,
@@ -124,6 +127,7 @@ cmp_result cmp_test(const cJSON *const *steady_b, size_t nb, const cJSON *const 
     }
     free(vb);
     free(va);
+    r.estimate = r.relative;
     if (r.method == CMP_NO_TEST) {
         r.t = r.df = 0.0;
         r.p = 1.0;
@@ -132,12 +136,7 @@ cmp_result cmp_test(const cJSON *const *steady_b, size_t nb, const cJSON *const 
     return r;
 }
 
-int cmp_regressed_past(const cmp_result *r, double limit)
-{
-    if (!r->significant || !(r->relative > limit))
-        return 0;
-    return r->method == CMP_BETWEEN_RUNS || r->rel_low > limit;
-}
+/* ---- the runs' speeds ---------------------------------------------------------- */
 
 static int by_value(const void *a, const void *b)
 {
@@ -145,7 +144,109 @@ static int by_value(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-double cmp_level_each(const double *p, size_t m, double alpha)
+int cmp_speeds_init(cmp_speeds *s, const double *logs, size_t nref, size_t nruns)
+{
+    memset(s, 0, sizeof *s);
+    s->nruns = nruns;
+    s->nref = nref;
+    if (nref == 0 || nruns == 0)
+        return 0;
+    s->value = malloc(nref * nruns * sizeof *s->value);
+    s->sorted = malloc(nref * nruns * sizeof *s->sorted);
+    if (!s->value || !s->sorted) {
+        cmp_speeds_free(s);
+        return -1;
+    }
+    for (size_t k = 0; k < nref; k++) {
+        double mean = stats_sample_of(&logs[k * nruns], nruns).mean;
+        for (size_t r = 0; r < nruns; r++) {
+            s->value[k * nruns + r] = logs[k * nruns + r] - mean;
+            s->sorted[r * nref + k] = s->value[k * nruns + r];
+        }
+    }
+    for (size_t r = 0; r < nruns; r++)
+        qsort(&s->sorted[r * nref], nref, sizeof *s->sorted, by_value);
+    return 0;
+}
+
+void cmp_speeds_free(cmp_speeds *s)
+{
+    free(s->value);
+    free(s->sorted);
+    s->value = s->sorted = NULL;
+}
+
+int cmp_speeds_usable(const cmp_speeds *s, size_t ref)
+{
+    size_t others = ref < s->nref ? s->nref - 1 : s->nref;
+    return s->sorted && others >= CMP_MIN_REFERENCE;
+}
+
+/* The i-th smallest of a run's sorted values with the one at skip left out
+ * (skip SIZE_MAX: none). */
+static double ranked(const double *v, size_t skip, size_t i)
+{
+    return v[skip != SIZE_MAX && i >= skip ? i + 1 : i];
+}
+
+double cmp_speed_of(const cmp_speeds *s, size_t run, size_t ref)
+{
+    const double *v = &s->sorted[run * s->nref];
+    size_t skip = SIZE_MAX, n = s->nref;
+    if (ref < s->nref) { /* where its value sits: any equal one leaves the same values */
+        double x = s->value[ref * s->nruns + run];
+        size_t lo = 0, hi = n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (v[mid] < x)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        skip = lo;
+        n--;
+    }
+    if (n % 2)
+        return ranked(v, skip, n / 2);
+    return (ranked(v, skip, n / 2 - 1) + ranked(v, skip, n / 2)) / 2.0;
+}
+
+cmp_result cmp_test_adjusted(const double *yb, size_t nb, const double *ya, size_t na,
+                             double before, double after, const compare_options *o)
+{
+    cmp_result r = cmp_no_test();
+    r.runs_before = nb;
+    r.runs_after = na;
+    r.before = before;
+    r.after = after;
+    r.relative = before > 0 ? (after - before) / before : NAN;
+    if (nb == 0 || na == 0 || nb + na < 3 || !isfinite(r.relative))
+        return r;
+    stats_sample b = stats_sample_of(yb, nb), a = stats_sample_of(ya, na);
+    stats_diff d = nb == na ? stats_pooled_test(b, a, o->alpha) : stats_diff_test(b, a, o->alpha);
+    double floor = o->noise_pct / 100.0;
+    /* the floor on the log scale, on the side the estimate lies: significant
+     * exactly when the interval, as a relative change, lies beyond +-floor */
+    double margin = d.diff >= 0 ? log1p(floor) : floor < 1 ? -log1p(-floor) : INFINITY;
+    r.method = CMP_SPEED_ADJUSTED;
+    r.t = d.t;
+    r.df = d.df;
+    r.p = stats_p_beyond(&d, margin);
+    r.estimate = expm1(d.diff);
+    r.rel_low = expm1(d.diff - d.half);
+    r.rel_high = expm1(d.diff + d.half);
+    r.significant = r.p < o->alpha;
+    return r;
+}
+
+int cmp_regressed_past(const cmp_result *r, double limit)
+{
+    if (!r->significant || !(r->estimate > limit))
+        return 0;
+    return r->method != CMP_WITHIN_RUN || r->rel_low > limit;
+}
+
+double cmp_level_each(const double *p, const double *w, size_t m, double alpha)
 {
     if (m <= 1)
         return alpha;
@@ -154,7 +255,7 @@ double cmp_level_each(const double *p, size_t m, double alpha)
     if (!sorted)
         return NAN;
     for (size_t i = 0; i < m; i++)
-        sorted[i] = p[i];
+        sorted[i] = !w ? p[i] : w[i] > 0 ? p[i] / w[i] : INFINITY;
     qsort(sorted, m, sizeof *sorted, by_value);
     for (size_t k = m; k > 0 && !found; k--)
         if (sorted[k - 1] < alpha * (double)k / (double)m)
@@ -165,5 +266,15 @@ double cmp_level_each(const double *p, size_t m, double alpha)
 
 const char *cmp_method_name(cmp_method m)
 {
-    return m == CMP_BETWEEN_RUNS ? "between_runs" : m == CMP_WITHIN_RUN ? "within_run" : "none";
+    switch (m) {
+    case CMP_BETWEEN_RUNS:
+        return "between_runs";
+    case CMP_WITHIN_RUN:
+        return "within_run";
+    case CMP_SPEED_ADJUSTED:
+        return "speed_adjusted";
+    case CMP_NO_TEST:
+        break;
+    }
+    return "none";
 }
