@@ -1346,17 +1346,20 @@
   /* What slower / faster means in the table: the operations are held
      together (rules.md §6.3), so a p below alpha may still be unchanged. */
   function opsLevel(o, t) {
-    return 'Slower / faster: mean per call beyond the ' + fmtNum(o.noise_pct) + '% noise floor at p < ' + fmtNum(t.alpha_each) +
-      (t.tested > 1 ? ', a false discovery rate of ' + fmtNum(100 * o.alpha) + '% over ' + fmtNum(t.tested) + ' operations tested' : '') +
+    return 'Slower / faster: mean per call' + (t.speed_adjusted > 0 ? ' against the runs\' speed (vs run)' : '') +
+      ' beyond the ' + fmtNum(o.noise_pct) + '% noise floor' +
+      (t.tested > 1 ? ', a false discovery rate of ' + fmtNum(100 * o.alpha) + '% over ' + fmtNum(t.tested) +
+        ' operations tested, weighted by their share of the time' : ' at p < ' + fmtNum(t.alpha_each)) +
       '; p is each operation\'s own.';
   }
   function compareOps(list) {
     const rows = list.map((o) => ({ name: o.name, kind: o.kind, status: o.status, a_self_ns: o.before ? o.before.self_ns : null,
-      b_self_ns: o.after ? o.after.self_ns : null, mean_change_ns: o.mean_change_ns, relative: o.relative, p_value: o.p_value }));
+      b_self_ns: o.after ? o.after.self_ns : null, mean_change_ns: o.mean_change_ns, relative: o.relative,
+      relative_to_run: o.method === 'speed_adjusted' ? o.relative_to_run : null, p_value: o.p_value }));
     return sortableTable(rows, [['name', 'Operation', String], ['kind', 'Kind', String], ['status', 'Status', String],
       ['a_self_ns', 'A self', fmtNs], ['b_self_ns', 'B self', fmtNs],
       ['mean_change_ns', 'Mean change', (v) => (v === null || v === undefined ? '–' : (v >= 0 ? '+' : '−') + fmtNs(Math.abs(v)))],
-      ['relative', 'Relative', fmtRel], ['p_value', 'p', fmtP]], 'b_self_ns');
+      ['relative', 'Relative', fmtRel], ['relative_to_run', 'vs run', fmtRel], ['p_value', 'p', fmtP]], 'b_self_ns');
   }
   function localOps(A, B, scaleA) {
     const ops = new Map();

@@ -13,11 +13,13 @@ typedef struct csv_row {
     const cJSON *before_calls, *after_calls, *before_total, *after_total;
     const cJSON *p_value, *significant;
     const cJSON *before_gpu, *after_gpu, *gpu_relative;
+    const cJSON *relative_to_run; /* what an operation's test is of (rules.md §6.3) */
 } csv_row;
 
 static const char header[] = "section,name,kind,status,unit,before,after,change,relative,"
                              "before_calls,after_calls,before_total_ns,after_total_ns,"
-                             "p_value,significant,before_gpu_ns,after_gpu_ns,gpu_relative\r\n";
+                             "p_value,significant,before_gpu_ns,after_gpu_ns,gpu_relative,"
+                             "relative_to_run\r\n";
 
 static const cJSON *get(const cJSON *o, const char *key)
 {
@@ -41,7 +43,7 @@ static void put_row(FILE *out, const csv_row *r)
     const cJSON *cells[] = { r->before, r->after, r->change, r->relative,
                              r->before_calls, r->after_calls, r->before_total, r->after_total,
                              r->p_value, r->significant, r->before_gpu, r->after_gpu,
-                             r->gpu_relative };
+                             r->gpu_relative, r->relative_to_run };
     for (size_t i = 0; i < sizeof cells / sizeof cells[0]; i++) {
         fputc(',', out);
         csvout_value(out, cells[i]);
@@ -93,7 +95,8 @@ static void operation_rows(FILE *out, const cJSON *cmp)
                       .before_total = get(b, RK_TOTAL_NS), .after_total = get(a, RK_TOTAL_NS),
                       .p_value = get(op, RK_P_VALUE), .significant = get(op, RK_SIGNIFICANT),
                       .before_gpu = get(b, RK_GPU_NS), .after_gpu = get(a, RK_GPU_NS),
-                      .gpu_relative = get(op, RK_GPU_RELATIVE) };
+                      .gpu_relative = get(op, RK_GPU_RELATIVE),
+                      .relative_to_run = get(op, RK_RELATIVE_TO_RUN) };
         put_row(out, &r);
     }
 }

@@ -324,7 +324,7 @@ static int is_status(const cJSON *op, const char *status)
 }
 
 static void render_matched(textout *t, const cJSON *op, const textout_names *names, size_t i,
-                           int gpu)
+                           int adjusted, int gpu)
 {
     char b[6][FMT_BUF], calls[2 * FMT_BUF + 8];
     const cJSON *bf = get(op, RK_BEFORE), *af = get(op, RK_AFTER);
@@ -337,7 +337,13 @@ static void render_matched(textout *t, const cJSON *op, const textout_names *nam
             value(b[5], "ns", num(af, RK_MEAN_NS)));
     int sig = cJSON_IsTrue(get(op, RK_SIGNIFICANT));
     int slower = sig && is_status(op, "slower"), faster = sig && is_status(op, "faster");
-    colored(t, slower, faster, 8, percent(b[0], op, RK_RELATIVE));
+    fprintf(t->out, "%8s", percent(b[0], op, RK_RELATIVE));
+    if (adjusted) { /* what was tested: the change against the runs' speeds */
+        fputc(' ', t->out);
+        colored(t, slower, faster, 8, strcmp(str(op, RK_METHOD), "speed_adjusted") == 0
+                                          ? percent(b[3], op, RK_RELATIVE_TO_RUN)
+                                          : "");
+    }
     fprintf(t->out, " %7s", p_value(b[1], op, RK_P_VALUE));
     if (gpu)
         fprintf(t->out, " %9s", percent(b[2], op, RK_GPU_RELATIVE));
@@ -386,32 +392,38 @@ static void render_operations(textout *t, const cJSON *c)
         matched += !is_status(op, "added") && !is_status(op, "removed");
         gpu |= has(op, RK_GPU_RELATIVE);
     }
+    int adjusted = num(tests, RK_SPEED_ADJUSTED) > 0;
     textout_heading(t, "Operations");
-    fprintf(t->out, " (mean per call after warm-up; significant: beyond the %g%% noise floor "
-            "at p < %.2g%s", num(o, RK_NOISE_PCT), num(tests, RK_ALPHA_EACH),
-            strcmp(str(c, RK_METHOD), "within_run") == 0 ? ", within each run" : "");
+    fprintf(t->out, " (mean per call after warm-up; significant: %sbeyond the %g%% noise floor%s",
+            adjusted ? "the change against the runs' speed " : "", num(o, RK_NOISE_PCT),
+            strcmp(str(c, RK_METHOD), "within_run") == 0 ? " within each run" : "");
     if (num(tests, RK_TESTED) > 1)
-        fprintf(t->out, ", a false discovery rate of %g%% over %.0f tested",
-                100.0 * num(o, RK_ALPHA), num(tests, RK_TESTED));
+        fprintf(t->out, ", at a false discovery rate of %g%% over %.0f tested, weighted by share "
+                "of the time", 100.0 * num(o, RK_ALPHA), num(tests, RK_TESTED));
+    else
+        fprintf(t->out, " at p < %.2g", num(tests, RK_ALPHA_EACH));
     fputs(")\n", t->out);
     if (matched == 0) {
         fputs("  none in both runs\n", t->out);
     } else {
         textout_sgr(t, "2");
-        fprintf(t->out, "  %-*s  %15s %10s %10s %10s %10s %8s %7s", nw, "operation", "calls",
-                "total", "total", "mean", "mean", "change", "p");
+        fprintf(t->out, "  %-*s  %15s %10s %10s %10s %10s %8s", nw, "operation", "calls",
+                "total", "total", "mean", "mean", "change");
+        if (adjusted)
+            fprintf(t->out, " %8s", "vs run");
+        fprintf(t->out, " %7s", "p");
         if (gpu)
             fprintf(t->out, " %9s", "GPU/call");
         fprintf(t->out, "\n  %-*s  %15s %10s %10s %10s %10s", nw, "", "before/after", "before",
                 "after", "before", "after");
         if (gpu)
-            fprintf(t->out, " %8s %7s %9s", "", "", "change");
+            fprintf(t->out, " %8s%s %7s %9s", "", adjusted ? "         " : "", "", "change");
         textout_sgr(t, "0");
         fputc('\n', t->out);
         size_t i = 0;
         cJSON_ArrayForEach(op, ops) {
             if (!is_status(op, "added") && !is_status(op, "removed"))
-                render_matched(t, op, &names, i, gpu);
+                render_matched(t, op, &names, i, adjusted, gpu);
             i++;
         }
     }
@@ -470,6 +482,8 @@ static void render_reasons(textout *t, const cJSON *reasons)
         fprintf(t->out, "  %s slower (%s", percent(b1, why, RK_RELATIVE), p_phrase(b2, why));
         if (strcmp(str(why, RK_METHOD), "within_run") == 0)
             fprintf(t->out, "; at least %s", percent(b1, why, RK_RELATIVE_LOW));
+        else if (strcmp(str(why, RK_METHOD), "speed_adjusted") == 0)
+            fputs(", against the runs' speed", t->out);
         fputs(")\n", t->out);
     }
     textout_names_free(&names);

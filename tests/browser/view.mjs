@@ -497,7 +497,7 @@ for (const p of config.pages) {
       check(p.name + ' comparison renders', c.rows > 3 && c.frames > 3 && c.ops > 0, JSON.stringify(c));
       const level = await page.$eval('#panel-compare', (x) => (x.querySelector('p.ops-level') || {}).textContent || '');
       check(p.name + ' comparison says the level the operations were held to',
-        /noise floor at p < [0-9.e-]+/.test(level), level);
+        /noise floor(, a false discovery rate of [0-9.]+% over [0-9]+ operations tested| at p < [0-9.e-]+)/.test(level), level);
       const cols = await page.$$eval('#panel-summary .col', (cs) => cs.length).catch(() => 0);
       await page.click('#tab-summary');
       const cols2 = await page.$$eval('#panel-summary .col', (cs) => cs.length);

@@ -137,8 +137,9 @@ class RepeatedRuns(unittest.TestCase):
         cmp = self.json_of(self.sides["same1"], self.sides["slow"], 1)
         forward = forward_of(cmp)
         self.assertEqual(forward["status"], "slower", forward)
-        self.assertEqual(forward["method"], "between_runs")
+        self.assertEqual(forward["method"], "speed_adjusted")
         self.assertGreater(forward["relative"], 0.15)
+        self.assertGreater(forward["relative_to_run"], 0.15)
         reasons = [r["name"] for r in cmp["regression"]["reasons"]]
         self.assertIn("forward", reasons)
 
