@@ -296,7 +296,7 @@ ALL_SUITES := $(addprefix python-asan/,$(PY_NAMES)) $(addprefix cli-asan/,$(CLI_
 # package, the helpers and the comparison benchmark; the Python suites, the
 # slowest, need less and start sooner
 CLI_NEEDS := $(B)/prof $(B)/libprof.a $(B)/libprof.so $(B)/rel/libprof.a $(PY_FILES) $(HELPER_BIN) \
-	$(B)/rel/tests/bench/compare_aa
+	$(B)/rel/tests/bench/compare_aa $(B)/rel/tests/bench/compare_busy
 PY_NEEDS := $(B)/prof $(PY_FILES) $(B)/rel/tests/bin/dump_events
 run_suite = $(Q)B=$(B) sh tests/suite.sh $(patsubst $(R)/%,%,$@)
 $(R)/cli/%: tests/cli/%.sh $(CLI_NEEDS)

@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench.sh - the reading and export benchmarks of `make bench`
 # (tests/bench/analyze.sh, tests/bench/export.sh) run end to end on a small
-# profile, and the comparison benchmark (compare_aa) on a few pairs, so that a change to their helpers (make_big, run_measured,
+# profile, and the comparison benchmarks (compare_aa, compare_busy) on a few pairs, so that a change to their helpers (make_big, run_measured,
 # prof_frames.py) cannot leave `make bench` broken until someone runs it.
 # The figures themselves mean nothing at this size and are not checked.
 # Plain build only: the benchmarks measure the plain prof in $B.
@@ -46,6 +46,15 @@ if "${B:-build}/rel/tests/bench/compare_aa" 50 >"$out" 2>"$err" &&
     ok bench-compare
 else
     not_ok bench-compare "$(head -c 600 "$out") $(head -c 300 "$err")"
+fi
+
+# compare_busy on 20 draws of the stored runs: it reads them all and prints its table
+if "${B:-build}/rel/tests/bench/compare_busy" 20 >"$out" 2>"$err" &&
+    grep -q "76 base, steady step" "$out" && grep -q "busy compare rates:" "$out" &&
+    grep -q "^5  " "$out"; then
+    ok bench-compare-busy
+else
+    not_ok bench-compare-busy "$(head -c 600 "$out") $(head -c 300 "$err")"
 fi
 
 [ $fails -eq 0 ]

@@ -3,10 +3,14 @@ images, recorded with prof: the loop users profile (DataLoader, Adam, a loss
 logged with .item() every step). The comparison tests run it several times
 a side, as repeated runs of one program.
 
-usage: cnn.py OUTPUT [STEPS] [--slow-forward]
+usage: cnn.py OUTPUT [STEPS] [--slow-forward] [--heavier-forward]
   --slow-forward  the model's forward spends 25 ms more (digits.Net,
                   slow=True), about four times its time, the regression
                   the tests look for
+  --heavier-forward  the forward does a fixed amount of extra work
+                  (digits.Net, heavier=True), about 30% of its time here:
+                  the regression of the busy-machine benchmark
+                  (tests/bench/busy_runs.sh)
 """
 import sys
 
@@ -20,6 +24,7 @@ from digits import Images, Net
 OUTPUT = sys.argv[1]
 STEPS = int(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2].isdigit() else 60
 SLOW = "--slow-forward" in sys.argv[2:]
+HEAVIER = "--heavier-forward" in sys.argv[2:]
 BATCH = 32
 
 torch.manual_seed(0)
@@ -36,7 +41,7 @@ torch.backends.mkldnn.enabled = False
 
 
 def main():
-    model = Net(slow=SLOW)
+    model = Net(slow=SLOW, heavier=HEAVIER)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     loader = torch.utils.data.DataLoader(Images(BATCH * STEPS), batch_size=BATCH, shuffle=False)
     if not prof.start(OUTPUT):
