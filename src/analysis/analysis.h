@@ -99,6 +99,25 @@ typedef struct collective_match {
     rank_waits *ranks;     /* per model                                       */
 } collective_match;
 
+/* A step time that grew over the run, not flagged because the machine, not
+ * the program, looks to be the cause (slowdown.c, rules.md §4.6); the
+ * notes say so. rel 0: none. */
+typedef struct slowdown_busy {
+    double rel;            /* the drift, as step_slowdown measures it            */
+    double floor;          /* how much the fastest steps rose                    */
+    double first, last;    /* step numbers fitted                                */
+    double ops_ratio;      /* every operation alike: their median growth; NaN when
+                              it was the bursts alone                              */
+} slowdown_busy;
+
+/* Outlier steps in which every operation ran slower alike, left to the
+ * machine (steps.c, rules.md §4.7); count 0: none. */
+typedef struct outliers_busy {
+    double count, episodes;   /* outlier steps, runs of consecutive ones        */
+    double step_ratio;        /* their mean over the median step                */
+    double ops_ratio;         /* the operations' median growth in them          */
+} outliers_busy;
+
 typedef struct analysis_ctx {
     const profile_model *m;             /* the profile the sections describe */
     const profile_model *const *models; /* every rank                        */
@@ -110,6 +129,8 @@ typedef struct analysis_ctx {
     size_t nleaks;
     double gpu_busy_ns;                 /* over every device                 */
     collective_match coll;              /* several ranks: their collectives  */
+    slowdown_busy busy;                 /* a growth left to the machine      */
+    outliers_busy busy_outliers;        /* slow steps left to the machine    */
     cJSON *bottlenecks;
     int ok;                             /* 0 once any allocation failed      */
 } analysis_ctx;
@@ -157,6 +178,30 @@ void steady_op(analysis_ctx *c, cJSON *op_obj, const model_op *op);
 /* steps.c */
 int steps_analyze(const profile_model *m, step_stats *out); /* 0 or -1 out of memory */
 void step_stats_free(step_stats *s);
+/* A span of time, [from, to) in ns. */
+typedef struct time_window {
+    uint64_t from, to;
+} time_window;
+
+/* How an operation's mean call changed between two sets of time windows. */
+typedef struct op_growth {
+    const model_op *op;
+    double ratio;          /* mean call in `to` over mean call in `from`          */
+} op_growth;
+
+/* Each CPU operation's growth from the windows `from` to the windows `to`
+ * (to NULL: from the time outside `from` to the time inside it), by its
+ * time batches whose middle lies there, largest first, into *out (the
+ * caller frees it); their number, SIZE_MAX out of memory (slowdown.c). */
+size_t ops_growth(analysis_ctx *c, const time_window *from, size_t nfrom, const time_window *to,
+                  size_t nto, op_growth **out);
+/* Their median growth, weighted by self time; NaN without any. */
+double ops_median_growth(const op_growth *g, size_t n);
+/* Whether the operations grew alike with the steps: at least ALIKE_MIN_OPS
+ * of them, and their median growth at least half the steps' on the log
+ * scale (rules.md §4.6): the whole process ran slower. */
+int ops_grew_alike(const op_growth *g, size_t n, double step_ratio);
+
 void rule_step_slowdown(analysis_ctx *c);
 void rule_step_outliers(analysis_ctx *c);
 void rule_straggler_work(analysis_ctx *c, const step_stats *per_rank);

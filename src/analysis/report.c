@@ -529,6 +529,36 @@ static void join_notes(analysis_ctx *c, cJSON *notes)
                  "or outside every region", (unsigned long long)j->late));
 }
 
+/* A step time that grew over the run because the machine did, not the
+ * program (slowdown.c, rules.md §4.6). */
+static void busy_notes(analysis_ctx *c, cJSON *notes)
+{
+    const slowdown_busy *b = &c->busy;
+    const outliers_busy *o = &c->busy_outliers;
+    char buf[500], x[32], y[32];
+    if (o->count > 0)
+        add_note(c, notes, fmt_text(buf, sizeof buf, "%.0f step%s took over 1.5x the median "
+                 "step time (%.1fx on average, in %.0f burst%s), with every operation alike "
+                 "slower in them (their median +%s): the whole process ran slower then, as "
+                 "when other work on the machine takes the CPU, not the program; not flagged "
+                 "as outlier steps", o->count, o->count == 1 ? "" : "s", o->step_ratio,
+                 o->episodes, o->episodes == 1 ? "" : "s",
+                 fmt_pct(y, sizeof y, o->ops_ratio - 1.0)));
+    if (isfinite(b->ops_ratio) && b->rel > 0)
+        add_note(c, notes, fmt_text(buf, sizeof buf, "step time rose %s from step %.0f to "
+                 "%.0f, with every operation alike (their median +%s from the first third "
+                 "of those steps to the last): the whole process ran slower, as when other "
+                 "work on the machine takes the CPU, not a slowdown of the program, which "
+                 "is not flagged", fmt_pct(x, sizeof x, b->rel), b->first, b->last,
+                 fmt_pct(y, sizeof y, b->ops_ratio - 1.0)));
+    else if (b->rel > 0)
+        add_note(c, notes, fmt_text(buf, sizeof buf, "step time rose %s from step %.0f to "
+                 "%.0f in bursts of slow steps, while the fastest steps rose %s: other work "
+                 "on the machine now and then, most likely, not a slowdown of the program, "
+                 "which is not flagged", fmt_pct(x, sizeof x, b->rel), b->first, b->last,
+                 fmt_pct(y, sizeof y, b->floor)));
+}
+
 /* What the limit on names (REPORT_NAMES) and the dashboard's cut of the
  * operations left out, said where every view shows it. */
 static void cut_notes(analysis_ctx *c, cJSON *report, cJSON *notes)
@@ -643,6 +673,7 @@ static void section_notes(analysis_ctx *c, cJSON *report)
                  "for other code, add prof_region_begin/end or prof.region");
     import_notes(c, notes);
     join_notes(c, notes);
+    busy_notes(c, notes);
     cut_notes(c, report, notes);
     if (c->nmodels > 1)
         add_note(c, notes, fmt_text(buf, sizeof buf, "%zu ranks: every section but ranks "

@@ -1,7 +1,7 @@
 /* steps.c - step-time statistics and the rules on them (formats/rules.md
- * §2.4, §4.6, §4.7, §4.9): the summary distribution, slowdown over the run,
- * outlier steps, and work per step across ranks (the straggler rule when
- * collectives cannot be matched, straggler.c). */
+ * §2.4, §4.7, §4.9): the summary distribution, outlier steps, and work per
+ * step across ranks (the straggler rule when collectives cannot be
+ * matched, straggler.c). The slowdown over the run is slowdown.c's. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -30,8 +30,13 @@ static int find_outliers(const profile_model *m, step_stats *s, double *work, si
     for (size_t i = 0; i < s->n; i++)
         if (i != first)
             work[k++] = s->dur[i];
+    /* the spread is the run's own: the MAD's, or the interquartile range's
+     * where the slow steps are so many (a quarter or more) that they are a
+     * second mode of the run, not outliers from it */
     s->median = stats_quantile_select(work, k, 0.5);
-    s->sigma = k ? 1.4826 * stats_mad(work, k, s->median, work) : 0.0;
+    double iqr = k ? stats_quantile_select(work, k, 0.75) - stats_quantile_select(work, k, 0.25)
+                   : 0.0;
+    s->sigma = k ? fmax(1.4826 * stats_mad(work, k, s->median, work), iqr / 1.349) : 0.0;
     for (size_t i = 0; i < s->n && k >= 3; i++) {
         const model_step *st = &m->steps[s->index[i]];
         if (i != first && is_outlier(s, s->dur[i])) {
@@ -223,73 +228,54 @@ void step_stats_free(step_stats *s)
     *s = (step_stats){ 0 };
 }
 
-/* The number of used step i. */
-static double step_number(const analysis_ctx *c, const step_stats *s, size_t i)
+/* The listed outlier steps as episodes, into w (room for s->nlisted):
+ * outliers at most EPISODE_GAP steps apart are one (a burst of a busy
+ * machine has a step or two under the threshold in it); their number. */
+#define EPISODE_GAP 3
+static size_t outlier_episodes(const step_stats *s, time_window *w)
 {
-    return (double)c->m->steps[s->index[i]].number;
+    size_t n = 0;
+    for (size_t i = 0; i < s->nlisted; i++) {
+        const model_long_step *o = &s->outliers[i];
+        uint64_t end = o->start_ns + o->dur_ns;
+        if (n > 0 && o->number <= s->outliers[i - 1].number + EPISODE_GAP)
+            w[n - 1].to = end > w[n - 1].to ? end : w[n - 1].to;
+        else
+            w[n++] = (time_window){ o->start_ns, end };
+    }
+    return n;
 }
 
-/* The fits of rule_step_slowdown over the used steps from w on; their
- * numbers are written out only here, for as long as the fits take. 0, 1
- * when there is no significant growth agreed by both fits, -1 out of
- * memory. */
-static int slowdown_fits(analysis_ctx *c, size_t w, stats_fit *fit, double *rslope)
+/* Whether every operation ran slower alike in the outlier steps than
+ * outside them (rules.md §4.7): then the whole process was slowed, and the
+ * outliers go to a note (c->busy_outliers) instead of a finding. */
+static int outliers_alike(analysis_ctx *c)
 {
     const step_stats *s = &c->steps;
-    size_t m = s->n - w;
-    double *num = xcalloc(c, m, sizeof *num), rint;
-    if (!num)
-        return -1;
-    for (size_t i = 0; i < m; i++)
-        num[i] = step_number(c, s, w + i);
-    int none = stats_linear_fit(num, s->dur + w, m, fit) != 0 || fit->slope <= 0 ||
-               fit->p_value >= 0.01 || s->p50 <= 0 ||
-               stats_robust_fit(num, s->dur + w, m, rslope, &rint) != 0 ||
-               !stats_fits_agree(fit, *rslope);
-    free(num);
-    return none;
-}
-
-void rule_step_slowdown(analysis_ctx *c)
-{
-    const step_stats *s = &c->steps;
-    size_t w = stats_warmup(s->n);
-    if (s->n < w + MIN_FIT_POINTS)
-        return;
-    stats_fit fit;
-    double rslope;
-    if (slowdown_fits(c, w, &fit, &rslope) != 0)
-        return;
-    double first = step_number(c, s, w), last = step_number(c, s, s->n - 1);
-    double rel = fit.slope * (last - first) / s->p50;
-    if (rel < 0.10)
-        return;
-    char title[160], rec[600], a[32], b[32];
-    fmt_text(title, sizeof title, "step time grows %s per step (+%s over the run)",
-             fmt_duration(a, fit.slope), fmt_pct(b, sizeof b, rel));
-    fmt_text(rec, sizeof rec,
-             "Step time grows by %s per step (+%s from step %.0f to %.0f): something "
-             "accumulates - a growing Python structure walked every step, an autograd graph "
-             "kept alive, a cache or a data source that slows down. Compare the first and "
-             "last steps with prof compare, or profile a late step.",
-             fmt_duration(a, fit.slope), fmt_pct(b, sizeof b, rel), first, last);
-    cJSON *e = finding_add(c, "step_slowdown", severity_by(rel, 0.50, 0.25), "steps",
-                           fmin(1.0, rel / 2.0), title, rec);
-    jnum(c, e, "slope_ns_per_step", fit.slope);
-    jnum(c, e, "ci95_ns_per_step", fit.ci95);
-    jnum(c, e, "robust_slope_ns_per_step", rslope);
-    jnum(c, e, RK_P_VALUE, fit.p_value);
-    jnum(c, e, RK_R2, fit.r2);
-    jnum(c, e, "relative_drift", rel);
-    jnum(c, e, RK_FIRST_STEP, first);
-    jnum(c, e, RK_LAST_STEP, last);
-    jnum(c, e, "median_ns", s->p50);
+    time_window *w = xcalloc(c, s->nlisted ? s->nlisted : 1, sizeof *w);
+    op_growth *g = NULL;
+    if (!w)
+        return 0;
+    size_t k = outlier_episodes(s, w), n = ops_growth(c, w, k, NULL, 0, &g);
+    double mean = 0;
+    for (size_t i = 0; i < s->nlisted; i++)
+        mean += (double)s->outliers[i].dur_ns / (double)s->nlisted;
+    int alike = n != SIZE_MAX && s->median > 0 && ops_grew_alike(g, n, mean / s->median);
+    if (alike) {
+        c->busy_outliers.count = (double)s->noutliers;
+        c->busy_outliers.episodes = (double)k;
+        c->busy_outliers.step_ratio = mean / s->median;
+        c->busy_outliers.ops_ratio = ops_median_growth(g, n);
+    }
+    free(g);
+    free(w);
+    return alike;
 }
 
 void rule_step_outliers(analysis_ctx *c)
 {
     const step_stats *s = &c->steps;
-    if (s->noutliers == 0 || s->total <= 0)
+    if (s->noutliers == 0 || s->total <= 0 || outliers_alike(c))
         return;
     const model_long_step *worst = &s->worst;
     double share = s->excess / s->total;

@@ -253,3 +253,170 @@ Test(analysis_rules, idle_gpu_is_flagged_and_sync_uses_gpu_busy_time)
     cr_assert(fabs(au_num(gemm, "self_share") - 1.0) < 1e-9, "all of GPU busy time");
     cJSON_Delete(r);
 }
+
+/* ---- step_slowdown: the program or the machine (rules.md §4.6) ------------------------------- */
+
+#define GROW_STEPS 120
+#define GROW_OPS 6
+
+static const char *const grow_names[GROW_OPS] = { "data", "forward", "backward", "optimizer",
+                                                  "walk_history", "log" };
+
+/* GROW_STEPS steps of GROW_OPS regions one after another, op k of step i
+ * lasting base[k] * scale(i, k) (1% jitter), and step i `gap(i)` longer
+ * than its regions (time outside every region). */
+typedef double (*grow_fn)(int i, int k);
+
+static cJSON *grow_report(const char *name, grow_fn scale, grow_fn gap)
+{
+    static const double base_ms[GROW_OPS] = { 5, 30, 40, 10, 5, 2 };
+    const char *path = fx_path(name);
+    synth *s = synth_open(path, NULL);
+    synth_rng rng = { 11 };
+    synth_thread(s, 0, 1, "train");
+    uint64_t t = FX_MS;
+    for (int i = 0; i < GROW_STEPS; i++) {
+        uint64_t at = t;
+        for (int k = 0; k < GROW_OPS; k++) {
+            uint64_t d = synth_jitter(&rng, (uint64_t)(base_ms[k] * scale(i, k) * 1e6), 0.01);
+            synth_region(s, 0, grow_names[k], PROF_KIND_COMPUTE, 0, at, d);
+            at += d;
+        }
+        uint64_t dur = at - t + (uint64_t)(gap(i, 0) * 1e6);
+        synth_step(s, 0, (uint64_t)i, PROF_STEP_SAMPLED, t, dur);
+        t += dur;
+    }
+    cr_assert_eq(synth_close(s, NULL), 0);
+    return au_report(path, NULL);
+}
+
+static double no_gap(int i, int k)
+{
+    (void)i, (void)k;
+    return 0.0;
+}
+
+/* the history walked every step grows: 5 ms to about 65 ms */
+static double history_grows(int i, int k)
+{
+    return k == 4 ? 1.0 + 0.1 * i : 1.0;
+}
+
+/* every operation 1.6 times slower in the last half, and now and then
+ * slower still: other work took the machine's CPU */
+static double machine_busier(int i, int k)
+{
+    (void)k;
+    return (i >= GROW_STEPS / 2 ? 1.6 : 1.0) * (i % 7 == 3 ? 1.3 : 1.0);
+}
+
+static double steady_ops(int i, int k)
+{
+    (void)i, (void)k;
+    return 1.0;
+}
+
+/* bursts of 4 slow steps (70 ms outside the regions), more of them late:
+ * the fastest steps stay as fast */
+static double bursts_late(int i, int k)
+{
+    (void)k;
+    int period = i < GROW_STEPS / 2 ? 24 : 8;
+    return i > 12 && i % period < 4 ? 70.0 : 0.0;
+}
+
+static const char *note_with(const cJSON *r, const char *text)
+{
+    const cJSON *n;
+    cJSON_ArrayForEach(n, au_get(r, "notes"))
+        if (cJSON_IsString(n) && strstr(n->valuestring, text))
+            return n->valuestring;
+    return NULL;
+}
+
+Test(analysis_rules, a_slowdown_in_one_operation_is_the_programs_and_named)
+{
+    cJSON *r = grow_report("grows.prof", history_grows, no_gap);
+    const cJSON *f = au_finding(r, "step_slowdown", NULL);
+    cr_assert_not_null(f);
+    const cJSON *e = au_get(f, "evidence");
+    const cJSON *top = cJSON_GetArrayItem(au_get(e, "growing"), 0);
+    cr_assert_str_eq(au_str(top, "name"), "walk_history");
+    cr_assert_gt(au_num(top, "ratio"), 2.0); /* about 56 ms against 20 */
+    cr_assert_lt(au_num(e, "operations_median_ratio"), 1.05); /* the rest stayed */
+    cr_assert_gt(au_num(e, "floor_drift"), au_num(e, "relative_drift") / 2);
+    cr_assert_not_null(strstr(au_str(f, "recommendation"), "It grows most in walk_history"));
+    cr_assert_null(note_with(r, "step time rose"));
+    cJSON_Delete(r);
+}
+
+Test(analysis_rules, every_operation_slower_alike_is_the_machine)
+{
+    cJSON *r = grow_report("busier.prof", machine_busier, no_gap);
+    cr_assert_null(au_finding(r, "step_slowdown", NULL));
+    const char *n = note_with(r, "step time rose");
+    cr_assert_not_null(n);
+    cr_assert_not_null(strstr(n, "with every operation alike (their median +6"), "%s", n);
+    cr_assert_not_null(strstr(n, "not a slowdown of the program"), "%s", n);
+    cJSON_Delete(r);
+}
+
+Test(analysis_rules, bursts_of_slow_steps_that_leave_the_fastest_are_not_a_slowdown)
+{
+    cJSON *r = grow_report("bursts.prof", steady_ops, bursts_late);
+    cr_assert_null(au_finding(r, "step_slowdown", NULL));
+    const char *n = note_with(r, "in bursts of slow steps");
+    cr_assert_not_null(n, "notes: %s", cJSON_PrintUnformatted(au_get(r, "notes")));
+    cJSON_Delete(r);
+}
+
+/* ---- step_outliers: the program or the machine (rules.md §4.7) ------------------------------- */
+
+/* steps 40 to 59 with every operation twice as long: the machine was busy */
+static double busy_burst(int i, int k)
+{
+    (void)k;
+    return i >= 40 && i < 60 ? 2.0 : 1.0;
+}
+
+/* two checkpoints: 300 ms outside the regions in steps 50 and 100 */
+static double checkpoints(int i, int k)
+{
+    (void)k;
+    return i == 50 || i == 100 ? 300.0 : 0.0;
+}
+
+Test(analysis_rules, outlier_steps_with_every_operation_slower_are_the_machine)
+{
+    cJSON *r = grow_report("burst.prof", busy_burst, no_gap);
+    cr_assert_null(au_finding(r, "step_outliers", NULL));
+    const char *n = note_with(r, "steps took over 1.5x the median");
+    cr_assert_not_null(n, "notes: %s", cJSON_PrintUnformatted(au_get(r, "notes")));
+    cr_assert_not_null(strstr(n, "20 steps"), "%s", n);
+    cr_assert_not_null(strstr(n, "in 1 burst)"), "%s", n);
+    cr_assert_not_null(strstr(n, "with every operation alike"), "%s", n);
+    cJSON_Delete(r);
+}
+
+Test(analysis_rules, outlier_steps_whose_operations_stayed_are_flagged)
+{
+    cJSON *r = grow_report("checkpoints.prof", steady_ops, checkpoints);
+    const cJSON *f = au_finding(r, "step_outliers", NULL);
+    cr_assert_not_null(f);
+    cr_assert_eq(au_num(au_get(f, "evidence"), "count"), 2);
+    cr_assert_null(note_with(r, "took over 1.5x the median"));
+    cJSON_Delete(r);
+}
+
+/* A third of the steps twice as long, alternating in blocks: a second
+ * mode of the run, judged against the run's own spread, not outliers. */
+Test(analysis_rules, a_second_mode_of_step_times_is_not_outliers)
+{
+    uint64_t ns[120];
+    synth_rng rng = { 9 };
+    for (int i = 0; i < 120; i++)
+        ns[i] = synth_jitter(&rng, (i / 10) % 3 == 1 ? 200 * FX_MS : 100 * FX_MS, 0.01);
+    cJSON *r = steps_report("modes.prof", ns, 120);
+    cr_assert_null(au_finding(r, "step_outliers", NULL));
+    cJSON_Delete(r);
+}
