@@ -706,6 +706,16 @@ static int severity_rank(const cJSON *f)
     return !s ? 3 : strcmp(s, "high") == 0 ? 0 : strcmp(s, "medium") == 0 ? 1 : 2;
 }
 
+/* What a finding means for the run: 0 when it says the run will die (a
+ * memory leak that reaches the capacity: high), 1 otherwise. A run that
+ * will be killed outranks one that is slow, whatever share of its time a
+ * slow part takes (rules.md §1). */
+static int consequence_rank(const cJSON *f)
+{
+    const char *rule = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, RK_RULE));
+    return rule && strcmp(rule, "memory_leak") == 0 && severity_rank(f) == 0 ? 0 : 1;
+}
+
 static double impact(const cJSON *f)
 {
     return cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(f, RK_IMPACT_SHARE));
@@ -713,13 +723,15 @@ static double impact(const cJSON *f)
 
 typedef struct ranked {
     cJSON *f;
-    int severity, order;
+    int consequence, severity, order;
     double impact;
 } ranked;
 
 static int by_severity_impact(const void *pa, const void *pb)
 {
     const ranked *a = pa, *b = pb;
+    if (a->consequence != b->consequence)
+        return a->consequence - b->consequence;
     if (a->severity != b->severity)
         return a->severity - b->severity;
     if (a->impact != b->impact)
@@ -727,7 +739,8 @@ static int by_severity_impact(const void *pa, const void *pb)
     return a->order - b->order; /* stable: rule order */
 }
 
-/* Detaches every finding, sorts them by severity then impact, re-attaches. */
+/* Detaches every finding, sorts them by consequence, severity, then
+ * impact, re-attaches. */
 static void sort_bottlenecks(analysis_ctx *c, cJSON *arr)
 {
     int n = cJSON_GetArraySize(arr);
@@ -738,7 +751,7 @@ static void sort_bottlenecks(analysis_ctx *c, cJSON *arr)
         return;
     for (int i = 0; i < n; i++) {
         cJSON *f = cJSON_DetachItemFromArray(arr, 0);
-        v[i] = (ranked){ f, severity_rank(f), i, impact(f) };
+        v[i] = (ranked){ f, consequence_rank(f), severity_rank(f), i, impact(f) };
     }
     qsort(v, (size_t)n, sizeof *v, by_severity_impact);
     for (int i = 0; i < n; i++)

@@ -476,3 +476,34 @@ Test(analysis_leak, timer_samples_between_steps_are_drawn_not_fitted)
     cr_assert_geq(with_step, 40, "the chart over steps keeps its points: %d", with_step);
     cJSON_Delete(r);
 }
+
+/* A run that will be killed outranks one that is slow: a leak that reaches
+ * the device's memory comes first, before a hot operation that takes 60%
+ * of the time (rules.md §1). */
+Test(analysis_leak, a_leak_that_will_kill_the_run_is_listed_first)
+{
+    char meta[600];
+    const char *path = fx_path("fatal.prof");
+    fx_metadata(meta, sizeof meta, 0, 1, 8192.0 * FX_MB, 0);
+    synth *s = synth_open(path, meta);
+    synth_thread(s, 0, 1, "train");
+    uint64_t t = FX_MS;
+    for (uint64_t i = 0; i < STEPS; i++) {
+        synth_region(s, 0, "forward", PROF_KIND_COMPUTE, 0, t, 60 * FX_MS);
+        synth_region(s, 0, "backward", PROF_KIND_COMPUTE, 0, t + 60 * FX_MS, 40 * FX_MS);
+        synth_memory(s, 0, "gpu.allocated", t + 99 * FX_MS,
+                     (uint64_t)(4096.0 * FX_MB + 24.0 * FX_MB * (double)i));
+        synth_step(s, 0, i, PROF_STEP_SAMPLED, t, 100 * FX_MS);
+        t += 100 * FX_MS;
+    }
+    cr_assert_eq(synth_close(s, NULL), 0);
+    cJSON *r = au_report(path, NULL);
+    const cJSON *first = cJSON_GetArrayItem(au_get(r, "bottlenecks"), 0);
+    const cJSON *hot = au_finding(r, "hot_operation", "forward");
+    cr_assert_not_null(hot);
+    cr_assert_str_eq(au_str(hot, "severity"), "high");
+    cr_assert_str_eq(au_str(first, "rule"), "memory_leak");
+    cr_assert_str_eq(au_str(first, "severity"), "high");
+    cr_assert_lt(au_num(first, "impact_share"), au_num(hot, "impact_share"));
+    cJSON_Delete(r);
+}
