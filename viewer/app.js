@@ -667,22 +667,27 @@
     draw();
     panel._redraw = draw;
   }
+  /* How far past its last point a memory chart reaches: to the projected out-of-memory point
+     when that is near, else a quarter of the data's span, so that the measured curve keeps its
+     scale and the projection shows as a marked extension (rules.md §4.2). */
+  const PROJECTION_REACH = 0.25;
+  function chartEnd(first, last, oom) {
+    const reach = last + PROJECTION_REACH * Math.max(last - first, 0);
+    return oom !== null && oom !== undefined && oom > last ? Math.min(oom, reach) : last;
+  }
   /* The memory_leak fit as a line on the chart's axis (rules.md §4.2): from the onset of
-     growth to the last point, or to where it reaches capacity; none when the fit is on the
-     other axis (a per-step line has no exact place in time). */
+     growth to the chart's end (chartEnd); none when the fit is on the other axis (a per-step
+     line has no exact place in time). */
   function fitLine(m, fit, overTime, pts) {
     const n = 40, line = [];
     if (fit.axis === 'time' && overTime) {
-      const t0 = fit.onset_t_ns;
-      let t1 = pts[pts.length - 1].t_ns;
-      if (m.projected_oom_t_ns !== null && m.projected_oom_t_ns !== undefined) t1 = Math.max(t1, m.projected_oom_t_ns);
+      const t0 = fit.onset_t_ns, t1 = chartEnd(pts[0].t_ns, pts[pts.length - 1].t_ns, m.projected_oom_t_ns);
       for (let k = 0; k <= n; k++) { const t = t0 + (t1 - t0) * k / n; line.push([t, fit.intercept_bytes + fit.slope_bytes_per_s * t / 1e9]); }
       return line;
     }
     if (fit.axis === 'time' || overTime) return null;
     const s0 = fit.onset_step !== null && fit.onset_step !== undefined ? fit.onset_step : (fit.warmup_steps || 0);
-    let s1 = pts[pts.length - 1].step;
-    if (m.projected_oom_step !== null && m.projected_oom_step !== undefined) s1 = Math.max(s1, m.projected_oom_step);
+    const s1 = chartEnd(pts[0].step, pts[pts.length - 1].step, m.projected_oom_step);
     for (let k = 0; k <= n; k++) { const st = s0 + (s1 - s0) * k / n; line.push([st, fit.intercept_bytes + fit.slope_bytes_per_step * st]); }
     return line;
   }
@@ -717,13 +722,20 @@
     if (line) series.push({ name: 'fit', color: '#D55E00', pts: line, dash: '5 4', width: 1.5, noTip: true });
     const hasOom = m.projected_oom_step !== null && m.projected_oom_step !== undefined;
     const hasOomT = m.projected_oom_t_ns !== null && m.projected_oom_t_ns !== undefined;
-    /* a capacity far above the data would flatten the series: then it goes in the caption only */
-    const showCap = m.capacity_bytes && (hasOom || hasOomT || m.capacity_bytes <= 2.5 * (m.peak_bytes || 0));
+    const oom = overTime ? (hasOomT ? m.projected_oom_t_ns : null) : (hasOom ? m.projected_oom_step : null);
+    const oomText = 'out of memory ≈ ' + (overTime ? fmtNs(oom) : 'step ' + fmtNum(Math.round(oom)));
+    /* the projection's end is in the chart when out of memory is near; else the line stops at
+       the chart's end with an arrow naming where it leads, and the capacity, far above the
+       data, would flatten the series: it goes in the caption only */
+    const end = line ? line[line.length - 1] : null;
+    const oomInside = oom !== null && end && end[0] >= oom;
+    const showCap = m.capacity_bytes && (oomInside || (oom === null && m.capacity_bytes <= 2.5 * (m.peak_bytes || 0)));
     if (showCap) hlines.push({ y: m.capacity_bytes, label: 'capacity ' + fmtBytes(m.capacity_bytes), color: '#b2182b' });
-    if (!overTime && hasOom && m.capacity_bytes)
-      marks.push({ x: m.projected_oom_step, y: m.capacity_bytes, label: 'out of memory ≈ step ' + fmtNum(Math.round(m.projected_oom_step)), color: '#b2182b' });
-    if (overTime && hasOomT && m.capacity_bytes)
-      marks.push({ x: m.projected_oom_t_ns, y: m.capacity_bytes, label: 'out of memory ≈ ' + fmtNs(m.projected_oom_t_ns), color: '#b2182b' });
+    if (oom !== null && m.capacity_bytes && oomInside)
+      marks.push({ x: oom, y: m.capacity_bytes, label: oomText, color: '#b2182b' });
+    else if (oom !== null && end)
+      marks.push({ x: end[0], y: end[1], label: 'projection → ' + oomText, color: '#b2182b' });
+    card.setAttribute('data-projection', oom === null ? 'none' : oomInside ? 'inside' : 'beyond');
     lineChart(card, { series: series, hlines: hlines, marks: marks, xKind: overTime ? 'ns' : 'num', yKind: 'bytes',
       xLabel: overTime ? 'time since start' : 'step', yLabel: 'memory', yZero: false,
       fmtX: overTime ? (v) => fmtNs(v) : (v) => 'step ' + fmtNum(v), fmtY: fmtBytes, title: m.series,

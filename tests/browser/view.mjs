@@ -145,6 +145,15 @@ async function checkFigures(p, page) {
       memBad.push(m.series + ' slope ' + s.slope);
   }
   check(p.name + ' memory charts and slopes equal the report', memBad.length === 0 && slopes.length === (expected.memory || []).length, memBad.join('; '));
+  // a projected out of memory far past the data: the data keep their scale (the x axis ends
+  // a quarter past them) and the projection is a marked extension naming where it leads
+  for (const m of (expected.memory || []).filter((x) => isFinite(x.projected_oom_step) && x.projected_oom_step > 2 * x.points[x.points.length - 1].step)) {
+    const card = await page.$eval('#panel-memory [data-series="' + m.series + '"]', (c) => ({ projection: c.getAttribute('data-projection'),
+      text: c.querySelector('svg').textContent }));
+    check(p.name + ' ' + m.series + ' projection drawn as an extension', card.projection === 'beyond' &&
+      card.text.includes('projection → out of memory ≈ step ' + Math.round(m.projected_oom_step).toLocaleString('en-US')) &&
+      !card.text.includes('capacity '), JSON.stringify(card).slice(0, 300));
+  }
 
   // hover shows exact figures; a click on a frame zooms the icicle into it
   await page.click('#tab-callgraph');
