@@ -143,9 +143,15 @@
     if (kind === 'share') return [0.01, '%'];
     return [1, ''];
   }
+  /* minStep 1: whole numbers only (steps, counts), so the step is 1, 2 or 5 times a power of
+     ten, never 2.5 (a tick at step 1,009.5 names no step) */
   function ticks(lo, hi, count, unit, minStep) {
     if (!(hi > lo)) { hi = lo + 1; }
-    const step = Math.max(minStep || 0, niceStep((hi - lo) / unit, count) * unit);
+    let step = Math.max(minStep || 0, niceStep((hi - lo) / unit, count) * unit);
+    if (minStep === 1 && !Number.isInteger(step)) {
+      const p = Math.pow(10, Math.floor(Math.log10(step)));
+      step = [1, 2, 5, 10].map((k) => k * p).find((v) => v >= step && Number.isInteger(v)) || Math.ceil(step);
+    }
     const out = [];
     for (let v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push(v);
     return out;
@@ -207,7 +213,7 @@
     const yunit = axisUnit(opts.yKind, Math.max(Math.abs(yd[0]), Math.abs(yd[1])));
     const root = s('svg', { viewBox: '0 0 ' + box.w + ' ' + box.h, width: box.w, height: box.h, role: 'img',
       'aria-label': opts.title || opts.yLabel });
-    axes(root, box, x, y, ticks(xd[0], xd[1], Math.max(2, Math.floor(box.w / 90)), xunit[0]),
+    axes(root, box, x, y, ticks(xd[0], xd[1], Math.max(2, Math.floor(box.w / 90)), xunit[0], opts.xInteger ? 1 : 0),
       ticks(yd[0], yd[1], 6, yunit[0]), xunit, yunit, unitLabel(opts.xLabel, xunit), unitLabel(opts.yLabel, yunit));
     for (const l of opts.hlines || []) {
       const py = y(l.y);
@@ -736,7 +742,7 @@
     else if (oom !== null && end)
       marks.push({ x: end[0], y: end[1], label: 'projection → ' + oomText, color: '#b2182b' });
     card.setAttribute('data-projection', oom === null ? 'none' : oomInside ? 'inside' : 'beyond');
-    lineChart(card, { series: series, hlines: hlines, marks: marks, xKind: overTime ? 'ns' : 'num', yKind: 'bytes',
+    lineChart(card, { series: series, hlines: hlines, marks: marks, xKind: overTime ? 'ns' : 'num', xInteger: !overTime, yKind: 'bytes',
       xLabel: overTime ? 'time since start' : 'step', yLabel: 'memory', yZero: false,
       fmtX: overTime ? (v) => fmtNs(v) : (v) => 'step ' + fmtNum(v), fmtY: fmtBytes, title: m.series,
       extraTip: (i) => (overTime ? (isFinite(pts[i].step) ? ['step ' + pts[i].step] : []) : ['at ' + fmtNs(pts[i].t_ns)]) });
@@ -798,7 +804,7 @@
       const st = (rep.summary && rep.summary.step_time) || {};
       const hl = [];
       if (st.p95_ns) hl.push({ y: st.p95_ns, label: 'p95 ' + fmtNs(st.p95_ns), color: '#8a93a3' });
-      lineChart(card, { series: series, hlines: hl, xKind: 'num', yKind: 'ns', xLabel: 'step', yLabel: 'step time',
+      lineChart(card, { series: series, hlines: hl, xKind: 'num', xInteger: true, yKind: 'ns', xLabel: 'step', yLabel: 'step time',
         fmtX: (v) => 'step ' + fmtNum(v), fmtY: fmtNs, title: 'Step time', yZero: true,
         extraTip: (i) => [steps[i].outlier ? 'outlier' : '', steps[i].sampled === false ? 'not sampled' : ''].filter(Boolean) });
       card.appendChild(legend([{ color: '#0072B2', label: 'step time' }, { color: '#D55E00', label: 'outlier (' + outl.length + ')' },

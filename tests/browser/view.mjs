@@ -197,6 +197,9 @@ async function checkLong(p, page) {
   const rep = await page.evaluate(() => fetch('/api/report').then((r) => r.json()));
   const total = rep.summary.steps, listed = rep.steps.filter((st) => !st.incomplete).map((st) => st.number);
   await page.click('#tab-steps');
+  const xTicks = await page.$$eval('#panel-steps svg .axis text[text-anchor="middle"]:not(.axis-label)', (ts) => ts.map((t) => t.textContent));
+  check(p.name + ' steps chart ticks name whole steps', xTicks.length > 1 && xTicks.every((t) => /^-?[0-9]+(e\+?[0-9]+)?$/.test(t) &&
+    Number.isInteger(Number(t))), JSON.stringify(xTicks));
   const stepsCap = await page.$eval('#panel-steps .thinned', (c) => c.textContent).catch(() => '');
   check(p.name + ' steps chart says it is thinned', listed.length < total &&
     stepsCap.includes('Showing ' + listed.length.toLocaleString('en-US') + ' of ' + total.toLocaleString('en-US') + ' steps'), stepsCap);

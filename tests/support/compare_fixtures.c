@@ -38,10 +38,11 @@ static int metadata_of(const cf_spec *spec, char *buf, size_t size)
                      "\"clock\":{\"source\":\"synthetic\",\"origin_epoch_ns\":1767225600000000000},"
                      "\"host\":\"fixture\",\"pid\":7,\"argv\":[\"%s\"],\"rank\":0,"
                      "\"world_size\":%u,\"local_rank\":0,"
-                     "\"config\":{\"sample_rate\":%.6g,\"schedule\":null},"
+                     "\"config\":{\"sample_rate\":%.6g,\"schedule\":%s},"
                      "\"devices\":[%s],\"tags\":{%s}}",
                      PROF_VERSION_STRING, spec->command ? spec->command : "train.py",
-                     spec->world_size ? spec->world_size : 1, 1.0 / every, devices, tags);
+                     spec->world_size ? spec->world_size : 1, 1.0 / every,
+                     spec->schedule ? spec->schedule : "null", devices, tags);
     return n > 0 && (size_t)n < size ? 0 : -1;
 }
 

@@ -29,6 +29,7 @@ typedef struct cf_spec {
     const char *gpu;       /* the metadata's one device, by name; NULL: none  */
     unsigned world_size;   /* 0: 1                                            */
     const char *batch_size; /* the batch_size tag; NULL: no tag               */
+    const char *schedule;  /* the config's schedule, JSON text; NULL: null     */
 } cf_spec;
 
 /* The loop of the tests: data, forward, backward, optimizer and a small

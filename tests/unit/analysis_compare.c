@@ -334,6 +334,12 @@ Test(analysis_compare, different_sampling_and_commands_are_noted)
     cr_assert_eq(au_num(au_get(cmp, "after"), "sample_rate"), 0.25);
     cr_assert_eq(count_significant(cmp), 0);
     cJSON_Delete(cmp);
+    /* another schedule that keeps every step's events: nothing to say */
+    cf_spec scheduled = cf_base(4);
+    scheduled.schedule = "{\"wait\":0,\"warmup\":0,\"active\":1,\"repeat\":0}";
+    cmp = compare_files(base, write_spec("scheduled.prof", &scheduled), -1, -1);
+    cr_assert_not(has_note(cmp, "sampling differs"));
+    cJSON_Delete(cmp);
     cmp = compare_files(base, write_spec("other.prof", &other), -1, -1);
     cr_assert(has_note(cmp, "different commands ('train.py' before, 'bench.py' after)"));
     cr_assert_str_eq(au_str(au_get(cmp, "after"), "command"), "bench.py");
