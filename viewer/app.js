@@ -89,9 +89,11 @@
     return String(Number(v.toPrecision(4)));
   }
   /* A field's value by its name's suffix: *_ns, *_bytes, *_share. */
+  /* an evidence value as a person reads it: an object (a gap: start_ns, dur_ns) as its fields
+     each formatted by its own key, never as JSON */
   function fmtField(key, v) {
-    if (typeof v !== 'number') return Array.isArray(v) ? v.map((x) => fmtField(key, x)).join(', ')
-      : (v && typeof v === 'object') ? JSON.stringify(v) : String(v);
+    if (typeof v !== 'number') return Array.isArray(v) ? v.map((x) => fmtField(key, x)).join(v.some((x) => x && typeof x === 'object') ? '; ' : ', ')
+      : (v && typeof v === 'object') ? Object.keys(v).map((k) => pretty(k) + ' ' + fmtField(k, v[k])).join(', ') : String(v);
     if (/_ns$/.test(key)) return fmtNs(v);
     if (/bytes_per_step$/.test(key)) return fmtBytes(v) + '/step';
     if (/_bytes$/.test(key)) return fmtBytes(v);
@@ -99,7 +101,7 @@
     return fmtNum(v);
   }
   function plural(n, word) { return fmtNum(n) + ' ' + word + (n === 1 ? '' : 's'); }
-  function pretty(key) { return String(key).replace(/_ns$/, '_time').replace(/_/g, ' '); }
+  function pretty(key) { return String(key).replace(/^dur_ns$/, 'duration').replace(/_ns$/, '_time').replace(/_/g, ' '); }
 
   /* ---------- tooltip ---------- */
   const tooltip = document.getElementById('tooltip');

@@ -188,6 +188,18 @@ async function checkFigures(p, page) {
   const titles = await page.$$eval('#panel-bottlenecks .finding h3', (hs) => hs.map((x) => x.textContent));
   const want = (expected.bottlenecks || []).map((b) => b.severity + ' ' + b.title);
   check(p.name + ' bottlenecks equal the report', JSON.stringify(titles) === JSON.stringify(want), JSON.stringify(titles.slice(0, 2)));
+  await checkEvidenceText(p, page);
+}
+
+// every finding's evidence as a person reads it: a list of gaps as their start and
+// duration, never the JSON of its objects
+async function checkEvidenceText(p, page) {
+  await page.click('#tab-bottlenecks');
+  const evidence = await page.$$eval('#panel-bottlenecks .finding dd', (ds) => ds.map((d) => d.textContent));
+  const json = /\{"[a-z_]+":/;
+  check(p.name + ' evidence is read as text, never JSON', evidence.length > 0 && evidence.every((t) => !json.test(t)),
+    JSON.stringify(evidence.filter((t) => json.test(t)).slice(0, 2)));
+  return evidence;
 }
 
 // A report whose series were decimated (more steps than its point limit):
@@ -492,6 +504,11 @@ for (const p of config.pages) {
     if (p.kind === 'xss') await checkIncomplete(p, page);
     if (p.kind === 'long') await checkLong(p, page);
     if (p.kind === 'gpu') await checkGpu(p, page);
+    if (p.kind === 'gpu') {
+      const ev = await checkEvidenceText(p, page);
+      check(p.name + ' gaps read as start and duration', ev.some((t) => /^start time [0-9.]+ [mµn]?s, duration [0-9.]+ [mµn]?s/.test(t)),
+        JSON.stringify(ev.filter((t) => /start/.test(t)).slice(0, 1)));
+    }
     if (p.kind === 'cut') {
       const banner = await page.$eval('#banners', (b) => b.textContent);
       check(p.name + ' warning banner', /not closed cleanly|cut short/.test(banner), banner);
