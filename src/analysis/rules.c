@@ -149,18 +149,23 @@ void rule_cpu_gpu_sync(analysis_ctx *c)
     size_t idx[5], n = top_sites(m, idx);
     double steps = sampled_steps(m), per_step = steps > 0 ? (double)m->sync_count / steps : 0;
     const char *where = n ? site_name(m, &m->sync_sites[idx[0]]) : "(unknown)";
-    char title[200], rec[800], a[32], subject[160];
+    char title[240], rec[800], a[32], b[48] = "", subject[160];
+    double lost = m->profiled_ns ? (double)m->sync_blocked_ns / (double)m->profiled_ns : share;
+    int gpu_basis = strcmp(basis, "gpu_busy") == 0;
+    if (gpu_basis) { /* the bar shows the time lost: the title says both figures */
+        char l[32];
+        fmt_text(b, sizeof b, " (%s of profiled time)", fmt_pct(l, sizeof l, fmin(1.0, lost)));
+    }
     fmt_text(subject, sizeof subject, "%s", where);
-    fmt_text(title, sizeof title, "the CPU waits for the GPU %s of %s, mostly in %s",
-             fmt_pct(a, sizeof a, share), strcmp(basis, "gpu_busy") == 0 ? "GPU busy time" :
-             "profiled time", where);
+    fmt_text(title, sizeof title, "the CPU waits for the GPU %s of %s%s, mostly in %s",
+             fmt_pct(a, sizeof a, share), gpu_basis ? "GPU busy time" : "profiled time", b,
+             where);
     fmt_text(rec, sizeof rec,
              "The CPU waits for the GPU %s of the time, mostly in %s (%llu syncs, %.1f per "
              "step). Avoid reading GPU values on the host inside the loop (.item(), .cpu(), "
              ".numpy(), printing tensors, Python conditions on tensors): accumulate metrics on "
              "the GPU and read them every N steps; use non_blocking copies from pinned memory.",
              fmt_pct(a, sizeof a, share), where, (unsigned long long)m->sync_count, per_step);
-    double lost = m->profiled_ns ? (double)m->sync_blocked_ns / (double)m->profiled_ns : share;
     cJSON *e = finding_add(c, "cpu_gpu_sync", severity_by(share, 0.30, 0.10), subject, lost,
                            title, rec);
     jnum(c, e, RK_SHARE, share);

@@ -156,6 +156,12 @@ Test(analysis_gpu, syncs_on_a_busy_and_on_an_idle_gpu)
     cr_assert_str_eq(au_str(f, "severity"), "high");
     const cJSON *ev = au_get(f, "evidence");
     au_near(au_num(ev, "share"), 0.4, 1e-12, "2 of 5 ms");
+    /* the title gives the share of GPU busy time and, as the impact bar shows
+       it, of profiled time */
+    char want[160];
+    snprintf(want, sizeof want, "the CPU waits for the GPU 40.0%% of GPU busy time (%.1f%% of "
+             "profiled time), mostly in log_metrics", 100.0 * au_num(f, "impact_share"));
+    cr_assert_str_eq(au_str(f, "title"), want);
     cr_assert_eq(au_num(ev, "count"), 30, "stream waits are not counted");
     au_near(au_num(ev, "per_step"), 1.0, 1e-12, "one per step");
     const cJSON *site = cJSON_GetArrayItem(au_get(ev, "sites"), 0);
