@@ -95,6 +95,7 @@ typedef struct rank_waits {
 typedef struct collective_match {
     const char *source;    /* "kernels", "regions", or NULL: too few matched  */
     const char *align;     /* "start" (one host) or "end"                     */
+    int hosts_known;       /* every rank names its host                       */
     size_t matched;
     rank_waits *ranks;     /* per model                                       */
 } collective_match;

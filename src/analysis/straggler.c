@@ -27,16 +27,22 @@ static const char *host_of(const profile_model *m, char *buf, size_t size)
     return buf;
 }
 
-/* One clock when every rank names the same, non-empty host. */
+/* Where the ranks ran, as far as the profiles say: 1 every rank names the
+ * same host (one clock), 0 they name different ones, -1 some names none
+ * (an imported trace may not say), which is treated as different hosts but
+ * not called that. */
 static int one_host(const analysis_ctx *c)
 {
     char first[256], other[256];
+    int same = 1;
     if (!*host_of(c->models[0], first, sizeof first))
-        return 0;
-    for (size_t i = 1; i < c->nmodels; i++)
-        if (strcmp(host_of(c->models[i], other, sizeof other), first) != 0)
-            return 0;
-    return 1;
+        return -1;
+    for (size_t i = 1; i < c->nmodels; i++) {
+        if (!*host_of(c->models[i], other, sizeof other))
+            return -1;
+        same &= strcmp(other, first) == 0;
+    }
+    return same;
 }
 
 /* A rank's communication streams: runs of its comm_kernels (sorted by
@@ -156,8 +162,9 @@ int straggler_match(analysis_ctx *c, const step_stats *per_rank)
         free(parts);
         return -1;
     }
-    int by_start = one_host(c);
+    int hosts = one_host(c), by_start = hosts == 1;
     x->align = by_start ? "start" : "end";
+    x->hosts_known = hosts >= 0;
     match_kernels(c, parts, by_start);
     x->source = "kernels";
     if (x->matched < MIN_COLLECTIVES) {
@@ -199,8 +206,11 @@ static void collective_finding(analysis_ctx *c, size_t r, const step_stats *st)
              st->count ? " per step" : "no steps", fmt_pct(d, sizeof d, share),
              st->count ? "step time" : "time between its first and last collective",
              strcmp(x->align, "start") == 0 ? "arrivals compared on one host's clock"
-                                            : "ranks on different hosts: waits from how much "
-                                              "longer each rank's part of a collective lasts");
+             : x->hosts_known ? "ranks on different hosts: waits from how much longer each "
+                                "rank's part of a collective lasts"
+                              : "the profiles do not say which host each rank ran on, so their "
+                                "clocks are not compared: waits from how much longer each rank's "
+                                "part of a collective lasts");
     cJSON *e = finding_add(c, "straggler", severity_by(share, 0.30, 0.15), subject,
                            share > 1 ? 1.0 : share, title, rec);
     jnum(c, e, RK_RANK, rank);

@@ -393,6 +393,21 @@ Test(analysis_gpu, straggler_across_two_hosts)
     cJSON_Delete(r);
 }
 
+/* The same ranks with no host in their profiles (an imported trace may not
+ * say): compared the same safe way, but not said to be on different hosts. */
+Test(analysis_gpu, straggler_with_hosts_unknown)
+{
+    rank_spec a = { 0, 2, "", 115, 115, 0, 0 }, b = { 1, 2, "", 100, 115, 0, 500 };
+    const char *p[2] = { write_rank("u0.prof", &a), write_rank("u1.prof", &b) };
+    cJSON *r = ranks_report(p, 2);
+    const cJSON *f = au_finding(r, "straggler", "rank 0");
+    cr_assert_not_null(f);
+    cr_assert_str_eq(au_str(au_get(f, "evidence"), "alignment"), "end");
+    cr_assert_null(strstr(au_str(f, "recommendation"), "different hosts"));
+    cr_assert_not_null(strstr(au_str(f, "recommendation"), "do not say which host"));
+    cJSON_Delete(r);
+}
+
 /* Without GPU data the collectives are the outermost COMM regions: a COMM
  * region inside another (c10d's wrapper around its NCCL call) is the same
  * collective. Rank 1 enters each 20 ms after rank 0. */
