@@ -124,15 +124,6 @@ static int has_reason(const cJSON *cmp, const char *name)
     return 0;
 }
 
-static int has_note(const cJSON *cmp, const char *text)
-{
-    const cJSON *n;
-    cJSON_ArrayForEach(n, au_get(cmp, "notes"))
-        if (strstr(n->valuestring, text))
-            return 1;
-    return 0;
-}
-
 static const cJSON *finding_in(const cJSON *cmp, const char *group, const char *rule,
                                const char *subject)
 {
@@ -312,7 +303,7 @@ Test(analysis_compare, different_step_counts_are_noted_and_means_still_compare)
     cf_spec half = cf_base(2);
     half.steps = 150;
     cJSON *cmp = compare_files(write_base("base.prof", 1), write_spec("half.prof", &half), 10, -1);
-    cr_assert(has_note(cmp, "step counts differ: 300 before, 150 after"));
+    cr_assert(au_note(cmp, "step counts differ: 300 before, 150 after"));
     const cJSON *steps = cJSON_GetArrayItem(au_get(cmp, "summary"), 0);
     cr_assert_str_eq(au_str(steps, "metric"), "steps");
     cr_assert_eq(au_num(steps, "change"), -150);
@@ -329,7 +320,7 @@ Test(analysis_compare, different_sampling_and_commands_are_noted)
     other.command = "bench.py";
     const char *base = write_base("base.prof", 1);
     cJSON *cmp = compare_files(base, write_spec("sampled.prof", &sampled), -1, -1);
-    cr_assert(has_note(cmp, "sampling differs: 100% of steps kept their events before, 25% after"));
+    cr_assert(au_note(cmp, "sampling differs: 100% of steps kept their events before, 25% after"));
     cr_assert_eq(au_num(au_get(cmp, "after"), "sampled_steps"), 75);
     cr_assert_eq(au_num(au_get(cmp, "after"), "sample_rate"), 0.25);
     cr_assert_eq(count_significant(cmp), 0);
@@ -338,10 +329,10 @@ Test(analysis_compare, different_sampling_and_commands_are_noted)
     cf_spec scheduled = cf_base(4);
     scheduled.schedule = "{\"wait\":0,\"warmup\":0,\"active\":1,\"repeat\":0}";
     cmp = compare_files(base, write_spec("scheduled.prof", &scheduled), -1, -1);
-    cr_assert_not(has_note(cmp, "sampling differs"));
+    cr_assert_not(au_note(cmp, "sampling differs"));
     cJSON_Delete(cmp);
     cmp = compare_files(base, write_spec("other.prof", &other), -1, -1);
-    cr_assert(has_note(cmp, "different commands ('train.py' before, 'bench.py' after)"));
+    cr_assert(au_note(cmp, "different commands ('train.py' before, 'bench.py' after)"));
     cr_assert_str_eq(au_str(au_get(cmp, "after"), "command"), "bench.py");
     cJSON_Delete(cmp);
 }
@@ -447,7 +438,7 @@ Test(analysis_compare, a_profile_without_steps_leaves_step_metrics_empty)
     none.steps = 0;
     cJSON *cmp = compare_files(write_base("base.prof", 1), write_spec("none.prof", &none), 10,
                                -1);
-    cr_assert(has_note(cmp, "no steps in the after profile"));
+    cr_assert(au_note(cmp, "no steps in the after profile"));
     const cJSON *m;
     cJSON_ArrayForEach(m, au_get(cmp, "summary"))
         if (strncmp(au_str(m, "metric"), "step_", 5) == 0)
@@ -578,16 +569,6 @@ Test(analysis_compare, verdicts_say_what_the_interval_rules_out)
     cJSON_Delete(cmp);
 }
 
-/* The note that contains text, or NULL. */
-static const char *note_with(const cJSON *cmp, const char *text)
-{
-    const cJSON *n;
-    cJSON_ArrayForEach(n, au_get(cmp, "notes"))
-        if (cJSON_IsString(n) && strstr(n->valuestring, text))
-            return n->valuestring;
-    return NULL;
-}
-
 Test(analysis_compare, repeated_runs_of_the_same_program_are_tested_between_runs_and_quiet)
 {
     cJSON *cmp = compare_runs(NULL, 1.0, 10);
@@ -616,14 +597,14 @@ Test(analysis_compare, repeated_runs_of_the_same_program_are_tested_between_runs
     cr_assert_eq(au_num(tests, "speed_adjusted"), au_num(tests, "tested"));
     cr_assert_eq(au_num(tests, "reference_operations"), cJSON_GetArraySize(au_get(cmp, "operations")));
     cr_assert_lt(fabs(au_num(tests, "speed_change")), 0.05);
-    cr_assert_null(note_with(cmp, "moved alike"));
+    cr_assert_null(au_note(cmp, "moved alike"));
     cJSON_Delete(cmp);
 }
 
 Test(analysis_compare, repeated_runs_of_the_same_program_have_no_spread_note)
 {
     cJSON *cmp = compare_runs(NULL, 1.0, 10);
-    cr_assert_null(note_with(cmp, "vary widely"), "%s", note_with(cmp, "vary widely"));
+    cr_assert_null(au_note(cmp, "vary widely"), "%s", au_note(cmp, "vary widely"));
     cJSON_Delete(cmp);
 }
 
@@ -633,7 +614,7 @@ Test(analysis_compare, repeated_runs_of_the_same_program_have_no_spread_note)
 Test(analysis_compare, a_side_whose_runs_spread_widely_is_noted)
 {
     cJSON *cmp = compare_runs_scaled("backward", 2.0, 1, -1);
-    const char *n = note_with(cmp, "vary widely");
+    const char *n = au_note(cmp, "vary widely");
     cr_assert_not_null(n);
     cr_assert_null(strstr(n, "before"), "%s", n);
     cr_assert_not_null(strstr(n, "after "), "%s", n);
@@ -800,7 +781,7 @@ Test(analysis_compare, every_operation_slower_alike_shows_in_the_step_time)
         cr_assert_lt(fabs(au_num(op, "relative_to_run")), 0.02, "%s", many_names[k]);
     }
     cr_assert_str_eq(au_str(au_get(cmp, "step_time_test"), "verdict"), "slower");
-    const char *n = note_with(cmp, "moved alike by +10.");
+    const char *n = au_note(cmp, "moved alike by +10.");
     cr_assert_not_null(n);
     cr_assert_not_null(strstr(n, "a change to the whole program, or a machine"), "%s", n);
     cJSON_Delete(cmp);
@@ -825,6 +806,6 @@ Test(analysis_compare, a_slower_machine_neither_hides_nor_fakes_one_operations_c
     cr_assert_eq(au_num(au_get(cmp, "operation_tests"), "flagged"), 1);
     cr_assert(regressed(cmp));
     cr_assert(has_reason(cmp, "op05"));
-    cr_assert_not_null(note_with(cmp, "moved alike by +7"));
+    cr_assert_not_null(au_note(cmp, "moved alike by +7"));
     cJSON_Delete(cmp);
 }

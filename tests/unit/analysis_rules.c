@@ -325,15 +325,6 @@ static double bursts_late(int i, int k)
     return i > 12 && i % period < 4 ? 70.0 : 0.0;
 }
 
-static const char *note_with(const cJSON *r, const char *text)
-{
-    const cJSON *n;
-    cJSON_ArrayForEach(n, au_get(r, "notes"))
-        if (cJSON_IsString(n) && strstr(n->valuestring, text))
-            return n->valuestring;
-    return NULL;
-}
-
 Test(analysis_rules, a_slowdown_in_one_operation_is_the_programs_and_named)
 {
     cJSON *r = grow_report("grows.prof", history_grows, no_gap);
@@ -346,7 +337,7 @@ Test(analysis_rules, a_slowdown_in_one_operation_is_the_programs_and_named)
     cr_assert_lt(au_num(e, "operations_median_ratio"), 1.05); /* the rest stayed */
     cr_assert_gt(au_num(e, "floor_drift"), au_num(e, "relative_drift") / 2);
     cr_assert_not_null(strstr(au_str(f, "recommendation"), "It grows most in walk_history"));
-    cr_assert_null(note_with(r, "step time rose"));
+    cr_assert_null(au_note(r, "step time rose"));
     cJSON_Delete(r);
 }
 
@@ -354,7 +345,7 @@ Test(analysis_rules, every_operation_slower_alike_is_the_machine)
 {
     cJSON *r = grow_report("busier.prof", machine_busier, no_gap);
     cr_assert_null(au_finding(r, "step_slowdown", NULL));
-    const char *n = note_with(r, "step time rose");
+    const char *n = au_note(r, "step time rose");
     cr_assert_not_null(n);
     cr_assert_not_null(strstr(n, "with every operation alike (their median +6"), "%s", n);
     cr_assert_not_null(strstr(n, "not a slowdown of the program"), "%s", n);
@@ -365,7 +356,7 @@ Test(analysis_rules, bursts_of_slow_steps_that_leave_the_fastest_are_not_a_slowd
 {
     cJSON *r = grow_report("bursts.prof", steady_ops, bursts_late);
     cr_assert_null(au_finding(r, "step_slowdown", NULL));
-    const char *n = note_with(r, "in bursts of slow steps");
+    const char *n = au_note(r, "in bursts of slow steps");
     cr_assert_not_null(n, "notes: %s", cJSON_PrintUnformatted(au_get(r, "notes")));
     cJSON_Delete(r);
 }
@@ -390,7 +381,7 @@ Test(analysis_rules, outlier_steps_with_every_operation_slower_are_the_machine)
 {
     cJSON *r = grow_report("burst.prof", busy_burst, no_gap);
     cr_assert_null(au_finding(r, "step_outliers", NULL));
-    const char *n = note_with(r, "steps took over 1.5x the median");
+    const char *n = au_note(r, "steps took over 1.5x the median");
     cr_assert_not_null(n, "notes: %s", cJSON_PrintUnformatted(au_get(r, "notes")));
     cr_assert_not_null(strstr(n, "20 steps"), "%s", n);
     cr_assert_not_null(strstr(n, "in 1 burst)"), "%s", n);
@@ -404,7 +395,7 @@ Test(analysis_rules, outlier_steps_whose_operations_stayed_are_flagged)
     const cJSON *f = au_finding(r, "step_outliers", NULL);
     cr_assert_not_null(f);
     cr_assert_eq(au_num(au_get(f, "evidence"), "count"), 2);
-    cr_assert_null(note_with(r, "took over 1.5x the median"));
+    cr_assert_null(au_note(r, "took over 1.5x the median"));
     cJSON_Delete(r);
 }
 

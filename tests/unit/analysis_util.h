@@ -87,6 +87,17 @@ static inline int au_count(const cJSON *report, const char *rule)
     return n;
 }
 
+/* The first of the notes of a report or a comparison that contains text,
+ * or NULL. */
+static inline const char *au_note(const cJSON *doc, const char *text)
+{
+    const cJSON *n;
+    cJSON_ArrayForEach(n, au_get(doc, "notes"))
+        if (cJSON_IsString(n) && strstr(n->valuestring, text))
+            return n->valuestring;
+    return NULL;
+}
+
 /* The element of array arr whose member key is the string name. */
 static inline const cJSON *au_named(const cJSON *arr, const char *key, const char *name)
 {
