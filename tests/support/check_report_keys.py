@@ -65,7 +65,7 @@ PAGE_NAMES = {
     "maxWidth",
     # the page's objects: charts' options and series, boxes, scales, table rows
     "a", "b", "d", "h", "l", "r", "w", "x", "y", "pts", "hlines", "marks", "markers", "dash",
-    "label", "noTip", "hideLine", "xKind", "yKind", "xLabel", "yLabel", "yZero", "_redraw",
+    "label", "noTip", "hideLine", "xKind", "xInteger", "yKind", "xLabel", "yLabel", "yZero", "_redraw",
     "other", "depth", "rel", "integer", "focus", "a_ns", "a_self_ns", "b_self_ns", "delta_ns",
     # the dashboard's own documents
     "reports", "compare", "lanes", "names", "t0_ns", "t1_ns",
