@@ -45,15 +45,6 @@ static const char *many_names(void)
     return path;
 }
 
-static int has_note(const cJSON *report, const char *part)
-{
-    const cJSON *n;
-    cJSON_ArrayForEach(n, au_get(report, "notes"))
-        if (cJSON_IsString(n) && strstr(n->valuestring, part))
-            return 1;
-    return 0;
-}
-
 /* Every name in arr (under key) ends with a number >= first. */
 static void assert_largest(const cJSON *arr, const char *key, int first, const char *what)
 {
@@ -90,9 +81,9 @@ Test(analysis_limits, per_name_lists_keep_the_largest_and_say_so)
     for (int i = 0; i < NAMES - LIMIT; i++)
         folded_ns += 1000.0 * (i + 1);
     cr_assert_eq(au_num(other, "incl_ns"), folded_ns);
-    cr_assert(has_note(r, "25 memory series: this report lists the 10"));
-    cr_assert(has_note(r, "25 counters: this report lists the 10"));
-    cr_assert(has_note(r, "15 more threads"));
+    cr_assert(au_note(r, "25 memory series: this report lists the 10"));
+    cr_assert(au_note(r, "25 counters: this report lists the 10"));
+    cr_assert(au_note(r, "15 more threads"));
     cr_assert_null(cJSON_GetObjectItemCaseSensitive(r, "others"), "analyze writes no others");
     cJSON_Delete(r);
 }
@@ -109,7 +100,7 @@ Test(analysis_limits, lists_within_the_limit_are_whole_and_unmarked)
     cr_assert_eq(cJSON_GetArraySize(au_get(au_get(r, "call_tree"), "children")), NAMES);
     cr_assert_null(cJSON_GetObjectItemCaseSensitive(r, "memory_total"));
     cr_assert_null(cJSON_GetObjectItemCaseSensitive(r, "counters_total"));
-    cr_assert_not(has_note(r, "limit of its per-name lists"));
+    cr_assert_not(au_note(r, "limit of its per-name lists"));
     cJSON_Delete(r);
     o.max_names = 0; /* no limit */
     r = au_report(many_names(), &o);
@@ -135,6 +126,6 @@ Test(analysis_limits, the_dashboards_report_sums_up_what_it_cuts)
         self += 1000.0 * (i + 1);
     cr_assert_eq(au_num(rest, "self_ns"), self);
     cr_assert_eq(au_num(rest, "incl_ns"), self);
-    cr_assert(has_note(r, "15 more operations are not listed here, with 15 calls"));
+    cr_assert(au_note(r, "15 more operations are not listed here, with 15 calls"));
     cJSON_Delete(r);
 }

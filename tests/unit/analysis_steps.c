@@ -42,13 +42,6 @@ static const char *write_run(const char *name, uint64_t n, int half)
     return path;
 }
 
-static int has_note(const cJSON *report, const char *text)
-{
-    const cJSON *n;
-    cJSON_ArrayForEach(n, au_get(report, "notes")) if (strstr(n->valuestring, text)) return 1;
-    return 0;
-}
-
 /* The text report's "steps" line. */
 static void steps_line(const cJSON *report, char *line, size_t size)
 {
@@ -83,8 +76,8 @@ Test(analysis_steps, the_incomplete_step_is_not_counted)
     cr_assert_eq(cJSON_GetArraySize(steps), 201, "listed, flagged");
     cr_assert(cJSON_IsTrue(au_get(cJSON_GetArrayItem(steps, 200), "incomplete")));
     cr_assert(cJSON_IsFalse(au_get(cJSON_GetArrayItem(steps, 199), "incomplete")));
-    cr_assert_not(has_note(r, "no steps"));
-    cr_assert_not(has_note(r, "sampling"));
+    cr_assert_not(au_note(r, "no steps"));
+    cr_assert_not(au_note(r, "sampling"));
     char line[200];
     steps_line(r, line, sizeof line);
     cr_assert_str_eq(line, "  steps          200 (1 incomplete not counted)");
@@ -98,7 +91,7 @@ Test(analysis_steps, sampling_counts_complete_steps)
     cr_assert_eq(au_num(sum, "steps"), 10);
     cr_assert_eq(au_num(sum, "sampled_steps"), 5, "the sampled tail is no step");
     au_near(au_num(au_get(sum, "sync"), "per_step"), 6.0 / 5, 1e-9, "per sampled step");
-    cr_assert(has_note(r, "kept for 5 of 10 steps"));
+    cr_assert(au_note(r, "kept for 5 of 10 steps"));
     char line[200];
     steps_line(r, line, sizeof line);
     cr_assert_str_eq(line, "  steps          10 (5 sampled; 1 incomplete not counted)");
@@ -117,9 +110,9 @@ Test(analysis_steps, a_run_without_prof_step_has_no_steps)
     cr_assert_eq(au_num(sum, "sampled_steps"), 0);
     cr_assert_eq(au_num(sum, "complete_steps"), 1, "step times fall back to the incomplete one");
     cr_assert_eq(au_num(au_get(sum, "sync"), "per_step"), 0);
-    cr_assert(has_note(r, "no steps recorded"));
-    cr_assert(has_note(r, "prof_step() (or prof.step())"), "the note says how to get steps");
-    cr_assert_not(has_note(r, "no regions recorded"));
+    cr_assert(au_note(r, "no steps recorded"));
+    cr_assert(au_note(r, "prof_step() (or prof.step())"), "the note says how to get steps");
+    cr_assert_not(au_note(r, "no regions recorded"));
     char line[200];
     steps_line(r, line, sizeof line);
     cr_assert_str_eq(line, "  steps          0 (1 incomplete not counted)");
@@ -141,8 +134,8 @@ Test(analysis_steps, a_run_without_regions_says_how_to_get_them)
     cr_assert_eq(synth_close(s, NULL), 0);
     cJSON *r = au_report(path, NULL);
     au_assert_valid(r, "formats/report.schema.json", "report");
-    cr_assert(has_note(r, "no regions recorded"));
-    cr_assert(has_note(r, "prof_region_begin/end or prof.region"));
-    cr_assert_not(has_note(r, "no steps recorded"));
+    cr_assert(au_note(r, "no regions recorded"));
+    cr_assert(au_note(r, "prof_region_begin/end or prof.region"));
+    cr_assert_not(au_note(r, "no steps recorded"));
     cJSON_Delete(r);
 }

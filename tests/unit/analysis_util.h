@@ -87,15 +87,21 @@ static inline int au_count(const cJSON *report, const char *rule)
     return n;
 }
 
+/* The first string of doc's array member key that contains text, or NULL. */
+static inline const char *au_listed(const cJSON *doc, const char *key, const char *text)
+{
+    const cJSON *n;
+    cJSON_ArrayForEach(n, au_get(doc, key))
+        if (cJSON_IsString(n) && strstr(n->valuestring, text))
+            return n->valuestring;
+    return NULL;
+}
+
 /* The first of the notes of a report or a comparison that contains text,
  * or NULL. */
 static inline const char *au_note(const cJSON *doc, const char *text)
 {
-    const cJSON *n;
-    cJSON_ArrayForEach(n, au_get(doc, "notes"))
-        if (cJSON_IsString(n) && strstr(n->valuestring, text))
-            return n->valuestring;
-    return NULL;
+    return au_listed(doc, "notes", text);
 }
 
 /* The element of array arr whose member key is the string name. */
