@@ -91,7 +91,15 @@
   /* A field's value by its name's suffix: *_ns, *_bytes, *_share. */
   /* an evidence value as a person reads it: an object (a gap: start_ns, dur_ns) as its fields
      each formatted by its own key, never as JSON */
+  /* A band of durations with its count ({min_ns, max_ns, count}, max_ns
+   * null for no upper bound), as the sync waits are given. */
+  function isBand(v) { return v && typeof v === 'object' && 'min_ns' in v && 'max_ns' in v && 'count' in v; }
+  function fmtBand(b) {
+    const range = b.max_ns === null ? fmtNs(b.min_ns) + ' or more' : fmtNs(b.min_ns) + ' to ' + fmtNs(b.max_ns);
+    return range + ': ' + fmtNum(b.count);
+  }
   function fmtField(key, v) {
+    if (isBand(v)) return fmtBand(v);
     if (typeof v !== 'number') return Array.isArray(v) ? v.map((x) => fmtField(key, x)).join(v.some((x) => x && typeof x === 'object') ? '; ' : ', ')
       : (v && typeof v === 'object') ? Object.keys(v).map((k) => pretty(k) + ' ' + fmtField(k, v[k])).join(', ') : String(v);
     if (/_ns$/.test(key)) return fmtNs(v);

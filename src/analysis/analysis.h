@@ -232,6 +232,10 @@ void rule_cpu_gpu_sync(analysis_ctx *c);
 void rule_data_loading(analysis_ctx *c);
 void rule_dropped_events(analysis_ctx *c);
 double sync_share(const analysis_ctx *c, const char **basis);
+/* The syncs that waited MODEL_WAIT_SHORT_NS or more, of waits by band. */
+uint64_t sync_waited(const uint64_t waits[MODEL_WAIT_BANDS]);
+/* waited and the waits by band, into o (rules.md §4.3). */
+void sync_waits_json(analysis_ctx *c, cJSON *o, const uint64_t waits[MODEL_WAIT_BANDS]);
 /* straggler.c: collectives matched across ranks (0, or -1 out of memory),
  * the straggler rule, and each rank's figures for the ranks section */
 int straggler_match(analysis_ctx *c, const step_stats *per_rank);

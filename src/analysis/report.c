@@ -202,6 +202,7 @@ static void summary_time(analysis_ctx *c, cJSON *s)
     jnum(c, y, RK_PER_STEP, steps > 0 ? (double)m->sync_count / steps : 0.0);
     jnum(c, y, RK_SHARE, share);
     jstr(c, y, RK_BASIS, basis);
+    sync_waits_json(c, y, m->sync_waits);
     summary_gpu(c, s);
     summary_launches(c, s);
 }

@@ -288,6 +288,8 @@
 #define RK_VERDICT                        "verdict"
 #define RK_VERSION                        "version"
 #define RK_WAIT_NS                        "wait_ns"
+#define RK_WAITED                         "waited"
+#define RK_WAITS                          "waits"
 #define RK_WALL_NS                        "wall_ns"
 #define RK_WARMUP_BATCHES                 "warmup_batches"
 #define RK_WARMUP_POINTS                  "warmup_points"

@@ -115,6 +115,46 @@ double sync_share(const analysis_ctx *c, const char **basis)
     return base > 0 ? (double)m->sync_blocked_ns / base : 0.0;
 }
 
+uint64_t sync_waited(const uint64_t waits[MODEL_WAIT_BANDS])
+{
+    uint64_t n = 0;
+    for (unsigned k = 1; k < MODEL_WAIT_BANDS; k++)
+        n += waits[k];
+    return n;
+}
+
+void sync_waits_json(analysis_ctx *c, cJSON *o, const uint64_t waits[MODEL_WAIT_BANDS])
+{
+    static const double bounds[MODEL_WAIT_BANDS + 1] = { 0, MODEL_WAIT_SHORT_NS,
+                                                         MODEL_WAIT_LONG_NS, -1 };
+    jnum(c, o, RK_WAITED, (double)sync_waited(waits));
+    cJSON *a = jarr(c, o, RK_WAITS);
+    for (unsigned k = 0; k < MODEL_WAIT_BANDS; k++) {
+        cJSON *b = jpush_obj(c, a);
+        jnum(c, b, RK_MIN_NS, bounds[k]);
+        if (bounds[k + 1] < 0)
+            jnull(c, b, RK_MAX_NS);
+        else
+            jnum(c, b, RK_MAX_NS, bounds[k + 1]);
+        jnum(c, b, RK_COUNT, (double)waits[k]);
+    }
+}
+
+/* "111 syncs, 11 of them waited 10 us or more (5 over 1 ms)": a sync
+ * that found the GPU done cost only its call (rules.md §4.3). */
+static const char *sync_counts_text(char *buf, size_t size, const uint64_t waits[MODEL_WAIT_BANDS],
+                                    uint64_t count)
+{
+    uint64_t waited = sync_waited(waits), long_waits = waits[MODEL_WAIT_BANDS - 1];
+    if (waited == count)
+        return fmt_text(buf, size, "%llu syncs, %llu of them over 1 ms",
+                        (unsigned long long)count, (unsigned long long)long_waits);
+    return fmt_text(buf, size, "%llu syncs, of which %llu waited 10 us or more (%llu over 1 ms) "
+                    "and %llu found the GPU done", (unsigned long long)count,
+                    (unsigned long long)waited, (unsigned long long)long_waits,
+                    (unsigned long long)(count - waited));
+}
+
 static const char *site_name(const profile_model *m, const model_sync_site *s)
 {
     return s->op < m->nops ? m->ops[s->op].name : "(outside any region)";
@@ -149,7 +189,7 @@ void rule_cpu_gpu_sync(analysis_ctx *c)
     size_t idx[5], n = top_sites(m, idx);
     double steps = sampled_steps(m), per_step = steps > 0 ? (double)m->sync_count / steps : 0;
     const char *where = n ? site_name(m, &m->sync_sites[idx[0]]) : "(unknown)";
-    char title[240], rec[800], a[32], b[48] = "", subject[160];
+    char title[240], rec[900], a[32], b[48] = "", subject[160], counts[160];
     double lost = m->profiled_ns ? (double)m->sync_blocked_ns / (double)m->profiled_ns : share;
     int gpu_basis = strcmp(basis, "gpu_busy") == 0;
     if (gpu_basis) { /* the bar shows the time lost: the title says both figures */
@@ -161,11 +201,12 @@ void rule_cpu_gpu_sync(analysis_ctx *c)
              fmt_pct(a, sizeof a, share), gpu_basis ? "GPU busy time" : "profiled time", b,
              where);
     fmt_text(rec, sizeof rec,
-             "The CPU waits for the GPU %s of the time, mostly in %s (%llu syncs, %.1f per "
+             "The CPU waits for the GPU %s of the time, mostly in %s (%s; %.1f per "
              "step). Avoid reading GPU values on the host inside the loop (.item(), .cpu(), "
              ".numpy(), printing tensors, Python conditions on tensors): accumulate metrics on "
              "the GPU and read them every N steps; use non_blocking copies from pinned memory.",
-             fmt_pct(a, sizeof a, share), where, (unsigned long long)m->sync_count, per_step);
+             fmt_pct(a, sizeof a, share), where,
+             sync_counts_text(counts, sizeof counts, m->sync_waits, m->sync_count), per_step);
     cJSON *e = finding_add(c, "cpu_gpu_sync", severity_by(share, 0.30, 0.10), subject, lost,
                            title, rec);
     jnum(c, e, RK_SHARE, share);
@@ -173,12 +214,14 @@ void rule_cpu_gpu_sync(analysis_ctx *c)
     jnum(c, e, RK_BLOCKED_NS, (double)m->sync_blocked_ns);
     jnum(c, e, RK_COUNT, (double)m->sync_count);
     jnum(c, e, RK_PER_STEP, per_step);
+    sync_waits_json(c, e, m->sync_waits);
     cJSON *sites = jarr(c, e, "sites");
     for (size_t i = 0; i < n; i++) {
         const model_sync_site *s = &m->sync_sites[idx[i]];
         cJSON *o = jpush_obj(c, sites);
         jstr(c, o, RK_NAME, site_name(m, s));
         jnum(c, o, RK_COUNT, (double)s->count);
+        jnum(c, o, RK_WAITED, (double)sync_waited(s->waits));
         jnum(c, o, RK_BLOCKED_NS, (double)s->blocked_ns);
         jnum(c, o, RK_SHARE, m->sync_blocked_ns ? (double)s->blocked_ns /
                                                      (double)m->sync_blocked_ns : 0.0);

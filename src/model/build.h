@@ -56,6 +56,7 @@ typedef struct mb_recent {                /* a region that already arrived */
 
 typedef struct mb_sync {                  /* sync records waiting for their region */
     uint64_t start, end, count, blocked_ns;
+    uint64_t waits[MODEL_WAIT_BANDS];     /* count by model_wait_band                  */
 } mb_sync;
 
 typedef struct mb_level {  /* the floating nodes waiting at one depth             */

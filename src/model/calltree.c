@@ -308,7 +308,8 @@ static int adopt(model_builder *b, uint32_t tpos, uint32_t level, uint64_t start
 
 /* ---- sync records ------------------------------------------------------------------ */
 
-static int site_add(model_builder *b, uint32_t op, uint64_t count, uint64_t blocked_ns)
+static int site_add(model_builder *b, uint32_t op, uint64_t count, uint64_t blocked_ns,
+                    const uint64_t waits[MODEL_WAIT_BANDS])
 {
     profile_model *m = b->m;
     size_t i = 0;
@@ -317,11 +318,15 @@ static int site_add(model_builder *b, uint32_t op, uint64_t count, uint64_t bloc
     if (i == m->nsync_sites) {
         if (vec_grow(&m->sync_sites, &b->cap_sites, i, sizeof *m->sync_sites) < 0)
             return -1;
-        m->sync_sites[i] = (model_sync_site){ op, 0, 0 };
+        m->sync_sites[i] = (model_sync_site){ .op = op };
         m->nsync_sites++;
     }
     m->sync_sites[i].count += count;
     m->sync_sites[i].blocked_ns += blocked_ns;
+    for (unsigned k = 0; k < MODEL_WAIT_BANDS; k++) {
+        m->sync_sites[i].waits[k] += waits[k];
+        m->sync_waits[k] += waits[k];
+    }
     m->sync_count += count;
     m->sync_blocked_ns += blocked_ns;
     return 0;
@@ -334,7 +339,7 @@ static int sync_resolve(model_builder *b, const mb_sync *g, uint32_t op, uint32_
     if (op != MODEL_NONE && kind == PROF_KIND_SYNC)
         return 0; /* the SYNC region counts this wait (see the top of the file) */
     b->m->sync_records += g->count;
-    return site_add(b, op, g->count, g->blocked_ns);
+    return site_add(b, op, g->count, g->blocked_ns, g->waits);
 }
 
 static void sync_remove(mb_thread *t, size_t i)
@@ -437,7 +442,8 @@ int mb_sync_record(model_builder *b, uint32_t tpos, const prof_event *ev)
         return 0;
     mb_thread *t = &b->threads[tpos];
     uint64_t e = ev->start_ns + ev->dur_ns;
-    mb_sync g = { ev->start_ns, e < ev->start_ns ? UINT64_MAX : e, 1, ev->dur_ns };
+    mb_sync g = { ev->start_ns, e < ev->start_ns ? UINT64_MAX : e, 1, ev->dur_ns, { 0 } };
+    g.waits[model_wait_band(ev->dur_ns)] = 1;
     if (in_sync_region(t, g.start, g.end))
         return 0; /* the SYNC region counts this wait */
     /* A record that arrives after its region (written late by an activity
@@ -458,6 +464,8 @@ int mb_sync_record(model_builder *b, uint32_t tpos, const prof_event *ev)
         a->start = a->start < c->start ? a->start : c->start;
         a->count += c->count;
         a->blocked_ns += c->blocked_ns;
+        for (unsigned k = 0; k < MODEL_WAIT_BANDS; k++)
+            a->waits[k] += c->waits[k];
         sync_remove(t, 1);
     }
     if (vec_grow(&t->syncs, &t->cap_syncs, t->nsyncs, sizeof *t->syncs) < 0)
@@ -983,6 +991,32 @@ static void children_in_order(profile_model *m)
     }
 }
 
+/* The calls of a SYNC region's node by how long each waited: the node
+ * keeps no durations, its operation's sketch does; the node's calls take
+ * the operation's shares (all of them, when the node holds every call). */
+static void node_waits(const profile_model *m, const model_node *node,
+                       uint64_t waits[MODEL_WAIT_BANDS])
+{
+    const quantile_sketch *d = &m->ops[node->op].dur;
+    uint64_t n = d->count, calls = node->calls;
+    uint64_t below[2] = { sketch_count_below(d, MODEL_WAIT_SHORT_NS),
+                          sketch_count_below(d, MODEL_WAIT_LONG_NS) };
+    if (n == 0) { /* no sketch: banded by the mean */
+        memset(waits, 0, MODEL_WAIT_BANDS * sizeof *waits);
+        waits[model_wait_band(calls ? node->incl_ns / calls : 0)] = calls;
+        return;
+    }
+    uint64_t short_calls = (uint64_t)((double)calls * (double)below[0] / (double)n + 0.5);
+    uint64_t upto_long = (uint64_t)((double)calls * (double)below[1] / (double)n + 0.5);
+    if (upto_long > calls)
+        upto_long = calls;
+    if (short_calls > upto_long)
+        short_calls = upto_long;
+    waits[0] = short_calls;
+    waits[1] = upto_long - short_calls;
+    waits[2] = calls - upto_long;
+}
+
 /* SYNC regions below node n: counted at the nearest non-SYNC ancestor
  * (site), unless inside another SYNC region. */
 static int sync_regions(model_builder *b, uint32_t n, uint32_t site, int in_sync)
@@ -991,8 +1025,12 @@ static int sync_regions(model_builder *b, uint32_t n, uint32_t site, int in_sync
     for (uint32_t c = m->nodes[n].first_child; c != MODEL_NONE; c = m->nodes[c].next_sibling) {
         const model_node *node = &m->nodes[c];
         int is_sync = m->ops[node->op].kind == PROF_KIND_SYNC;
-        if (is_sync && !in_sync && site_add(b, site, node->calls, node->incl_ns) < 0)
-            return -1;
+        if (is_sync && !in_sync) {
+            uint64_t waits[MODEL_WAIT_BANDS];
+            node_waits(m, node, waits);
+            if (site_add(b, site, node->calls, node->incl_ns, waits) < 0)
+                return -1;
+        }
         if (sync_regions(b, c, is_sync ? site : node->op, in_sync || is_sync) < 0)
             return -1;
     }

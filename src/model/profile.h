@@ -145,9 +145,26 @@ typedef struct model_series {
  * Sites are sorted by blocked time, largest first. A SYNC record inside a
  * SYNC region is the same wait and counts once, as the region; a SYNC
  * region inside another counts as part of the outer one. */
+/* How long the waits lasted, in bands (rules.md §4.3): under
+ * MODEL_WAIT_SHORT_NS a sync found the GPU done (the call's own cost,
+ * nothing waited for); from it to MODEL_WAIT_LONG_NS, short waits; past it,
+ * long ones. Each wait is banded by its own duration; a SYNC region's calls
+ * are banded by its operation's duration sketch, in proportion where only
+ * some of the operation's calls count here (the rest nested in another
+ * SYNC region). */
+#define MODEL_WAIT_BANDS 3
+#define MODEL_WAIT_SHORT_NS 10000u   /* 10 us */
+#define MODEL_WAIT_LONG_NS 1000000u  /* 1 ms  */
+
+static inline unsigned model_wait_band(uint64_t ns)
+{
+    return ns < MODEL_WAIT_SHORT_NS ? 0u : ns < MODEL_WAIT_LONG_NS ? 1u : 2u;
+}
+
 typedef struct model_sync_site {
     uint32_t op;           /* enclosing operation, or MODEL_NONE (outside any region)   */
     uint64_t count, blocked_ns;
+    uint64_t waits[MODEL_WAIT_BANDS]; /* count by band; they sum to count           */
 } model_sync_site;
 
 /* An idle gap on a device: no kernel, copy or memset on any stream. */
@@ -279,6 +296,7 @@ typedef struct profile_model {
     uint64_t region_events, events;
     uint64_t sync_count, sync_blocked_ns; /* all syncs: records + SYNC regions          */
     uint64_t sync_records;        /* of which CUDA sync records                          */
+    uint64_t sync_waits[MODEL_WAIT_BANDS]; /* sync_count by how long each waited         */
     uint64_t dropped_events;
     uint64_t kind_ns[5];          /* self time by prof_kind                              */
     int has_gpu;                  /* any GPU kernel/copy/memset record                   */

@@ -8,10 +8,6 @@
 #include "model/sketch.h"
 #include "util/vec.h"
 
-/* gamma = (1 + SKETCH_ALPHA) / (1 - SKETCH_ALPHA), as a literal; tests
- * check it. */
-#define SKETCH_GAMMA 1.02020202020202
-
 void sketch_init(quantile_sketch *s)
 {
     memset(s, 0, sizeof *s);
@@ -199,6 +195,25 @@ static void bucket_ranks(const quantile_sketch *s, uint64_t i, double *x0, doubl
         *x0 = (double)s->min;
     if (i + 2 == s->count)
         *x1 = (double)s->max;
+}
+
+uint64_t sketch_count_below(const quantile_sketch *s, uint64_t limit)
+{
+    if (s->count == 0 || limit <= s->min)
+        return 0;
+    if (limit > s->max)
+        return s->count;
+    uint64_t n = 0;
+    if (sketch_is_exact(s)) {
+        for (uint64_t k = 0; k < s->count; k++)
+            n += s->exact[k] < limit;
+        return n;
+    }
+    n = s->zeros;
+    int32_t last = sketch_bucket(limit);
+    for (uint32_t k = 0; k < s->nbins && s->lo + (int32_t)k < last; k++)
+        n += s->bins[k];
+    return n;
 }
 
 double sketch_quantile(const quantile_sketch *s, double q)

@@ -30,6 +30,9 @@
 #include <stdint.h>
 
 #define SKETCH_ALPHA 0.01
+/* gamma = (1 + SKETCH_ALPHA) / (1 - SKETCH_ALPHA), as a literal; tests
+ * check it. */
+#define SKETCH_GAMMA 1.02020202020202
 /* Values kept exactly before buckets take over: 1 KiB, less than the
  * buckets of three decades, and enough that an operation called once a
  * step for a hundred steps has exact quantiles. */
@@ -111,6 +114,10 @@ int sketch_copy(quantile_sketch *into, const quantile_sketch *from);
  * between order statistics (see above). */
 double sketch_quantile(const quantile_sketch *s, double q);
 void sketch_free(quantile_sketch *s);
+/* How many values are below limit: exact while the values are kept;
+ * from the buckets after, when the values in limit's own bucket (within a
+ * factor gamma below it) count as not below. */
+uint64_t sketch_count_below(const quantile_sketch *s, uint64_t limit);
 
 /* The value a bucket reports (sketch_bucket above: the index of a value
  * > 0), exposed for tests of the bound. */

@@ -405,6 +405,16 @@ static void render_sync(textout *t, const cJSON *s)
             count(b1, num(sync, RK_COUNT)), num(sync, RK_PER_STEP),
             dur(b2, num(sync, RK_BLOCKED_NS)), 100.0 * num(sync, RK_SHARE),
             gpu ? "GPU busy" : "profiled");
+    /* the bands: a sync that found the GPU done cost only its call */
+    const cJSON *w = get(sync, RK_WAITS);
+    if (cJSON_GetArraySize(w) == 3) {
+        char b3[FMT_BUF];
+        label(t, "");
+        fprintf(t->out, "by wait: %s under 10 us (GPU done), %s to 1 ms, %s of 1 ms or more\n",
+                count(b1, num(cJSON_GetArrayItem(w, 0), RK_COUNT)),
+                count(b2, num(cJSON_GetArrayItem(w, 1), RK_COUNT)),
+                count(b3, num(cJSON_GetArrayItem(w, 2), RK_COUNT)));
+    }
 }
 
 static void render_events(textout *t, const cJSON *s)

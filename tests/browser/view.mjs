@@ -98,6 +98,16 @@ async function checkFigures(p, page) {
     if (v === undefined || !near(f.raw, v)) bad.push(f.field + ' raw ' + f.raw + ' vs ' + v);
   }
   check(p.name + ' summary figures equal the report', figs.length >= 10 && bad.length === 0, bad.join('; ') || figs.length + ' figures');
+  /* the summary's lists read as text: the syncs' waits as bands with their counts */
+  const kv = await page.$$eval('#panel-summary dl.kv dd', (ds) => ds.map((d) => d.textContent));
+  const raw = /\bnull\b|\[object|\{"/;
+  check(p.name + ' summary lists read as text', kv.every((t) => !raw.test(t)), JSON.stringify(kv.filter((t) => raw.test(t)).slice(0, 2)));
+  const sync = expected.summary.sync;
+  if (sync && sync.count > 0) {
+    const last = sync.waits[sync.waits.length - 1];
+    check(p.name + ' syncs by how long they waited', kv.some((t) => t.includes(' or more: ' + last.count) && t.includes(' to ')),
+      JSON.stringify(kv.filter((t) => t.includes('more'))));
+  }
   const steps = figs.find((f) => f.field === 'summary.steps');
   check(p.name + ' step count shown', steps && steps.text === String(expected.summary.steps).replace(/\B(?=(\d{3})+(?!\d))/g, ','),
     steps && steps.text);

@@ -133,6 +133,72 @@ Test(analysis_rules, rare_sync_is_not_flagged)
     cJSON_Delete(r);
 }
 
+/* As an 8-rank DLRM trace looked: 40 steps of 100 ms, each with ten
+ * aten::item calls on values already on the host (SYNC regions of 600 ns,
+ * each around an aten::_local_scalar_dense of 400 ns, one wait), and a
+ * cudaDeviceSynchronize record in "log": 60 ms every fourth step, 200 us in
+ * the others. 400 calls of aten::item: past the sketch's exact values. */
+static const char *write_item_syncs(const char *name)
+{
+    const char *path = fx_path(name);
+    synth *s = synth_open(path, NULL);
+    synth_thread(s, 0, 1, "train");
+    uint64_t t = FX_MS;
+    for (uint64_t i = 0; i < 40; i++) {
+        for (uint64_t k = 0; k < 10; k++) {
+            uint64_t at = t + (1 + k) * FX_MS;
+            synth_region(s, 0, "aten::_local_scalar_dense", PROF_KIND_SYNC, 2, at + 100, 400);
+            synth_region(s, 0, "aten::item", PROF_KIND_SYNC, 1, at, 600);
+        }
+        synth_region(s, 0, "forward", PROF_KIND_COMPUTE, 1, t + 12 * FX_MS, 18 * FX_MS);
+        uint64_t wait = i % 4 == 3 ? 60 * FX_MS : 200000;
+        synth_sync(s, 0, PROF_SYNC_DEVICE, 0, 0, 1000 + i, t + 30 * FX_MS, wait);
+        synth_region(s, 0, "log", PROF_KIND_COMPUTE, 1, t + 30 * FX_MS, wait + 1000);
+        synth_region(s, 0, "train_step", PROF_KIND_COMPUTE, 0, t, 100 * FX_MS);
+        synth_step(s, 0, i, PROF_STEP_SAMPLED, t, 100 * FX_MS);
+        t += 100 * FX_MS;
+    }
+    cr_assert_eq(synth_close(s, NULL), 0);
+    return path;
+}
+
+static uint64_t band(const cJSON *o, int k)
+{
+    return (uint64_t)au_num(cJSON_GetArrayItem(au_get(o, "waits"), k), "count");
+}
+
+Test(analysis_rules, syncs_are_counted_by_how_long_they_waited)
+{
+    cJSON *r = au_report(write_item_syncs("item_syncs.prof"), NULL);
+    const cJSON *sum = au_get(au_get(r, "summary"), "sync");
+    cr_assert_eq(au_num(sum, "count"), 440, "400 item calls (their nested call is one wait) "
+                 "and 40 records");
+    cr_assert_eq(band(sum, 0), 400, "the items found the value ready");
+    cr_assert_eq(band(sum, 1), 30);
+    cr_assert_eq(band(sum, 2), 10);
+    cr_assert_eq(au_num(sum, "waited"), 40);
+    const cJSON *w = cJSON_GetArrayItem(au_get(sum, "waits"), 1);
+    cr_assert_eq(au_num(w, "min_ns"), 10000);
+    cr_assert_eq(au_num(w, "max_ns"), 1000000);
+    cr_assert(cJSON_IsNull(au_get(cJSON_GetArrayItem(au_get(sum, "waits"), 2), "max_ns")));
+    const cJSON *f = au_finding(r, "cpu_gpu_sync", NULL);
+    cr_assert_not_null(f, "10 x 60 ms + 30 x 200 us of 4 s: 15%%");
+    const cJSON *e = au_get(f, "evidence");
+    cr_assert_eq(au_num(e, "waited"), 40);
+    const cJSON *site = cJSON_GetArrayItem(au_get(e, "sites"), 0);
+    cr_assert_str_eq(au_str(site, "name"), "log");
+    cr_assert_eq(au_num(site, "count"), 40);
+    cr_assert_eq(au_num(site, "waited"), 40);
+    site = cJSON_GetArrayItem(au_get(e, "sites"), 1);
+    cr_assert_str_eq(au_str(site, "name"), "train_step");
+    cr_assert_eq(au_num(site, "count"), 400);
+    cr_assert_eq(au_num(site, "waited"), 0);
+    const char *rec = au_str(f, "recommendation");
+    cr_assert(strstr(rec, "440 syncs, of which 40 waited 10 us or more (10 over 1 ms) and 400 "
+                     "found the GPU done") != NULL, "%s", rec);
+    cJSON_Delete(r);
+}
+
 static cJSON *steps_report(const char *name, const uint64_t *ns, size_t n)
 {
     const char *path = fx_path(name);

@@ -59,8 +59,40 @@ static void check_order(const quantile_sketch *s, const uint64_t *sorted, size_t
     }
 }
 
+static uint64_t exact_below(const uint64_t *sorted, size_t n, uint64_t limit)
+{
+    size_t k = 0;
+    while (k < n && sorted[k] < limit)
+        k++;
+    return k;
+}
+
+/* sketch_count_below: exact while the values are kept; from buckets, it
+ * counts every value below limit / gamma and none at or above limit; and
+ * exact past either end. sorted holds the values sketched. */
+static void check_count_below(const quantile_sketch *s, const uint64_t *sorted, size_t n,
+                              const char *what)
+{
+    for (size_t k = 0; k <= 40; k++) {
+        if (k == 40 && sorted[n - 1] == UINT64_MAX)
+            break;
+        uint64_t limit = k == 40 ? sorted[n - 1] + 1 : sorted[k * (n - 1) / 39];
+        uint64_t got = sketch_count_below(s, limit), exact = exact_below(sorted, n, limit);
+        if (n <= SKETCH_EXACT || limit <= sorted[0] || limit > sorted[n - 1]) {
+            cr_assert_eq(got, exact, "%s (n %zu): below %llu", what, n,
+                         (unsigned long long)limit);
+            continue;
+        }
+        uint64_t low = exact_below(sorted, n, (uint64_t)((double)limit / SKETCH_GAMMA));
+        cr_assert(got >= low && got <= exact, "%s (n %zu): %llu below %llu, not in [%llu, %llu]",
+                  what, n, (unsigned long long)got, (unsigned long long)limit,
+                  (unsigned long long)low, (unsigned long long)exact);
+    }
+}
+
 /* Sketches v, then checks every quantile in qs against the exact one and
- * their order. Returns the largest relative error seen. */
+ * their order, and counts below limits. Returns the largest relative
+ * error seen. */
 static double check_bound(uint64_t *v, size_t n, const char *what)
 {
     quantile_sketch s;
@@ -79,6 +111,7 @@ static double check_bound(uint64_t *v, size_t n, const char *what)
         worst = err > worst ? err : worst;
     }
     check_order(&s, v, n, what);
+    check_count_below(&s, v, n, what);
     sketch_free(&s);
     return worst;
 }
