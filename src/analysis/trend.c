@@ -216,23 +216,29 @@ static double dickey_fuller(const double *x, const double *y, size_t n)
     return s2 > 0 ? g / sqrt(s2 / sll) : -INFINITY;
 }
 
-/* Increments: the mean growth per unit of x, dy = b dx + e through the
- * origin, tested with the effective number of increments when they are
- * correlated (a rate that wanders). The line is drawn through the means. */
+/* Increments: the growth per unit of x of a sum of increments whose
+ * variance grows with the x they span (a random walk with drift: dy ~
+ * b dx + sigma sqrt(dx) z), so b is the weighted least squares of dy on dx
+ * through the origin with weights 1 / dx - the whole rise over the whole
+ * span - and each residual counts standardised by sqrt(dx). Evenly spaced,
+ * that is the plain least squares through the origin; unevenly, plain
+ * least squares lets the longest intervals decide alone (a process off the
+ * CPU for seconds, neither sampled nor growing, would read as no growth).
+ * Tested with the effective number of increments when they are correlated
+ * (a rate that wanders). The line is drawn through the means. */
 static void increments(const double *x, const double *y, size_t n, trend_line *out)
 {
     size_t m = n - 1;
-    double sxx = 0.0, sxy = 0.0, sse = 0.0, lag = 0.0, prev = 0.0, xm = 0.0, ym = 0.0;
+    double span = x[n - 1] - x[0], swe = 0.0, lag = 0.0, prev = 0.0, xm = 0.0, ym = 0.0;
+    double b = (y[n - 1] - y[0]) / span;
     for (size_t i = 1; i < n; i++) {
-        sxx += (x[i] - x[i - 1]) * (x[i] - x[i - 1]);
-        sxy += (x[i] - x[i - 1]) * (y[i] - y[i - 1]);
-    }
-    double b = sxy / sxx;
-    for (size_t i = 1; i < n; i++) {
-        double e = (y[i] - y[i - 1]) - b * (x[i] - x[i - 1]);
-        sse += e * e;
-        lag += i > 1 ? prev * e : 0.0;
-        prev = e;
+        double dx = x[i] - x[i - 1];
+        if (!(dx > 0)) /* samples at one x: their increment is noise alone */
+            dx = span / (double)m * 1e-3;
+        double z = ((y[i] - y[i - 1]) - b * dx) / sqrt(dx);
+        swe += z * z;
+        lag += i > 1 ? prev * z : 0.0;
+        prev = z;
     }
     for (size_t i = 0; i < n; i++) {
         xm += x[i] / (double)n;
@@ -240,11 +246,12 @@ static void increments(const double *x, const double *y, size_t n, trend_line *o
     }
     out->fit.slope = b;
     out->fit.intercept = ym - b * xm;
-    out->r1 = sse > 0 ? lag / sse : 0.0;
+    out->r1 = swe > 0 ? lag / swe : 0.0;
     double n_eff = out->r1 > 0 ? (double)m * (1.0 - out->r1) / (1.0 + out->r1) : (double)m;
     n_eff = n_eff < 3.0 ? 3.0 : n_eff;
     out->n_eff = n_eff + 1.0; /* points: one more than increments */
-    retest(&out->fit, sqrt(sse / sxx / (n_eff - 1.0)), n_eff - 1.0);
+    /* evenly spaced by d: swe / span = SSE / Sxx, the plain test's */
+    retest(&out->fit, sqrt(swe / span / (n_eff - 1.0)), n_eff - 1.0);
 }
 
 /* r2 of the reported line over the points. */

@@ -222,6 +222,50 @@ rc=$?
 want="prof: not recording: bad PROF_BUFFER_MB 'abc' (see libprof(3))"
 check libprof-preload-bad-env eval 'status 0 && [ "$(cat "$err")" = "$want" ]'
 
+# ---- a process stopped now and then --------------------------------------------------
+# SIGSTOP and SIGCONT, as a busy machine deschedules it: while stopped it
+# neither samples its memory nor grows. Sampled on the timer while it takes
+# 300 MiB and keeps them, host.rss is a leak over time; taking and freeing
+# the same, it is flat (formats/rules.md §2.6: its increments weighed by the
+# time they span; before, the long stopped spells read as no growth, r2 0.12).
+stop_and_go() { # KEEP NAME
+    rm -f "$tmp/$2.pid"
+    PROF_MEMORY_INTERVAL_MS=10 "$PROF" record -o "$tmp/$2.prof" -- \
+        "$CHILD" grow "$tmp/$2.pid" 300 "$1" >"$out" 2>"$err" &
+    rec=$!
+    i=0
+    while [ ! -s "$tmp/$2.pid" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+    pid=$(cat "$tmp/$2.pid" 2>/dev/null)
+    spells=0
+    while [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; do
+        sleep 0.15
+        kill -STOP "$pid" 2>/dev/null && spells=$((spells + 1))
+        sleep 0.6
+        kill -CONT "$pid" 2>/dev/null
+    done
+    wait $rec
+    rc=$?
+    "$PROF" analyze --format json "$tmp/$2.prof" >"$tmp/$2.json" 2>>"$err"
+}
+leak_of() { # NAME: host.rss flagged as a leak, and the fit's slope in MiB/s
+    "$PY" -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+fit = [m["fit"] for m in r["memory"] if m["series"] == "host.rss"][0]
+flagged = any(b["rule"] == "memory_leak" and b["subject"] == "host.rss" for b in r["bottlenecks"])
+print("flagged" if flagged else "silent", round(fit["slope_bytes_per_s"] / 2**20, 1) if fit else None)' \
+        "$tmp/$1.json" 2>&1
+}
+if [ -x "$PY" ]; then
+    stop_and_go 1 stopped-leak
+    verdict=$(leak_of stopped-leak)
+    check record-stopped-leak-found eval 'status 0 && [ "$spells" -ge 3 ] &&
+        [ "${verdict%% *}" = flagged ] || { echo "$spells spells: $verdict" >"$err"; false; }'
+    stop_and_go 0 stopped-flat
+    verdict=$(leak_of stopped-flat)
+    check record-stopped-flat-silent eval 'status 0 && [ "$spells" -ge 3 ] &&
+        [ "${verdict%% *}" = silent ] || { echo "$spells spells: $verdict" >"$err"; false; }'
+fi
+
 # ---- hostile surroundings: closed standard descriptors, outputs that are not files ---
 # A command started with stdout (or all of 0, 1, 2) closed: libprof's descriptors
 # never take them, so what the command prints cannot land in the profile; its

@@ -18,7 +18,8 @@ static const char *const names[LB_CLASSES] = {
     "timer with steps", "timer, 4 epochs", "timer, rate wanders", "warm-up",
     "sawtooth, few teeth", "sawtooth, many teeth", "one-off spike", "one-off jump", "noise",
     "timer noise", "random walk", "decline", "grow, then release", "chunked, short",
-    "chunked, flat",
+    "chunked, flat", "timer, irregular", "timer, bursts", "timer, descheduled",
+    "timer, descheduled, flat",
 };
 
 const double lb_torch_leak_rss[LB_TORCH_LEAK_STEPS] = {
@@ -34,7 +35,8 @@ const char *lb_name(lb_class c)
 
 int lb_is_leak(lb_class c)
 {
-    return c <= LB_TIMER_WANDER || c == LB_CHUNKED;
+    return c <= LB_TIMER_WANDER || c == LB_CHUNKED || c == LB_TIMER_IRREGULAR ||
+           c == LB_TIMER_BURSTY || c == LB_TIMER_DESCHEDULED;
 }
 
 /* A case: its steps and its samples, in time order, and how it was drawn. */
@@ -315,6 +317,76 @@ static int epochs_case(lb_case *k)
     return timer_samples(k, k->start[3] + k->dur[3], (uint64_t)(unif(k, 20, 100) * 1e6));
 }
 
+/* No steps, a leak of 50-200% of the level, samples spaced unevenly:
+ * irregular: gaps log-normal about 20-100 ms, a factor e^1.5 either way
+ *   (1 ms to seconds); the process runs throughout and grows with time;
+ * bursts: 5-30 samples 1-5 ms apart, then 0.5-5 s without one.
+ * The truth is the rise over the span, per second of it. */
+static int uneven_case(lb_case *k)
+{
+    double secs = unif(k, 30, 200), every = unif(k, 20, 100) * 1e-3;
+    k->level = unif(k, 0.3, 4) * GIB;
+    k->sd = unif(k, 0.2, 2) * FX_MB;
+    k->phi = unif(k, 0.5, 0.95);
+    k->rate = unif(k, 0.5, 2.0) * k->level / secs;
+    size_t burst = 0;
+    for (uint64_t t = FX_MS; t <= (uint64_t)(secs * 1e9);) {
+        if (add_sample(k, t, k->level + k->rate * (double)(t - FX_MS) / 1e9 + noise(k)))
+            return -1;
+        if (k->c == LB_TIMER_IRREGULAR) {
+            t += (uint64_t)(every * exp(1.5 * synth_gauss(&k->rng)) * 1e9) + 1;
+            continue;
+        }
+        if (burst == 0)
+            burst = unif_n(k, 5, 30);
+        t += (uint64_t)(--burst ? unif(k, 1, 5) * 1e6 : unif(k, 0.5, 5.0) * 1e9);
+    }
+    return 0;
+}
+
+/* No steps: runs of 0.2-2 s sampled every 10-50 ms, each followed by
+ * 0.5-10 s off the CPU, with no sample and no growth: the level rises
+ * only while the process runs, by 50-200% over the span (flat: correlated
+ * noise alone). The truth is the rise over the span, per second of it. */
+static int descheduled_case(lb_case *k)
+{
+    double secs = unif(k, 30, 200), ran = 0.0;
+    k->level = unif(k, 0.3, 4) * GIB;
+    k->sd = unif(k, 0.2, 2) * FX_MB;
+    k->phi = unif(k, 0.5, 0.95);
+    double rise = k->c == LB_TIMER_DESCHEDULED_FLAT ? 0.0 : unif(k, 0.5, 2.0) * k->level;
+    /* the running time is drawn first: the growth per running second follows */
+    synth_rng again = k->rng;
+    for (double a = 0.0; a < secs;) {
+        double b = fmin(secs, a + unif(k, 0.2, 2.0));
+        ran += b - a;
+        a = b + unif(k, 0.5, 10.0);
+    }
+    k->rng = again;
+    double rate = rise / ran, before = 0.0, *ran_at = NULL;
+    size_t cap = 0;
+    for (double a = 0.0; a < secs;) {
+        double b = fmin(secs, a + unif(k, 0.2, 2.0));
+        for (double t = a; t <= b; t += unif(k, 10, 50) * 1e-3) {
+            if (vec_grow(&ran_at, &cap, k->n, sizeof *ran_at) < 0 ||
+                add_sample(k, FX_MS + (uint64_t)(t * 1e9),
+                           k->level + rate * (before + t - a) + noise(k))) {
+                free(ran_at);
+                return -1;
+            }
+            ran_at[k->n - 1] = before + t - a;
+        }
+        before += b - a;
+        a = b + unif(k, 0.5, 10.0);
+    }
+    /* the rise per second where the rule fits: after the warm-up of
+     * rules.md §2.5 */
+    size_t w = (k->n + 9) / 10 < 3 ? 3 : (k->n + 9) / 10;
+    k->rate = rate * (ran_at[k->n - 1] - ran_at[w]) / ((double)(k->t[k->n - 1] - k->t[w]) / 1e9);
+    free(ran_at);
+    return 0;
+}
+
 /* Steps of ~100 ms with a timer every 7-30 ms: inside a step activations
  * rise and fall (amp * sin), and the leak grows; a sample at each step end. */
 static int timer_steps_case(lb_case *k)
@@ -372,6 +444,10 @@ static int generate(lb_case *k)
     case LB_TIMER_EPOCHS: return epochs_case(k);
     case LB_TIMER_WANDER: return wander_case(k);
     case LB_TIMER_STEPS: return timer_steps_case(k);
+    case LB_TIMER_IRREGULAR:
+    case LB_TIMER_BURSTY: return uneven_case(k);
+    case LB_TIMER_DESCHEDULED:
+    case LB_TIMER_DESCHEDULED_FLAT: return descheduled_case(k);
     default: return per_step_case(k);
     }
 }
@@ -380,14 +456,20 @@ int lb_write(const char *path, lb_class c, uint64_t seed, lb_truth *truth)
 {
     lb_case k = { .c = c, .rng = { seed * 0x9E3779B97F4A7C15ull + (uint64_t)c * 7919u + 1u } };
     int by_time = c == LB_TIMER || c == LB_TIMER_NOISE || c == LB_TIMER_EPOCHS ||
-                  c == LB_TIMER_WANDER;
+                  c == LB_TIMER_WANDER || c >= LB_TIMER_IRREGULAR;
     const char *series = c == LB_SLOW || c == LB_CHUNKED || c == LB_CHUNKED_FLAT || by_time
                              ? "host.rss"
                              : "gpu.allocated";
     int rc = generate(&k);
     if (rc == 0)
         rc = write_case(&k, path, series);
-    *truth = (lb_truth){ series, lb_is_leak(c), by_time, lb_is_leak(c) ? k.rate : 0.0 };
+    /* A process that grows only while it runs has no one rate per second:
+     * the rate of a window depends on how much of it the process ran, and
+     * the onset of rules.md §2.7 may rightly start the fit after a long
+     * spell off the CPU. Its slope is held to the rate after the warm-up
+     * within half; the verdict is what the class is for. */
+    double tolerance = c == LB_TIMER_DESCHEDULED ? 0.5 : LB_SLOPE_TOLERANCE;
+    *truth = (lb_truth){ series, lb_is_leak(c), by_time, lb_is_leak(c) ? k.rate : 0.0, tolerance };
     free(k.start);
     free(k.dur);
     free(k.t);

@@ -33,14 +33,26 @@ typedef enum {
     LB_CHUNKED,       /* leak: host.rss of a short run, 20-80 steps of 4-20
                          MiB, counted in whole 2 or 4 MiB chunks               */
     LB_CHUNKED_FLAT,  /* not a leak: as LB_CHUNKED without growth              */
+    /* samples on a timer, unevenly spaced (no steps) */
+    LB_TIMER_IRREGULAR, /* leak: gaps between samples from 1 ms to seconds     */
+    LB_TIMER_BURSTY,  /* leak: bursts of samples ms apart, seconds between    */
+    LB_TIMER_DESCHEDULED, /* leak: runs of samples, then the process is off
+                         the CPU for seconds: no samples and no growth        */
+    LB_TIMER_DESCHEDULED_FLAT, /* not a leak: as LB_TIMER_DESCHEDULED, flat
+                         with correlated noise                                */
     LB_CLASSES
 } lb_class;
+
+/* A true leak's fitted slope must be within this share of the real one,
+ * unless its class says otherwise (lb_truth.tolerance). */
+#define LB_SLOPE_TOLERANCE 0.05
 
 typedef struct lb_truth {
     const char *series;    /* the memory series the case is about              */
     int leak;              /* 1: the rule must flag it                         */
     int per_s;             /* its slope is per second (fitted over time)       */
     double slope;          /* bytes per step, or per second; 0 for no leak     */
+    double tolerance;      /* the share the fitted slope may be off by          */
 } lb_truth;
 
 const char *lb_name(lb_class c);

@@ -12,15 +12,15 @@
 #include "leak_battery.h"
 #include "model/profile.h"
 
-/* A true leak's fitted slope must be within this share of the real one. */
-#define LB_SLOPE_TOLERANCE 0.05
 
 typedef struct lb_tally {
     unsigned runs, flagged;
     unsigned misses;       /* leaks not flagged                                 */
     unsigned false_alarms; /* flagged, but not a leak                           */
-    unsigned slope_bad;    /* flagged leaks whose slope is off by more than 5%  */
+    unsigned slope_bad;    /* flagged leaks whose slope is off by more than
+                              their tolerance (lb_truth)                        */
     double max_slope_err;  /* the largest relative error of a flagged leak      */
+    double tolerance;      /* the class's limit on it (lb_truth.tolerance)      */
     unsigned errors;       /* cases that could not be written or analysed       */
 } lb_tally;
 
@@ -73,6 +73,7 @@ static inline cJSON *lb_report(const char *path)
 static inline void lb_count(lb_tally *t, const lb_truth *truth, int flagged, double slope)
 {
     t->runs++;
+    t->tolerance = truth->tolerance;
     t->flagged += (unsigned)flagged;
     if (truth->leak && !flagged)
         t->misses++;
@@ -80,7 +81,7 @@ static inline void lb_count(lb_tally *t, const lb_truth *truth, int flagged, dou
         t->false_alarms++;
     if (truth->leak && flagged) {
         double err = fabs(slope - truth->slope) / truth->slope;
-        if (!(err <= LB_SLOPE_TOLERANCE))
+        if (!(err <= truth->tolerance))
             t->slope_bad++;
         if (!(err <= t->max_slope_err))
             t->max_slope_err = isnan(err) ? INFINITY : err;

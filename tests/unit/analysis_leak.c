@@ -234,8 +234,8 @@ static void battery(lb_class c)
     if (lb_is_leak(c)) {
         cr_assert_leq(t.misses, BATTERY_SEEDS / 50, "%s: %u of %u missed", lb_name(c),
                      t.misses, t.runs);
-        cr_assert_eq(t.slope_bad, 0, "%s: %u slopes off by more than 5%% (worst %.1f%%)",
-                     lb_name(c), t.slope_bad, 100 * t.max_slope_err);
+        cr_assert_eq(t.slope_bad, 0, "%s: %u slopes off by more than %.0f%% (worst %.1f%%)",
+                     lb_name(c), t.slope_bad, 100 * t.tolerance, 100 * t.max_slope_err);
     } else {
         cr_assert_eq(t.false_alarms, 0, "%s: %u of %u flagged", lb_name(c), t.false_alarms,
                      t.runs);
@@ -262,6 +262,10 @@ Test(analysis_leak, battery_decline) { battery(LB_DECLINE); }
 Test(analysis_leak, battery_release) { battery(LB_RELEASE); }
 Test(analysis_leak, battery_chunked) { battery(LB_CHUNKED); }
 Test(analysis_leak, battery_chunked_flat) { battery(LB_CHUNKED_FLAT); }
+Test(analysis_leak, battery_timer_irregular) { battery(LB_TIMER_IRREGULAR); }
+Test(analysis_leak, battery_timer_bursts) { battery(LB_TIMER_BURSTY); }
+Test(analysis_leak, battery_timer_descheduled) { battery(LB_TIMER_DESCHEDULED); }
+Test(analysis_leak, battery_timer_descheduled_flat) { battery(LB_TIMER_DESCHEDULED_FLAT); }
 
 /* ---- what counting does not show ----------------------------------------------- */
 

@@ -161,3 +161,45 @@ Test(analysis_trend, growth_by_regular_increments_is_found)
     cr_assert_lt(t.fit.p_value, 1e-10);
     cr_assert_lt(t.fit.ci95, 0.1);
 }
+
+/* A sum of increments sampled unevenly: runs of samples 20 ms apart, each
+ * followed by 1-8 s in which the process is off the CPU and neither samples
+ * nor grows. Plain least squares of the increments on their spans lets the
+ * long spans decide (they say: no growth); the increments' variance grows
+ * with their span, so the slope is the rise over the span. */
+Test(analysis_trend, increments_sampled_unevenly_are_weighed_by_their_span)
+{
+    double x[N], y[N];
+    synth_rng r = { 91 };
+    double t = 0.0, level = 100.0;
+    for (size_t i = 0; i < N; i++) {
+        x[i] = t;
+        y[i] = level + 0.01 * synth_gauss(&r);
+        double dx = i % 20 == 19 ? 1.0 + 7.0 * synth_uniform(&r) : 0.02;
+        if (dx < 0.5)
+            level += 0.5 * dx; /* 0.5 a second while running */
+        t += dx;
+    }
+    trend_line tl;
+    cr_assert_eq(trend_fit(x, y, N, &tl), 0);
+    double rise = (y[N - 1] - y[0]) / (x[N - 1] - x[0]);
+    cr_assert(tl.increments, "a staircase keeps its unit root (tau %g)", tl.df_tau);
+    cr_assert(fabs(tl.fit.slope - rise) < 1e-9 * rise, "slope %g, rise per unit x %g",
+              tl.fit.slope, rise);
+    cr_assert_lt(tl.fit.p_value, 0.01, "p %g", tl.fit.p_value);
+
+    /* evenly spaced, the same as least squares through the origin */
+    double sxx = 0.0, sxy = 0.0;
+    for (size_t i = 0; i < N; i++) {
+        x[i] = (double)i;
+        y[i] = (i ? y[i - 1] : 0.0) + 1.0 + synth_gauss(&r);
+    }
+    for (size_t i = 1; i < N; i++) {
+        sxx += 1.0;
+        sxy += y[i] - y[i - 1];
+    }
+    cr_assert_eq(trend_fit(x, y, N, &tl), 0);
+    if (tl.increments)
+        cr_assert(fabs(tl.fit.slope - sxy / sxx) < 1e-9, "slope %g, %g", tl.fit.slope,
+                  sxy / sxx);
+}

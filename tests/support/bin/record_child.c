@@ -9,9 +9,14 @@
  *   record_child usr1 FILE       creates FILE, waits for SIGUSR1, prints
  *                                "got SIGUSR1" and exits 0
  *   record_child segv            touches some memory, then dereferences NULL
+ *   record_child grow FILE N KEEP writes its pid to FILE, then takes N MiB,
+ *                                one every 2 ms, touching each; KEEP 1 keeps
+ *                                them all (a leak), 0 frees each as it takes
+ *                                the next (flat)
  */
 #include <signal.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -60,6 +65,27 @@ static int crash(void)
     return 0;
 }
 
+static int grow(const char *path, long mib, int keep)
+{
+    FILE *f = fopen(path, "w");
+    if (!f || fprintf(f, "%ld\n", (long)getpid()) < 0 || fclose(f) != 0)
+        return 1;
+    size_t n = (size_t)1 << 20;
+    char *prev = NULL;
+    struct timespec pause_2ms = { 0, 2000000 };
+    for (long i = 0; i < mib; i++) {
+        char *p = malloc(n);
+        if (!p)
+            return 1;
+        memset(p, (int)(i & 0x7f) + 1, n);
+        if (!keep)
+            free(prev);
+        prev = p;
+        nanosleep(&pause_2ms, NULL);
+    }
+    return 0; /* kept: freed at exit */
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 3 && strcmp(argv[1], "exit") == 0)
@@ -76,6 +102,9 @@ int main(int argc, char **argv)
         return wait_usr1(argv[2]);
     if (argc >= 2 && strcmp(argv[1], "segv") == 0)
         return crash();
-    fprintf(stderr, "usage: record_child exit N | env NAME... | wait FILE | usr1 FILE | segv\n");
+    if (argc >= 5 && strcmp(argv[1], "grow") == 0)
+        return grow(argv[2], atol(argv[3]), atoi(argv[4]));
+    fprintf(stderr, "usage: record_child exit N | env NAME... | wait FILE | usr1 FILE | segv | "
+                    "grow FILE MIB KEEP\n");
     return 2;
 }
