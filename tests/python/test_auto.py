@@ -7,6 +7,7 @@ environment set by hand): steps, operations, leaks, sitecustomize chaining,
 exit paths, spawn workers, a program without torch, and two torchrun ranks."""
 import glob
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -46,27 +47,31 @@ def record_injects():
     return _injects
 
 
-def recorded(out, argv, extra_env=None, pythonpath="", cwd=None, timeout=120):
-    """Runs argv as `prof record -o out -- argv` would, the program unchanged."""
-    cmd, env = record_setup(out, argv, extra_env, pythonpath)
+def recorded(out, argv, extra_env=None, pythonpath="", cwd=None, timeout=120, hooks=None):
+    """Runs argv as `prof record -o out [--python-hooks hooks] -- argv`
+    would, the program unchanged."""
+    cmd, env = record_setup(out, argv, extra_env, pythonpath, hooks)
     return subprocess.run(cmd, env=env, cwd=cwd or os.path.dirname(out),
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                           timeout=timeout)
 
 
-def record_setup(out, argv, extra_env=None, pythonpath=""):
+def record_setup(out, argv, extra_env=None, pythonpath="", hooks=None):
     """The command and environment of `prof record -o out -- argv`."""
     env = script_env(extra_env, pythonpath)
     if not pythonpath:
         del env["PYTHONPATH"]
     if record_injects():
-        cmd = [PROF, "record", "-o", out, "--"] + argv
+        cmd = ([PROF, "record", "-o", out] + (["--python-hooks", hooks] if hooks else [])
+               + ["--"] + argv)
         env["PROF_LIBRARY"] = os.path.join(B, "libprof.so")
     else:  # the environment prof record sets up, by hand
         cmd = argv
         env["PYTHONPATH"] = os.pathsep.join([BOOT, PACKAGE] + ([pythonpath] if pythonpath
                                                                else []))
         env.update(LD_PRELOAD=os.path.join(B, "libprof.so"), PROF_OUTPUT=out)
+        if hooks:
+            env["PROF_PYTHON_HOOKS"] = hooks
     return cmd, env
 
 
@@ -245,14 +250,65 @@ class Auto(TempDirTest):
     def test_hooks_are_parsed(self):
         code = r"""
 import prof.torch as pt
-assert pt._parse_hooks(None) == set(pt.HOOKS) == pt._parse_hooks("all")
-assert pt._parse_hooks("steps, data") == {"steps", "data"}
-assert pt._parse_hooks("none") == set()
-assert pt._parse_hooks(["modules", "bogus"]) == {"modules"}
+assert pt._parse_hooks(None) == (set(pt.HOOKS), 0) == pt._parse_hooks("all")
+assert pt._parse_hooks("steps, data") == ({"steps", "data"}, 0)
+assert pt._parse_hooks("none") == (set(), 0)
+assert pt._parse_hooks(["modules", "bogus"]) == ({"modules"}, 0)
+assert pt._parse_hooks("steps,modules=2,data") == ({"steps", "modules", "data"}, 2)
+assert pt._parse_hooks(["modules=0"]) == ({"modules"}, 0)
+assert pt._parse_hooks("all,modules=3,modules=1") == (set(pt.HOOKS), 3)
+assert pt._parse_hooks("modules=x") == ({"modules"}, 0)
+assert pt._parse_hooks("modules=-1,data") == ({"modules", "data"}, 0)
+h = pt.auto("steps,modules=2")
+assert repr(h) == "prof.torch.auto(hooks='steps,modules=2')", repr(h)
+h.remove()
 """
         r = run_python(code)
         self.assertRan(r)
         self.assertIn("unknown hook 'bogus'", r.stderr)
+        self.assertIn("bad hook 'modules=x': the depth of modules=N is a whole number", r.stderr)
+        self.assertIn("bad hook 'modules=-1'", r.stderr)
+
+    def test_modules_deeper_in_code(self):
+        """auto("modules=1"): a submodule called at the top level too keeps
+        its one row; another top-level module of the same class and other
+        submodules gets rows of its own; instrument() takes over from
+        auto()'s hooks; remove() takes every hook off."""
+        p = self.run_code(r"""
+import sys, torch, prof, prof.torch
+from torch import nn
+torch.manual_seed(0); torch.set_num_threads(1)
+handle = prof.torch.auto("steps,modules=1")
+prof.start(sys.argv[1])
+model = nn.Sequential(nn.Sequential(nn.Linear(4, 4), nn.ReLU()), nn.Linear(4, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+for i in range(4):
+    model[0](torch.randn(2, 4)) if i >= 2 else None  # at the top level, after model's first
+    loss = model(torch.randn(8, 4)).pow(2).mean()
+    opt.zero_grad(); loss.backward(); opt.step()
+hooked = lambda m: bool(m._forward_pre_hooks) or bool(m._forward_hooks)
+assert hooked(model[0]) and hooked(model[1]) and not hooked(model[0][0]) and not hooked(model)
+copy = nn.Sequential(nn.Sequential(nn.Linear(4, 4), nn.ReLU()), nn.Linear(4, 1))
+copy(torch.randn(2, 4))  # the same submodules: the same rows
+other = nn.Sequential(nn.Linear(4, 4), nn.Sequential(nn.ReLU()))
+other(torch.randn(2, 4))
+assert hooked(other[1]) and not hooked(other[1][0])
+prof.torch.instrument(other[1], name="mine")  # explicit: auto()'s hooks give way
+assert len(other[1]._forward_pre_hooks) == 1
+handle.remove()
+assert not any(hooked(m) for m in model.modules()) and not hooked(other[0])
+prof.stop()
+""")
+        names = p.names()
+        self.assertEqual(names.count("Sequential.forward"), 4 + 1)  # and the copy's
+        self.assertEqual(names.count("Sequential.0.forward"), 4 + 2 + 1)
+        self.assertEqual(names.count("Sequential.1.forward"), 4 + 1)
+        self.assertEqual(names.count("Sequential.0.backward"), 4)
+        self.assertFalse([n for n in names if n.startswith("Sequential.0.0.")], names)
+        self.assertEqual(p.classes.get("Sequential.1.forward"), "torch.nn.Linear")
+        for part, cls in (("", "Sequential"), (".0", "Linear"), (".1", "Sequential")):
+            self.assertEqual(names.count("Sequential#2%s.forward" % part), 1, names)
+            self.assertEqual(p.classes.get("Sequential#2%s.forward" % part), "torch.nn." + cls)
 
 
 class Unmodified(TempDirTest):
@@ -362,6 +418,96 @@ class Unmodified(TempDirTest):
             self.assertEqual(p.names().count("DistributedDataParallel.forward"), 5)
         rep = analyze(self.path("run.0.prof"), self.path("run.1.prof"))
         self.assertIn("DistributedDataParallel.forward", ops(rep))  # both read together
+
+
+NESTED = r"""
+import torch
+from torch import nn
+torch.manual_seed(0); torch.set_num_threads(1)
+model = nn.Sequential(
+    nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Sequential(nn.Linear(16, 16), nn.Tanh())),
+    nn.Linear(16, 1))
+loss_fn = nn.MSELoss()
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+data = torch.utils.data.TensorDataset(torch.randn(24, 8), torch.randn(24, 1))
+for x, y in torch.utils.data.DataLoader(data, batch_size=4):
+    loss = loss_fn(model(x), y)
+    opt.zero_grad(); loss.backward(); opt.step()
+"""
+
+# the modules NESTED's modules=2 records, with their classes: two levels
+# below the top-level Sequential, not the innermost Sequential's children
+DEEPER = {"Sequential": "torch.nn.Sequential", "Sequential.0": "torch.nn.Sequential",
+          "Sequential.1": "torch.nn.Linear", "Sequential.0.0": "torch.nn.Linear",
+          "Sequential.0.1": "torch.nn.ReLU", "Sequential.0.2": "torch.nn.Sequential"}
+
+
+def tree_paths(node, above=()):
+    """{path of names from the root's children down: calls} of analyze's call tree."""
+    found = {}
+    for child in node.get("children", []):
+        path = above + (child["name"],)
+        found[path] = child["calls"]
+        found.update(tree_paths(child, path))
+    return found
+
+
+class Deeper(TempDirTest):
+    """prof record --python-hooks modules=N on an unmodified script whose
+    model is a Sequential of Sequentials."""
+
+    def record(self, name, hooks):
+        script = self.path("nested.py")
+        with open(script, "w") as f:
+            f.write(NESTED)
+        out = self.path(name + ".prof")
+        self.assertRan(recorded(out, [sys.executable, script], hooks=hooks))
+        return out
+
+    def test_submodules_recorded_nested_with_their_classes(self):
+        out = self.record("deep", "steps,modules=2,data")
+        p = Profile(out)
+        self.assertEqual(complete(p), 6)
+        names = p.names()
+        for module, cls in DEEPER.items():
+            for part in ("forward", "backward"):
+                self.assertEqual(names.count(module + "." + part), 6, (module, part, names))
+                self.assertEqual(p.classes.get(module + "." + part), cls, module)
+        self.assertEqual(names.count("MSELoss.forward"), 6)  # the other top-level module
+        self.assertFalse([n for n in names if re.match(r"Sequential\.0\.2\.\d", n)], names)
+        # each child inside its parent's region, one level deeper
+        regions = [r for r in p.regions if r["name"].startswith("Sequential.")]
+        for r in regions:
+            parent = r["name"].rsplit(".", 2)[0] + "." + r["name"].rsplit(".", 1)[1]
+            if parent == r["name"]:
+                continue
+            outer = [q for q in regions if q["name"] == parent and q["depth"] == r["depth"] - 1
+                     and q["start"] <= r["start"]
+                     and r["start"] + r["dur"] <= q["start"] + q["dur"]]
+            self.assertEqual(len(outer), 1, (r, parent))
+        # the same tree in prof analyze, where a reader sees it
+        rep = analyze(out)
+        o = ops(rep)
+        self.assertEqual(o["Sequential.0.0.forward"]["module_class"], "torch.nn.Linear")
+        self.assertEqual(o["Sequential.0.2.backward"]["calls"], 6)
+        paths = tree_paths(rep["call_tree"])
+        for part in ("forward", "backward"):
+            top = [k for k in paths if k[-1] == "Sequential." + part]
+            self.assertEqual(len(top), 1, top)
+            for module in DEEPER:
+                chain = tuple(".".join(module.split(".")[:i]) + "." + part
+                              for i in range(1, module.count(".") + 2))
+                self.assertEqual(paths.get(top[0][:-1] + chain), 6, (chain, sorted(paths)))
+
+    def test_modules_0_is_plain_modules(self):
+        plain = Profile(self.record("plain", "steps,modules,data"))
+        zero = Profile(self.record("zero", "steps,modules=0,data"))
+        self.assertEqual(sorted(plain.names()), sorted(zero.names()))
+        self.assertEqual(sorted(set(plain.names())),
+                         ["MSELoss.backward", "MSELoss.forward", "SGD.step",
+                          "Sequential.backward",
+                          "Sequential.forward", "data_loading"])
+        self.assertEqual({r["depth"] for r in zero.regions}, {0})
 
 
 DDP = r"""

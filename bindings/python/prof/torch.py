@@ -13,7 +13,8 @@
 
 Or with no change to the program: prof.torch.auto() (which `prof record --
 python3 train.py` runs when the program imports torch) hooks every
-optimizer, top-level module, DataLoader and device sync; see auto().
+optimizer, top-level module (and its submodules down to N levels with
+hooks "modules=N"), DataLoader and device sync; see auto().
 
 Works on CPU-only PyTorch and on CUDA (device memory is sampled only once
 CUDA is initialized, so a CPU run never initializes it). Regions opened by
@@ -251,6 +252,29 @@ def _forward_hook(module, hook):
         return module.register_forward_hook(hook)
 
 
+def _hook_module(path, module, backward):
+    """Records module's forward (and backward) as path + "forward" (and
+    path + "backward"); returns what _unhook takes to undo it."""
+    hooks = _Hooks(path, module, backward)
+    handles = [module.register_forward_pre_hook(hooks.pre)]
+    try:
+        handles.append(_forward_hook(module, hooks.post))
+    except Exception:
+        handles[0].remove()
+        raise
+    handles.append(hooks)
+    return handles
+
+
+def _unhook(handles):
+    for h in handles:
+        if isinstance(h, _Hooks):
+            if h.pending is not None:
+                h.pending.cancel()
+        else:
+            h.remove()
+
+
 def instrument(obj, name=None, depth=None, backward=True):
     """Records regions for a model or an optimizer; returns obj.
 
@@ -275,16 +299,15 @@ def instrument(obj, name=None, depth=None, backward=True):
     if not isinstance(obj, torch.nn.Module):
         raise TypeError("prof.torch.instrument: a torch.nn.Module or torch.optim.Optimizer, "
                         "not %s" % type(obj).__name__)
+    if _deep is not None:  # auto()'s modules=N hooks of its submodules give way
+        _deep.drop(obj)
     handles = []
     for path, module in obj.named_modules():
         if depth is not None and path and path.count(".") >= depth:
             continue
         if name:
             path = name + "." + path if path else name
-        hooks = _Hooks(path + "." if path else "", module, backward)
-        handles.append(module.register_forward_pre_hook(hooks.pre))
-        handles.append(_forward_hook(module, hooks.post))
-        handles.append(hooks)
+        handles.extend(_hook_module(path + "." if path else "", module, backward))
     _instrumented[obj] = handles
     return obj
 
@@ -314,12 +337,7 @@ def uninstrument(obj):
         if "step" in vars(obj):
             del obj.step
         return obj
-    for h in handles:
-        if isinstance(h, _Hooks):
-            if h.pending is not None:
-                h.pending.cancel()
-        else:
-            h.remove()
+    _unhook(handles)
     return obj
 
 
@@ -474,26 +492,37 @@ def untrack_syncs():
 # auto() runs, and those defined later (Optimizer.__init_subclass__).
 
 HOOKS = ("steps", "modules", "data", "syncs", "memory")
+_DEPTH = "modules="  # modules=N: N levels of submodules below each top-level module
 
 
 def _parse_hooks(hooks):
-    """The set of hooks that auto() installs: None, "" or "all" for every
-    one; else a comma-separated str or an iterable of HOOKS' names."""
+    """The hooks that auto() installs and the depth of modules=N (0
+    without it): (frozenset of HOOKS' names, depth). hooks: None, "" or
+    "all" for every one; else a comma-separated str or an iterable of
+    HOOKS' names and "modules=N" (the deepest N given counts)."""
     if hooks is None or hooks == "" or hooks == "all":
-        return frozenset(HOOKS)
+        return frozenset(HOOKS), 0
     if isinstance(hooks, str):
         hooks = hooks.split(",")
-    chosen = set()
+    chosen, depth = set(), 0
     for h in hooks:
         h = str(h).strip()
         if h == "all":
             chosen.update(HOOKS)
         elif h in HOOKS:
             chosen.add(h)
+        elif h.startswith(_DEPTH):
+            n = h[len(_DEPTH):]
+            chosen.add("modules")
+            if n.isascii() and n.isdigit():
+                depth = max(depth, int(n))
+            else:
+                _prof._report_once("prof.torch.auto: bad hook %r: the depth of modules=N is a "
+                                   "whole number of levels from 0; top-level modules only" % h)
         elif h and h != "none":
-            _prof._report_once("prof.torch.auto: unknown hook %r ignored (known: %s, all, none)"
-                               % (h, ", ".join(HOOKS)))
-    return frozenset(chosen)
+            _prof._report_once("prof.torch.auto: unknown hook %r ignored (known: %s, modules=N, "
+                               "all, none)" % (h, ", ".join(HOOKS)))
+    return frozenset(chosen), depth
 
 
 class _Steps:
@@ -528,6 +557,7 @@ _auto_handle = None
 
 class _TopLocal(threading.local):
     top = None          # the module whose forward runs at the top level on this thread
+    hooks = None        # the _TopHooks that recorded its forward begin, if any
 
 
 _top = _TopLocal()
@@ -537,6 +567,7 @@ def _end_step():
     s = _steps
     s.due = False
     _top.top = None     # a top-level forward that raised never ran its forward hook
+    _top.hooks = None
     if _local.open.ids:
         _close_all()
     if s.memory:
@@ -659,18 +690,20 @@ def _optimizer_classes():
 
 class _TopHooks(_Hooks):
     """The forward and backward regions of a module called at the top
-    level, named by its class ("Net.forward", "Net.backward")."""
-    _names = {}  # class -> (forward id, backward id)
+    level, named by its class ("Net.forward", "Net.backward"), or by the
+    name modules=N gave its tree ("Net#2")."""
+    _names = {}  # (class, name) -> (forward id, backward id)
 
-    def __init__(self, module):
+    def __init__(self, module, name=None):
         cls = type(module)
-        ids = self._names.get(cls)
+        name = name or cls.__name__
+        ids = self._names.get((cls, name))
         if ids is None:
             kind = _prof.class_name(module)
             for part in ("forward", "backward"):
-                _prof.name_class(cls.__name__ + "." + part, kind)
-            ids = self._names[cls] = (_intern(cls.__name__ + ".forward"),
-                                      _intern(cls.__name__ + ".backward"))
+                _prof.name_class(name + "." + part, kind)
+            ids = self._names[cls, name] = (_intern(name + ".forward"),
+                                            _intern(name + ".backward"))
         self.fwd, self.bwd = ids
         self.params = _last_gradients(module)
         self.inputs_need_grad = False
@@ -680,18 +713,125 @@ class _TopHooks(_Hooks):
 _top_hooks = weakref.WeakKeyDictionary()  # module -> _TopHooks
 
 
+class _Deep:
+    """auto()'s modules=N: the submodules recorded below each top-level
+    module, down to N levels under it, with instrument()'s hooks (forward
+    and backward regions, each name with its module's class). They are
+    named after the top-level module's own rows: "Net.forward" holds
+    "Net.encoder.forward", which holds "Net.encoder.0.forward". Two
+    top-level modules of one class and the same submodules (a model and
+    its copy, a loss made anew each step) share their rows, as they do
+    without modules=N; one whose submodules differ (a GAN's generator and
+    discriminator, both nn.Sequential) gets rows of its own, "Net#2",
+    so that no name stands for two layers of different classes.
+
+    A top-level module's tree is hooked at its first top-level call, in
+    the global forward pre-hook, before its forward runs, so that its
+    first call is recorded whole. That is safe while PyTorch is calling
+    hooks: only the submodules' own hook dicts change, and none of them
+    is being iterated, since no submodule has been called yet; the
+    global dicts and the top-level module's own, which Module._call_impl
+    is going through (1.13 and later copy them into a tuple first, older
+    versions iterated them live), are left alone.
+    """
+    __slots__ = ("depth", "roots", "hooked", "names")
+
+    def __init__(self, depth):
+        self.depth = depth
+        self.roots = weakref.WeakKeyDictionary()   # top-level module -> True: tree hooked
+        self.hooked = weakref.WeakKeyDictionary()  # submodule -> _hook_module's handles
+        self.names = {}  # (class, its tree's paths and classes) -> the rows' name
+
+    def _tree(self, root):
+        """root's submodules down to depth, each once: [(path, module)]."""
+        seen, found = {id(root)}, []
+        todo = [(n, m, 1) for n, m in reversed(list(root.named_children()))]
+        while todo:
+            path, module, level = todo.pop()
+            if id(module) in seen:  # a module shared in the tree: one path
+                continue
+            seen.add(id(module))
+            found.append((path, module))
+            if level < self.depth:
+                todo.extend((path + "." + n, m, level + 1)
+                            for n, m in reversed(list(module.named_children())))
+        return found
+
+    def install(self, root):
+        """Hooks root's submodules; the name of root's rows."""
+        self.roots[root] = True
+        cls = type(root)
+        try:
+            tree = self._tree(root)
+            shape = (cls, tuple((path, type(m)) for path, m in tree))
+            name = self.names.get(shape)
+            if name is None:
+                taken = sum(1 for c, _ in self.names if c.__name__ == cls.__name__)
+                name = cls.__name__ + ("#%d" % (taken + 1) if taken else "")
+                self.names[shape] = name
+            skip = None
+            for path, module in tree:  # depth first: a module's subtree follows it
+                # one given to instrument() is recorded by it, with its
+                # submodules; one hooked already, under another top-level
+                # module, keeps that name
+                if skip is not None and path.startswith(skip):
+                    continue
+                if module in _instrumented:
+                    skip = path + "."
+                elif module not in self.hooked:
+                    self._hook(name + "." + path + ".", module)
+            return name
+        except Exception as e:  # never into the program's forward
+            _prof._report_once("prof.torch.auto: cannot record the submodules of %s: %s"
+                               % (cls.__name__, e))
+            return None
+
+    def _hook(self, path, module):
+        try:
+            self.hooked[module] = _hook_module(path, module, True)
+        except Exception as e:  # a module that takes no hook (a scripted one): its rows only
+            _prof._report_once("prof.torch.auto: cannot record %sforward: %s" % (path, e),
+                               key="prof.torch.auto: submodule hooks")
+
+    def drop(self, module):
+        """Unhooks module and its submodules (instrument() records them)."""
+        for m in module.modules():
+            handles = self.hooked.pop(m, None)
+            if handles is not None:
+                _unhook(handles)
+
+    def remove(self):
+        for handles in list(self.hooked.values()):
+            _unhook(handles)
+        for root in list(self.roots.keys()):  # their rows' names were modules=N's
+            _top_hooks.pop(root, None)
+        self.hooked.clear()
+        self.roots.clear()
+
+
+_deep = None            # the _Deep of the running auto() with modules=N, N > 0, or None
+
+
 def _auto_pre(module, inputs):
     if _top.top is not None:  # a submodule: the cheap path, taken most often
         return None
     _top.top = module
+    _top.hooks = None
     if _steps is not None and _steps.due:
         _end_step()
         _top.top = module
     if module in _instrumented:  # instrument(model) records it, with its submodules
         return None
     hooks = _top_hooks.get(module)
+    deep = _deep
+    if deep is not None:
+        if module in deep.hooked:  # a submodule of another top-level module: hooked as one
+            return None
+        if module not in deep.roots:  # before the forward region: not counted in it
+            hooks = _top_hooks[module] = _TopHooks(module, deep.install(module))
     if hooks is None:
         hooks = _top_hooks[module] = _TopHooks(module)
+    _top.hooks = hooks
     hooks.pre(module, inputs)
     return None
 
@@ -700,8 +840,9 @@ def _auto_post(module, inputs, output):
     if _top.top is not module:
         return None
     _top.top = None
-    hooks = _top_hooks.get(module)
+    hooks = _top.hooks
     if hooks is not None:
+        _top.hooks = None
         hooks.post(module, inputs, output)
     return None
 
@@ -751,8 +892,9 @@ def _scaler_classes():
 class _Auto:
     """What auto() installed; remove() undoes it."""
 
-    def __init__(self, hooks):
+    def __init__(self, hooks, depth=0):
         self.hooks = hooks
+        self.depth = depth if "modules" in hooks else 0  # modules=N's N
         self._undo = []   # callables, run last first
 
     def _set(self, owner, attr, value):
@@ -768,12 +910,15 @@ class _Auto:
         self._undo.append(undo)
 
     def install(self):
-        global _steps
+        global _deep
         h = self.hooks
         if "steps" in h:
             self._install_steps()
         if "modules" in h:
             from torch.nn.modules import module as mm
+            if self.depth > 0:
+                _deep = _Deep(self.depth)
+                self._undo.append(self._forget_deep)
             self._undo.append(mm.register_module_forward_pre_hook(_auto_pre).remove)
             self._undo.append(mm.register_module_forward_hook(_auto_post).remove)
         if "data" in h:
@@ -820,6 +965,13 @@ class _Auto:
             self._set(cls, "step", _scaler_step(vars(cls)["step"]))
 
     @staticmethod
+    def _forget_deep():
+        global _deep
+        if _deep is not None:
+            _deep.remove()
+        _deep = None
+
+    @staticmethod
     def _forget_steps():
         global _steps
         if _steps is not None and _steps.due and not _steps.user:
@@ -832,11 +984,14 @@ class _Auto:
         while self._undo:
             self._undo.pop()()
         _top.top = None
+        _top.hooks = None
         if _auto_handle is self:
             _auto_handle = None
 
     def __repr__(self):
-        return "prof.torch.auto(hooks=%r)" % ",".join(x for x in HOOKS if x in self.hooks)
+        return "prof.torch.auto(hooks=%r)" % ",".join(
+            "modules=%d" % self.depth if x == "modules" and self.depth else x
+            for x in HOOKS if x in self.hooks)
 
 
 def _auto_at_exit():
@@ -858,6 +1013,13 @@ def auto(hooks=None):
                level (while no other module's forward runs), named by
                its class: "Net.forward", "Net.backward",
                "CrossEntropyLoss.forward"; submodules are not recorded
+      modules=N  the same, and the submodules down to N levels below
+               each top-level module (modules=0 is modules), as
+               instrument(model, depth=N) records them, named after
+               their top-level module: "Net.encoder.forward" inside
+               "Net.forward", "Net.encoder.0.backward", each with its
+               class; hooked at the module's first call. Each recorded
+               submodule costs a few microseconds a step
       data     each DataLoader fetch as a DATA region "data_loading"
       syncs    track_syncs(): reads that wait for an asynchronous device
       memory   device memory at step boundaries (without it, host RSS only)
@@ -880,13 +1042,14 @@ def auto(hooks=None):
     own at the first such call.
 
     Explicit instrumentation wins: a model or optimizer passed to
-    instrument() is recorded by it alone (its steps still count). A
+    instrument() is recorded by it alone (its steps still count; the
+    hooks modules=N gave it and its submodules are removed). A
     top-level forward that raises is recovered at the next optimizer step.
     """
     global _auto_handle
     if _auto_handle is not None:
         return _auto_handle
-    handle = _Auto(_parse_hooks(hooks))
+    handle = _Auto(*_parse_hooks(hooks))
     _auto_handle = handle
     try:
         handle.install()
