@@ -28,6 +28,7 @@
 #include "cmd.h"
 #include "model/summary.h"
 #include "record/config.h"
+#include "record/runtime.h"
 
 #define EXIT_RECORD_FAILED 125 /* prof record itself failed, as env(1) */
 #define EXIT_CANNOT_RUN 126
@@ -50,7 +51,9 @@ static const char usage_text[] =
     "      --cuda            capture CUDA activity through CUPTI\n"
     "      --no-python       do not load the Python binding (PROF_PYTHON=0)\n"
     "      --python-hooks LIST  what the binding records, a comma list of steps,\n"
-    "                        modules, data, syncs, memory, or all (the default)\n"
+    "                        modules, data, syncs, memory, or all (the default);\n"
+    "                        modules=N also records N levels of submodules (a few\n"
+    "                        microseconds per module per step)\n"
     "  -h, --help            show this help\n"
     "\n"
     "The binding's directory goes first on PYTHONPATH (kept after it) for every\n"
@@ -75,24 +78,54 @@ typedef struct record_opts {
 
 /* ---- options ------------------------------------------------------------ */
 
-/* What the binding can record (PROF_PYTHON_HOOKS), as it names them. */
+/* What the binding can record (PROF_PYTHON_HOOKS), as it names them;
+ * "modules=N" also records N levels of submodules below each top-level
+ * module, N up to the deepest regions libprof records. */
 static const char *const hook_names[] = { "steps", "modules", "data", "syncs", "memory", "all",
                                           NULL };
+#define MODULES_DEPTH "modules="
 
-/* A comma list of hook_names; an empty item is not one. */
-static int valid_hooks(const char *list)
+enum { HOOKS_OK, HOOKS_UNKNOWN, HOOKS_BAD_DEPTH };
+
+/* Whether s, n bytes long, is a whole number from 0 to RT_MAX_DEPTH
+ * (digits only: no sign, no space). */
+static int valid_depth(const char *s, size_t n)
+{
+    unsigned v = 0;
+    if (n == 0 || n > 3)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return 0;
+        v = v * 10 + (unsigned)(s[i] - '0');
+    }
+    return v <= RT_MAX_DEPTH;
+}
+
+/* A comma list of hook_names and modules=N items: HOOKS_OK, else what is
+ * wrong with the first bad item, which *bad and *bad_len point to (an
+ * empty item is not one). */
+static int check_hooks(const char *list, const char **bad, int *bad_len)
 {
     char name[16];
+    const size_t prefix = sizeof MODULES_DEPTH - 1;
     for (;;) {
         size_t n = strcspn(list, ",");
-        if (n == 0 || n >= sizeof name)
-            return 0;
-        memcpy(name, list, n);
-        name[n] = '\0';
-        if (cmd_name_index(hook_names, name) < 0)
-            return 0;
+        *bad = list;
+        *bad_len = n < INT_MAX ? (int)n : INT_MAX;
+        if (n >= prefix && strncmp(list, MODULES_DEPTH, prefix) == 0) {
+            if (!valid_depth(list + prefix, n - prefix))
+                return HOOKS_BAD_DEPTH;
+        } else {
+            if (n == 0 || n >= sizeof name)
+                return HOOKS_UNKNOWN;
+            memcpy(name, list, n);
+            name[n] = '\0';
+            if (cmd_name_index(hook_names, name) < 0)
+                return HOOKS_UNKNOWN;
+        }
         if (!list[n])
-            return 1;
+            return HOOKS_OK;
         list += n + 1;
     }
 }
@@ -136,9 +169,17 @@ static int check_options(const record_opts *o, int argc)
     if (o->schedule && rt_config_parse_schedule(o->schedule, schedule) != 0)
         return cmd_usage_error("record", "bad schedule '%s': want " RT_SCHEDULE_LIMITS,
                                o->schedule);
-    if (o->python_hooks && !valid_hooks(o->python_hooks))
+    const char *bad = NULL;
+    int bad_len = 0;
+    int hooks = o->python_hooks ? check_hooks(o->python_hooks, &bad, &bad_len) : HOOKS_OK;
+    if (hooks == HOOKS_UNKNOWN)
         return cmd_usage_error("record", "bad Python hooks '%s': want a comma list of steps, "
-                               "modules, data, syncs, memory or all", o->python_hooks);
+                               "modules, modules=N, data, syncs, memory or all",
+                               o->python_hooks);
+    if (hooks == HOOKS_BAD_DEPTH)
+        return cmd_usage_error("record", "bad Python hook '%.*s': the depth of modules=N is a "
+                               "whole number of levels from 0 to %u", bad_len, bad,
+                               RT_MAX_DEPTH);
     if (o->python_hooks && o->no_python)
         return cmd_usage_error("record", "--python-hooks and --no-python exclude each other");
     if (argc == 0)

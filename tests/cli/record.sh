@@ -8,7 +8,8 @@
 # per profile written at the end, and status 125 when none was; what is
 # refused before the command runs (an output that cannot be written, a bad
 # PROF_* variable); the Python binding's directory put in front of
-# PYTHONPATH (a stand-in sitecustomize here), --no-python, --python-hooks,
+# PYTHONPATH (a stand-in sitecustomize here), --no-python, --python-hooks
+# (modules=N and its bad depths among them),
 # and a Python script ending by sys.exit, an exception or SIGINT; hostile
 # surroundings: a command started with its standard descriptors closed, a
 # FIFO as the output. Signals are sent once the command says it is ready
@@ -321,6 +322,21 @@ PROF_PYTHONPATH=$tmp/py run record --python-hooks steps,memory -o "$tmp/pp.prof"
 check record-python-hooks eval 'status 0 && has "$out" PROF_PYTHON_HOOKS=steps,memory'
 run record --python-hooks steps,bogus -- "$CHILD" exit 0
 check record-python-hooks-bad eval 'status 2 && grep -q "bad Python hooks '"'steps,bogus'"'" "$err"'
+# modules=N: passed on as given; an N that is not a whole number from 0 to
+# 255 is a usage error naming the item, and the command does not run
+PROF_PYTHONPATH=$tmp/py run record --python-hooks steps,modules=2,data -o "$tmp/pp.prof" -- \
+    "$CHILD" env PROF_PYTHON_HOOKS
+check record-python-hooks-depth eval 'status 0 && has "$out" PROF_PYTHON_HOOKS=steps,modules=2,data'
+PROF_PYTHONPATH=$tmp/py run record --python-hooks modules=0,modules=255 -o "$tmp/pp.prof" -- \
+    "$CHILD" env PROF_PYTHON_HOOKS
+check record-python-hooks-depth-limits eval 'status 0 && has "$out" PROF_PYTHON_HOOKS=modules=0,modules=255'
+for bad in modules=x modules=-1 modules= modules=256 modules=2x "modules= 2" modules=+1; do
+    rm -f "$tmp/ran"
+    run record --python-hooks "steps,$bad,data" -- touch "$tmp/ran"
+    check "record-python-hooks-depth-bad '$bad'" eval 'status 2 && [ ! -e "$tmp/ran" ] &&
+        [ "$(wc -l <"$err")" -eq 1 ] &&
+        grep -q "^prof: record: bad Python hook '"'$bad'"': the depth of modules=N is a whole number of levels from 0 to 255" "$err"'
+done
 run record --python-hooks all --no-python -- "$CHILD" exit 0
 check record-python-hooks-no-python status 2
 PROF_PYTHONPATH=$tmp/missing run record -o "$tmp/pp.prof" -- "$CHILD" exit 0
