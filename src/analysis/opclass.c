@@ -99,8 +99,9 @@ static const char *layer_fix(const model_op *op, const char *layer, char *buf, s
 {
     if (is_container(op, layer))
         return fmt_text(buf, size, "it is a container (%s): its own time is the code between "
-                        "its children, not in them: instrument deeper (prof.torch.instrument "
-                        "depth) or read its children's rows", op->cls);
+                        "its children, not in them: record deeper (prof record --python-hooks "
+                        "modules=2, or prof.torch.instrument(model, depth=2) in code) or read "
+                        "its children's rows", op->cls);
     const layer_family *f = family_of(layer);
     int bwd = is_backward(op->name);
     return fmt_text(buf, size, "it is %sa single library layer (%s): its time is %s, not "

@@ -32,7 +32,9 @@ static const op_case cases[] = {
     { "emb.forward", "torch.nn.Embedding", PROF_KIND_COMPUTE, "table lookup itself, bound by memory" },
     { "norm.forward", "torch.nn.LayerNorm", PROF_KIND_COMPUTE,
       "an elementwise kernel bound by memory" },
-    { "layers.forward", "torch.nn.ModuleList", PROF_KIND_COMPUTE, "it is a container" },
+    { "layers.forward", "torch.nn.ModuleList", PROF_KIND_COMPUTE,
+      "it is a container (torch.nn.ModuleList): its own time is the code between its children, "
+      "not in them: record deeper (prof record --python-hooks modules=2" },
     { "enc.forward", "torch.nn.TransformerEncoderLayer", PROF_KIND_COMPUTE, "it is a container" },
     { "optimizer.step", "torch.optim.AdamW", PROF_KIND_COMPUTE, "fused=True" },
     { "data_loading", "torch.utils.data.DataLoader", PROF_KIND_DATA, "persistent_workers=True" },
