@@ -228,6 +228,15 @@ void rule_memory_leak(analysis_ctx *c);
 
 /* rules.c */
 void rule_hot_operation(analysis_ctx *c);
+/* An operation whose time is another thread's work (rules.md §4.1): its
+ * own thread records nothing in it (self time OP_WAITS_OWN of its time or
+ * more), its outermost calls of 100 us or more are OP_WAITS_OUTER of its
+ * time or more, and other threads ran regions during OP_WAITS_COVERED of
+ * those or more. Not called hot; a note says what it waits for. */
+#define OP_WAITS_OWN 0.9
+#define OP_WAITS_OUTER 0.8
+#define OP_WAITS_COVERED 0.8
+int op_waits_for_others(const model_op *op);
 void rule_cpu_gpu_sync(analysis_ctx *c);
 void rule_data_loading(analysis_ctx *c);
 void rule_dropped_events(analysis_ctx *c);

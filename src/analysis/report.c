@@ -530,6 +530,41 @@ static void join_notes(analysis_ctx *c, cJSON *notes)
                  "or outside every region", (unsigned long long)j->late));
 }
 
+static const model_thread *thread_by_index(const profile_model *m, uint32_t index)
+{
+    for (size_t i = 0; i < m->nthreads; i++)
+        if (m->threads[i].index == index)
+            return &m->threads[i];
+    return NULL;
+}
+
+/* Regions whose time other threads worked, left out of hot_operation
+ * (rules.md §4.1): what they wait for. */
+static void waiting_notes(analysis_ctx *c, cJSON *notes)
+{
+    const profile_model *m = c->m;
+    double threshold = c->o.hot_threshold_pct / 100.0;
+    for (size_t i = 0; i < m->nops; i++) {
+        const model_op *op = &m->ops[i];
+        double share = m->profiled_ns ? (double)op->self_ns / (double)m->profiled_ns : 0.0;
+        if (share < threshold || !op_waits_for_others(op))
+            continue;
+        const model_thread *t = thread_by_index(m, op->others_thread);
+        char buf[700], who[160] = "", a[32], b[32];
+        if (t && t->name) /* an imported thread's name says "thread TID (NAME)" */
+            fmt_text(who, sizeof who, " (most of it %s%s)",
+                     strncmp(t->name, "thread ", 7) == 0 ? "" : "thread ", t->name);
+        else if (t)
+            fmt_text(who, sizeof who, " (most of it thread %u)", t->index);
+        add_note(c, notes, fmt_text(buf, sizeof buf, "%s (%s of profiled time) is not "
+                 "flagged as hot: its thread records no work in it, and other threads ran "
+                 "regions during %s of its time%s; its thread waits for theirs, as PyTorch's "
+                 "main thread waits in backward while the autograd thread works: their rows "
+                 "hold that time", op->name, fmt_pct(a, sizeof a, share),
+                 fmt_pct(b, sizeof b, (double)op->others_ns / (double)op->outer_long_ns), who));
+    }
+}
+
 /* A step time that grew over the run because the machine did, not the
  * program (slowdown.c, rules.md §4.6). */
 static void busy_notes(analysis_ctx *c, cJSON *notes)
@@ -675,6 +710,7 @@ static void section_notes(analysis_ctx *c, cJSON *report)
     import_notes(c, notes);
     join_notes(c, notes);
     busy_notes(c, notes);
+    waiting_notes(c, notes);
     cut_notes(c, report, notes);
     if (c->nmodels > 1)
         add_note(c, notes, fmt_text(buf, sizeof buf, "%zu ranks: every section but ranks "

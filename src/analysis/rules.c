@@ -88,6 +88,14 @@ static void hot_finding(analysis_ctx *c, const model_op *op, double base)
         jstr(c, e, RK_MODULE_CLASS, op->cls);
 }
 
+int op_waits_for_others(const model_op *op)
+{
+    return op->kind != MODEL_KIND_GPU && op->incl_ns > 0 &&
+           (double)op->self_ns >= OP_WAITS_OWN * (double)op->incl_ns &&
+           (double)op->outer_long_ns >= OP_WAITS_OUTER * (double)op->incl_ns &&
+           (double)op->others_ns >= OP_WAITS_COVERED * (double)op->outer_long_ns;
+}
+
 void rule_hot_operation(analysis_ctx *c)
 {
     const profile_model *m = c->m;
@@ -97,6 +105,8 @@ void rule_hot_operation(analysis_ctx *c)
         int gpu = op->kind == MODEL_KIND_GPU;
         double base = gpu ? c->gpu_busy_ns : (double)m->profiled_ns;
         if (op->comm) /* its time is judged by exposed_comm (rules.md §4.10) */
+            continue;
+        if (op_waits_for_others(op)) /* said in a note (report.c) */
             continue;
         if (base > 0 && (double)op->self_ns / base >= threshold && op->self_ns > 0)
             hot_finding(c, op, base);

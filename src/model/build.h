@@ -163,8 +163,34 @@ typedef struct mb_jthread {
                               GPU work came                                        */
 } mb_jthread;
 
+/* overlap.c: a thread's busy time, and its outermost calls to lay over
+ * the other threads' */
+#define MB_BUSY_TOTAL_MAX 524288u     /* busy intervals kept, all threads: 12 MiB */
+#define MB_OVERLAP_CALL_NS 100000u    /* calls kept: 100 us or more            */
+#define MB_OVERLAP_CALLS_MAX 65536u   /* of them, per thread                   */
+#define MB_OVERLAP_THREADS 256u       /* threads past which nothing is laid    */
+
+typedef struct mb_call {
+    uint64_t start, end;
+    uint32_t op;
+} mb_call;
+
+typedef struct mb_busy_iv {
+    uint64_t start, end;
+    uint64_t longest;      /* the longest region joined into it                         */
+} mb_busy_iv;
+
+typedef struct mb_busy {
+    mb_busy_iv *v;         /* the union of its outermost regions                        */
+    size_t n, cap;
+    int unsorted;          /* a region came before the last interval's start            */
+    mb_call *calls;        /* outermost calls of MB_OVERLAP_CALL_NS or more              */
+    size_t ncalls, cap_calls;
+} mb_busy;
+
 typedef struct mb_thread {
     mb_rep rep;            /* the repeat path (calltree.c)                              */
+    mb_busy busy;          /* overlap.c                                                 */
     mb_jthread join;       /* launch.c                                                  */
     mb_level *level;       /* by depth                                                  */
     size_t nlevels;        /* allocated                                                 */
@@ -345,6 +371,8 @@ typedef struct model_builder {
     int sketched;          /* the batch's duration sketches are folded on
                               the reader's thread (pf_slim_batch.seen)     */
     size_t cap_ops, cap_nodes, cap_threads, cap_steps, cap_series, cap_sites, cap_gpus;
+    size_t busy_total;     /* overlap.c: busy intervals kept over all threads            */
+    int overlap_failed;    /* overlap.c: memory ran out                                  */
     mb_thread *threads;    /* parallel to m->threads                          */
     size_t cap_bthreads;
     uint32_t last_thread_index, last_thread_pos;
@@ -454,6 +482,13 @@ void mb_rep_init(mb_rep *r);
 int mb_sync_record(model_builder *b, uint32_t tpos, const prof_event *ev);
 int mb_tree_finish(model_builder *b);
 void mb_tree_free(model_builder *b);
+
+/* overlap.c: an outermost region of op on thread tpos (out of memory is
+ * kept for mb_overlap_finish to return, so that the repeat path needs no
+ * way out); after mb_tree_finish, others_ns of each operation */
+void mb_overlap_region(model_builder *b, uint32_t tpos, uint64_t start, uint64_t dur, uint32_t op);
+int mb_overlap_finish(model_builder *b);
+void mb_overlap_free(model_builder *b);
 
 /* gpu.c (comm: a communication kernel) */
 int mb_gpu_event(model_builder *b, const prof_event *ev, int comm);

@@ -502,6 +502,7 @@ static int place_outermost(model_builder *b, uint32_t tpos, uint32_t op, uint64_
     mt->busy_ns += dur;
     b->m->profiled_ns += dur;
     b->threads[tpos].top = 0;
+    mb_overlap_region(b, tpos, reg->start_ns, dur, op);
     return attach_real(b, n, kids);
 }
 
@@ -720,6 +721,7 @@ static void rep_commit(model_builder *b, uint32_t tpos)
     m->repeated_regions += r->ncur;
     m->threads[tpos].busy_ns += outer->dur;
     m->profiled_ns += outer->dur;
+    mb_overlap_region(b, tpos, outer->start, outer->dur, outer->op);
     r->started = 0;
     r->speculating = 0;
     r->backoff = 0;

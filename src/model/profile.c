@@ -114,6 +114,7 @@ void mb_op_init(model_op *op)
 {
     memset(op, 0, sizeof *op);
     sketch_init(&op->dur);
+    op->others_thread = MODEL_NONE;
 }
 
 /* One call of op lasting dur: its moments, before its time batch counts
@@ -479,6 +480,7 @@ static void builder_free(model_builder *b)
         mb_calls_abort(b->calls);
     mb_join_free(b);
     mb_tree_free(b);
+    mb_overlap_free(b);
     mb_gpu_free(b);
     free(b->region_ops.v);
     free(b->kernel_ops.v);
@@ -500,7 +502,8 @@ static int model_finish(model_builder *b)
     mb_calls *calls = b->calls;
     b->calls = NULL; /* finished, or failed: freed either way */
     if ((calls && mb_calls_finish(calls, m) < 0) || mb_join_release_all(b) < 0 ||
-        mb_tree_finish(b) < 0 || mb_join_finish(b) < 0 || mb_gpu_finish(b) < 0 ||
+        mb_tree_finish(b) < 0 || mb_overlap_finish(b) < 0 || mb_join_finish(b) < 0 ||
+        mb_gpu_finish(b) < 0 ||
         mb_collective_finish(b) < 0 ||
         mb_steps_series_finish(m) < 0)
         return -1;

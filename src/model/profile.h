@@ -41,6 +41,13 @@ typedef struct model_op {
      * in them or below them (total; a call inside a call of itself counted
      * once); the kernels of it. 0 for kernel operations. */
     uint64_t gpu_self_ns, gpu_ns, kernels_self, kernels;
+    /* Its outermost calls of 100 us or more (overlap.c): their time, the
+     * part of it during which other threads ran regions (a thread that
+     * waits for another, rules.md §4.1), and the profile thread index of the
+     * thread that ran most under its most covered call (MODEL_NONE: none).
+     * 0 with one thread, or with overlap_unknown. */
+    uint64_t outer_long_ns, others_ns;
+    uint32_t others_thread;
 } model_op;
 
 #define MODEL_KIND_GPU 100u /* model_op.kind of a GPU kernel operation */
@@ -297,6 +304,8 @@ typedef struct profile_model {
     uint64_t sync_count, sync_blocked_ns; /* all syncs: records + SYNC regions          */
     uint64_t sync_records;        /* of which CUDA sync records                          */
     uint64_t sync_waits[MODEL_WAIT_BANDS]; /* sync_count by how long each waited         */
+    int overlap_unknown;          /* the threads' busy time was past what overlap.c keeps:
+                                     no model_op.others_ns                              */
     uint64_t dropped_events;
     uint64_t kind_ns[5];          /* self time by prof_kind                              */
     int has_gpu;                  /* any GPU kernel/copy/memset record                   */

@@ -199,6 +199,46 @@ Test(analysis_rules, syncs_are_counted_by_how_long_they_waited)
     cJSON_Delete(r);
 }
 
+/* 20 steps on thread 0: forward 50 ms, backward 100 ms with nothing
+ * recorded in it. Thread 1 ("autograd") runs 400 ops of 200 us every 250 us:
+ * under each backward (waiting), or after it (not). */
+static const char *write_backward(const char *name, int under)
+{
+    const char *path = fx_path(name);
+    synth *s = synth_open(path, NULL);
+    synth_thread(s, 0, 10, "main");
+    synth_thread(s, 1, 11, "autograd");
+    uint64_t t = FX_MS;
+    for (uint64_t i = 0; i < 20; i++) {
+        uint64_t b = t + 50 * FX_MS, w = under ? b : b + 100 * FX_MS;
+        synth_region(s, 0, "forward", PROF_KIND_COMPUTE, 0, t, 50 * FX_MS);
+        for (uint64_t k = 0; k < 400; k++)
+            synth_region(s, 1, "autograd_op", PROF_KIND_COMPUTE, 0, w + k * 250000, 200000);
+        synth_region(s, 0, "backward", PROF_KIND_COMPUTE, 0, b, 100 * FX_MS);
+        synth_step(s, 0, i, PROF_STEP_SAMPLED, t, 150 * FX_MS);
+        t += 250 * FX_MS;
+    }
+    cr_assert_eq(synth_close(s, NULL), 0);
+    return path;
+}
+
+Test(analysis_rules, a_region_that_waits_for_another_thread_is_not_hot)
+{
+    cJSON *r = au_report(write_backward("waits.prof", 1), NULL);
+    cr_assert_null(au_finding(r, "hot_operation", "backward"), "its thread waits");
+    cr_assert_not_null(au_finding(r, "hot_operation", "autograd_op"), "the work is hot");
+    const char *note = au_note(r, "backward (");
+    cr_assert_not_null(note);
+    cr_assert(strstr(note, "is not flagged as hot") && strstr(note, "during 80.0% of its time") &&
+              strstr(note, "(most of it thread autograd)"), "%s", note);
+    cJSON_Delete(r);
+
+    r = au_report(write_backward("works.prof", 0), NULL);
+    cr_assert_not_null(au_finding(r, "hot_operation", "backward"), "nothing runs under it");
+    cr_assert_null(au_note(r, "backward ("));
+    cJSON_Delete(r);
+}
+
 static cJSON *steps_report(const char *name, const uint64_t *ns, size_t n)
 {
     const char *path = fx_path(name);

@@ -1,0 +1,145 @@
+/* model_overlap.c - the time other threads worked under a thread's
+ * outermost regions (src/model/overlap.c, rules.md §4.1): the union of the
+ * other threads' busy time, exact against figures worked out by hand; the
+ * thread that worked most; only regions shorter than the call count (a
+ * wait covers the work it waits for, and is no work to lay under it);
+ * regions that arrive out of order; and the
+ * limits: calls under 100 us and past 65,536 a thread are not laid, and
+ * past 524,288 busy intervals the model says it does not know. */
+#include <criterion/criterion.h>
+
+#include "analysis_util.h"
+#include "prof.h"
+#include "synth.h"
+
+#define US 1000ull
+
+static void teardown(void)
+{
+    fx_remove_all();
+}
+
+TestSuite(model_overlap, .fini = teardown);
+
+static const model_op *op_named(const profile_model *m, const char *name)
+{
+    for (size_t i = 0; i < m->nops; i++)
+        if (strcmp(m->ops[i].name, name) == 0)
+            return &m->ops[i];
+    cr_assert_fail("no operation %s", name);
+    return NULL;
+}
+
+/* 20 steps: on thread 0, forward (50 ms) then backward (100 ms). Under each
+ * backward, thread 1 runs 400 ops of 200 us every 250 us and thread 2 runs
+ * 200 ops of 100 us, 150 us into each of the first 200 slots: together they
+ * cover the first 50 ms whole and 80% of the last 50 ms, 90 ms of 100.
+ * Thread 2's regions are written last first; it also runs a 99 us op in
+ * each forward. */
+static const char *write_waiting(const char *name)
+{
+    const char *path = fx_path(name);
+    synth *s = synth_open(path, NULL);
+    synth_thread(s, 0, 10, "main");
+    synth_thread(s, 1, 11, "autograd");
+    synth_thread(s, 2, 12, "helper");
+    uint64_t t = FX_MS;
+    for (int i = 0; i < 20; i++) {
+        uint64_t b = t + 50 * FX_MS;
+        synth_region(s, 2, "tiny_op", PROF_KIND_COMPUTE, 0, t + FX_MS, 99 * US);
+        synth_region(s, 0, "forward", PROF_KIND_COMPUTE, 0, t, 50 * FX_MS);
+        for (uint64_t k = 0; k < 400; k++)
+            synth_region(s, 1, "autograd_op", PROF_KIND_COMPUTE, 0, b + k * 250 * US, 200 * US);
+        for (uint64_t k = 200; k-- > 0;)
+            synth_region(s, 2, "helper_op", PROF_KIND_COMPUTE, 0, b + k * 250 * US + 150 * US,
+                         100 * US);
+        synth_region(s, 0, "backward", PROF_KIND_COMPUTE, 0, b, 100 * FX_MS);
+        synth_step(s, 0, (uint64_t)i, PROF_STEP_SAMPLED, t, 150 * FX_MS);
+        t += 150 * FX_MS;
+    }
+    cr_assert_eq(synth_close(s, NULL), 0);
+    return path;
+}
+
+Test(model_overlap, the_union_of_the_other_threads_lies_under_a_waiting_region)
+{
+    profile_model m;
+    au_load(write_waiting("waiting.prof"), &m);
+    cr_assert_eq(m.overlap_unknown, 0);
+    const model_op *bw = op_named(&m, "backward"), *fw = op_named(&m, "forward");
+    cr_assert_eq(bw->outer_long_ns, 20 * 100 * FX_MS);
+    cr_assert_eq(bw->others_ns, 20 * 90 * FX_MS, "%llu", (unsigned long long)bw->others_ns);
+    cr_assert_eq(bw->others_thread, 1, "thread 1 worked 80 ms of each, thread 2 20 ms");
+    cr_assert_eq(fw->outer_long_ns, 20 * 50 * FX_MS);
+    cr_assert_eq(fw->others_ns, 20 * 99 * US, "the 99 us op counts as busy time");
+    cr_assert_eq(fw->others_thread, 2);
+    const model_op *op = op_named(&m, "autograd_op");
+    cr_assert_eq(op->outer_long_ns, 20 * 400 * 200 * US, "200 us calls are kept");
+    cr_assert_eq(op->others_ns, 20 * 200 * 50 * US, "thread 0's backward covers them, but is "
+                 "longer: a wait, no work to lay under them; thread 2's shorter ops cover 50 us "
+                 "of 200 of them");
+    op = op_named(&m, "helper_op");
+    cr_assert_eq(op->outer_long_ns, 20 * 200 * 100 * US, "100 us, the limit, is kept");
+    cr_assert_eq(op->others_ns, 0, "what covers them is longer than they are");
+    op = op_named(&m, "tiny_op");
+    cr_assert_eq(op->outer_long_ns, 0, "a call of 99 us is not laid");
+    cr_assert_eq(op->others_ns, 0);
+    profile_model_free(&m);
+}
+
+/* Past MB_OVERLAP_CALLS_MAX calls of 100 us or more on a thread, the rest
+ * are not laid: 70,000 back to back on thread 1, the first 65,536 under a
+ * region of thread 0. */
+Test(model_overlap, calls_past_the_limit_are_not_laid)
+{
+    const char *path = fx_path("many_calls.prof");
+    synth *s = synth_open(path, NULL);
+    synth_thread(s, 0, 10, "main");
+    synth_thread(s, 1, 11, "worker");
+    for (uint64_t k = 0; k < 70000; k++)
+        synth_region(s, 1, "work", PROF_KIND_COMPUTE, 0, FX_MS + k * 100 * US, 100 * US);
+    synth_region(s, 0, "wait", PROF_KIND_COMPUTE, 0, FX_MS, 70000 * 100 * US);
+    cr_assert_eq(synth_close(s, NULL), 0);
+    profile_model m;
+    au_load(path, &m);
+    cr_assert_eq(m.overlap_unknown, 0, "back to back: one busy interval");
+    const model_op *work = op_named(&m, "work"), *wait = op_named(&m, "wait");
+    cr_assert_eq(work->outer_long_ns, 65536 * 100 * US);
+    cr_assert_eq(work->others_ns, 0, "under the longer wait");
+    cr_assert_eq(wait->others_ns, wait->outer_long_ns);
+    cr_assert_eq(wait->others_thread, 1);
+    profile_model_free(&m);
+}
+
+/* Past MB_BUSY_TOTAL_MAX busy intervals (524,288 regions with gaps between
+ * them) the model keeps none and says so: no op has others_ns. */
+Test(model_overlap, past_the_busy_intervals_kept_the_model_says_it_does_not_know)
+{
+    const char *path = fx_path("many_gaps.prof");
+    synth *s = synth_open(path, NULL);
+    synth_thread(s, 0, 10, "main");
+    synth_thread(s, 1, 11, "worker");
+    for (uint64_t k = 0; k < 530000; k++)
+        synth_region(s, 1, "work", PROF_KIND_COMPUTE, 0, FX_MS + k * 2 * US, US);
+    synth_region(s, 0, "wait", PROF_KIND_COMPUTE, 0, FX_MS, 530000 * 2 * US);
+    cr_assert_eq(synth_close(s, NULL), 0);
+    profile_model m;
+    au_load(path, &m);
+    cr_assert_eq(m.overlap_unknown, 1);
+    cr_assert_eq(op_named(&m, "wait")->others_ns, 0);
+    cr_assert_eq(op_named(&m, "wait")->outer_long_ns, 0);
+    profile_model_free(&m);
+
+    path = fx_path("fewer_gaps.prof"); /* one fewer than the limit: known */
+    s = synth_open(path, NULL);
+    synth_thread(s, 0, 10, "main");
+    synth_thread(s, 1, 11, "worker");
+    for (uint64_t k = 0; k < 524287; k++)
+        synth_region(s, 1, "work", PROF_KIND_COMPUTE, 0, FX_MS + k * 2 * US, US);
+    synth_region(s, 0, "wait", PROF_KIND_COMPUTE, 0, FX_MS, 524287 * 2 * US);
+    cr_assert_eq(synth_close(s, NULL), 0);
+    au_load(path, &m);
+    cr_assert_eq(m.overlap_unknown, 0);
+    cr_assert_eq(op_named(&m, "wait")->others_ns, 524287 * US, "half of it, exactly");
+    profile_model_free(&m);
+}
