@@ -479,8 +479,8 @@ static void builder_free(model_builder *b)
     if (b->calls)
         mb_calls_abort(b->calls);
     mb_join_free(b);
+    mb_overlap_free(b); /* before mb_tree_free, which frees the threads */
     mb_tree_free(b);
-    mb_overlap_free(b);
     mb_gpu_free(b);
     free(b->region_ops.v);
     free(b->kernel_ops.v);
