@@ -7,8 +7,13 @@
  * limits: calls under 100 us and past 65,536 a thread are not laid, and
  * past 524,288 busy intervals the model says it does not know. */
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <unistd.h>
 
 #include "analysis_util.h"
+#include "import/import.h"
 #include "prof.h"
 #include "synth.h"
 
@@ -142,4 +147,41 @@ Test(model_overlap, past_the_busy_intervals_kept_the_model_says_it_does_not_know
     cr_assert_eq(m.overlap_unknown, 0);
     cr_assert_eq(op_named(&m, "wait")->others_ns, 524287 * US, "half of it, exactly");
     profile_model_free(&m);
+}
+
+/* n threads, as a Kineto trace (the synthetic writer stops at 64): thread
+ * 0 waits 10 ms, each other thread works 1 ms in it (thread k from k us
+ * on). Up to MB_OVERLAP_THREADS threads the wait is laid over theirs; past
+ * it, nothing is. */
+static void threads_case(uint32_t n, uint64_t want)
+{
+    char name[32], ppath[64];
+    snprintf(name, sizeof name, "threads%u.json", n);
+    const char *path = fx_path(name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "{\"traceEvents\": [\n");
+    for (uint32_t t = 1; t < n; t++)
+        fprintf(f, "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"work\", \"pid\": 1, "
+                   "\"tid\": %u, \"ts\": %u, \"dur\": 1000},\n", 100 + t, 1000 + t);
+    fprintf(f, "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"wait\", "
+               "\"pid\": 1, \"tid\": 100, \"ts\": 1000, \"dur\": 10000}\n]}\n");
+    cr_assert_eq(fclose(f), 0);
+    int fd;
+    prof_error err = { 0 };
+    cr_assert_eq(import_to_temp(path, NULL, &fd, ppath, sizeof ppath, &err), PROF_OK, "%s",
+                 err.message);
+    profile_model m;
+    au_load(ppath, &m);
+    close(fd);
+    cr_assert_eq(m.nthreads, n);
+    const model_op *wait = op_named(&m, "wait");
+    cr_assert_eq(wait->others_ns, want, "%u threads: %llu", n, (unsigned long long)wait->others_ns);
+    profile_model_free(&m);
+}
+
+Test(model_overlap, past_the_threads_laid_nothing_is)
+{
+    threads_case(256, FX_MS + 254 * US); /* from 1 us to 255 us + 1 ms */
+    threads_case(257, 0);
 }
