@@ -28,15 +28,18 @@ static const char usage[] =
     "                       output), or the directory to write into (several);\n"
     "                       default: each TRACE's name with its .json, .json.gz\n"
     "                       or .sqlite ending replaced by .prof, in the current\n"
-    "                       directory\n"
+    "                       directory; two traces that would get one name\n"
+    "                       (a/x.json, b/x.sqlite) are refused before anything\n"
+    "                       is written\n"
     "      --python-stacks  keep torch.profiler's python_function events as\n"
     "                       regions (left out by default: most of a trace's\n"
     "                       bytes, little of its value for the rules)\n"
     "  -h, --help           show this help\n"
     "\n"
     "Exit status: 0 success (also for a trace read up to its damage), 2 usage\n"
-    "error, 3 unreadable input or not a trace prof imports, 4 output error (no\n"
-    "partial profile is left behind), 5 out of memory.\n";
+    "error (two traces for one output among them), 3 unreadable input or not a\n"
+    "trace prof imports, 4 output error (no partial profile is left behind), 5\n"
+    "out of memory.\n";
 
 #define CMD "import"
 
@@ -189,6 +192,73 @@ static char *output_of(const char *trace, const char *out, size_t ntraces)
     return path;
 }
 
+/* A trace's output and its place on the command line, for finding two
+ * traces that would be written to one file. */
+typedef struct planned {
+    char *out;
+    size_t arg;
+} planned;
+
+static int planned_cmp(const void *a, const void *b)
+{
+    const planned *x = a, *y = b;
+    int c = strcmp(x->out, y->out);
+    return c ? c : (x->arg > y->arg) - (x->arg < y->arg);
+}
+
+static void plan_free(planned *p, size_t n)
+{
+    for (size_t i = 0; p && i < n; i++)
+        free(p[i].out);
+    free(p);
+}
+
+/* Every trace's output, named before anything is written: two traces
+ * with one name (a/x.json.gz and b/x.sqlite) would write one file, and
+ * only the last would survive, so that is a usage error. The first such
+ * pair in output order is named, the earlier argument first. */
+static int plan_outputs(char **argv, size_t n, const char *out, planned **plan)
+{
+    planned *p = calloc(n, sizeof *p), *sorted = NULL;
+    int status = EXIT_OK;
+    *plan = NULL;
+    if (!p)
+        return cmd_error(CMD, EXIT_NOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        p[i].arg = i;
+        if (!(p[i].out = output_of(argv[i], out, n))) {
+            plan_free(p, n);
+            return cmd_error(CMD, EXIT_NOMEM, "out of memory");
+        }
+    }
+    if (n > 1) {
+        if (!(sorted = malloc(n * sizeof *sorted))) {
+            plan_free(p, n);
+            return cmd_error(CMD, EXIT_NOMEM, "out of memory");
+        }
+        memcpy(sorted, p, n * sizeof *sorted);
+        qsort(sorted, n, sizeof *sorted, planned_cmp);
+        for (size_t i = 1; i < n; i++) {
+            if (strcmp(sorted[i - 1].out, sorted[i].out) != 0)
+                continue;
+            char a[PROF_SUBJECT_MAX], b[PROF_SUBJECT_MAX], o[PROF_SUBJECT_MAX];
+            status = cmd_usage_error(
+                CMD, "'%s' and '%s' would both be written to '%s'; import them one at a time "
+                     "with -o FILE, or into different directories",
+                prof_error_subject(a, argv[sorted[i - 1].arg]),
+                prof_error_subject(b, argv[sorted[i].arg]),
+                prof_error_subject(o, sorted[i].out));
+            break;
+        }
+        free(sorted);
+    }
+    if (status != EXIT_OK)
+        plan_free(p, n);
+    else
+        *plan = p;
+    return status;
+}
+
 static int import_main(void *args, int argc, char **argv)
 {
     const import_args *a = args;
@@ -202,13 +272,12 @@ static int import_main(void *args, int argc, char **argv)
                                a->output);
     if (n > 1 && a->output && strcmp(a->output, "-") == 0)
         return cmd_usage_error(CMD, "several traces cannot go to standard output");
-    for (size_t i = 0; i < n && status == EXIT_OK; i++) {
-        char *out = output_of(argv[i], a->output, n);
-        if (!out)
-            return cmd_error(CMD, EXIT_NOMEM, "out of memory");
-        status = import_one(argv[i], out, &a->opts);
-        free(out);
-    }
+    planned *plan;
+    if ((status = plan_outputs(argv, n, a->output, &plan)) != EXIT_OK)
+        return status;
+    for (size_t i = 0; i < n && status == EXIT_OK; i++)
+        status = import_one(argv[i], plan[i].out, &a->opts);
+    plan_free(plan, n);
     return status;
 }
 

@@ -298,4 +298,41 @@ PY
 else
     ok "real-traces # skip ../shared/traces is not beside the checkout"
 fi
+
+# ---- two traces, one output (issue 39) --------------------------------------------
+# Traces whose profiles would get one name are refused before anything is
+# written, naming both traces and the profile, whatever their formats and
+# wherever they stand on the command line; nothing of the others is written.
+PROF_ABS=$(cd "$(dirname "$PROF")" && pwd)/$(basename "$PROF")
+h=$tmp/same-name
+mkdir -p "$h/a" "$h/b" "$h/out" "$h/cwd"
+cp "$K/2023.json" "$h/a/x.json"
+gzip -c "$K/2024.json" >"$h/b/x.json.gz"
+cp "$K/2022.json" "$h/b/y.json"
+cp tests/fuzz/corpus-import_nsys/fixture.sqlite "$h/b/x.sqlite"
+# run_in DIR ARGS...: run, from DIR
+run_in() {
+    (d=$1 && shift && cd "$d" && "$PROF_ABS" "$@") >"$out" 2>"$err"
+    rc=$?
+}
+run_in "$h" import a/x.json b/x.json.gz b/x.sqlite -o out
+error_like same-name-dir 2 "'a/x.json' and 'b/x.json.gz' would both be written to 'out/x.prof'"
+run_in "$h" import b/x.sqlite b/y.json a/x.json -o out
+error_like same-name-formats 2 "'b/x.sqlite' and 'a/x.json' would both be written to 'out/x.prof'"
+[ -z "$(ls -A "$h/out")" ] && ok same-name-writes-nothing ||
+    not_ok same-name-writes-nothing "written: $(ls "$h/out")"
+run_in "$h/cwd" import ../a/x.json ../b/x.sqlite
+error_like same-name-cwd 2 "'../a/x.json' and '../b/x.sqlite' would both be written to 'x.prof'"
+run_in "$h" import a/x.json a/x.json -o out
+error_like same-name-twice 2 "'a/x.json' and 'a/x.json' would both be written to 'out/x.prof'"
+[ -z "$(ls -A "$h/out")" ] && [ -z "$(ls -A "$h/cwd")" ] && ok same-name-nothing-left ||
+    not_ok same-name-nothing-left "$(ls "$h/out" "$h/cwd")"
+# distinct names still go together; one -o FILE per trace keeps both x
+run_in "$h" import a/x.json b/y.json -o out
+status_is same-name-distinct 0 && {
+    [ -f "$h/out/x.prof" ] && [ -f "$h/out/y.prof" ] && ok same-name-distinct-files ||
+        not_ok same-name-distinct-files "$(ls "$h/out")"
+}
+run_in "$h" import b/x.sqlite -o out/x-nsys.prof
+status_is same-name-one-at-a-time 0 && ok same-name-one-at-a-time
 [ $fails -eq 0 ]
