@@ -1534,6 +1534,7 @@ typedef struct kin_stream {
     int split;            /* the helper reads from split_at on               */
     size_t split_at;
     uint64_t split_next;  /* no guess again before this text offset         */
+    int bom_checked;      /* the text's first bytes were looked at (refill)   */
 } kin_stream;
 
 /* How the stream ended; END_GO while it goes on. */
@@ -1626,6 +1627,15 @@ static void refill(kin_stream *st)
             break;
         }
         st->len += (size_t)n;
+    }
+    /* A UTF-8 byte order mark before the document: editors and Windows
+     * tools write one, JSON readers in practice skip it (RFC 8259 §8.1
+     * allows ignoring it), and import_detect already took such a file
+     * for JSON. Passed over as read; offsets in messages still count it. */
+    if (!st->bom_checked && st->base == 0 && (st->len >= 3 || st->ended)) {
+        st->bom_checked = 1;
+        if (st->pos == 0 && st->len >= 3 && memcmp(st->buf, "\xEF\xBB\xBF", 3) == 0)
+            st->pos = 3;
     }
 }
 

@@ -335,4 +335,23 @@ status_is same-name-distinct 0 && {
 }
 run_in "$h" import b/x.sqlite -o out/x-nsys.prof
 status_is same-name-one-at-a-time 0 && ok same-name-one-at-a-time
+
+# ---- a byte order mark before the document (issue 39) ---------------------------------
+# passed over, plain and gzip: the same events as without it, imported and read in place
+for era in 2021 2024; do
+    printf '\357\273\277' >"$tmp/bom-$era.json"
+    cat "$K/$era.json" >>"$tmp/bom-$era.json"
+    gzip -c "$tmp/bom-$era.json" >"$tmp/bom-$era.json.gz"
+    "$PROF" export "$K/$era.json" --format csv -o "$tmp/bom-want.csv" 2>/dev/null
+    for t in "$tmp/bom-$era.json" "$tmp/bom-$era.json.gz"; do
+        name=$(basename "$t")
+        run import "$t" -o "$tmp/bom.prof"
+        status_is "$name" 0 || continue
+        run export "$tmp/bom.prof" --format csv -o "$tmp/bom-got.csv"
+        cmp -s "$tmp/bom-got.csv" "$tmp/bom-want.csv" && ok "$name-same-events" ||
+            not_ok "$name-same-events" "differs from $K/$era.json"
+        run analyze "$t"
+        status_is "$name-in-place" 0 && ok "$name-in-place"
+    done
+done
 [ $fails -eq 0 ]

@@ -670,6 +670,59 @@ Test(import_kineto, empty_trace_is_a_trace)
     cr_expect_eq(c.damaged, 0, "bytes after the document are not read");
 }
 
+/* A UTF-8 byte order mark before the document (Windows tools and some
+ * editors write one) is passed over, plain or inside gzip, by YAJL and by
+ * the fast path: the trace imports to the same events as without it. One
+ * mark only, and only at the start: anything else is still not JSON. */
+Test(import_kineto, byte_order_mark_is_passed_over)
+{
+    size_t n;
+    char *json = fu_slurp(KDIR "2024.json", &n);
+    char *marked = malloc(n + 3);
+    cr_assert(json && marked);
+    memcpy(marked, "\xEF\xBB\xBF", 3);
+    memcpy(marked + 3, json, n);
+    char plain[256], gz[256], out[256];
+    snprintf(plain, sizeof plain, "%s", fx_path("bom.json"));
+    snprintf(gz, sizeof gz, "%s", fx_path("bom.json.gz"));
+    snprintf(out, sizeof out, "%s", fx_path("bom.prof"));
+    fu_spill(plain, marked, n + 3);
+    gzFile g = gzopen(gz, "wb6");
+    cr_assert_not_null(g);
+    cr_assert_eq(gzwrite(g, marked, (unsigned)(n + 3)), (int)(n + 3));
+    cr_assert_eq(gzclose(g), Z_OK);
+    free(marked);
+    free(json);
+    import_counts c0, c;
+    profile_model m0;
+    char ref[256];
+    snprintf(ref, sizeof ref, "%s", import_load(KDIR "2024.json", 0, &c0, &m0));
+    profile_model_free(&m0);
+    uint64_t n0, n1, h0 = events_hash(ref, &n0);
+    const char *traces[] = { plain, gz };
+    for (int t = 0; t < 2; t++)
+        for (int yajl_only = 0; yajl_only < 2; yajl_only++) {
+            int fd = open(out, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+            cr_assert(fd >= 0);
+            import_options o = { .yajl_only = yajl_only };
+            prof_error err = { PROF_OK, "" };
+            cr_assert_eq(import_trace(traces[t], fd, &o, &c, &err), PROF_OK, "%s: %s",
+                         traces[t], err.message);
+            cr_expect_eq(c.damaged, 0, "%s", traces[t]);
+            cr_expect_eq(c.regions, c0.regions, "%s", traces[t]);
+            cr_expect_eq(events_hash(out, &n1), h0, "%s (yajl_only %d)",
+                         traces[t], yajl_only);
+            cr_expect_eq(n1, n0);
+        }
+    prof_error err;
+    const char *t = "\xEF\xBB\xBF \n\t{\"traceEvents\": []}";
+    cr_expect_eq(read_bytes(t, strlen(t), &c, &err), PROF_OK, "a mark, blanks: %s", err.message);
+    expect_refused("\xEF\xBB\xBF", PROF_ERR_NOT_PROF, "no JSON document");
+    expect_refused("\xEF\xBB\xBF\xEF\xBB\xBF{\"traceEvents\": []}", PROF_ERR_NOT_PROF,
+                   "not JSON");
+    expect_refused(" \xEF\xBB\xBF{\"traceEvents\": []}", PROF_ERR_NOT_PROF, "not JSON");
+}
+
 /* ---- limits ---------------------------------------------------------------------------------- */
 
 #define EV_HEAD "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"pid\": 1, \"tid\": 1, "
