@@ -37,9 +37,10 @@ static const char usage[] =
     "  -h, --help           show this help\n"
     "\n"
     "Exit status: 0 success (also for a trace read up to its damage), 2 usage\n"
-    "error (two traces for one output among them), 3 unreadable input or not a\n"
-    "trace prof imports, 4 output error (no partial profile is left behind), 5\n"
-    "out of memory.\n";
+    "error (two traces for one output among them), 3 unreadable input, not a\n"
+    "trace prof imports, or a trace past what a profile holds (4,194,303\n"
+    "distinct names, 256 MiB of names, 1,048,576 threads), 4 output error (no\n"
+    "partial profile is left behind), 5 out of memory.\n";
 
 #define CMD "import"
 

@@ -2138,10 +2138,20 @@ static prof_err set_err(prof_error *err, prof_err code, const char *fmt, const c
     return code;
 }
 
+/* The sink stopped: a trace past the format's limits says which in the
+ * sink's words; anything else failed writing the profile. */
+static prof_err sink_stopped(kin_parser *p, prof_error *err)
+{
+    const prof_error *why = sink_error(p->s);
+    if (p->fail == PROF_ERR_LIMIT && why && why->code == PROF_ERR_LIMIT)
+        return set_err(err, p->fail, "%s", why->message);
+    return set_err(err, p->fail, "cannot write the profile: %s", prof_strerror(p->fail));
+}
+
 static prof_err conclude(kin_parser *p, const kin_stream *st, kin_end end, prof_error *err)
 {
     if (p->fail != PROF_OK)
-        return set_err(err, p->fail, "cannot write the profile: %s", prof_strerror(p->fail));
+        return sink_stopped(p, err);
     if (end == END_IO)
         return set_err(err, PROF_ERR_IO, "cannot read: %s", strerror(st->io_errno));
     if (end == END_EMPTY)
@@ -2155,7 +2165,7 @@ static prof_err conclude(kin_parser *p, const kin_stream *st, kin_end end, prof_
                    ? set_err(err, PROF_ERR_CORRUPT, "damaged before any trace event: %s", p->damage)
                    : set_err(err, PROF_ERR_NOT_PROF, "%s", "not a trace: no traceEvents array");
     if (!wrap_up(p))
-        return set_err(err, p->fail, "cannot write the profile: %s", prof_strerror(p->fail));
+        return sink_stopped(p, err);
     return PROF_OK;
 }
 

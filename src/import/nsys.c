@@ -117,9 +117,13 @@ static prof_err nomem(nsys_db *d)
     return prof_error_set(d->err, PROF_ERR_NOMEM, "out of memory");
 }
 
-/* A sink call failed: writing the profile, not reading the trace. */
+/* A sink call failed: writing the profile, or a trace past the format's
+ * limits, which the sink's message names. */
 static prof_err sink_failed(nsys_db *d, prof_err e)
 {
+    const prof_error *why = sink_error(d->s);
+    if (e == PROF_ERR_LIMIT && why && why->code == PROF_ERR_LIMIT)
+        return prof_error_set(d->err, e, "%s", why->message);
     return prof_error_set(d->err, e, "cannot write the profile: %s", prof_strerror(e));
 }
 

@@ -43,6 +43,7 @@
 #define SINK_DEVICES 1024             /* devices described in the metadata   */
 #define SINK_DEVICES_BRIEF 64         /* when the metadata would not fit      */
 #define SINK_ORIGIN_LEAD_NS 1000000000 /* time 0 this long before the first */
+#define SINK_DEFS_BYTES (256u << 10) /* pending definitions written past this */
 
 typedef struct item {
     int64_t start, end;  /* trace ns                                       */
@@ -109,6 +110,9 @@ struct import_sink {
     int has_origin;
     sink_name *names;       /* by id - 1                                    */
     size_t nnames, cap_names;
+    uint64_t text;          /* definition text written, against PF_TEXT_MAX */
+    size_t defs_pending;    /* bytes of definitions not yet written         */
+    pf_block defs_only;     /* always empty: writing it writes definitions  */
     hmap name_index;        /* names by FNV-1a: id                          */
     sink_thread **threads;
     size_t nthreads, cap_threads;
@@ -142,6 +146,51 @@ static prof_err fail(import_sink *s, prof_err code, const char *what)
 static prof_err fail_nomem(import_sink *s)
 {
     return fail(s, PROF_ERR_NOMEM, "out of memory");
+}
+
+/* ---- the format's limits --------------------------------------------------------------
+ * A profile holds at most PF_STRING_IDS - 1 names, PF_THREADS threads and
+ * PF_TEXT_MAX bytes of definition text (format §9), and prof's reader
+ * refuses a file past them: an import stops at the first definition that
+ * would not fit, so it never writes a profile prof cannot read, and what
+ * it keeps of names stays within the same bounds. */
+
+/* "more than LIMIT WHAT, the most a profile holds": a trace past a limit
+ * is input prof cannot take, not a failure to write. */
+static prof_err fail_limit(import_sink *s, unsigned limit, const char *what)
+{
+    if (!s->failed) {
+        s->failed = PROF_ERR_LIMIT;
+        prof_error_set(&s->error, PROF_ERR_LIMIT,
+                       "more than %u %s, the most a profile holds (formats/prof-format.md, "
+                       "section 9)",
+                       limit, what);
+    }
+    return s->failed;
+}
+
+/* Takes len bytes of definition text (a name, a thread's name). */
+static prof_err text_take(import_sink *s, size_t len)
+{
+    if (len > PF_TEXT_MAX - s->text)
+        return fail_limit(s, PF_TEXT_MAX, "bytes of names (256 MiB)");
+    s->text += len;
+    return PROF_OK;
+}
+
+/* Writes the pending definitions once they are many (len: the bytes of the
+ * one just made): a trace may name far more than its blocks of events
+ * carry, as these are written only every SINK_BLOCK_BYTES, and a block of
+ * definitions must stay within PF_BLOCK_RAW_MAX. */
+static prof_err defs_out(import_sink *s, size_t len)
+{
+    s->defs_pending += len + PF_RECORD_MAX;
+    if (s->defs_pending < SINK_DEFS_BYTES)
+        return PROF_OK;
+    s->defs_pending = 0;
+    prof_error e = { PROF_OK, "" };
+    prof_err rc = pf_writer_write_block(s->w, &s->defs_only, &e);
+    return rc ? fail(s, rc, e.message) : PROF_OK;
 }
 
 /* ---- time ------------------------------------------------------------------------ */
@@ -190,8 +239,11 @@ static uint64_t name_rehash(const void *ctx, uint32_t id)
 /* Defines the next name, copied. Its id, or 0 on failure (sticky). */
 static uint32_t name_new(import_sink *s, const char *p, size_t n)
 {
-    if (s->nnames >= UINT32_MAX - 2 ||
-        vec_grow(&s->names, &s->cap_names, s->nnames, sizeof *s->names) < 0)
+    if (s->nnames >= PF_STRING_IDS - 1)
+        return fail_limit(s, PF_STRING_IDS - 1, "distinct names"), 0;
+    if (text_take(s, n) != PROF_OK)
+        return 0;
+    if (vec_grow(&s->names, &s->cap_names, s->nnames, sizeof *s->names) < 0)
         return fail_nomem(s), 0;
     char *copy = malloc(n + 1);
     if (!copy)
@@ -203,7 +255,7 @@ static uint32_t name_new(import_sink *s, const char *p, size_t n)
     prof_err e = pf_writer_define_string(s->w, id, copy, n);
     if (e)
         return fail(s, e, "cannot define a name"), 0;
-    return id;
+    return defs_out(s, n) == PROF_OK ? id : 0;
 }
 
 /* The id of a name, defining it on first use; 0 on failure (sticky). */
@@ -236,9 +288,10 @@ static uint32_t intern_cb(void *ctx, const char *p, size_t n)
 
 static sink_thread *thread_new(import_sink *s, uint64_t key)
 {
+    if (s->nthreads >= PF_THREADS)
+        return fail_limit(s, PF_THREADS, "threads"), NULL;
     sink_thread *t = calloc(1, sizeof *t);
-    if (!t || s->nthreads >= PF_THREAD_GPU - 1 ||
-        vec_grow(&s->threads, &s->cap_threads, s->nthreads, sizeof *s->threads) < 0) {
+    if (!t || vec_grow(&s->threads, &s->cap_threads, s->nthreads, sizeof *s->threads) < 0) {
         free(t);
         return fail_nomem(s), NULL;
     }
@@ -250,7 +303,7 @@ static sink_thread *thread_new(import_sink *s, uint64_t key)
     prof_err e = pf_writer_define_thread(s->w, t->index, key, NULL);
     if (e)
         return fail(s, e, "cannot define a thread"), NULL;
-    return t;
+    return defs_out(s, 0) == PROF_OK ? t : NULL;
 }
 
 static sink_thread *thread_of(import_sink *s, uint64_t key)
@@ -449,6 +502,7 @@ prof_err sink_open(import_sink **out, int fd, const char *source, const char *in
     s->cu.intern = intern_cb;
     s->cu.intern_ctx = s;
     pf_block_init(&s->gpu, PF_BLOCK_EVENTS, PF_THREAD_GPU);
+    pf_block_init(&s->defs_only, PF_BLOCK_EVENTS, 0);
     pf_block_init(&s->memory, PF_BLOCK_EVENTS, 0);
     *out = s;
     return PROF_OK;
@@ -527,8 +581,12 @@ prof_err sink_thread_name(import_sink *s, uint64_t thread, const char *name)
     sink_thread *t = thread_of(s, thread);
     if (!t)
         return s->failed;
+    /* every name a thread is given counts, renames too (format §9) */
+    size_t len = name ? strnlen(name, PF_STRING_MAX) : 0;
+    if (text_take(s, len) != PROF_OK)
+        return s->failed;
     prof_err e = pf_writer_define_thread(s->w, t->index, t->os_tid, name);
-    return e ? fail(s, e, "cannot name a thread") : PROF_OK;
+    return e ? fail(s, e, "cannot name a thread") : defs_out(s, len);
 }
 
 prof_err sink_thread_tid(import_sink *s, uint64_t thread, uint64_t os_tid)
@@ -538,7 +596,7 @@ prof_err sink_thread_tid(import_sink *s, uint64_t thread, uint64_t os_tid)
         return s->failed;
     t->os_tid = os_tid;
     prof_err e = pf_writer_define_thread(s->w, t->index, os_tid, NULL);
-    return e ? fail(s, e, "cannot define a thread") : PROF_OK;
+    return e ? fail(s, e, "cannot define a thread") : defs_out(s, 0);
 }
 
 prof_err sink_region(import_sink *s, uint64_t thread, const char *name, size_t len,
@@ -728,6 +786,11 @@ const import_counts *sink_counts(const import_sink *s)
     return &s->counts;
 }
 
+const prof_error *sink_error(const import_sink *s)
+{
+    return s->failed ? &s->error : NULL;
+}
+
 static void describe(const counted *v, char *buf, size_t cap)
 {
     size_t used = 0;
@@ -909,6 +972,7 @@ void sink_abandon(import_sink *s)
     hmap_free(&s->thread_index);
     pf_block_free(&s->gpu);
     pf_block_free(&s->memory);
+    pf_block_free(&s->defs_only);
     for (size_t i = 0; i < s->ndevices; i++)
         free(s->devices[i].name);
     free(s->devices);

@@ -16,7 +16,10 @@
  * takes the profile's time 0 shortly before the first time it is handed;
  * an earlier time later is clamped to 0 and counted. Memory: a bounded
  * window of pending regions per thread, a block per thread, and tables as
- * large as the trace's distinct names, threads and devices. */
+ * large as the trace's distinct names, threads and devices, which the
+ * format's limits bound (formats/prof-format.md §9): the sink stops with
+ * PROF_ERR_LIMIT at the first name or thread past them (sink_error), so no
+ * import writes a profile that prof's reader refuses. */
 #ifndef PROF_IMPORT_SINK_H
 #define PROF_IMPORT_SINK_H
 
@@ -107,6 +110,12 @@ void sink_note_skipped(import_sink *s, const char *category);
 void sink_note_damage(import_sink *s, const char *what);
 
 const import_counts *sink_counts(const import_sink *s);
+/* The first error of s (every call after it returns its code), or NULL
+ * while there is none. A trace past the format's limits on names, name
+ * text or threads (formats/prof-format.md §9) stops the sink with
+ * PROF_ERR_LIMIT and a message naming the limit, which the importers pass
+ * on as it is: the trace is what prof cannot take. */
+const prof_error *sink_error(const import_sink *s);
 /* counts with the kinds left out and unknown named, as the summary of an
  * import shows them. */
 void sink_describe(const import_sink *s, import_counts *out);

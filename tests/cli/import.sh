@@ -354,4 +354,55 @@ for era in 2021 2024; do
         status_is "$name-in-place" 0 && ok "$name-in-place"
     done
 done
+
+# ---- traces past what a profile holds (issue 39) ----------------------------------------
+# formats/prof-format.md §9: 4,194,303 distinct names, 256 MiB of name text.
+# The import stops at the first name past either, with one line naming the
+# limit and status 3, and leaves no profile (an existing one untouched, no
+# temporary file); reading the trace in place stops the same way. Before,
+# both were written and every command then refused them. The traces are
+# made by awk through gzip (24 MB with 4,194,304 names; 2 MB with 4,097
+# names of 64 KiB, each among 64 short events, so that definitions are
+# written between blocks as a long trace would have them). Exactly at the
+# limits they import and read back: tests/unit/import_sink.c.
+lim=$tmp/limits
+mkdir -p "$lim"
+awk 'BEGIN {
+    printf "{\"traceEvents\": [\n"
+    for (i = 0; i < 4194304; i++)
+        printf "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"%x\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":1},\n", i, 2 * i
+    printf "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"end\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":1}]}\n"
+}' | gzip -1 >"$lim/names.json.gz"
+awk 'BEGIN {
+    pad = "x"
+    while (length(pad) < 65528)
+        pad = pad pad
+    pad = substr(pad, 1, 65528)
+    printf "{\"traceEvents\": [\n"
+    for (i = 0; i < 4097; i++) {
+        printf "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"%08x%s\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":1},\n", i, pad, 200 * i
+        for (j = 0; j < 64; j++)
+            printf "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"f\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":1},\n", 200 * i + 2 + 2 * j
+    }
+    printf "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"end\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":1}]}\n"
+}' | gzip -1 >"$lim/text.json.gz"
+printf 'an earlier profile\n' >"$lim/keep.prof"
+for c in "names more than 4194303 distinct names, the most a profile holds" \
+    "text more than 268435456 bytes of names (256 MiB), the most a profile holds"; do
+    t=${c%% *}
+    says=${c#* }
+    run import "$lim/$t.json.gz" -o "$lim/$t.prof"
+    error_like "limit-$t" 3 "cannot import '$lim/$t.json.gz': $says"
+    [ ! -e "$lim/$t.prof" ] && ok "limit-$t-no-profile" ||
+        not_ok "limit-$t-no-profile" "$lim/$t.prof was written"
+    [ "$t" = text ] || continue # the rest alike, on the trace that is quicker to read
+    run import "$lim/$t.json.gz" -o "$lim/keep.prof"
+    error_like "limit-$t-keeps" 3 "$says"
+    [ "$(cat "$lim/keep.prof")" = "an earlier profile" ] && ok "limit-$t-keeps-earlier" ||
+        not_ok "limit-$t-keeps-earlier" "keep.prof was replaced"
+    run analyze "$lim/$t.json.gz"
+    error_like "limit-$t-in-place" 3 "$says"
+done
+[ -z "$(ls -A "$TMPDIR")" ] && ok limit-no-temporary || not_ok limit-no-temporary "$(ls -A "$TMPDIR")"
+rm -f "$lim"/*.json.gz
 [ $fails -eq 0 ]

@@ -4,9 +4,11 @@
  * a region that outlives its parent is cut, steps, memory series, GPU
  * activity, syncs placed on their thread through their API call's
  * correlation whichever comes first (thousands waiting at once), metadata
- * written last (rank, devices, notes), and a window far shorter than the
- * trace. */
+ * written last (rank, devices, notes), a window far shorter than the
+ * trace, and the format's limits on names and their text, reached exactly
+ * (the profile reads back) and passed (the sink stops, PROF_ERR_LIMIT). */
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -337,4 +339,147 @@ Test(import_sink, metadata_told_late_and_notes)
     cr_expect_eq(origin, 1700000000000000000.0);
     cJSON_Delete(meta);
     profile_model_free(&m);
+}
+
+/* ---- the format's limits ---------------------------------------------------------------- */
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SINK_TEST_UNDER_ASAN 1
+#endif
+#endif
+#ifndef SINK_TEST_UNDER_ASAN
+#define SINK_TEST_UNDER_ASAN 0
+#endif
+
+/* Every event of a file through the reader: how many are of type, and
+ * the reader's verdict (0, or its error with the message in err). */
+static int read_all(const char *path, uint32_t type, uint64_t *count, prof_error *err)
+{
+    prof_reader *r;
+    cr_assert_eq(prof_reader_open(path, &r, err), PROF_OK, "%s", err->message);
+    prof_event ev;
+    int rc;
+    *count = 0;
+    while ((rc = prof_reader_next(r, &ev)) > 0)
+        *count += ev.type == type;
+    if (rc < 0)
+        *err = *prof_reader_error(r);
+    prof_reader_close(r);
+    return rc;
+}
+
+/* n regions on one thread, each with a distinct short name (its number in
+ * hex): the first error. */
+static prof_err distinct_names(import_sink *s, uint32_t n)
+{
+    char name[16];
+    prof_err e = PROF_OK;
+    for (uint32_t i = 0; i < n && !e; i++) {
+        int len = snprintf(name, sizeof name, "%x", i);
+        e = sink_region(s, 1, name, (size_t)len, PROF_KIND_COMPUTE, 2 * (int64_t)i, 1);
+    }
+    return e;
+}
+
+static void expect_limit(import_sink *s, prof_err e, const char *says)
+{
+    const prof_error *why = sink_error(s);
+    cr_expect_eq(e, PROF_ERR_LIMIT, "%d", e);
+    cr_assert_not_null(why);
+    cr_expect_eq(why->code, PROF_ERR_LIMIT);
+    cr_expect(strstr(why->message, says), "'%s' lacks '%s'", why->message, says);
+}
+
+/* A profile holds PF_STRING_IDS - 1 names (format §9). A trace with that
+ * many imports and reads back whole; one with one name more stops at it
+ * (issue 39: it was written, and every command then refused it, "string id
+ * 4194304 out of range"). */
+Test(import_sink, distinct_names_up_to_the_format_limit, .timeout = 300)
+{
+    cr_assert_eq(PF_STRING_IDS - 1, 4194303u, "the limit of formats/prof-format.md §9");
+    const char *p = fu_path("ids.prof");
+    import_sink *s = open_sink(p);
+    cr_assert_eq(distinct_names(s, PF_STRING_IDS - 1), PROF_OK);
+    cr_assert_null(sink_error(s));
+    close_sink(s);
+    uint64_t regions;
+    prof_error err = { PROF_OK, "" };
+    cr_assert_eq(read_all(p, PROF_EV_REGION, &regions, &err), 0, "%s", err.message);
+    cr_expect_eq(regions, PF_STRING_IDS - 1);
+
+    s = open_sink(fu_path("ids-over.prof"));
+    cr_assert_eq(distinct_names(s, PF_STRING_IDS - 1), PROF_OK);
+    /* names already defined still go; the next new one does not */
+    cr_assert_eq(sink_region(s, 1, "0", 1, PROF_KIND_COMPUTE, INT32_MAX, 1), PROF_OK);
+    cr_assert_eq(sink_mark(s, 1, "3ffffe", INT32_MAX), PROF_OK);
+    expect_limit(s, sink_mark(s, 1, "one more", INT32_MAX),
+                 "more than 4194303 distinct names, the most a profile holds");
+    cr_expect_eq(sink_region(s, 1, "0", 1, PROF_KIND_COMPUTE, INT32_MAX, 1), PROF_ERR_LIMIT,
+                 "the sink stays stopped");
+    sink_abandon(s);
+    /* what the sink keeps is bounded by the limit: each name once (about
+     * 240 MB here; more under ASan, whose redzones this does not measure) */
+#if !defined(__SANITIZE_ADDRESS__) && !SINK_TEST_UNDER_ASAN
+    struct rusage ru;
+    cr_assert_eq(getrusage(RUSAGE_SELF, &ru), 0);
+    cr_expect_lt(ru.ru_maxrss, 600L * 1024, "peak %ld KiB", ru.ru_maxrss);
+#endif
+}
+
+/* A profile holds PF_TEXT_MAX bytes of definition text, every name a
+ * thread is given counted (format §9). 4,096 names of the longest length
+ * are exactly that: they import and read back, though they are many times
+ * the most one block of definitions holds (the sink writes its pending
+ * definitions as they grow). A rename of a thread past it stops the sink,
+ * as does a name. */
+Test(import_sink, name_text_up_to_the_format_limit, .timeout = 300)
+{
+    cr_assert_eq(PF_TEXT_MAX, 268435456u, "the limit of formats/prof-format.md §9");
+    uint32_t n = PF_TEXT_MAX / PF_STRING_MAX;
+    char *big = malloc(PF_STRING_MAX + 1);
+    cr_assert_not_null(big);
+    memset(big, 'n', PF_STRING_MAX);
+    big[PF_STRING_MAX] = '\0';
+    const char *p = fu_path("text.prof");
+    import_sink *s = open_sink(p);
+    prof_err e = PROF_OK;
+    for (uint32_t i = 0; i < n && !e; i++) {
+        snprintf(big, 16, "%08x", i);
+        big[8] = 'n';
+        e = sink_region(s, 1, big, PF_STRING_MAX, PROF_KIND_COMPUTE, 2 * (int64_t)i, 1);
+    }
+    cr_assert_eq(e, PROF_OK, "%s", sink_error(s) ? sink_error(s)->message : "");
+    close_sink(s);
+    uint64_t regions;
+    prof_error err = { PROF_OK, "" };
+    cr_assert_eq(read_all(p, PROF_EV_REGION, &regions, &err), 0, "%s", err.message);
+    cr_expect_eq(regions, n);
+
+    /* n - 1 names and a thread name of the longest length: at the limit */
+    s = open_sink(fu_path("text-over.prof"));
+    for (uint32_t i = 0; i + 1 < n && !e; i++) {
+        snprintf(big, 16, "%08x", i);
+        big[8] = 'n';
+        e = sink_region(s, 1, big, PF_STRING_MAX, PROF_KIND_COMPUTE, 2 * (int64_t)i, 1);
+    }
+    cr_assert_eq(e, PROF_OK);
+    cr_assert_eq(sink_thread_name(s, 1, big), PROF_OK, "%zu bytes", strlen(big));
+    cr_assert_eq(sink_region(s, 1, "", 0, PROF_KIND_COMPUTE, INT32_MAX, 1), PROF_OK,
+                 "an empty name takes no text");
+    expect_limit(s, sink_thread_name(s, 1, "x"),
+                 "more than 268435456 bytes of names (256 MiB), the most a profile holds");
+    sink_abandon(s);
+
+    s = open_sink(fu_path("text-over2.prof"));
+    for (uint32_t i = 0; i < n && !e; i++) {
+        snprintf(big, 16, "%08x", i);
+        big[8] = 'n';
+        e = sink_region(s, 1, big, PF_STRING_MAX, PROF_KIND_COMPUTE, 2 * (int64_t)i, 1);
+    }
+    cr_assert_eq(e, PROF_OK);
+    expect_limit(s, sink_region(s, 1, "x", 1, PROF_KIND_COMPUTE, INT32_MAX, 1),
+                 "more than 268435456 bytes of names");
+    sink_abandon(s);
+    free(big);
 }
