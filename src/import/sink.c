@@ -421,8 +421,12 @@ static prof_err item_out(import_sink *s, sink_thread *t)
         return e ? e : write_timed(s, t, it.ev, it.start, it.end);
     if (t->depth && it.end > t->stack[t->depth - 1].end)
         it.end = t->stack[t->depth - 1].end; /* cut at its parent's end */
-    if (t->depth == SINK_STACK_MAX) /* deeper than kept: a sibling of the deepest */
+    if (t->depth == SINK_STACK_MAX) { /* deeper than kept: a sibling of the deepest, */
+        open_region *deepest = &t->stack[t->depth - 1]; /* which ends where it starts: */
+        if (deepest->end > it.start) /* siblings that overlapped would count twice */
+            deepest->end = it.start;
         e = close_region(s, t);
+    }
     t->stack[t->depth++] = (open_region){ it.start, it.end, it.ev };
     return e;
 }

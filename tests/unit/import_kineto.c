@@ -1004,3 +1004,35 @@ Test(import_kineto, real_nccl_rank_against_its_json)
 {
     real_trace(REAL_NCCL);
 }
+
+/* Regions that overlap without nesting, each starting 1 us after the one
+ * before and lasting 100 ms, past the 256 levels the sink keeps: each nests
+ * in the one before, cut at its end, and past the deepest level each is a
+ * sibling of the last, which ends where it starts. Self times then sum to
+ * the thread's busy time, never past it (they summed to 37,245 times it,
+ * and every region was hot). */
+Test(import_kineto, overlapping_regions_past_the_kept_depth_count_once)
+{
+    const char *trace = fx_path("overlapping.json");
+    FILE *f = fopen(trace, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "{\"traceEvents\": [\n");
+    for (unsigned i = 0; i < 5000; i++)
+        fprintf(f, "%s{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op%u\", \"pid\": 1, "
+                   "\"tid\": 1, \"ts\": %u, \"dur\": 100000}\n", i ? "," : "", i, i);
+    fprintf(f, "]}\n");
+    cr_assert_eq(fclose(f), 0);
+    import_counts c;
+    profile_model m;
+    import_load(trace, 0, &c, &m);
+    uint64_t self = 0;
+    for (size_t i = 0; i < m.nops; i++) {
+        cr_assert_leq(m.ops[i].self_ns, m.ops[i].incl_ns, "%s", m.ops[i].name);
+        self += m.ops[i].self_ns;
+    }
+    cr_assert_eq(m.profiled_ns, 100000000ull, "the first region holds the rest: 100 ms");
+    cr_assert_leq(self, m.profiled_ns, "self %llu of %llu", (unsigned long long)self,
+                  (unsigned long long)m.profiled_ns);
+    cr_assert_eq(m.kind_ns[PROF_KIND_COMPUTE], m.profiled_ns);
+    profile_model_free(&m);
+}
