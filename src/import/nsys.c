@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <sqlite3.h>
 
@@ -851,8 +852,11 @@ static prof_err stream(nsys_db *d)
 
 /* "file:" URI of path, every byte but unreserved ones and '/' escaped, so
  * that '?', '#' and '%' in a name stay part of it; immutable: an export is
- * never written again, so SQLite takes no lock and reads no journal. */
-static char *uri_of(const char *path)
+ * never written again, so SQLite takes no lock and reads no journal -
+ * unless rows wait in its write-ahead log (a database in WAL mode whose
+ * writer has not checkpointed, or died first): then read-only, through the
+ * log, or half the rows would be missed without a word. */
+static char *uri_of(const char *path, int wal)
 {
     size_t n = strlen(path);
     char *u = malloc(n * 3 + 32);
@@ -866,13 +870,29 @@ static char *uri_of(const char *path)
         else
             p += sprintf(p, "%%%02X", *c);
     }
-    strcpy(p, "?immutable=1");
+    strcpy(p, wal ? "?mode=ro" : "?immutable=1");
     return u;
+}
+
+/* Whether path has a write-ahead log with something in it. */
+static int has_wal(const char *path)
+{
+    size_t n = strlen(path);
+    char *w = malloc(n + 5);
+    if (!w)
+        return 0;
+    memcpy(w, path, n);
+    memcpy(w + n, "-wal", 5);
+    struct stat st;
+    int yes = stat(w, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
+    free(w);
+    return yes;
 }
 
 static prof_err db_open(nsys_db *d, const char *path)
 {
-    char *uri = uri_of(path);
+    int wal = has_wal(path);
+    char *uri = uri_of(path, wal);
     if (!uri)
         return nomem(d);
     int rc = sqlite3_open_v2(uri, &d->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
@@ -880,7 +900,8 @@ static prof_err db_open(nsys_db *d, const char *path)
     if (rc != SQLITE_OK) {
         prof_err e = (rc & 0xff) == SQLITE_NOMEM ? PROF_ERR_NOMEM : PROF_ERR_IO;
         int sys = d->db ? sqlite3_system_errno(d->db) : 0;
-        return prof_error_set(d->err, e, "cannot open: %s",
+        return prof_error_set(d->err, e, "cannot open%s: %s",
+                              wal ? " it with the rows of its -wal file" : "",
                               sys ? strerror(sys) : sqlite3_errstr(rc));
     }
     /* a trace is untrusted input: no schema-defined code runs, nothing is
@@ -890,6 +911,15 @@ static prof_err db_open(nsys_db *d, const char *path)
     sqlite3_db_config(d->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)NULL);
     sqlite3_db_config(d->db, SQLITE_DBCONFIG_WRITABLE_SCHEMA, 1, (int *)NULL);
     sqlite3_exec(d->db, "PRAGMA query_only = 1; PRAGMA cell_size_check = 1", NULL, NULL, NULL);
+    /* a log is read through the -shm index beside it, which SQLite makes
+     * when it is missing: a directory it cannot write stops it here */
+    if (wal && sqlite3_exec(d->db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL) !=
+                   SQLITE_OK)
+        return prof_error_set(d->err, PROF_ERR_IO, "cannot read the rows waiting in its -wal "
+                              "file (%s): SQLite needs its -shm file beside it; copy the "
+                              "export with its -wal file to a directory you can write, or "
+                              "checkpoint it (sqlite3 FILE 'PRAGMA wal_checkpoint')",
+                              sqlite3_errmsg(d->db));
     return PROF_OK;
 }
 

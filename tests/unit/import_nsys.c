@@ -573,3 +573,29 @@ Test(import_nsys, the_real_export_against_sql)
     profile_model_free(&m);
     sqlite3_close(db);
 }
+
+/* An export in WAL mode whose writer has not checkpointed (still running,
+ * or dead first): its last rows are only in FILE-wal. Opened immutable,
+ * SQLite ignores the log and half the kernels went missing without a word;
+ * they are read through it. */
+Test(import_nsys, rows_waiting_in_the_write_ahead_log_are_read)
+{
+    const char *trace = fx_path("wal.sqlite"), *out = fx_path("wal.prof");
+    cr_assert_eq(nsys_fixture_write(trace, 0), 0);
+    sqlite3 *db;
+    cr_assert_eq(sqlite3_open(trace, &db), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0; "
+                                  "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT * FROM "
+                                  "CUPTI_ACTIVITY_KIND_KERNEL",
+                              NULL, NULL, NULL),
+                 SQLITE_OK, "%s", sqlite3_errmsg(db));
+    struct stat st;
+    char wal[600];
+    snprintf(wal, sizeof wal, "%s-wal", trace);
+    cr_assert(stat(wal, &st) == 0 && st.st_size > 0, "the rows wait in the log");
+    import_counts c;
+    prof_error err;
+    cr_assert_eq(import(trace, out, &c, &err), PROF_OK, "%s", err.message);
+    cr_expect_eq(c.kernels, 2 * NSYS_FX_KERNELS);
+    sqlite3_close(db);
+}
