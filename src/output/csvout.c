@@ -5,9 +5,26 @@
 #include "output/report_json.h"
 #include "util/jsonesc.h"
 
+static int begins_as_formula(const char *s)
+{
+    return *s && strchr("=+-@\t\r", *s) != NULL;
+}
+
 int csvout_needs_quotes(const char *s)
 {
-    return strpbrk(s, ",\"\r\n") != NULL;
+    return begins_as_formula(s) || strpbrk(s, ",\"\r\n") != NULL;
+}
+
+const char *csvout_lead(const char *s)
+{
+    return begins_as_formula(s) ? "'" : "";
+}
+
+/* A control character a terminal or spreadsheet would act on: C0 but tab,
+ * LF and CR (a quoted field keeps those), and DEL. */
+static int is_control(unsigned char c)
+{
+    return (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f;
 }
 
 size_t csvout_escape(char *dst, size_t cap, const char *src, size_t n, size_t *used)
@@ -16,7 +33,8 @@ size_t csvout_escape(char *dst, size_t cap, const char *src, size_t n, size_t *u
     size_t in = 0, out = 0;
     while (in < n) {
         size_t run = 0; /* plain ASCII is copied as one run */
-        while (in + run < n && out + run < cap && p[in + run] < 0x80 && p[in + run] != '"')
+        while (in + run < n && out + run < cap && p[in + run] < 0x80 && p[in + run] != '"' &&
+               !is_control(p[in + run]))
             run++;
         if (run) {
             memcpy(dst + out, p + in, run);
@@ -27,7 +45,7 @@ size_t csvout_escape(char *dst, size_t cap, const char *src, size_t n, size_t *u
         size_t len = jsonesc_utf8_len(p + in, n - in);
         const char *put = (const char *)p + in;
         size_t put_len = len;
-        if (len == 0) {
+        if (len == 0 || is_control(p[in])) {
             put = "\xEF\xBF\xBD"; /* U+FFFD */
             put_len = 3;
             len = 1;
@@ -50,8 +68,10 @@ void csvout_text(FILE *out, const char *s)
     if (!s)
         return;
     int quote = csvout_needs_quotes(s);
-    if (quote)
+    if (quote) {
         fputc('"', out);
+        fputs(csvout_lead(s), out);
+    }
     char buf[256];
     size_t n = strlen(s), used;
     while (n) {

@@ -1,9 +1,10 @@
 /* export_csv.c - the CSV export: a header row, then one row per event in
  * file order, with the column set documented in formats/export-csv.md.
  * Fields are quoted as RFC 4180 says (when they hold a comma, a quote, CR
- * or LF; quotes doubled); bytes of names that are not UTF-8 become U+FFFD
- * so that the file is always valid UTF-8, by csvout_escape(), the one
- * escaper of every CSV prof writes. */
+ * or LF; quotes doubled); bytes of names that are not UTF-8, and control
+ * characters, become U+FFFD so that the file is always valid UTF-8 and
+ * safe to print, by csvout_escape(), the one escaper of every CSV prof
+ * writes; a name that begins as a formula is quoted after a ' (csvout.h). */
 #include <math.h>
 
 #include "output/csvout.h"
@@ -25,8 +26,11 @@ static prof_err csv_begin(export_ctx *x)
 static void field(export_out *o, const char *s)
 {
     int quote = csvout_needs_quotes(s);
-    if (quote)
+    if (quote) {
         eo_char(o, '"');
+        if (*csvout_lead(s))
+            eo_char(o, '\'');
+    }
     size_t n = strlen(s), used;
     while (n) {
         size_t room = n < 256 ? n * 3 + CSVOUT_MIN_ROOM : 256 * 3; /* U+FFFD: 3 per byte */

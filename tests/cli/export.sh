@@ -144,11 +144,37 @@ assert rows[0] == \"type,thread,thread_name,start_ns,dur_ns,name,kind,depth,devi
 assert all(len(r) == 13 for r in rows), [r for r in rows if len(r) != 13]
 assert len(rows) == 28, len(rows)
 got = [r[5] for r in rows[1:] if r[0] == \"region\" and r[7] == \"0\"]
-assert got == $NAMES, got
+# control characters but tab, LF and CR are U+FFFD in a CSV (export-csv.md)
+want = [n.replace(\"\\x07\", \"\\ufffd\").replace(\"\\x1b\", \"\\ufffd\") for n in $NAMES]
+assert got == want, got
 assert {r[2] for r in rows[1:] if r[1] != \"gpu\"} == {\"main, \\\"first\\\"\"}
 counter = [r for r in rows if r[0] == \"counter\"][0]
 assert counter[5] == \"loss, \\\"smoothed\\\"\" and float(counter[11]) == 0.25, counter
 " "$tmp/o/names.csv"
+
+# names that begin as a spreadsheet formula are text there (export-csv.md);
+# the same for the CSV of analyze
+printf '{"traceEvents": [%s, %s, %s, %s]}' \
+    '{"ph": "X", "cat": "cpu_op", "name": "=cmd|'"'"' /C calc'"'"'!A0", "pid": 1, "tid": 1, "ts": 1, "dur": 5}' \
+    '{"ph": "X", "cat": "cpu_op", "name": "@SUM(A1)", "pid": 1, "tid": 1, "ts": 10, "dur": 5}' \
+    '{"ph": "X", "cat": "cpu_op", "name": "+1-2", "pid": 1, "tid": 1, "ts": 20, "dur": 5}' \
+    '{"ph": "X", "cat": "cpu_op", "name": "-x", "pid": 1, "tid": 1, "ts": 30, "dur": 5}' >"$tmp/formula.json"
+run export "$tmp/formula.json" --format csv -o "$tmp/o/formula.csv"
+quiet_ok csv-formula-run && py csv-formula "
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1], newline=\"\", encoding=\"utf-8\")))
+got = [r[5] for r in rows[1:] if r[0] == \"region\"]
+assert got == [\"'=cmd|' /C calc'!A0\", \"'@SUM(A1)\", \"'+1-2\", \"'-x\"], got
+raw = open(sys.argv[1], encoding=\"utf-8\").read()
+assert '\"\\'=cmd' in raw and ',=' not in raw and ',@' not in raw, raw
+" "$tmp/o/formula.csv"
+run analyze "$tmp/formula.json" --format csv
+quiet_ok analyze-csv-formula-run && py analyze-csv-formula "
+import sys
+raw = open(sys.argv[1], encoding=\"utf-8\").read()
+assert '\"\\'=cmd' in raw and '\"\\'@SUM(A1)\"' in raw, raw
+assert '\\n=' not in raw and ',=' not in raw and '\\n@' not in raw, raw
+" "$out"
 
 run export "$tmp/names.prof" --format folded
 quiet_ok folded-names-run && py folded-names "
