@@ -152,18 +152,57 @@ static int write_html(const char *path, cJSON *const *reports, size_t n, const c
     return EXIT_OK;
 }
 
-/* Opens the page in a browser, when someone is there to see it. */
-static void open_browser(const char *url)
+/* A file of the user's alone (0600) that sends the browser on to url, in
+ * path: the browser is started with the file's name, not the URL, whose
+ * token the command lines of xdg-open and the browser would show every
+ * user of the machine (ps). 0, or -1 when it could not be written. */
+static int redirect_file(const char *url, char *path, size_t size)
+{
+    const char *dir = getenv("XDG_RUNTIME_DIR");
+    if (!dir || !*dir || access(dir, W_OK) != 0)
+        dir = getenv("TMPDIR");
+    if (!dir || !*dir)
+        dir = "/tmp";
+    if (snprintf(path, size, "%s/prof-view-XXXXXX.html", dir) >= (int)size)
+        return -1;
+    int fd = mkstemps(path, 5);
+    if (fd < 0)
+        return -1;
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        close(fd);
+        unlink(path);
+        return -1;
+    }
+    /* the URL is an address, a port and hex digits: nothing to escape */
+    int bad = fprintf(f, "<!doctype html><meta http-equiv=\"refresh\" content=\"0;url=%s\">"
+                         "<a href=\"%s\">the prof dashboard</a>\n", url, url) < 0;
+    if ((fclose(f) != 0) | bad) {
+        unlink(path);
+        return -1;
+    }
+    return 0;
+}
+
+/* Opens the page in a browser, when someone is there to see it, through
+ * a redirect file (above), written to path ("" when none), which the
+ * caller removes when the server stops. */
+static void open_browser(const char *url, char *path, size_t size)
 {
     const char *display = getenv("DISPLAY"), *wayland = getenv("WAYLAND_DISPLAY");
+    path[0] = '\0';
     if (!isatty(STDOUT_FILENO) || (!(display && *display) && !(wayland && *wayland)))
         return;
+    if (redirect_file(url, path, size) != 0) {
+        path[0] = '\0';
+        return;
+    }
     posix_spawn_file_actions_t fa;
     if (posix_spawn_file_actions_init(&fa) != 0)
         return;
     posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-    char *args[] = { "xdg-open", (char *)url, NULL };
+    char *args[] = { "xdg-open", path, NULL };
     pid_t pid;
     posix_spawnp(&pid, "xdg-open", &fa, NULL, args, environ); /* best effort */
     posix_spawn_file_actions_destroy(&fa);
@@ -226,14 +265,20 @@ static int serve(char **paths, const char *const *readable, size_t n, cJSON *con
                                "another port with --port)", err.message);
         goto out;
     }
+    if (!view_server_loopback(s))
+        cmd_warning(CMD, "serving on %s, beyond this machine: whoever can reach it and learns "
+                    "the URL, token included, can read the profile", a->bind);
     printf("Serving the dashboard of %s%s%s at %s (Ctrl+C stops)\n", paths[0],
            n > 1 ? " and " : "", n > 1 ? paths[1] : "", view_server_url(s));
     status = cmd_finish_stdout(CMD);
     if (status == EXIT_OK) {
+        char redirect[4096] = "";
         if (!a->no_open)
-            open_browser(view_server_url(s));
+            open_browser(view_server_url(s), redirect, sizeof redirect);
         int sig;
         sigwait(&stop, &sig);
+        if (redirect[0])
+            unlink(redirect);
     }
     view_server_stop(s);
     goto out;

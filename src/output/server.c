@@ -4,7 +4,14 @@
  * maps a URL to a file, so no request can reach anything else. Everything
  * answered is built before the server starts, except the event windows,
  * which each request reads from the profile with its own reader: the
- * handler shares no mutable state and may run on several threads. */
+ * handler shares no mutable state and may run on several threads.
+ *
+ * Every request must carry the run's token, drawn from the kernel's random
+ * source when the server starts and printed in its URL (as Jupyter does):
+ * in the query (?token=, the URL prof view prints) or in the cookie that
+ * every answer to it sets, so that the page's own requests carry it. The
+ * Host check keeps other web pages out; the token keeps out other users of
+ * the machine, who can reach a port on 127.0.0.1 but cannot read the URL. */
 #include "output/server.h"
 
 #include <arpa/inet.h>
@@ -15,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -25,6 +33,8 @@
 
 #define SERVER_THREADS 4u
 #define MAX_HOSTS 8
+#define TOKEN_BYTES 16u            /* 128 random bits, written as 32 hex digits */
+#define TOKEN_COOKIE "prof_token"
 
 struct view_server {
     view_server_config cfg;
@@ -32,7 +42,9 @@ struct view_server {
     struct MHD_Daemon *daemon;
     unsigned port;
     int loopback;              /* then only loopback Host headers are answered */
-    char url[100];
+    char url[160];             /* with ?token=                                 */
+    char token[2 * TOKEN_BYTES + 1];
+    char cookie[2 * TOKEN_BYTES + 64]; /* the Set-Cookie value that carries it */
     char hosts[MAX_HOSTS][80]; /* accepted Host values when loopback          */
     size_t nhosts;
 };
@@ -56,6 +68,8 @@ static enum MHD_Result respond(const view_server *s, struct MHD_Connection *c, u
              s->mhd.add_response_header(r, "X-Content-Type-Options", "nosniff") == MHD_YES &&
              s->mhd.add_response_header(r, "Referrer-Policy", "no-referrer") == MHD_YES &&
              s->mhd.add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store") == MHD_YES &&
+             (status == MHD_HTTP_FORBIDDEN ||
+              s->mhd.add_response_header(r, MHD_HTTP_HEADER_SET_COOKIE, s->cookie) == MHD_YES) &&
              (status != MHD_HTTP_METHOD_NOT_ALLOWED ||
               s->mhd.add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD") == MHD_YES);
     enum MHD_Result ret = ok ? s->mhd.queue_response(c, status, r) : MHD_NO;
@@ -170,6 +184,24 @@ static int host_allowed(const view_server *s, struct MHD_Connection *c)
     return 0;
 }
 
+/* Whether a equals the token, in time that does not depend on where they
+ * differ. */
+static int token_equal(const view_server *s, const char *a)
+{
+    if (!a || strlen(a) != 2 * TOKEN_BYTES)
+        return 0;
+    unsigned char diff = 0;
+    for (size_t i = 0; i < 2 * TOKEN_BYTES; i++)
+        diff |= (unsigned char)(a[i] ^ s->token[i]);
+    return diff == 0;
+}
+
+static int token_given(const view_server *s, struct MHD_Connection *c)
+{
+    return token_equal(s, s->mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token")) ||
+           token_equal(s, s->mhd.lookup_connection_value(c, MHD_COOKIE_KIND, TOKEN_COOKIE));
+}
+
 static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *url,
                               const char *method, const char *version, const char *upload,
                               size_t *upload_size, void **state)
@@ -183,6 +215,9 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
         return respond_text(s, c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD\n");
     if (!host_allowed(s, c))
         return respond_text(s, c, MHD_HTTP_FORBIDDEN, "unknown host\n");
+    if (!token_given(s, c))
+        return respond_text(s, c, MHD_HTTP_FORBIDDEN, "open the dashboard with the URL prof "
+                            "view printed: it carries this run's token\n");
     if (strcmp(url, "/") == 0)
         return answer_asset(s, c, "/index.html");
     if (strcmp(url, "/app.js") == 0 || strcmp(url, "/app.css") == 0)
@@ -286,10 +321,23 @@ prof_err view_server_start(const view_server_config *cfg, view_server **out, pro
         free(s);
         return e;
     }
+    unsigned char raw[TOKEN_BYTES];
+    if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) {
+        int saved = errno;
+        close(fd);
+        mhd_api_unload(&s->mhd);
+        free(s);
+        return prof_error_set(err, PROF_ERR_IO, "cannot draw the dashboard's token: %s",
+                              strerror(saved));
+    }
+    for (size_t i = 0; i < TOKEN_BYTES; i++)
+        snprintf(s->token + 2 * i, 3, "%02x", raw[i]);
+    snprintf(s->cookie, sizeof s->cookie, TOKEN_COOKIE "=%s; Path=/; HttpOnly; SameSite=Strict",
+             s->token);
     int v6 = strchr(addr, ':') != NULL;
     char shown[72];
     snprintf(shown, sizeof shown, v6 ? "[%s]" : "%s", addr);
-    snprintf(s->url, sizeof s->url, "http://%s:%u/", shown, s->port);
+    snprintf(s->url, sizeof s->url, "http://%s:%u/?token=%s", shown, s->port, s->token);
     add_host(s, shown);
     add_host(s, "localhost");
     add_host(s, v6 ? "127.0.0.1" : "[::1]");
@@ -318,6 +366,11 @@ unsigned view_server_port(const view_server *s)
 const char *view_server_url(const view_server *s)
 {
     return s->url;
+}
+
+int view_server_loopback(const view_server *s)
+{
+    return s->loopback;
 }
 
 void view_server_stop(view_server *s)

@@ -50,8 +50,13 @@ prof_err view_server_start(const view_server_config *cfg, view_server **out, pro
 /* The port it listens on. */
 unsigned view_server_port(const view_server *s);
 
-/* The page's address, "http://127.0.0.1:8051/" ("[::1]" for IPv6). */
+/* The page's address with the run's token, "http://127.0.0.1:8051/?token=
+ * 32 hex digits" ("[::1]" for IPv6): every request must carry the token,
+ * in the query or in the cookie the answers set (server.c). */
 const char *view_server_url(const view_server *s);
+
+/* Whether it listens on a loopback address only. */
+int view_server_loopback(const view_server *s);
 
 /* Stops answering, waits for the server thread and frees everything. */
 void view_server_stop(view_server *s);

@@ -27,7 +27,8 @@ case "$PROF" in */asan/*) variant=asan ;; *) variant=rel ;; esac
 shots=$B/test-logs/screenshots/$variant
 
 # serve NAME ARGS...: starts `prof view ARGS --port 0 --no-open` in the
-# background; sets $url (empty on failure) and $pid.
+# background; sets $page, the URL it prints (with its token), $url, the
+# same without the query, $token (empty on failure) and $pid.
 serve() {
     name=$1
     shift
@@ -38,8 +39,10 @@ serve() {
     url=""
     i=0
     while [ $i -lt 100 ]; do
-        url=$(sed -n 's/^Serving .* at \(http:[^ ]*\) (Ctrl+C stops)$/\1/p' "$tmp/$name.out")
-        [ -n "$url" ] && return 0
+        page=$(sed -n 's/^Serving .* at \(http:[^ ]*\) (Ctrl+C stops)$/\1/p' "$tmp/$name.out")
+        url=${page%%\?token=*}
+        token=${page##*\?token=}
+        [ -n "$page" ] && return 0
         kill -0 "$pid" 2>/dev/null || break
         sleep 0.1
         i=$((i + 1))
@@ -48,8 +51,16 @@ serve() {
     return 1
 }
 
-# code NAME WANT CURL-ARGS...: the HTTP status of a request is WANT
+# code NAME WANT CURL-ARGS...: the HTTP status of a request that carries
+# the token's cookie is WANT; bare NAME WANT CURL-ARGS...: of one without
 code() {
+    name=$1
+    want=$2
+    shift 2
+    got=$(curl -s -o /dev/null -w '%{http_code}' -b "prof_token=$token" "$@")
+    if [ "$got" = "$want" ]; then ok "$name"; else not_ok "$name" "status $got, want $want"; fi
+}
+bare() {
     name=$1
     want=$2
     shift 2
@@ -173,7 +184,30 @@ rc=$?
 
 # ---- the server over HTTP -----------------------------------------------------------
 if serve demo "$DEMO"; then
-    demo_url=$url
+    demo_url=$page
+    # the token: nothing is answered without it, the printed URL sets its
+    # cookie, and the cookie alone is enough (the page's own requests)
+    case "$token" in
+    [0-9a-f][0-9a-f][0-9a-f][0-9a-f]*) [ ${#token} -eq 32 ] && ok "token: 128 bits in the URL" \
+        || not_ok "token: 128 bits in the URL" "'$token'" ;;
+    *) not_ok "token: 128 bits in the URL" "'$page'" ;;
+    esac
+    bare "token: page refused without it" 403 "$url"
+    bare "token: report refused without it" 403 "${url}api/report"
+    bare "token: events refused without it" 403 "${url}api/events?t0=0&t1=1"
+    bare "token: a wrong one refused" 403 "${url}api/report?token=0123456789abcdef0123456789abcdef"
+    bare "token: a wrong cookie refused" 403 -b "prof_token=${token%?}0" "${url}api/report"
+    bare "token: a short one refused" 403 "${url}?token=${token%?}"
+    bare "token: the printed URL" 200 "$page"
+    bare "token: in the query of the API" 200 "${url}api/report?token=$token"
+    cookie=$(curl -s -D - -o /dev/null "$page" | tr -d '\r' | sed -n 's/^[Ss]et-[Cc]ookie: //p')
+    case "$cookie" in
+    "prof_token=$token; Path=/; HttpOnly; SameSite=Strict") ok "token: cookie set" ;;
+    *) not_ok "token: cookie set" "'$cookie'" ;;
+    esac
+    refused=$(curl -s "${url}api/report")
+    echo "$refused" | grep -q "URL prof view printed" && ok "token: the refusal says why" \
+        || not_ok "token: the refusal says why" "$refused"
     demo_pid=$pid
     code "http: page" 200 "$url"
     code "http: script" 200 "${url}app.js"
@@ -198,17 +232,17 @@ if serve demo "$DEMO"; then
     code "http: past the largest t1 400" 400 "${url}api/events?t1=18446744073709551616"
     code "http: no second profile 404" 404 "${url}api/report?profile=1"
     code "http: other Host refused" 403 -H 'Host: attacker.example' "$url"
-    headers=$(curl -s -D - -o /dev/null "$url")
+    headers=$(curl -s -D - -o /dev/null "$page")
     echo "$headers" | grep -qi "^Content-Security-Policy: default-src 'self'" && ok "http: CSP header" \
         || not_ok "http: CSP header" "$headers"
     echo "$headers" | grep -qi '^X-Content-Type-Options: nosniff' && ok "http: nosniff header" \
         || not_ok "http: nosniff header" "$headers"
-    allow=$(curl -s -D - -o /dev/null -X POST "$url" | grep -i '^Allow:')
+    allow=$(curl -s -D - -o /dev/null -X POST "$page" | grep -i '^Allow:')
     echo "$allow" | grep -q 'GET, HEAD' && ok "http: 405 says Allow" || not_ok "http: 405 says Allow" "$allow"
-    ctype=$(curl -s -D - -o /dev/null "${url}api/report" | grep -i '^Content-Type:')
+    ctype=$(curl -s -D - -o /dev/null -b "prof_token=$token" "${url}api/report" | grep -i '^Content-Type:')
     echo "$ctype" | grep -q 'application/json' && ok "http: JSON type" || not_ok "http: JSON type" "$ctype"
     # the served report is the analyze report
-    if curl -s "${url}api/report" >"$tmp/served.json" && node -e '
+    if curl -s -b "prof_token=$token" "${url}api/report" >"$tmp/served.json" && node -e '
         const fs = require("fs");
         const a = JSON.parse(fs.readFileSync(process.argv[1])), b = JSON.parse(fs.readFileSync(process.argv[2]));
         process.exit(JSON.stringify(a) === JSON.stringify(b) ? 0 : 1);' "$tmp/served.json" "$tmp/demo.json"; then
@@ -240,10 +274,10 @@ fi
 # ---- the dashboard in a browser -----------------------------------------------------
 "$PROF" analyze --format json -o "$tmp/xss.json" "$tmp/xss.prof" 2>"$tmp/err" ||
     not_ok "xss report" "$(cat "$tmp/err")"
-serve xss "$tmp/xss.prof" && xss_url=$url
-serve cut "$tmp/cut.prof" && cut_url=$url
-serve compare "$DEMO" "$tmp/xss.prof" && compare_url=$url
-serve long "$tmp/long.prof" && long_url=$url
+serve xss "$tmp/xss.prof" && xss_url=$page
+serve cut "$tmp/cut.prof" && cut_url=$page
+serve compare "$DEMO" "$tmp/xss.prof" && compare_url=$page
+serve long "$tmp/long.prof" && long_url=$page
 # a profile with GPU time joined to the operations that launched it
 # (rules.md 3.2): its GPU columns, GPU-weighted flame graph and launch
 # statistics, served, as the static file, and as `analyze --sort gpu --format html`
@@ -254,7 +288,7 @@ GPU=testdata/gpu/h200_torch_train.prof
 "$PROF" view "$GPU" --html "$tmp/gpu.html" 2>"$tmp/err" || not_ok "html: gpu" "$(cat "$tmp/err")"
 "$PROF" analyze --format html --top 0 --sort gpu -o "$tmp/gpu-sorted.html" "$GPU" 2>"$tmp/err" ||
     not_ok "html: gpu sorted" "$(cat "$tmp/err")"
-serve gpu "$GPU" && gpu_url=$url
+serve gpu "$GPU" && gpu_url=$page
 cat >"$tmp/browser.json" <<EOF
 { "screenshots": "$shots", "report": "$tmp/demo.json", "pages": [
   { "name": "served-demo", "url": "$demo_url", "kind": "demo", "served": true },
@@ -279,6 +313,32 @@ if [ ! -d tests/browser/node_modules/playwright-core ] || ! command -v "${CHROMI
 else
     node tests/browser/view.mjs "$tmp/browser.json" 2>"$tmp/browser.err" || fails=$((fails + 1))
     [ -s "$tmp/browser.err" ] && sed 's/^/# /' "$tmp/browser.err" | head -n 20
+fi
+
+# ---- the browser is opened on a file of the user's, not on the URL ----------------------
+# The token must not show in the command lines of xdg-open and the browser
+# (ps): view writes a 0600 redirect file and opens that, removed when it stops.
+# A terminal (script) and a display make it open one; xdg-open is a stand-in.
+if command -v script >/dev/null 2>&1; then
+    mkdir -p "$tmp/xdg" "$tmp/run" && chmod 700 "$tmp/run"
+    printf '#!/bin/sh\necho "$1" >"%s/xdg/args"\nstat -c %%a "$1" >"%s/xdg/mode"\ncat "$1" >"%s/xdg/content"\n' \
+        "$tmp" "$tmp" "$tmp" >"$tmp/xdg/xdg-open" && chmod +x "$tmp/xdg/xdg-open"
+    PATH="$tmp/xdg:$PATH" DISPLAY=:0 XDG_RUNTIME_DIR="$tmp/run" timeout -s INT 5 \
+        script -qc "'$PROF' view '$DEMO' --port 0" /dev/null >"$tmp/xdg/out" 2>&1 </dev/null
+    opened=$(cat "$tmp/xdg/args" 2>/dev/null)
+    printed=$(sed -n 's/^Serving .* at \(http:[^ ]*\) (Ctrl+C stops).*$/\1/p' "$tmp/xdg/out" | tr -d '\r')
+    case "$opened" in
+    "$tmp/run/prof-view-"*.html)
+        if [ "$(cat "$tmp/xdg/mode")" = 600 ] && [ -n "$printed" ] &&
+            grep -qF "url=$printed\"" "$tmp/xdg/content" && [ ! -e "$opened" ]; then
+            ok "browser opened on a 0600 redirect file, removed at the end"
+        else
+            not_ok "browser opened on a 0600 redirect file, removed at the end" \
+                "mode $(cat "$tmp/xdg/mode"), printed '$printed', content $(cat "$tmp/xdg/content")"
+        fi ;;
+    *) not_ok "browser opened on a 0600 redirect file, removed at the end" \
+        "xdg-open got '$opened': $(head -c 300 "$tmp/xdg/out")" ;;
+    esac
 fi
 
 # ---- Ctrl+C stops the server cleanly ----------------------------------------------------
