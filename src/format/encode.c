@@ -55,7 +55,9 @@ static prof_err block_reserve(pf_block *b, size_t need)
         return PROF_ERR_LIMIT;
     if (need > PF_BLOCK_RAW_MAX || b->len > PF_BLOCK_RAW_MAX - need)
         return PROF_ERR_LIMIT;
-    size_t cap = b->cap ? b->cap : 4096;
+    /* small at first: an importer holds a block for each thread of a trace,
+     * and most of 100,000 threads hold a few records (4 KiB each was 400 MB) */
+    size_t cap = b->cap ? b->cap : 256;
     while (cap - b->len < need)
         cap *= 2;
     uint8_t *buf = realloc(b->buf, cap);

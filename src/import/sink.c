@@ -72,7 +72,9 @@ typedef struct sink_thread {
     prof_event *pending; /* the pending items' events, by slot             */
     uint32_t *free_slots;
     size_t nslots, cap_pending, nfree, cap_free;
-    open_region stack[SINK_STACK_MAX];
+    open_region *stack;  /* grown as deep as the thread nests: a thread costs
+                            what it holds, not SINK_STACK_MAX levels (16 KiB) */
+    size_t cap_stack;
     uint32_t depth;
     int64_t last_start;  /* of the last item out of the window             */
     pf_block block;
@@ -427,7 +429,10 @@ static prof_err item_out(import_sink *s, sink_thread *t)
             deepest->end = it.start;
         e = close_region(s, t);
     }
-    t->stack[t->depth++] = (open_region){ it.start, it.end, it.ev };
+    if (!e && vec_grow(&t->stack, &t->cap_stack, t->depth, sizeof *t->stack) < 0)
+        e = fail_nomem(s);
+    if (!e)
+        t->stack[t->depth++] = (open_region){ it.start, it.end, it.ev };
     return e;
 }
 
@@ -969,6 +974,7 @@ void sink_abandon(import_sink *s)
         free(s->threads[i]->heap);
         free(s->threads[i]->pending);
         free(s->threads[i]->free_slots);
+        free(s->threads[i]->stack);
         pf_block_free(&s->threads[i]->block);
         free(s->threads[i]);
     }
