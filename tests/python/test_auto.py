@@ -14,7 +14,7 @@ import subprocess
 import sys
 import unittest
 
-from support import (B, HERE, PACKAGE, PROF, Profile, TempDirTest, analyze, run_python,
+from support import (B, HERE, PACKAGE, PROF, Profile, TempDirTest, analyze, info, run_python,
                      script_env)
 
 PLAIN = os.path.join(HERE, "plain_train.py")
@@ -391,6 +391,54 @@ class Unmodified(TempDirTest):
         self.assertRan(r)
         self.assertEqual(r.stdout.split("\n")[:3], ["users sitecustomize.py", "False False",
                                                     "False"])
+        self.assertEqual(r.stderr.count("prof: python"), 0, r.stderr)
+
+    def test_a_program_with_its_own_prof_keeps_it(self):
+        # prof.py beside the script, or a prof package on the program's
+        # PYTHONPATH (behind the binding's entry): the program gets its own
+        # module, the PyTorch hooks step aside with one warning, the profile
+        # is written
+        code = ("import torch\nimport prof\nprint(prof.VALUE, prof.__file__)\n"
+                "print(float(torch.ones(3).sum()))\n")
+        proj = self.path("proj")
+        os.mkdir(proj)
+        with open(os.path.join(proj, "prof.py"), "w") as f:
+            f.write("VALUE = 42\n")
+        with open(os.path.join(proj, "train.py"), "w") as f:
+            f.write(code)
+        lib = self.path("lib")
+        os.makedirs(os.path.join(lib, "prof"))
+        with open(os.path.join(lib, "prof", "__init__.py"), "w") as f:
+            f.write("VALUE = 7\n")
+        with open(self.path("t2.py"), "w") as f:
+            f.write(code)
+        cases = [("own.prof", [sys.executable, "train.py"], "", proj, "42",
+                  os.path.join(proj, "prof.py")),
+                 ("lib.prof", [sys.executable, self.path("t2.py")], lib, None, "7",
+                  os.path.join(lib, "prof", "__init__.py"))]
+        for name, argv, pythonpath, cwd, value, where in cases:
+            with self.subTest(name):
+                out = self.path(name)
+                r = recorded(out, argv, pythonpath=pythonpath, cwd=cwd)
+                self.assertRan(r)
+                self.assertEqual(r.stdout.split("\n")[:2], [value + " " + where, "3.0"],
+                                 r.stdout)
+                self.assertEqual(r.stderr.count("its own module named prof (%s)" % where), 1,
+                                 r.stderr)
+                self.assertEqual(r.stderr.count("prof: python"), 1, r.stderr)
+                info(out)
+
+    def test_a_directory_named_prof_is_no_module(self):
+        # profiles kept in ./prof/ (no __init__.py): no clash, the hooks run
+        code = "import torch, prof\nprint(prof.__file__)\n"
+        proj = self.path("proj")
+        os.makedirs(os.path.join(proj, "prof"))
+        with open(os.path.join(proj, "train.py"), "w") as f:
+            f.write(code)
+        r = recorded(self.path("dir.prof"), [sys.executable, "train.py"], cwd=proj)
+        self.assertRan(r)
+        self.assertTrue(r.stdout.strip().endswith(os.path.join("prof", "__init__.py")), r.stdout)
+        self.assertNotIn(proj, r.stdout)
         self.assertEqual(r.stderr.count("prof: python"), 0, r.stderr)
 
     def test_torchrun_two_ranks_one_profile_each(self):

@@ -20,6 +20,9 @@ in front of PYTHONPATH. At interpreter start this module:
     the torchrun launcher itself, which trains nothing, it stops the
     recording `prof record` started and removes its file, leaving the
     ranks' profiles alone.
+A program with a module of its own named prof (prof.py or a package, on
+its path) keeps it: the PyTorch hooks step aside, with a warning, rather
+than shadow it.
 It never raises: a problem is reported once on stderr and the program runs
 unprofiled.
 """
@@ -27,6 +30,8 @@ import os
 import sys
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
+_PACKAGE = os.path.dirname(_HERE)  # our prof package
+_ENTRY = os.path.dirname(_PACKAGE)  # the PYTHONPATH entry that holds it
 
 
 def _warn(message):
@@ -104,8 +109,34 @@ def _rank_output(pattern, rank):
     return "%s.rank%s%s" % (root, rank, ext)
 
 
+def _ours(path):
+    return bool(path) and os.path.abspath(path).startswith(_PACKAGE + os.sep)
+
+
+def _program_prof():
+    """Where the program's own module named prof is, when it has one (a
+    module or a regular package; a plain directory named prof is no module
+    and cannot clash): importing ours would shadow it, or it ours."""
+    mod = sys.modules.get("prof")
+    if mod is not None:
+        where = getattr(mod, "__file__", None)
+        return None if _ours(where) else (where or "prof")
+    import importlib.machinery
+    paths = [p for p in sys.path if os.path.abspath(p or os.curdir) not in (_ENTRY, _HERE)]
+    spec = importlib.machinery.PathFinder.find_spec("prof", paths)
+    if spec is None or not spec.origin or not os.path.isfile(spec.origin):
+        return None
+    return spec.origin
+
+
 def _torch_imported():
     if _child_process():
+        return
+    theirs = _program_prof()
+    if theirs is not None:
+        sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _ENTRY]
+        _warn("this program has its own module named prof (%s): the PyTorch hooks are off, "
+              "so that it imports its own (the rest of the recording goes on)" % theirs)
         return
     import prof
     output = os.environ.get("PROF_OUTPUT")
