@@ -320,8 +320,11 @@ Test(output_view, server_takes_a_free_port_and_reports_one_in_use)
     unsigned port = view_server_port(a);
     cr_assert_neq(port, 0);
     char want[64];
-    snprintf(want, sizeof want, "http://127.0.0.1:%u/", port);
-    cr_assert_str_eq(view_server_url(a), want);
+    snprintf(want, sizeof want, "http://127.0.0.1:%u/?token=", port);
+    const char *url = view_server_url(a);
+    cr_assert(strncmp(url, want, strlen(want)) == 0, "%s", url);
+    cr_assert_eq(strspn(url + strlen(want), "0123456789abcdef"), 32, "128 bits in hex: %s", url);
+    cr_assert_eq(strlen(url), strlen(want) + 32, "%s", url);
     c.port = port;
     cr_assert_eq(view_server_start(&c, &b, &err), PROF_ERR_IO);
     cr_assert_null(b);
