@@ -261,7 +261,9 @@ if command -v curl >/dev/null 2>&1; then
     if [ -z "$url" ]; then
         not_ok server-largest-t1 "no URL: $(cat "$tmp/serve.out" "$tmp/serve.err")"
     else
-        got=$(curl -s -o /dev/null -w '%{http_code}' "${url}api/events?t1=18446744073709551615")
+        # the printed URL carries the run's token (man prof-view, SECURITY)
+        got=$(curl -s -o /dev/null -w '%{http_code}' \
+            "${url%%\?token=*}api/events?t1=18446744073709551615&token=${url##*token=}")
         [ "$got" = 200 ] && ok server-largest-t1 || not_ok server-largest-t1 "status $got"
     fi
     kill $server 2>/dev/null
