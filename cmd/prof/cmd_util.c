@@ -113,71 +113,129 @@ report_style cmd_text_style(const char *output, int no_color)
 
 /* The temporary file of the output being written, for the signal handler
  * to remove. A handler can reach nothing but globals, so this is the one
- * piece of mutable global state of the commands; they are single-threaded
- * and write one output at a time. pending says whether the name is set. */
+ * piece of mutable global state of the commands; they write one output at
+ * a time. pending says whether the name is set. */
 static char pending_tmp[PATH_MAX];
 static volatile sig_atomic_t pending;
-static const int cleanup_signals[] = { SIGINT, SIGTERM, SIGHUP };
-#define N_CLEANUP_SIGNALS (sizeof cleanup_signals / sizeof cleanup_signals[0])
-static struct sigaction saved_actions[N_CLEANUP_SIGNALS];
-static int installed[N_CLEANUP_SIGNALS];
+/* What each signal did before cmd_output_open, where it changed it. */
+static struct sigaction saved_actions[NSIG];
+static unsigned char installed[NSIG];
+static struct sigaction saved_xfsz;
+static int xfsz_ignored;
 
-/* Async-signal-safe: unlink, then die by the same signal with its default
- * action (it stays blocked in here, so raise() takes effect on return). */
-static void remove_pending(int sig)
+/* Every signal whose default action ends the process and that a handler
+ * can catch: the ones a user or a tool sends (SIGINT to SIGTERM, the
+ * limits' SIGXCPU, the real-time ones) and the ones a crash raises. Not
+ * SIGXFSZ, which is ignored instead so that a file size limit is a write
+ * that fails (EFBIG). */
+static int ends_process(int sig)
 {
-    if (pending)
-        unlink(pending_tmp);
-    signal(sig, SIG_DFL);
-    raise(sig);
+    switch (sig) {
+    case SIGHUP: case SIGINT: case SIGQUIT: case SIGILL: case SIGTRAP: case SIGABRT:
+    case SIGBUS: case SIGFPE: case SIGUSR1: case SIGSEGV: case SIGUSR2: case SIGPIPE:
+    case SIGALRM: case SIGTERM: case SIGXCPU: case SIGVTALRM: case SIGPROF: case SIGIO:
+    case SIGSYS:
+#ifdef SIGSTKFLT
+    case SIGSTKFLT:
+#endif
+#ifdef SIGPWR
+    case SIGPWR:
+#endif
+        return 1;
+    default:
+        return sig >= SIGRTMIN && sig <= SIGRTMAX;
+    }
 }
 
-static void block_cleanup_signals(int how, sigset_t *old)
+/* Async-signal-safe: unlinks the temporary, puts back the signal's default
+ * action, and has it act again. A fault (SIGSEGV, SIGBUS, SIGILL or SIGFPE
+ * that the kernel raised for an instruction) comes back by itself when the
+ * instruction runs again, with its own details (and a core dump where
+ * one is due); any other is raised again, and arrives when this handler
+ * returns (it stays blocked in here): the process dies by it. */
+static void remove_pending(int sig, siginfo_t *si, void *context)
 {
-    sigset_t set;
-    sigemptyset(&set);
-    for (size_t i = 0; i < N_CLEANUP_SIGNALS; i++)
-        sigaddset(&set, cleanup_signals[i]);
-    sigprocmask(how, &set, old);
+    (void)context;
+    if (pending)
+        unlink(pending_tmp);
+    sigaction(sig, &saved_actions[sig], NULL);
+    int fault = sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE;
+    if (!fault || si->si_code <= 0) /* <= 0: sent by kill, tgkill or sigqueue */
+        raise(sig);
+}
+
+static void cleanup_set(sigset_t *set)
+{
+    sigemptyset(set);
+    for (int sig = 1; sig < NSIG; sig++)
+        if (ends_process(sig))
+            sigaddset(set, sig);
+}
+
+/* While the temporary exists, remove_pending handles every signal that
+ * would end the process by its default action: not one that was ignored
+ * (nohup) or that something else handles (a sanitizer's SIGSEGV, a
+ * profiler's SIGPROF), which may not end it. */
+static void install_cleanup(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = remove_pending;
+    sa.sa_flags = SA_SIGINFO;
+    cleanup_set(&sa.sa_mask);
+    for (int sig = 1; sig < NSIG; sig++) {
+        installed[sig] = 0;
+        if (!ends_process(sig) || sigaction(sig, NULL, &saved_actions[sig]) != 0 ||
+            (saved_actions[sig].sa_flags & SA_SIGINFO) ||
+            saved_actions[sig].sa_handler != SIG_DFL)
+            continue;
+        installed[sig] = sigaction(sig, &sa, NULL) == 0;
+    }
+}
+
+/* The output is closed: the old handlers and SIGXFSZ's old action back. */
+static void release_pending(void)
+{
+    for (int sig = 1; sig < NSIG; sig++) {
+        if (installed[sig])
+            sigaction(sig, &saved_actions[sig], NULL);
+        installed[sig] = 0;
+    }
+    pending = 0;
+    if (xfsz_ignored)
+        sigaction(SIGXFSZ, &saved_xfsz, NULL);
+    xfsz_ignored = 0;
 }
 
 prof_err cmd_output_open(outfile *o, const char *path, prof_error *err)
 {
-    /* Blocked from before the temporary exists until the handler knows it. */
-    sigset_t old;
-    block_cleanup_signals(SIG_BLOCK, &old);
-    prof_err e = outfile_open(o, path, err);
+    /* A write past a file size limit (ulimit -f) fails with EFBIG and is
+     * reported as any failed write, instead of killing prof. */
+    struct sigaction ign;
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigemptyset(&ign.sa_mask);
+    xfsz_ignored = sigaction(SIGXFSZ, &ign, &saved_xfsz) == 0;
+    /* Blocked from before the temporary exists until the handler knows
+     * it; creating it never waits for another process. */
+    sigset_t set, old;
+    cleanup_set(&set);
+    sigprocmask(SIG_BLOCK, &set, &old);
+    prof_err e = outfile_prepare(o, path, err);
     if (e == PROF_OK && o->tmp && strlen(o->tmp) < sizeof pending_tmp) {
         memcpy(pending_tmp, o->tmp, strlen(o->tmp) + 1);
         pending = 1;
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = remove_pending;
-        sigemptyset(&sa.sa_mask);
-        for (size_t i = 0; i < N_CLEANUP_SIGNALS; i++)
-            sigaddset(&sa.sa_mask, cleanup_signals[i]);
-        for (size_t i = 0; i < N_CLEANUP_SIGNALS; i++) {
-            installed[i] = 0;
-            /* A signal ignored (nohup) stays ignored. */
-            if (sigaction(cleanup_signals[i], NULL, &saved_actions[i]) != 0 ||
-                saved_actions[i].sa_handler == SIG_IGN)
-                continue;
-            installed[i] = sigaction(cleanup_signals[i], &sa, NULL) == 0;
-        }
+        install_cleanup();
     }
     sigprocmask(SIG_SETMASK, &old, NULL);
+    /* A FIFO is opened with the signals as they were: its reader may never
+     * come, and Ctrl-C or SIGTERM must end the wait (there is no temporary
+     * to remove). */
+    if (e == PROF_OK)
+        e = outfile_open_through(o, err);
+    if (e != PROF_OK)
+        release_pending();
     return e;
-}
-
-/* The temporary is gone (renamed or removed): back to the old handlers. */
-static void release_pending(void)
-{
-    for (size_t i = 0; i < N_CLEANUP_SIGNALS; i++) {
-        if (installed[i])
-            sigaction(cleanup_signals[i], &saved_actions[i], NULL);
-        installed[i] = 0;
-    }
-    pending = 0;
 }
 
 prof_err cmd_output_commit(outfile *o, prof_error *err)

@@ -60,17 +60,26 @@ static prof_err open_stream(outfile *o, int fd, const char *path, prof_error *er
     return PROF_OK;
 }
 
-/* A target that is not a regular file (a device, a FIFO): opened and
- * written in place, as '>' does; there is nothing to replace atomically. */
-static prof_err open_through(outfile *o, const char *path, prof_error *err)
+/* A target that is not a regular file (a device, a FIFO) is opened and
+ * written in place, as '>' does; there is nothing to replace atomically.
+ * Here it is only named: outfile_open_through opens it. */
+static prof_err name_through(outfile *o, const char *path, prof_error *err)
 {
     o->path = strdup(path);
     if (!o->path)
         return prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
-    int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    return PROF_OK;
+}
+
+prof_err outfile_open_through(outfile *o, prof_error *err)
+{
+    if (o->fp)
+        return PROF_OK;
+    /* A FIFO waits here for its reader; a signal ends the wait. */
+    int fd = open(o->path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
     if (fd < 0)
-        return fail(o, err, "cannot write", path, strerror(errno));
-    return open_stream(o, fd, path, err);
+        return fail(o, err, "cannot write", o->path, strerror(errno));
+    return open_stream(o, fd, o->path, err);
 }
 
 /* Gives the temporary fd the owner, group and permission bits of the file
@@ -97,6 +106,12 @@ static void take_mode(int fd, const struct stat *old)
 
 prof_err outfile_open(outfile *o, const char *path, prof_error *err)
 {
+    prof_err e = outfile_prepare(o, path, err);
+    return e == PROF_OK ? outfile_open_through(o, err) : e;
+}
+
+prof_err outfile_prepare(outfile *o, const char *path, prof_error *err)
+{
     memset(o, 0, sizeof *o);
     if (!path || strcmp(path, "-") == 0) {
         o->fp = stdout;
@@ -109,7 +124,7 @@ prof_err outfile_open(outfile *o, const char *path, prof_error *err)
     if (exists && S_ISDIR(st.st_mode))
         return fail(o, err, "cannot write", path, strerror(EISDIR));
     if (exists && !S_ISREG(st.st_mode))
-        return open_through(o, path, err);
+        return name_through(o, path, err);
     if (exists && ((st.st_mode & 0222u) == 0 || access(path, W_OK) != 0))
         return fail(o, err, "cannot write", path,
                     "file is read-only; remove it or choose another name");

@@ -37,6 +37,16 @@ typedef struct outfile {
 /* Opens the temporary file, the target itself when it is written through,
  * or takes stdout. PROF_ERR_IO with err set ("cannot create 'x': ..."). */
 prof_err outfile_open(outfile *o, const char *path, prof_error *err);
+/* outfile_open in two steps, for a caller that holds signals off while the
+ * temporary file is created but must not hold them off while it waits:
+ * outfile_prepare does all but open a target that is written through, and
+ * never waits for another process; it leaves o->fp NULL for such a target.
+ * outfile_open_through then opens it (nothing to do when o->fp is set): a
+ * FIFO waits there until a reader opens it, as '>' does, and a signal that
+ * interrupts the wait fails it (EINTR) or ends the process. Either step
+ * discards o when it fails. */
+prof_err outfile_prepare(outfile *o, const char *path, prof_error *err);
+prof_err outfile_open_through(outfile *o, prof_error *err);
 /* Flushes, checks every write, syncs and renames into place. On failure the
  * temporary file is removed and err says what failed. Closes in every case. */
 prof_err outfile_commit(outfile *o, prof_error *err);
