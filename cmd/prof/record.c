@@ -526,10 +526,13 @@ static int report_written(const char *pattern, const struct timespec *start, int
 
 static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
 
-/* In the child: the caller's signal mask back, then the command. An exec
- * failure goes back to the parent through the close-on-exec pipe. */
-static void exec_child(char **argv, const sigset_t *mask, int err_fd)
+/* In the child: the caller's signal mask and SIGPIPE action back, then
+ * the command. An exec failure goes back to the parent through the
+ * close-on-exec pipe. */
+static void exec_child(char **argv, const sigset_t *mask, const struct sigaction *pipe_action,
+                       int err_fd)
 {
+    sigaction(SIGPIPE, pipe_action, NULL);
     sigprocmask(SIG_SETMASK, mask, NULL);
     execvp(argv[0], argv);
     int e = errno;
@@ -579,8 +582,9 @@ static int wait_forwarding(pid_t pid, const sigset_t *set)
 }
 
 /* The command's exit status as a shell reports it, or prof's own failure
- * status; *ran says whether the command started. */
-static int run_command(char **argv, int *ran)
+ * status; *ran says whether the command started. It runs with SIGPIPE's
+ * action pipe_action. */
+static int run_command(char **argv, const struct sigaction *pipe_action, int *ran)
 {
     sigset_t set, old;
     int pipefd[2];
@@ -595,7 +599,7 @@ static int run_command(char **argv, int *ran)
     sigprocmask(SIG_BLOCK, &set, &old);
     pid_t pid = fork();
     if (pid == 0)
-        exec_child(argv, &old, pipefd[1]);
+        exec_child(argv, &old, pipe_action, pipefd[1]);
     close(pipefd[1]);
     int status;
     *ran = 0;
@@ -622,6 +626,17 @@ static int record_main(void *args, int argc, char **argv)
     const record_opts *o = args;
     char lib[PATH_MAX];
     int disabled, ran = 0, readable;
+    /* prof's own messages must not end it where stderr is a pipe whose
+     * reader has gone (2>&1 | true): a failed write of one is lost, and the
+     * command's status is still what prof returns. The command gets the
+     * caller's SIGPIPE action back. */
+    struct sigaction ign, pipe_action;
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigemptyset(&ign.sa_mask);
+    if (sigaction(SIGPIPE, &ign, &pipe_action) != 0)
+        return cmd_error("record", EXIT_RECORD_FAILED, "cannot ignore SIGPIPE: %s",
+                         strerror(errno));
     int st = check_options(o, argc);
     if (st == EXIT_OK)
         st = find_library(lib);
@@ -638,7 +653,7 @@ static int record_main(void *args, int argc, char **argv)
      * once is not older than the start */
     struct timespec start;
     clock_gettime(CLOCK_REALTIME_COARSE, &start);
-    st = run_command(argv, &ran);
+    st = run_command(argv, &pipe_action, &ran);
     if (!ran || disabled)
         return st;
     int found = report_written(pattern, &start, &readable);
