@@ -159,9 +159,12 @@ int cmd_analysis_option(const char *cmd, int c, const char *arg, analysis_option
 report_style cmd_text_style(const char *output, int no_color);
 
 /* outfile_open/commit/abort (util/outfile.h) for a command: while the
- * temporary file exists, SIGINT, SIGTERM and SIGHUP remove it before the
- * process dies by that signal (one not ignored when the output was opened),
- * so an interrupted export leaves nothing behind. One output at a time. */
+ * temporary file exists, every signal whose default action ends the
+ * process (and that still has it when the output is opened) removes it
+ * before the process dies by that signal, so an interrupted export leaves
+ * nothing behind. A FIFO's wait for its reader is not shielded from
+ * signals. While the output is open SIGXFSZ is ignored: a write past a
+ * file size limit fails with EFBIG. One output at a time. */
 prof_err cmd_output_open(outfile *o, const char *path, prof_error *err);
 prof_err cmd_output_commit(outfile *o, prof_error *err);
 void cmd_output_abort(outfile *o);
