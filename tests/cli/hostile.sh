@@ -406,4 +406,285 @@ else
     not_ok out-of-memory "make_hostile: $(cat "$err")"
 fi
 
+# ---- issue 39, rows 6, 11 and 13: a FIFO nobody reads, every signal, a file size limit -------
+# Python starts prof with every signal at its default action (a shell's
+# background job ignores SIGINT and SIGQUIT) and no core dumps, and prints
+# the ok / not ok lines itself. Row 6: prof waiting for a FIFO's reader
+# ends by SIGINT, SIGTERM or SIGHUP at once, for every command that writes
+# an output, and still writes to a reader that comes late. Row 11: every
+# signal that ends a process by default removes the temporary, in every
+# export format (the signals are sent while the export writes) and in
+# analyze -o, import -o and view --html (sent inside the final fsync by
+# strace where it runs, else as soon as the temporary is seen).
+mkdir "$tmp/r39"
+if "$PYTHON" -c 'import subprocess, resource' 2>/dev/null &&
+    { [ -s "$tmp/big.prof" ] || "$TEST_BIN/make_big" 2000000 "$tmp/big.prof" >/dev/null 2>"$err"; }; then
+    "$PYTHON" -c '
+import os, resource, signal, stat, subprocess, sys, time
+prof, demo, big, trace, d = sys.argv[1:6]
+fails = 0
+def report(name, why=None, skip=None):
+    global fails
+    if skip:
+        print("ok %s # skip %s" % (name, skip))
+    elif why:
+        print("not ok %s - %s" % (name, why))
+        fails += 1
+    else:
+        print("ok " + name)
+def defaults():
+    for s in signal.valid_signals():
+        try:
+            signal.signal(s, signal.SIG_DFL)
+        except (OSError, ValueError):
+            pass
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+# A sanitized prof: ASan handles SIGSEGV, SIGBUS and SIGFPE itself, and
+# prof leaves a handler it finds alone; here they keep their default.
+env = dict(os.environ)
+env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":handle_segv=0:handle_sigbus=0:handle_sigfpe=0"
+def start(args, **kw):
+    return subprocess.Popen([prof] + args, preexec_fn=defaults, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=env, **kw)
+def ended(p, seconds=30):
+    try:
+        return p.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        return "still running %d s later" % seconds
+def left(where, keep=()):
+    return sorted(f for f in os.listdir(where) if f not in keep)
+def clear(where):
+    for f in os.listdir(where):
+        os.unlink(os.path.join(where, f))
+
+# Row 6. Waiting in open(): the same system call for 0.1 s (x86_64 open
+# or openat, arm64 openat; elsewhere 1 s of waiting is taken for it).
+OPENS = {"x86_64": ("2", "257"), "aarch64": ("56",)}.get(os.uname().machine)
+def waits_in_open(p):
+    if OPENS is None:
+        time.sleep(1)
+        return None if p.poll() is None else "ended (%s) before a reader came" % p.returncode
+    deadline, last = time.time() + 30, None
+    while time.time() < deadline:
+        if p.poll() is not None:
+            return "ended (%s) before a reader came" % p.returncode
+        try:
+            with open("/proc/%d/syscall" % p.pid) as f:
+                now = f.read().split()
+        except OSError:
+            now = []
+        if now and now[0] in OPENS and now == last:
+            return None
+        last = now
+        time.sleep(0.1)
+    return "never waited in open()"
+fifo = os.path.join(d, "fifo")
+commands = {"export": ["export", demo, "--format", "csv", "-o", fifo],
+            "analyze": ["analyze", demo, "-o", fifo],
+            "import": ["import", trace, "-o", fifo],
+            "view": ["view", demo, "--html", fifo]}
+for cmd, args in commands.items():
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        test = "fifo-no-reader-%s-%s" % (cmd, name[3:].lower())
+        clear(d)
+        os.mkfifo(fifo)
+        sig = getattr(signal, name)
+        p = start(args)
+        why = waits_in_open(p)
+        if why:
+            ended(p, 1)
+            report(test, why)
+            continue
+        t0 = time.time()
+        p.send_signal(sig)
+        rc = ended(p, 10)
+        if isinstance(rc, str):
+            report(test, "%s sent, %s" % (name, rc))
+        elif rc != -sig:
+            report(test, "%s: exit %s, want death by the signal" % (name, rc))
+        elif time.time() - t0 > 5:
+            report(test, "%s took %.1f s" % (name, time.time() - t0))
+        elif not stat.S_ISFIFO(os.stat(fifo).st_mode) or left(d, ("fifo",)):
+            report(test, "left %s" % os.listdir(d))
+        else:
+            report(test)
+# a reader that comes late gets the whole export
+clear(d)
+os.mkfifo(fifo)
+ref = os.path.join(d, "..", "r39-demo.csv")
+subprocess.run([prof, "export", demo, "--format", "csv", "-o", ref], check=True)
+p = start(commands["export"])
+why = waits_in_open(p)
+if why:
+    ended(p, 1)
+    report("fifo-late-reader", why)
+else:
+    with open(fifo, "rb") as f:
+        got = f.read()
+    rc = ended(p, 30)
+    with open(ref, "rb") as f:
+        want = f.read()
+    if rc != 0:
+        report("fifo-late-reader", "exit %s" % rc)
+    elif got != want:
+        report("fifo-late-reader", "the reader got %d bytes, not the %d of the export" % (len(got), len(want)))
+    else:
+        report("fifo-late-reader")
+os.unlink(ref)
+
+# Row 11: each signal whose default action ends the process.
+names = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM", "SIGPIPE",
+         "SIGXCPU", "SIGVTALRM", "SIGPROF", "SIGIO", "SIGSYS", "SIGTRAP", "SIGABRT", "SIGSEGV",
+         "SIGBUS", "SIGFPE", "SIGILL", "SIGPWR", "SIGSTKFLT", "SIGRTMIN", "SIGRTMAX"]
+sigs = [(n, getattr(signal, n)) for n in names if hasattr(signal, n)]
+def temp_seen(p, where):
+    while p.poll() is None:
+        if any(".tmp." in f for f in os.listdir(where)):
+            return True
+    return False
+for fmt in ("csv", "json", "chrome-trace"):
+    bad = []
+    for name, sig in sigs:
+        clear(d)
+        p = start(["export", big, "--format", fmt, "-o", os.path.join(d, "big.out")])
+        if not temp_seen(p, d):
+            bad.append("%s: ended (%s) before its temporary appeared" % (name, p.returncode))
+            continue
+        p.send_signal(sig)
+        rc = ended(p)
+        if rc != -sig:
+            bad.append("%s: exit %s, want death by the signal" % (name, rc))
+        elif left(d):
+            bad.append("%s: left %s" % (name, left(d)))
+    report("signals-export-%s" % fmt, "; ".join(bad) if bad else None)
+
+# analyze -o, import -o, view --html: the temporary lives for milliseconds.
+try:
+    traced = subprocess.run(["strace", "-qq", "-o", os.devnull, "true"],
+                            stderr=subprocess.DEVNULL).returncode == 0
+except OSError:
+    traced = False
+short = [(n, getattr(signal, n)) for n in ("SIGQUIT", "SIGUSR1", "SIGALRM", "SIGPIPE", "SIGXCPU",
+                                            "SIGTERM")]
+outputs = {"analyze": ["analyze", demo, "-o"], "import": ["import", trace, "-o"],
+           "view": ["view", demo, "--html"]}
+for cmd, args in outputs.items():
+    bad, missed = [], 0
+    for name, sig in short:
+        clear(d)
+        target = os.path.join(d, "out")
+        if traced:
+            p = subprocess.Popen(["strace", "-qq", "-o", os.devnull, "-e", "trace=fsync",
+                                  "-e", "inject=fsync:signal=%d" % sig, prof] + args + [target],
+                                 preexec_fn=defaults, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL, env=env)
+            rc = ended(p)
+        else:
+            for attempt in range(40):
+                clear(d)
+                p = start(args + [target])
+                if temp_seen(p, d):
+                    break
+                p.wait()
+            else:
+                missed += 1
+                continue
+            p.send_signal(sig)
+            rc = ended(p)
+        if rc != -sig:
+            bad.append("%s: exit %s, want death by the signal" % (name, rc))
+        elif left(d):
+            bad.append("%s: left %s" % (name, left(d)))
+    test = "signals-%s-output" % cmd
+    if bad:
+        report(test, "; ".join(bad))
+    elif missed == len(short):
+        report(test, skip="no strace, and the temporary never lasted long enough to be seen")
+    else:
+        report(test)
+clear(d)
+sys.exit(1 if fails else 0)
+' "$PROF" "$DEMO" "$tmp/big.prof" testdata/kineto/2024.json "$tmp/r39" || fails=$((fails + 1))
+else
+    echo "ok fifo-no-reader # skip no $PYTHON or make_big failed"
+fi
+
+# Row 11: a file size limit (ulimit -f; 8 blocks is 4 or 8 KiB as the shell
+# counts them) fails the write: status 4, one line, nothing left behind.
+# limited NAME ARGS...: prof ARGS... TARGET under the limit
+limited() {
+    name=$1
+    shift
+    rm -f "$tmp/r39/limited"
+    (ulimit -f 8 && exec timeout 60 "$PROF" "$@" "$tmp/r39/limited") >"$out" 2>"$err"
+    rc=$?
+    if error_line "$name" 4; then
+        if ! has "$err" "cannot write '$tmp/r39/limited': " || ! has "$err" "File too large"; then
+            not_ok "$name" "stderr: $(cat "$err")"
+        elif [ -n "$(ls -A "$tmp/r39")" ]; then not_ok "$name" "left $(ls -A "$tmp/r39")"
+        else ok "$name"; fi
+    fi
+}
+if [ -s "$tmp/big.prof" ]; then
+    for f in csv json chrome-trace; do
+        limited "file-size-limit-export-$f" export "$tmp/big.prof" --format "$f" -o
+    done
+    limited file-size-limit-analyze analyze "$tmp/big.prof" --format json -o
+    (ulimit -f 8 && exec timeout 60 "$PROF" export "$tmp/big.prof" --format csv) \
+        >"$tmp/r39/stdout.csv" 2>"$err"
+    rc=$?
+    : >"$out"
+    error_like file-size-limit-stdout 4 "cannot write to standard output: File too large"
+    rm -f "$tmp/r39/stdout.csv"
+else
+    echo "ok file-size-limit # skip make_big failed"
+fi
+limited file-size-limit-view view "$DEMO" --html
+
+# Row 13: prof record's own messages to a pipe whose reader is gone lose
+# the message, not the command's status; the command still gets the
+# caller's SIGPIPE action (the default: its own write to that pipe ends it).
+if "$PYTHON" -c 'import subprocess' 2>/dev/null; then
+    "$PYTHON" -c '
+import os, signal, subprocess, sys
+prof, d = sys.argv[1:3]
+fails = 0
+def gone_reader(cmd, ignore_pipe=False):
+    r, w = os.pipe()
+    os.close(r)
+    pre = (lambda: signal.signal(signal.SIGPIPE, signal.SIG_IGN)) if ignore_pipe else None
+    p = subprocess.Popen([prof, "record", "-o", os.path.join(d, "x.prof"), "--", "sh", "-c", cmd],
+                         stdout=w, stderr=w, preexec_fn=pre)
+    os.close(w)
+    try:
+        return p.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        return "still running 60 s later"
+for name, cmd, ignore, want in (
+        ("record-stderr-gone", "exit 3", False, 3),
+        ("record-stderr-gone-ok", "exit 0", False, 0),
+        ("record-stderr-gone-signal", "kill -TERM $$", False, 128 + signal.SIGTERM),
+        ("record-stderr-gone-command-writes", "echo x >&2; exit 3", False, 128 + signal.SIGPIPE),
+        ("record-stderr-gone-pipe-ignored", "echo x >&2; exit 3", True, 3)):
+    rc = gone_reader(cmd, ignore)
+    if rc != want:
+        print("not ok %s - exit %s, want %s" % (name, rc, want))
+        fails += 1
+    elif not os.path.exists(os.path.join(d, "x.prof")):
+        print("not ok %s - no profile" % name)
+        fails += 1
+    else:
+        print("ok " + name)
+    for f in os.listdir(d):
+        os.unlink(os.path.join(d, f))
+sys.exit(1 if fails else 0)
+' "$PROF" "$tmp/r39" || fails=$((fails + 1))
+else
+    echo "ok record-stderr-gone # skip no $PYTHON"
+fi
+
 [ $fails -eq 0 ]
