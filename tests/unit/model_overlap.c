@@ -92,21 +92,29 @@ Test(model_overlap, the_union_of_the_other_threads_lies_under_a_waiting_region)
     profile_model_free(&m);
 }
 
+/* n regions of thread 1 ("work", each dur long, one every `every`) under
+ * one region of thread 0 ("wait") that spans them all; loaded into m. */
+static void worker_under_wait(const char *name, uint64_t n, uint64_t every, uint64_t dur,
+                              profile_model *m)
+{
+    const char *path = fx_path(name);
+    synth *s = synth_open(path, NULL);
+    synth_thread(s, 0, 10, "main");
+    synth_thread(s, 1, 11, "worker");
+    for (uint64_t k = 0; k < n; k++)
+        synth_region(s, 1, "work", PROF_KIND_COMPUTE, 0, FX_MS + k * every, dur);
+    synth_region(s, 0, "wait", PROF_KIND_COMPUTE, 0, FX_MS, n * every);
+    cr_assert_eq(synth_close(s, NULL), 0);
+    au_load(path, m);
+}
+
 /* Past MB_OVERLAP_CALLS_MAX calls of 100 us or more on a thread, the rest
  * are not laid: 70,000 back to back on thread 1, the first 65,536 under a
  * region of thread 0. */
 Test(model_overlap, calls_past_the_limit_are_not_laid)
 {
-    const char *path = fx_path("many_calls.prof");
-    synth *s = synth_open(path, NULL);
-    synth_thread(s, 0, 10, "main");
-    synth_thread(s, 1, 11, "worker");
-    for (uint64_t k = 0; k < 70000; k++)
-        synth_region(s, 1, "work", PROF_KIND_COMPUTE, 0, FX_MS + k * 100 * US, 100 * US);
-    synth_region(s, 0, "wait", PROF_KIND_COMPUTE, 0, FX_MS, 70000 * 100 * US);
-    cr_assert_eq(synth_close(s, NULL), 0);
     profile_model m;
-    au_load(path, &m);
+    worker_under_wait("many_calls.prof", 70000, 100 * US, 100 * US, &m);
     cr_assert_eq(m.overlap_unknown, 0, "back to back: one busy interval");
     const model_op *work = op_named(&m, "work"), *wait = op_named(&m, "wait");
     cr_assert_eq(work->outer_long_ns, 65536 * 100 * US);
@@ -120,30 +128,15 @@ Test(model_overlap, calls_past_the_limit_are_not_laid)
  * them) the model keeps none and says so: no op has others_ns. */
 Test(model_overlap, past_the_busy_intervals_kept_the_model_says_it_does_not_know)
 {
-    const char *path = fx_path("many_gaps.prof");
-    synth *s = synth_open(path, NULL);
-    synth_thread(s, 0, 10, "main");
-    synth_thread(s, 1, 11, "worker");
-    for (uint64_t k = 0; k < 530000; k++)
-        synth_region(s, 1, "work", PROF_KIND_COMPUTE, 0, FX_MS + k * 2 * US, US);
-    synth_region(s, 0, "wait", PROF_KIND_COMPUTE, 0, FX_MS, 530000 * 2 * US);
-    cr_assert_eq(synth_close(s, NULL), 0);
     profile_model m;
-    au_load(path, &m);
+    worker_under_wait("many_gaps.prof", 530000, 2 * US, US, &m);
     cr_assert_eq(m.overlap_unknown, 1);
     cr_assert_eq(op_named(&m, "wait")->others_ns, 0);
     cr_assert_eq(op_named(&m, "wait")->outer_long_ns, 0);
     profile_model_free(&m);
 
-    path = fx_path("fewer_gaps.prof"); /* one fewer than the limit: known */
-    s = synth_open(path, NULL);
-    synth_thread(s, 0, 10, "main");
-    synth_thread(s, 1, 11, "worker");
-    for (uint64_t k = 0; k < 524287; k++)
-        synth_region(s, 1, "work", PROF_KIND_COMPUTE, 0, FX_MS + k * 2 * US, US);
-    synth_region(s, 0, "wait", PROF_KIND_COMPUTE, 0, FX_MS, 524287 * 2 * US);
-    cr_assert_eq(synth_close(s, NULL), 0);
-    au_load(path, &m);
+    /* one fewer than the limit, with the wait's own interval: known */
+    worker_under_wait("fewer_gaps.prof", 524287, 2 * US, US, &m);
     cr_assert_eq(m.overlap_unknown, 0);
     cr_assert_eq(op_named(&m, "wait")->others_ns, 524287 * US, "half of it, exactly");
     profile_model_free(&m);
