@@ -539,6 +539,13 @@ names = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALR
          "SIGXCPU", "SIGVTALRM", "SIGPROF", "SIGIO", "SIGSYS", "SIGTRAP", "SIGABRT", "SIGSEGV",
          "SIGBUS", "SIGFPE", "SIGILL", "SIGPWR", "SIGSTKFLT", "SIGRTMIN", "SIGRTMAX"]
 sigs = [(n, getattr(signal, n)) for n in names if hasattr(signal, n)]
+def killed_clean(name, sig, rc):
+    """What is wrong with a command ended by sig (exit rc): None when it died
+    by that signal and left nothing in d."""
+    if rc != -sig:
+        return "%s: exit %s, want death by the signal" % (name, rc)
+    leftover = left(d)
+    return "%s: left %s" % (name, leftover) if leftover else None
 def temp_seen(p, where):
     while p.poll() is None:
         if any(".tmp." in f for f in os.listdir(where)):
@@ -553,11 +560,9 @@ for fmt in ("csv", "json", "chrome-trace"):
             bad.append("%s: ended (%s) before its temporary appeared" % (name, p.returncode))
             continue
         p.send_signal(sig)
-        rc = ended(p)
-        if rc != -sig:
-            bad.append("%s: exit %s, want death by the signal" % (name, rc))
-        elif left(d):
-            bad.append("%s: left %s" % (name, left(d)))
+        why = killed_clean(name, sig, ended(p))
+        if why:
+            bad.append(why)
     report("signals-export-%s" % fmt, "; ".join(bad) if bad else None)
 
 # analyze -o, import -o, view --html: the temporary lives for milliseconds.
@@ -593,10 +598,9 @@ for cmd, args in outputs.items():
                 continue
             p.send_signal(sig)
             rc = ended(p)
-        if rc != -sig:
-            bad.append("%s: exit %s, want death by the signal" % (name, rc))
-        elif left(d):
-            bad.append("%s: left %s" % (name, left(d)))
+        why = killed_clean(name, sig, rc)
+        if why:
+            bad.append(why)
     test = "signals-%s-output" % cmd
     if bad:
         report(test, "; ".join(bad))
