@@ -224,8 +224,10 @@ static char *json_text(const cJSON *report)
     return text;
 }
 
-/* Serves until SIGINT or SIGTERM. The signals are blocked before the server
- * threads start (they inherit the mask), so only sigwait here sees them. */
+/* Serves until SIGINT, SIGTERM or SIGHUP (the terminal closed). The signals
+ * are blocked before the server threads start (they inherit the mask), so
+ * only sigwait here sees them, and the redirect file is removed whichever
+ * of them ends the server. */
 static int serve(char **paths, const char *const *readable, size_t n, cJSON *const *reports,
                  const cJSON *compare, const view_args *a)
 {
@@ -249,6 +251,7 @@ static int serve(char **paths, const char *const *readable, size_t n, cJSON *con
     sigemptyset(&stop);
     sigaddset(&stop, SIGINT);
     sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     view_server *s = NULL;
     prof_err e = view_server_start(&cfg, &s, &err);

@@ -327,6 +327,12 @@ if command -v script >/dev/null 2>&1; then
     PATH="$tmp/xdg:$PATH" DISPLAY=:0 XDG_RUNTIME_DIR="$tmp/run" timeout -s INT 5 \
         script -qc "'$PROF' view '$DEMO' --port 0" /dev/null >"$tmp/xdg/out" 2>&1 </dev/null
     opened=$(cat "$tmp/xdg/args" 2>/dev/null)
+    # script sends the server SIGTERM and may return before it has removed the file
+    i=0
+    while [ -n "$opened" ] && [ -e "$opened" ] && [ $i -lt 50 ]; do
+        sleep 0.1
+        i=$((i + 1))
+    done
     printed=$(sed -n 's/^Serving .* at \(http:[^ ]*\) (Ctrl+C stops).*$/\1/p' "$tmp/xdg/out" | tr -d '\r')
     case "$opened" in
     "$tmp/run/prof-view-"*.html)
@@ -342,22 +348,25 @@ if command -v script >/dev/null 2>&1; then
     esac
 fi
 
-# ---- Ctrl+C stops the server cleanly ----------------------------------------------------
-if [ -n "$demo_url" ]; then
-    kill -INT "$demo_pid"
+# ---- Ctrl+C, or the terminal closing (SIGHUP), stops the server cleanly -----------------
+# stops_on SIGNAL TEST PID NAME: the server PID (started as NAME), sent SIGNAL,
+# exits 0 within 5 s and says nothing on stderr
+stops_on() {
+    kill -"$1" "$3"
     i=0
-    while kill -0 "$demo_pid" 2>/dev/null && [ $i -lt 50 ]; do
+    while kill -0 "$3" 2>/dev/null && [ $i -lt 50 ]; do
         sleep 0.1
         i=$((i + 1))
     done
-    if kill -0 "$demo_pid" 2>/dev/null; then
-        not_ok "Ctrl+C stops" "still running after 5 s"
+    if kill -0 "$3" 2>/dev/null; then
+        not_ok "$2" "still running after 5 s"
     else
-        wait "$demo_pid"
+        wait "$3"
         rc=$?
-        [ $rc -eq 0 ] && [ ! -s "$tmp/demo.err" ] && ok "Ctrl+C stops" \
-            || not_ok "Ctrl+C stops" "exit $rc: $(cat "$tmp/demo.err")"
+        [ $rc -eq 0 ] && [ ! -s "$tmp/$4.err" ] && ok "$2" || not_ok "$2" "exit $rc: $(cat "$tmp/$4.err")"
     fi
-fi
+}
+[ -n "$demo_url" ] && stops_on INT "Ctrl+C stops" "$demo_pid" demo
+serve hup "$DEMO" && stops_on HUP "SIGHUP stops" "$pid" hup
 
 [ $fails -eq 0 ]
