@@ -5,6 +5,7 @@
 #define PROF_CMD_H
 
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 
 #include <cjson/cJSON.h>
@@ -112,6 +113,19 @@ typedef struct cmd_trace {
     char path[32]; /* "/proc/self/fd/N"              */
 } cmd_trace;
 int cmd_trace_open(const char *cmd, const char *input, cmd_trace *t, const char **readable);
+
+/* While a trace is imported into a temporary profile, a file size limit
+ * (ulimit -f) is a write that fails (EFBIG) instead of SIGXFSZ ending
+ * prof: cmd_file_limit_fails ignores the signal and returns its old action
+ * (*set: whether it changed), which cmd_file_limit_restore puts back. */
+struct sigaction cmd_file_limit_fails(int *set);
+void cmd_file_limit_restore(const struct sigaction *old, int set);
+
+/* The status of a failed import: the output status when it was the
+ * profile's write that failed (import.h), else the input status. */
+int cmd_import_status(prof_err e, int output_failed);
+/* The hint that goes with it: where the temporary is, when that failed. */
+const char *cmd_import_hint(prof_err e, int output_failed);
 void cmd_trace_release(cmd_trace *t);
 
 /* Loads path (a profile or a trace) into *m with a progress bar on a

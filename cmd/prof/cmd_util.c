@@ -34,6 +34,36 @@ int cmd_parse_amount(const char *arg, double max, double *out)
     return 0;
 }
 
+struct sigaction cmd_file_limit_fails(int *set)
+{
+    struct sigaction ign, old;
+    memset(&ign, 0, sizeof ign);
+    memset(&old, 0, sizeof old);
+    ign.sa_handler = SIG_IGN;
+    sigemptyset(&ign.sa_mask);
+    *set = sigaction(SIGXFSZ, &ign, &old) == 0;
+    return old;
+}
+
+void cmd_file_limit_restore(const struct sigaction *old, int set)
+{
+    if (set)
+        sigaction(SIGXFSZ, old, NULL);
+}
+
+int cmd_import_status(prof_err e, int output_failed)
+{
+    return e == PROF_ERR_NOMEM ? EXIT_NOMEM : output_failed ? EXIT_OUTPUT : cmd_input_status(e);
+}
+
+const char *cmd_import_hint(prof_err e, int output_failed)
+{
+    return e != PROF_ERR_NOMEM && output_failed
+               ? " (the import writes a temporary profile under $TMPDIR, or /tmp: point TMPDIR "
+                 "at a writable directory with room)"
+               : "";
+}
+
 int cmd_trace_open(const char *cmd, const char *input, cmd_trace *t, const char **readable)
 {
     t->fd = -1;
@@ -41,12 +71,17 @@ int cmd_trace_open(const char *cmd, const char *input, cmd_trace *t, const char 
     if (import_detect(input) == IMPORT_NONE)
         return EXIT_OK; /* a profile, or something the reader will name */
     prof_error err = { PROF_OK, "" };
-    prof_err e = import_to_temp(input, NULL, &t->fd, t->path, sizeof t->path, &err);
+    int output_failed, limit_set;
+    struct sigaction limit = cmd_file_limit_fails(&limit_set);
+    prof_err e = import_to_temp(input, NULL, &t->fd, t->path, sizeof t->path, &output_failed,
+                                &err);
+    cmd_file_limit_restore(&limit, limit_set);
     if (e != PROF_OK) {
         char shown[PROF_SUBJECT_MAX];
         t->fd = -1;
-        return cmd_error(cmd, cmd_input_status(e), "cannot import '%s': %s",
-                         prof_error_subject(shown, input), err.message);
+        return cmd_error(cmd, cmd_import_status(e, output_failed), "cannot import '%s': %s%s",
+                         prof_error_subject(shown, input), err.message,
+                         cmd_import_hint(e, output_failed));
     }
     *readable = t->path;
     return EXIT_OK;

@@ -142,7 +142,9 @@ static int import_one(const char *trace, const char *out, const import_options *
     import_format f = import_detect(trace);
     int fd, w;
     if (import_temp_file(&fd, &err) != PROF_OK)
-        return cmd_error(CMD, EXIT_OUTPUT, "%s", err.message);
+        return cmd_error(CMD, cmd_import_status(err.code, 1), "cannot import '%s': %s%s",
+                         prof_error_subject(shown, trace), err.message,
+                         cmd_import_hint(err.code, 1));
     if ((w = dup(fd)) < 0) {
         int dup_errno = errno;
         close(fd);
@@ -150,11 +152,15 @@ static int import_one(const char *trace, const char *out, const import_options *
                          strerror(dup_errno));
     }
     import_counts c;
+    int limit_set;
+    struct sigaction limit = cmd_file_limit_fails(&limit_set);
     prof_err e = import_trace(trace, w, o, &c, &err);
+    cmd_file_limit_restore(&limit, limit_set);
     if (e != PROF_OK) {
         close(fd);
-        return cmd_error(CMD, cmd_input_status(e), "cannot import '%s': %s",
-                         prof_error_subject(shown, trace), err.message);
+        return cmd_error(CMD, cmd_import_status(e, c.output_failed), "cannot import '%s': %s%s",
+                         prof_error_subject(shown, trace), err.message,
+                         cmd_import_hint(e, c.output_failed));
     }
     outfile of;
     if (cmd_output_open(&of, strcmp(out, "-") == 0 ? NULL : out, &err) != PROF_OK) {

@@ -64,6 +64,8 @@ prof_err import_trace(const char *path, int out_fd, const import_options *o,
                       import_counts *counts, prof_error *err)
 {
     static const import_options defaults = { 0 };
+    if (counts)
+        memset(counts, 0, sizeof *counts);
     import_format f = import_detect(path);
     if (f == IMPORT_NONE) {
         close(out_fd);
@@ -77,11 +79,16 @@ prof_err import_trace(const char *path, int out_fd, const import_options *o,
     }
     import_sink *s;
     prof_err e = sink_open(&s, out_fd, import_format_name(f), path, err);
-    if (e)
+    if (e) {
+        if (counts) /* the header's write, or out of memory */
+            counts->output_failed = e == PROF_ERR_IO;
         return e;
+    }
     e = f == IMPORT_KINETO ? kineto_read(path, s, o ? o : &defaults, err)
                            : nsys_read(path, s, o ? o : &defaults, err);
     if (e) {
+        if (counts)
+            sink_describe(s, counts);
         sink_abandon(s);
         return e;
     }
@@ -113,9 +120,11 @@ prof_err import_temp_file(int *fd, prof_error *err)
 }
 
 prof_err import_to_temp(const char *path, const import_options *o, int *fd,
-                        char *profile_path, size_t cap, prof_error *err)
+                        char *profile_path, size_t cap, int *output_failed, prof_error *err)
 {
     int t;
+    if (output_failed)
+        *output_failed = 1;
     prof_err e = import_temp_file(&t, err);
     if (e)
         return e;
@@ -127,10 +136,15 @@ prof_err import_to_temp(const char *path, const import_options *o, int *fd,
         return prof_error_set(err, PROF_ERR_IO, "cannot duplicate a descriptor: %s",
                               strerror(saved));
     }
-    if ((e = import_trace(path, w, o, NULL, err)) != PROF_OK) {
+    import_counts c;
+    if ((e = import_trace(path, w, o, &c, err)) != PROF_OK) {
+        if (output_failed)
+            *output_failed = c.output_failed;
         close(t);
         return e;
     }
+    if (output_failed)
+        *output_failed = 0;
     snprintf(profile_path, cap, "/proc/self/fd/%d", t);
     *fd = t;
     return PROF_OK;

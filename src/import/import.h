@@ -35,7 +35,9 @@ const char *import_format_name(import_format f); /* "kineto", "nsys", "prof" */
  * damage and is not an error (counts->damaged, and the profile says so).
  * Errors: PROF_ERR_IO (cannot read), PROF_ERR_NOT_PROF (not a trace of a
  * known format), PROF_ERR_CORRUPT (no usable content at all),
- * PROF_ERR_NOMEM, the writer's errors. */
+ * PROF_ERR_NOMEM, the writer's errors; counts->output_failed then says
+ * whether it was the profile's write that failed (PROF_ERR_IO: disk full,
+ * a file size limit), which the caller reports as an output error. */
 prof_err import_trace(const char *path, int out_fd, const import_options *o,
                       import_counts *counts, prof_error *err);
 
@@ -47,9 +49,10 @@ prof_err import_temp_file(int *fd, prof_error *err);
  * under $TMPDIR (or /tmp) and sets *fd to it and profile_path to a path
  * that opens it ("/proc/self/fd/N") for as long as *fd stays open; the
  * caller closes *fd when done. Nothing is left on disk, even if prof is
- * killed. */
+ * killed. On failure *output_failed (when not NULL) says whether the
+ * temporary could not be created or written, rather than the trace read. */
 prof_err import_to_temp(const char *path, const import_options *o, int *fd,
-                        char *profile_path, size_t cap, prof_error *err);
+                        char *profile_path, size_t cap, int *output_failed, prof_error *err);
 
 /* The importers, called by import_trace with an open sink. */
 prof_err kineto_read(const char *path, import_sink *s, const import_options *o,

@@ -136,10 +136,13 @@ struct import_sink {
 
 /* ---- errors ---------------------------------------------------------------------- */
 
+/* The sink reads nothing: an I/O error here is the profile's write that
+ * failed, which the command reports as an output error, not the trace's. */
 static prof_err fail(import_sink *s, prof_err code, const char *what)
 {
     if (!s->failed) {
         s->failed = code;
+        s->counts.output_failed = code == PROF_ERR_IO;
         prof_error_set(&s->error, code, "%s", what);
     }
     return s->failed;
@@ -958,6 +961,8 @@ prof_err sink_finish(import_sink *s, import_counts *counts, prof_error *err)
     }
     if (e && err)
         *err = s->error;
+    if (counts)
+        counts->output_failed = s->counts.output_failed;
     sink_abandon(s);
     return e;
 }

@@ -45,6 +45,7 @@ typedef struct import_counts {
     uint64_t clamped;      /* times before the profile's origin, moved to it               */
     uint64_t reordered;    /* regions that came later than the nesting window could wait  */
     int damaged;           /* the input was cut or damaged: what came before is kept       */
+    int output_failed;     /* the error was writing the profile (disk full, ulimit -f)     */
     char skipped_kinds[160]; /* "gpu_user_annotation 30, python_function 2" (sink_describe) */
     char unknown_kinds[160];
 } import_counts;

@@ -647,6 +647,29 @@ else
 fi
 limited file-size-limit-view view "$DEMO" --html
 
+# A trace is imported through a temporary profile under TMPDIR: a limit
+# met there, or a TMPDIR that cannot be written, is an output error
+# (status 4) that says where the temporary was, and leaves nothing behind.
+TRACE=testdata/gpu/h200_torch_train.kineto.json.gz
+mkdir -p "$tmp/r39/scratch"
+for c in import analyze; do
+    set -- "$PROF" "$c" "$TRACE"
+    [ $c = import ] && set -- "$@" -o "$tmp/r39/limited.prof"
+    (ulimit -f 8 && TMPDIR="$tmp/r39/scratch" exec timeout 60 "$@") >"$out" 2>"$err"
+    rc=$?
+    if error_line "file-size-limit-trace-$c" 4; then
+        if ! has "$err" "File too large" || ! has "$err" "TMPDIR"; then
+            not_ok "file-size-limit-trace-$c" "stderr: $(cat "$err")"
+        elif [ -n "$(ls -A "$tmp/r39/scratch")" ] || [ -e "$tmp/r39/limited.prof" ]; then
+            not_ok "file-size-limit-trace-$c" "left $(ls -A "$tmp/r39" "$tmp/r39/scratch")"
+        else ok "file-size-limit-trace-$c"; fi
+    fi
+    TMPDIR="$tmp/r39/none" "$@" >"$out" 2>"$err"
+    rc=$?
+    error_like "tmpdir-missing-trace-$c" 4 "cannot create a temporary file in '$tmp/r39/none'"
+done
+rmdir "$tmp/r39/scratch"
+
 # Row 13: prof record's own messages to a pipe whose reader is gone lose
 # the message, not the command's status; the command still gets the
 # caller's SIGPIPE action (the default: its own write to that pipe ends it).

@@ -162,7 +162,7 @@ static void threads_case(uint32_t n, uint64_t want)
     cr_assert_eq(fclose(f), 0);
     int fd;
     prof_error err = { 0 };
-    cr_assert_eq(import_to_temp(path, NULL, &fd, ppath, sizeof ppath, &err), PROF_OK, "%s",
+    cr_assert_eq(import_to_temp(path, NULL, &fd, ppath, sizeof ppath, NULL, &err), PROF_OK, "%s",
                  err.message);
     profile_model m;
     au_load(ppath, &m);
