@@ -369,6 +369,8 @@ DEP_BUILD_CMD := pkg-config:pkg-config objdump:binutils
 DEP_CMD  := $(DEP_BUILD_CMD) clang:clang zstd:zstd
 # the dashboard's browser tests: Debian's chromium driven by playwright-core from npm
 DEP_CMD  += chromium:chromium npm:npm curl:curl
+# the hostile tests stop prof inside its output's fsync, found with strace
+DEP_CMD  += strace:strace
 # Python module, Debian package (the binding's tests run $(PYTHON)); and its headers
 DEP_PY   := torch:python3-torch jsonschema:python3-jsonschema
 

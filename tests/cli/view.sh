@@ -369,4 +369,14 @@ stops_on() {
 [ -n "$demo_url" ] && stops_on INT "Ctrl+C stops" "$demo_pid" demo
 serve hup "$DEMO" && stops_on HUP "SIGHUP stops" "$pid" hup
 
+# ---- serving beyond loopback is said once, on stderr; loopback says nothing -------------
+if serve wide "$DEMO" --bind 0.0.0.0; then
+    kill -INT "$pid" && wait "$pid"
+    if [ "$(wc -l <"$tmp/wide.err")" -eq 1 ] && has "$tmp/wide.err" "serving on 0.0.0.0, beyond this machine"; then
+        ok "bind beyond loopback warns"
+    else
+        not_ok "bind beyond loopback warns" "stderr: $(cat "$tmp/wide.err")"
+    fi
+fi
+
 [ $fails -eq 0 ]
