@@ -10,7 +10,10 @@
  *     than the file it replaces. A read-only file (no write bit, or not
  *     writable by this process) is refused rather than replaced.
  *   - a symbolic link to a regular file is followed: the file it points to
- *     is replaced, the link stays.
+ *     is replaced, the link stays; except a link that another user owns in
+ *     a sticky world-writable directory (/tmp) whose owner is not theirs
+ *     either, which is refused, as fs.protected_symlinks refuses it to
+ *     open().
  *   - anything else that is not a directory (a character or block device
  *     such as /dev/null, a FIFO) is opened and written through, as the
  *     shell's '>' does: no temporary, no rename. Opening a FIFO waits until

@@ -1,6 +1,7 @@
 /* util_outfile.c - output files appear whole or not at all; an existing
  * target keeps its mode, a read-only one is refused, devices and FIFOs are
- * written through, and a temporary name fits however long the target's. */
+ * written through, another user's link in /tmp is not followed, and a
+ * temporary name fits however long the target's. */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
@@ -220,6 +221,41 @@ Test(util_outfile, a_link_is_followed_and_kept, .init = make_dir, .fini = remove
     cr_assert(S_ISLNK(st.st_mode), "the link is still a link");
     read_back(path, buf, sizeof buf);
     cr_assert_str_eq(buf, "new");
+}
+
+/* Another user's link in a sticky world-writable directory would choose
+ * which of our files is replaced: refused, and what it points to kept. */
+Test(util_outfile, another_users_link_in_a_sticky_directory_is_refused, .init = make_dir,
+     .fini = remove_dir)
+{
+    if (geteuid() != 0)
+        cr_skip_test("needs root to give a link to another user");
+    char path[128], link[128], mine[128], buf[16];
+    prof_error err;
+    cr_assert_eq(chmod(dir, 01777), 0);
+    snprintf(path, sizeof path, "%s/victim.txt", dir);
+    snprintf(link, sizeof link, "%s/report.json", dir);
+    snprintf(mine, sizeof mine, "%s/mine.json", dir);
+    FILE *f = fopen(path, "w");
+    fputs("old", f);
+    fclose(f);
+    cr_assert_eq(symlink("victim.txt", link), 0);
+    cr_assert_eq(lchown(link, 65534, 65534), 0);
+    cr_assert_eq(write_file(link, "new", &err), PROF_ERR_IO);
+    cr_assert(strstr(err.message, "symbolic link of another user's"), "%s", err.message);
+    read_back(path, buf, sizeof buf);
+    cr_assert_str_eq(buf, "old");
+    cr_assert_eq(entries(), 2, "no temporary left");
+    /* the directory's owner's own link is followed, as the kernel's rule has it */
+    cr_assert_eq(symlink("victim.txt", mine), 0);
+    cr_assert_eq(write_file(mine, "new", &err), PROF_OK, "%s", err.message);
+    read_back(path, buf, sizeof buf);
+    cr_assert_str_eq(buf, "new");
+    /* outside a sticky directory a link is the directory owner's business */
+    cr_assert_eq(chmod(dir, 0755), 0);
+    cr_assert_eq(write_file(link, "again", &err), PROF_OK, "%s", err.message);
+    read_back(path, buf, sizeof buf);
+    cr_assert_str_eq(buf, "again");
 }
 
 Test(util_outfile, a_fifo_is_written_through, .init = make_dir, .fini = remove_dir)
