@@ -199,6 +199,27 @@ print("went on")
                 self.assertEqual(r.stderr.count("dropped (reported once)"), 1, r.stderr)
                 self.assertEqual(Profile(out).series("m"), [1500])
 
+    def test_reports_go_through_the_prof_logger_either_way(self):
+        # one voice: what the extension drops is said through the "prof"
+        # logger as the ctypes path says it, so a program's logging
+        # configuration formats (or silences) both alike
+        code = r"""
+import logging, sys, prof
+logging.basicConfig(format="LOG %(name)s %(levelname)s %(message)s")
+assert prof.start(sys.argv[1])
+prof.memory("m", "x")
+prof.counter("c", "y")
+prof.stop()
+logging.getLogger("prof").setLevel(logging.ERROR)
+"""
+        for how, path in both_paths(self.tmp):
+            with self.subTest(how):
+                r = run_python(["-c", code, self.path("log-%s.prof" % how)], pythonpath=path)
+                self.assertRan(r)
+                lines = [l for l in r.stderr.splitlines() if "dropped" in l]
+                self.assertEqual(len(lines), 1, r.stderr)
+                self.assertTrue(lines[0].startswith("LOG prof WARNING prof: "), r.stderr)
+
     def test_odd_values_alike_through_the_extension_and_ctypes(self):
         # what is recorded, dropped or made 0 is the same either way, and
         # nothing raises (ctypes once recorded -5 as 0 and raised on 10**400)

@@ -9,7 +9,7 @@
  *
  * Nothing here raises into the caller's loop once the arguments have the
  * right shape: a value that cannot be recorded is dropped, reported once
- * on stderr. Region names are interned once per distinct string (a dict
+ * through the "prof" logger, as the rest of the binding reports. Region names are interned once per distinct string (a dict
  * lookup afterwards), as prof_intern takes a lock.
  */
 #define PY_SSIZE_T_CLEAN
@@ -47,15 +47,27 @@ static struct {
 /* name (str) -> id (int): interning takes libprof's lock, a dict lookup does not. */
 static PyObject *name_ids;
 
-/* What could not be recorded is said once per process, never raised. */
+/* What could not be recorded is said once per process, never raised, in
+ * the binding's one voice: prof._report_once, the "prof" logger, under the
+ * key the ctypes path uses too, so that it is said once between them.
+ * stderr only when that cannot be called (the interpreter shutting down). */
 static int reported;
 static void report_once(const char *what)
 {
-    if (!reported) {
-        reported = 1;
+    PyErr_Clear();
+    if (reported)
+        return;
+    reported = 1;
+    PyObject *msg = PyUnicode_FromFormat("prof: %s; dropped (reported once)", what);
+    PyObject *mod = msg ? PyImport_ImportModule("prof") : NULL;
+    PyObject *r = mod ? PyObject_CallMethod(mod, "_report_once", "Os", msg, "dropped") : NULL;
+    if (!r) {
+        PyErr_Clear();
         PySys_WriteStderr("prof: %s; dropped (reported once)\n", what);
     }
-    PyErr_Clear();
+    Py_XDECREF(r);
+    Py_XDECREF(mod);
+    Py_XDECREF(msg);
 }
 
 #define NKINDS 5

@@ -23,7 +23,8 @@ in front of PYTHONPATH. At interpreter start this module:
 A program with a module of its own named prof (prof.py or a package, on
 its path) keeps it: the PyTorch hooks step aside, with a warning, rather
 than shadow it.
-It never raises: a problem is reported once on stderr and the program runs
+It never raises: a problem is reported once through the "prof" logger (on
+stderr unless the program configures logging) and the program runs
 unprofiled.
 """
 import os
@@ -35,10 +36,15 @@ _ENTRY = os.path.dirname(_PACKAGE)  # the PYTHONPATH entry that holds it
 
 
 def _warn(message):
+    """Says message through the "prof" logger, as the binding does."""
     try:
-        sys.stderr.write("prof: python: %s\n" % message)
+        import logging
+        logging.getLogger("prof").warning("prof: python: %s", message)
     except Exception:
-        pass
+        try:
+            sys.stderr.write("prof: python: %s\n" % message)
+        except Exception:
+            pass
 
 
 def _chain():
