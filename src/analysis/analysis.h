@@ -155,9 +155,25 @@ cJSON *jpush_obj(analysis_ctx *c, cJSON *arr);
 void jpush_num(analysis_ctx *c, cJSON *arr, double v);
 void *xcalloc(analysis_ctx *c, size_t n, size_t size);
 
-/* The points of a series of n that the report keeps (report.c). */
+/* ---- lists cut to the report's limits (jsonout.c) ---- */
+
+/* The kept points of a series of n (stats_decimate): returns their count
+ * and sets *keep to the kept indexes, or to NULL when every point is
+ * kept (then point k is index k). None when the options list no points. */
 size_t report_points(analysis_ctx *c, const void *series, size_t n, stats_value_fn value,
                      size_t **keep);
+
+/* Which of n items a per-name list shows (options max_names): NULL when
+ * it shows every one; else a flag per item (caller frees), set for the
+ * max_names of largest weight (ties: the first), with *cut the number
+ * left out. weight: NAN for the items that are not in the list. */
+unsigned char *report_listed(analysis_ctx *c, const void *items, size_t n, stats_value_fn weight,
+                             size_t *cut);
+
+/* The sum of the rows a list cut to top leaves out, into the report's
+ * "others" object under key (options others). */
+void report_others(analysis_ctx *c, cJSON *report, const char *key, size_t count,
+                   uint64_t calls, uint64_t self_ns, uint64_t incl_ns);
 
 /* A new finding appended to ctx->bottlenecks; returns its (empty) evidence
  * object for the rule to fill. Titles and recommendations are formatted

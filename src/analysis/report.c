@@ -33,72 +33,11 @@ void analysis_options_default(analysis_options *o)
     o->sort_gpu = 0;
 }
 
-typedef struct weighted {
-    double w;
-    size_t i;
-} weighted;
-
-static int by_weight_desc(const void *pa, const void *pb)
-{
-    const weighted *a = pa, *b = pb;
-    if (a->w != b->w)
-        return a->w < b->w ? 1 : -1;
-    return (a->i > b->i) - (a->i < b->i);
-}
-
-unsigned char *report_listed(analysis_ctx *c, const void *items, size_t n, stats_value_fn weight,
-                             size_t *cut)
-{
-    size_t max = c->o.max_names, eligible = 0;
-    *cut = 0;
-    for (size_t i = 0; i < n; i++)
-        eligible += isnan(weight(items, i)) ? 0u : 1u;
-    if (max == 0 || eligible <= max)
-        return NULL;
-    weighted *v = xcalloc(c, eligible, sizeof *v);
-    unsigned char *listed = xcalloc(c, n, 1);
-    if (v && listed) {
-        size_t k = 0;
-        for (size_t i = 0; i < n; i++) {
-            double w = weight(items, i);
-            if (!isnan(w))
-                v[k++] = (weighted){ w, i };
-        }
-        qsort(v, eligible, sizeof *v, by_weight_desc);
-        for (size_t j = 0; j < max; j++)
-            listed[v[j].i] = 1;
-        *cut = eligible - max;
-    }
-    free(v);
-    if (!c->ok) {
-        free(listed);
-        return NULL;
-    }
-    return listed;
-}
-
 /* The peak of a memory series; NAN for a counter. */
 static double memory_peak(const void *series, size_t i)
 {
     const model_series *s = &((const model_series *)series)[i];
     return s->is_memory ? s->peak : NAN;
-}
-
-/* The kept points of a series of n (stats_decimate): returns their count
- * and sets *keep to the kept indexes, or to NULL when every point is
- * kept (then point k is index k). None when the options list no points. */
-size_t report_points(analysis_ctx *c, const void *series, size_t n, stats_value_fn value,
-                     size_t **keep)
-{
-    *keep = NULL;
-    if (!c->o.list_points)
-        return 0;
-    size_t max = c->o.max_points;
-    if (max < 2 || n <= max)
-        return n;
-    if (!(*keep = xcalloc(c, max, sizeof **keep)))
-        return 0;
-    return stats_decimate(series, n, value, max, *keep);
 }
 
 /* Several files must be distinct ranks of one world. */
@@ -317,17 +256,6 @@ static void section_operations(analysis_ctx *c, cJSON *report)
     jstr(c, report, RK_OPERATIONS_ORDER, c->o.sort_gpu ? "gpu" : "self");
 }
 
-void report_others(analysis_ctx *c, cJSON *report, const char *key, size_t count,
-                   uint64_t calls, uint64_t self_ns, uint64_t incl_ns)
-{
-    cJSON *others = cJSON_GetObjectItemCaseSensitive(report, RK_OTHERS);
-    cJSON *o = jobj(c, others ? others : jobj(c, report, RK_OTHERS), key);
-    jnum(c, o, RK_COUNT, (double)count);
-    jnum(c, o, RK_CALLS, (double)calls);
-    jnum(c, o, RK_SELF_NS, (double)self_ns);
-    jnum(c, o, RK_INCL_NS, (double)incl_ns);
-}
-
 static double step_dur(const void *steps, size_t i)
 {
     return (double)((const model_step *)steps)[i].dur_ns;
@@ -470,18 +398,6 @@ static void add_note(analysis_ctx *c, cJSON *notes, const char *text)
         cJSON_Delete(s);
         c->ok = 0;
     }
-}
-
-const char *analysis_import_damage(const cJSON *meta)
-{
-    const cJSON *imp = cJSON_GetObjectItemCaseSensitive(meta, MK_IMPORT);
-    const cJSON *damaged = cJSON_GetObjectItemCaseSensitive(imp, MK_DAMAGED);
-    return cJSON_IsString(damaged) ? damaged->valuestring : NULL;
-}
-
-int analysis_partial(const analysis_ctx *c)
-{
-    return c->m->status.truncated || analysis_import_damage(c->meta) != NULL;
 }
 
 /* What an import of another tool's trace says of itself (the metadata's
