@@ -8,6 +8,7 @@
  * is dropped at the end when any failed. */
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,11 +20,32 @@
 #include "util/error.h"
 #include "util/fmt.h"
 
-/* A side's reports with their operations sorted by name, for lookups. */
+/* One operation of one run: what compare reads of its report row, held
+ * compactly so that profiles of a million names compare in memory near what
+ * analyzing one takes (a number missing from the row reads 0, as it always
+ * has). */
+typedef struct cmp_op {
+    const char *name, *kind; /* in the run's text                           */
+    double calls, incl_ns, self_ns, mean_ns, stddev_ns, incl_share;
+    double gpu_ns, gpu_self_ns, gpu_kernels;
+    cmp_steady steady;     /* its batch means in the run's batch              */
+    int has_gpu;           /* the row has gpu_ns (rules.md §3.2)              */
+} cmp_op;
+
+struct compare_run {
+    cJSON *owned;          /* the report, when taken: without its operations  */
+    const cJSON *report;
+    cmp_op *ops;           /* by name                                         */
+    size_t nops;
+    char *text;            /* the operations' names and kinds                 */
+    double *batch;         /* their steady batch means                        */
+};
+
+/* A side: its runs (its own copy of the array) and the path named. */
 typedef struct cmp_side {
-    const compare_side *s;
-    const cJSON ***ops;    /* per run: its operations by name            */
-    size_t *nops;
+    compare_run **runs;
+    size_t nruns;
+    const char *path;
 } cmp_side;
 
 typedef struct cmp_ctx {
@@ -31,6 +53,17 @@ typedef struct cmp_ctx {
     compare_options o;
     int ok;
 } cmp_ctx;
+
+/* The operations' rows, kept as their tests and built one at a time: a
+ * row as JSON takes some 3 KB, a million of them more than the runs. */
+typedef struct op_pair op_pair;
+struct compare_ops {
+    cmp_ctx c;
+    op_pair *v;            /* the operations, largest first                   */
+    cmp_result *r;         /* each one's test                                 */
+    double *level;         /* and the level it was held to                    */
+    size_t n;
+};
 
 void compare_options_default(compare_options *o)
 {
@@ -171,7 +204,7 @@ static const char *side_name(int i)
 
 static const cJSON *run_of(const cmp_side *s, size_t i)
 {
-    return s->s->runs[i];
+    return s->runs[i]->report;
 }
 
 /* At least half of a side's runs: enough to say the side has a finding. */
@@ -180,51 +213,144 @@ static int most_runs(size_t count, size_t runs)
     return count > 0 && 2 * count >= runs;
 }
 
+/* ---- the runs' operations, compactly -------------------------------------------- */
+
 static int by_op_name(const void *a, const void *b)
 {
-    return strcmp(str_or(*(const cJSON *const *)a, RK_NAME, ""),
-                  str_or(*(const cJSON *const *)b, RK_NAME, ""));
+    return strcmp(((const cmp_op *)a)->name, ((const cmp_op *)b)->name);
 }
 
-/* Sorts each run's operations by name (every run's report must be usable). */
-static int index_side(cmp_side *s, const compare_side *src)
+/* Finite batch means of a steady object that a test reads. */
+static size_t steady_batches(const cJSON *steady)
 {
-    s->s = src;
-    s->ops = calloc(src->nruns, sizeof *s->ops);
-    s->nops = calloc(src->nruns, sizeof *s->nops);
-    if (!s->ops || !s->nops)
-        return -1;
-    for (size_t r = 0; r < src->nruns; r++) {
-        const cJSON *arr = get(src->runs[r], RK_OPERATIONS), *op;
-        size_t n = (size_t)cJSON_GetArraySize(arr);
-        if (!(s->ops[r] = calloc(n ? n : 1, sizeof *s->ops[r])))
-            return -1;
-        cJSON_ArrayForEach(op, arr)
-            s->ops[r][s->nops[r]++] = op;
-        qsort(s->ops[r], s->nops[r], sizeof *s->ops[r], by_op_name);
+    const cJSON *b;
+    size_t k = 0;
+    cJSON_ArrayForEach(b, get(steady, RK_BATCH_MEANS_NS))
+        k += k < CMP_MAX_BATCHES && cJSON_IsNumber(b) && isfinite(b->valuedouble);
+    return k;
+}
+
+/* kind in the run's text, once per distinct kind among the first few. */
+static const char *intern_kind(const char *kind, const char **kinds, size_t *nkinds, char **text)
+{
+    for (size_t i = 0; i < *nkinds; i++)
+        if (strcmp(kinds[i], kind) == 0)
+            return kinds[i];
+    size_t len = strlen(kind) + 1;
+    char *k = memcpy(*text, kind, len);
+    *text += len;
+    if (*nkinds < 16)
+        kinds[(*nkinds)++] = k;
+    return k;
+}
+
+static void read_op(cmp_op *o, const cJSON *op, char **text, double **batch, const char **kinds,
+                    size_t *nkinds)
+{
+    const char *name = str_or(op, RK_NAME, "");
+    size_t len = strlen(name) + 1;
+    o->name = memcpy(*text, name, len);
+    *text += len;
+    o->kind = intern_kind(str_or(op, RK_KIND, ""), kinds, nkinds, text);
+    o->calls = num_or(op, RK_CALLS, 0);
+    o->incl_ns = num_or(op, RK_INCL_NS, 0);
+    o->self_ns = num_or(op, RK_SELF_NS, 0);
+    o->mean_ns = num_or(op, RK_MEAN_NS, 0);
+    o->stddev_ns = num_or(op, RK_STDDEV_NS, 0);
+    o->incl_share = num_or(op, RK_INCL_SHARE, 0);
+    o->has_gpu = get(op, RK_GPU_NS) != NULL;
+    o->gpu_ns = num_or(op, RK_GPU_NS, 0);
+    o->gpu_self_ns = num_or(op, RK_GPU_SELF_NS, 0);
+    o->gpu_kernels = num_or(op, RK_GPU_KERNELS, 0);
+    const cJSON *st = get(op, RK_STEADY), *b;
+    double m;
+    o->steady = (cmp_steady){ get_num(st, RK_MEAN_NS, &m) && isfinite(m) ? m : NAN, *batch, 0 };
+    cJSON_ArrayForEach(b, get(st, RK_BATCH_MEANS_NS))
+        if (o->steady.nbatch < CMP_MAX_BATCHES && cJSON_IsNumber(b) && isfinite(b->valuedouble))
+            (*batch)[o->steady.nbatch++] = b->valuedouble;
+    *batch += o->steady.nbatch;
+}
+
+/* The operations of a report's array into r, sorted by name; -1 out of
+ * memory. Text and batch means are counted first, for one block each. */
+static int read_ops(compare_run *r, const cJSON *arr)
+{
+    const cJSON *op;
+    size_t n = 0, text = 0, nbatch = 0, nkinds = 0;
+    const char *kinds[16];
+    cJSON_ArrayForEach(op, arr) {
+        n++;
+        text += strlen(str_or(op, RK_NAME, "")) + strlen(str_or(op, RK_KIND, "")) + 2;
+        nbatch += steady_batches(get(op, RK_STEADY));
     }
+    r->ops = calloc(n ? n : 1, sizeof *r->ops);
+    r->text = malloc(text ? text : 1);
+    r->batch = malloc((nbatch ? nbatch : 1) * sizeof *r->batch);
+    if (!r->ops || !r->text || !r->batch)
+        return -1;
+    char *t = r->text;
+    double *b = r->batch;
+    cJSON_ArrayForEach(op, arr)
+        read_op(&r->ops[r->nops++], op, &t, &b, kinds, &nkinds);
+    qsort(r->ops, r->nops, sizeof *r->ops, by_op_name);
     return 0;
 }
 
-static void free_side(cmp_side *s)
+/* A run over a report: its operations read, the report borrowed. */
+static compare_run *run_view(const cJSON *report)
 {
-    for (size_t r = 0; s->ops && r < s->s->nruns; r++)
-        free(s->ops[r]);
-    free(s->ops);
-    free(s->nops);
+    compare_run *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->report = report;
+    if (read_ops(r, get(report, RK_OPERATIONS)) != 0) {
+        compare_run_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+compare_run *compare_run_take(cJSON *report, prof_error *err)
+{
+    if (!cJSON_IsObject(get(report, RK_SUMMARY)) || !cJSON_IsArray(get(report, RK_OPERATIONS))) {
+        cJSON_Delete(report);
+        prof_error_set(err, PROF_ERR_INVALID, "not an analyze report (no summary or operations)");
+        return NULL;
+    }
+    compare_run *r = run_view(report);
+    if (!r) {
+        cJSON_Delete(report);
+        prof_error_set(err, PROF_ERR_NOMEM, "out of memory reading the report");
+        return NULL;
+    }
+    /* the array is what takes the memory, and all compare reads of it is
+     * in r->ops now */
+    cJSON_Delete(cJSON_DetachItemFromObjectCaseSensitive(report, RK_OPERATIONS));
+    r->owned = report;
+    return r;
+}
+
+void compare_run_free(compare_run *r)
+{
+    if (!r)
+        return;
+    cJSON_Delete(r->owned);
+    free(r->ops);
+    free(r->text);
+    free(r->batch);
+    free(r);
 }
 
 static int name_vs_op(const void *key, const void *op)
 {
-    return strcmp(key, str_or(*(const cJSON *const *)op, RK_NAME, ""));
+    return strcmp(key, ((const cmp_op *)op)->name);
 }
 
-static const cJSON *side_op(const cmp_side *s, size_t run, const char *name)
+static const cmp_op *side_op(const cmp_side *s, size_t run, const char *name)
 {
-    const cJSON **hit = bsearch(name, s->ops[run], s->nops[run], sizeof *s->ops[run], name_vs_op);
-    return hit ? *hit : NULL;
+    const compare_run *r = s->runs[run];
+    return bsearch(name, r->ops, r->nops, sizeof *r->ops, name_vs_op);
 }
-
 /* The summary metrics; the first two are also each side's step counts. */
 static const struct metric {
     const char *name, *unit, *section, *key;
@@ -252,7 +378,7 @@ static double metric_side(const cmp_side *s, const struct metric *m, int *have)
 {
     double sum = 0;
     size_t n = 0;
-    for (size_t i = 0; i < s->s->nruns; i++) {
+    for (size_t i = 0; i < s->nruns; i++) {
         double v;
         if (metric_value(run_of(s, i), m, &v)) {
             sum += v;
@@ -318,7 +444,7 @@ static double run_step_mean(const cmp_side *s, size_t i)
 static void add_run_step_means(cmp_ctx *c, cJSON *r, const cmp_side *s)
 {
     cJSON *means = put_arr(c, r, RK_RUN_STEP_MEANS_NS);
-    for (size_t i = 0; i < s->s->nruns; i++) {
+    for (size_t i = 0; i < s->nruns; i++) {
         double v = run_step_mean(s, i);
         attach(c, means, NULL, isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull());
     }
@@ -331,11 +457,11 @@ static void add_run(cmp_ctx *c, cJSON *cmp, int which)
     const cJSON *first = run_of(s, 0), *p = first_profile(first);
     cJSON *r = put_obj(c, cmp, side_name(which));
     int have, clean = 1;
-    put_str(c, r, RK_PATH, s->s->path ? s->s->path : str_or(p, RK_PATH, ""));
+    put_str(c, r, RK_PATH, s->path ? s->path : str_or(p, RK_PATH, ""));
     put_str(c, r, RK_COMMAND, command_of(first, cmd, sizeof cmd));
-    put_num(c, r, RK_RUNS, (double)s->s->nruns);
+    put_num(c, r, RK_RUNS, (double)s->nruns);
     cJSON *paths = put_arr(c, r, RK_RUN_PATHS);
-    for (size_t i = 0; i < s->s->nruns; i++) {
+    for (size_t i = 0; i < s->nruns; i++) {
         const cJSON *rp = first_profile(run_of(s, i));
         attach(c, paths, NULL, cJSON_CreateString(str_or(rp, RK_PATH, "")));
         clean &= !cJSON_IsFalse(get(rp, RK_CLEAN));
@@ -361,7 +487,7 @@ static double sampled_fraction(const cJSON *report)
 
 static void note_method(cmp_ctx *c, cJSON *notes)
 {
-    size_t nb = c->side[0].s->nruns, na = c->side[1].s->nruns;
+    size_t nb = c->side[0].nruns, na = c->side[1].nruns;
     if (nb >= 2 || na >= 2) {
         note(c, notes, "%zu run%s before, %zu after: changes are tested against the variation "
                        "between runs: the mean step time with Welch's t-test on per-run means; "
@@ -419,7 +545,7 @@ static void note_differences(cmp_ctx *c, cJSON *notes)
 static int run_spread(const cmp_side *s, const char *name, char *text, size_t size)
 {
     double lo = INFINITY, hi = 0;
-    for (size_t r = 0; r < s->s->nruns; r++) {
+    for (size_t r = 0; r < s->nruns; r++) {
         double v = run_step_mean(s, r);
         if (v > 0 && isfinite(v)) {
             lo = fmin(lo, v);
@@ -443,8 +569,8 @@ static void note_run_spread(cmp_ctx *c, cJSON *notes)
                     run_spread(&c->side[1], side_name(1), t[1], sizeof t[1]) };
     if (!wide[0] && !wide[1])
         return;
-    size_t fewest = c->side[0].s->nruns < c->side[1].s->nruns ? c->side[0].s->nruns
-                                                                : c->side[1].s->nruns;
+    size_t fewest = c->side[0].nruns < c->side[1].nruns ? c->side[0].nruns
+                                                                : c->side[1].nruns;
     note(c, notes, "whole runs vary widely in steady step time (%s%s%s), as where the "
                    "machine's speed changes between processes: smaller changes are hard to show%s",
          wide[0] ? t[0] : "", wide[0] && wide[1] ? "; " : "", wide[1] ? t[1] : "",
@@ -457,13 +583,13 @@ static void note_runs(cmp_ctx *c, cJSON *notes)
 {
     for (int i = 0; i < 2; i++) {
         const cmp_side *s = &c->side[i];
-        for (size_t r = 0; r < s->s->nruns; r++) {
+        for (size_t r = 0; r < s->nruns; r++) {
             const cJSON *rep = run_of(s, r), *p = first_profile(rep);
             if (cJSON_IsFalse(get(p, RK_CLEAN)))
                 note(c, notes, "the %s profile '%s' was not closed cleanly: it covers what was "
                                "recorded before it stopped", side_name(i), str_or(p, RK_PATH, ""));
             double total = num_or(rep, RK_OPERATIONS_TOTAL, 0);
-            double kept = (double)cJSON_GetArraySize(get(rep, RK_OPERATIONS));
+            double kept = (double)s->runs[r]->nops;
             if (total > kept)
                 note(c, notes, "the %s report holds %.0f of %.0f operations; the rest are not "
                                "compared", side_name(i), kept, total);
@@ -563,7 +689,7 @@ static void add_change(cmp_ctx *c, cJSON *row, const char *change_key, int hb, d
 /* The step-time test of every run's steady steps. */
 static cmp_result step_test(const cmp_ctx *c)
 {
-    size_t n[2] = { c->side[0].s->nruns, c->side[1].s->nruns };
+    size_t n[2] = { c->side[0].nruns, c->side[1].nruns };
     const cJSON **st[2];
     cmp_result r;
     st[0] = calloc(n[0], sizeof *st[0]);
@@ -713,7 +839,7 @@ static int series_slope(const cJSON *fit, double *v, const char **unit)
 static mem_side memory_side(const cmp_side *s, const char *name)
 {
     mem_side m = { 0, 0, 0, 0.0, NAN, "bytes_per_step" };
-    size_t n = s->s->nruns, peaks = 0, leaks = 0, slopes = 0;
+    size_t n = s->nruns, peaks = 0, leaks = 0, slopes = 0;
     double *v = malloc((n ? n : 1) * sizeof *v);
     for (size_t i = 0; i < n; i++) {
         const cJSON *ser = find_named(get(run_of(s, i), RK_MEMORY), RK_SERIES, name);
@@ -760,7 +886,7 @@ static void add_series(cmp_ctx *c, cJSON *arr, const char *name)
 static int series_seen(const cmp_ctx *c, int side, size_t upto, const char *name)
 {
     for (int i = 0; i <= side; i++)
-        for (size_t r = 0; r < (i < side ? c->side[i].s->nruns : upto); r++)
+        for (size_t r = 0; r < (i < side ? c->side[i].nruns : upto); r++)
             if (find_named(get(run_of(&c->side[i], r), RK_MEMORY), RK_SERIES, name))
                 return 1;
     return 0;
@@ -770,7 +896,7 @@ static void add_memory(cmp_ctx *c, cJSON *cmp)
 {
     cJSON *arr = put_arr(c, cmp, RK_MEMORY);
     for (int i = 0; i < 2; i++)
-        for (size_t r = 0; r < c->side[i].s->nruns; r++) {
+        for (size_t r = 0; r < c->side[i].nruns; r++) {
             const cJSON *s;
             cJSON_ArrayForEach(s, get(run_of(&c->side[i], r), RK_MEMORY))
                 if (!series_seen(c, i, r, str_or(s, RK_SERIES, "")))
@@ -780,10 +906,10 @@ static void add_memory(cmp_ctx *c, cJSON *cmp)
 
 /* ---- operations ------------------------------------------------------------------ */
 
-typedef struct op_pair {
-    const char *name;
+struct op_pair {
+    const char *name;      /* in a run's text                      */
     double weight;         /* the larger mean total, for the order */
-} op_pair;
+};
 
 static int by_weight(const void *x, const void *y)
 {
@@ -798,15 +924,20 @@ static int by_pair_name(const void *x, const void *y)
     return strcmp(((const op_pair *)x)->name, ((const op_pair *)y)->name);
 }
 
-/* Mean over a side's runs of op.key, over the runs that have the op. */
-static double op_side_mean(const cmp_side *s, const char *name, const char *key, size_t *runs)
+/* A field of cmp_op, by its offset. */
+#define OPF(field) offsetof(cmp_op, field)
+
+/* Mean over a side's runs of the op's field, over the runs that have it. */
+static double op_side_mean(const cmp_side *s, const char *name, size_t field, size_t *runs)
 {
     double sum = 0;
     *runs = 0;
-    for (size_t r = 0; r < s->s->nruns; r++) {
-        const cJSON *op = side_op(s, r, name);
+    for (size_t r = 0; r < s->nruns; r++) {
+        const cmp_op *op = side_op(s, r, name);
         if (op) {
-            sum += num_or(op, key, 0);
+            double v;
+            memcpy(&v, (const char *)op + field, sizeof v);
+            sum += v;
             (*runs)++;
         }
     }
@@ -818,17 +949,17 @@ static op_pair *pair_ops(cmp_ctx *c, size_t *n)
 {
     size_t cap = 0, k = 0;
     for (int i = 0; i < 2; i++)
-        for (size_t r = 0; r < c->side[i].s->nruns; r++)
-            cap += c->side[i].nops[r];
+        for (size_t r = 0; r < c->side[i].nruns; r++)
+            cap += c->side[i].runs[r]->nops;
     op_pair *v = calloc(cap ? cap : 1, sizeof *v);
     if (!v) {
         c->ok = 0;
         return NULL;
     }
     for (int i = 0; i < 2; i++)
-        for (size_t r = 0; r < c->side[i].s->nruns; r++)
-            for (size_t j = 0; j < c->side[i].nops[r]; j++)
-                v[k++].name = str_or(c->side[i].ops[r][j], RK_NAME, "");
+        for (size_t r = 0; r < c->side[i].nruns; r++)
+            for (size_t j = 0; j < c->side[i].runs[r]->nops; j++)
+                v[k++].name = c->side[i].runs[r]->ops[j].name;
     qsort(v, k, sizeof *v, by_pair_name);
     *n = 0;
     for (size_t j = 0; j < k; j++)
@@ -836,8 +967,8 @@ static op_pair *pair_ops(cmp_ctx *c, size_t *n)
             v[(*n)++] = v[j];
     for (size_t j = 0; j < *n; j++) {
         size_t runs;
-        v[j].weight = fmax(op_side_mean(&c->side[0], v[j].name, RK_INCL_NS, &runs),
-                           op_side_mean(&c->side[1], v[j].name, RK_INCL_NS, &runs));
+        v[j].weight = fmax(op_side_mean(&c->side[0], v[j].name, OPF(incl_ns), &runs),
+                           op_side_mean(&c->side[1], v[j].name, OPF(incl_ns), &runs));
     }
     qsort(v, *n, sizeof *v, by_weight);
     return v;
@@ -847,8 +978,10 @@ static op_pair *pair_ops(cmp_ctx *c, size_t *n)
 static size_t op_gpu_runs(const cmp_side *s, const char *name)
 {
     size_t n = 0;
-    for (size_t r = 0; r < s->s->nruns; r++)
-        n += get(side_op(s, r, name), RK_GPU_NS) != NULL;
+    for (size_t r = 0; r < s->nruns; r++) {
+        const cmp_op *op = side_op(s, r, name);
+        n += op && op->has_gpu;
+    }
     return n;
 }
 
@@ -857,7 +990,7 @@ static void add_side(cmp_ctx *c, cJSON *row, int which, const char *name, double
 {
     const cmp_side *s = &c->side[which];
     size_t runs;
-    double calls = op_side_mean(s, name, RK_CALLS, &runs);
+    double calls = op_side_mean(s, name, OPF(calls), &runs);
     if (!runs) {
         attach(c, row, side_name(which), cJSON_CreateNull());
         return;
@@ -865,33 +998,41 @@ static void add_side(cmp_ctx *c, cJSON *row, int which, const char *name, double
     cJSON *o = put_obj(c, row, side_name(which));
     put_num(c, o, RK_RUNS, (double)runs);
     put_num(c, o, RK_CALLS, calls);
-    put_num(c, o, RK_TOTAL_NS, op_side_mean(s, name, RK_INCL_NS, &runs));
-    put_num(c, o, RK_SELF_NS, op_side_mean(s, name, RK_SELF_NS, &runs));
-    put_num(c, o, RK_MEAN_NS, isfinite(mean) ? mean : op_side_mean(s, name, RK_MEAN_NS, &runs));
-    put_num(c, o, RK_STDDEV_NS, op_side_mean(s, name, RK_STDDEV_NS, &runs));
-    put_num(c, o, RK_SHARE, op_side_mean(s, name, RK_INCL_SHARE, &runs));
+    put_num(c, o, RK_TOTAL_NS, op_side_mean(s, name, OPF(incl_ns), &runs));
+    put_num(c, o, RK_SELF_NS, op_side_mean(s, name, OPF(self_ns), &runs));
+    put_num(c, o, RK_MEAN_NS, isfinite(mean) ? mean : op_side_mean(s, name, OPF(mean_ns), &runs));
+    put_num(c, o, RK_STDDEV_NS, op_side_mean(s, name, OPF(stddev_ns), &runs));
+    put_num(c, o, RK_SHARE, op_side_mean(s, name, OPF(incl_share), &runs));
     if (op_gpu_runs(s, name)) { /* GPU time launched in it (rules.md §3.2) */
-        put_num(c, o, RK_GPU_NS, op_side_mean(s, name, RK_GPU_NS, &runs));
-        put_num(c, o, RK_GPU_SELF_NS, op_side_mean(s, name, RK_GPU_SELF_NS, &runs));
-        put_num(c, o, RK_GPU_KERNELS, op_side_mean(s, name, RK_GPU_KERNELS, &runs));
+        put_num(c, o, RK_GPU_NS, op_side_mean(s, name, OPF(gpu_ns), &runs));
+        put_num(c, o, RK_GPU_SELF_NS, op_side_mean(s, name, OPF(gpu_self_ns), &runs));
+        put_num(c, o, RK_GPU_KERNELS, op_side_mean(s, name, OPF(gpu_kernels), &runs));
     }
 }
 
-/* The change of an operation's GPU time per call (rules.md §6.1), when
- * both sides launched some in it. */
-static void add_gpu_change(cmp_ctx *c, cJSON *row, const char *name)
+/* The change of an operation's GPU time per call (rules.md §6.1) into
+ * *v; 0 unless both sides launched some in it. */
+static int gpu_change(const cmp_ctx *c, const char *name, double *v)
 {
     double per_call[2];
     for (int i = 0; i < 2; i++) {
         size_t runs;
         const cmp_side *s = &c->side[i];
-        double calls = op_side_mean(s, name, RK_CALLS, &runs);
-        double gpu = op_side_mean(s, name, RK_GPU_NS, &runs);
+        double calls = op_side_mean(s, name, OPF(calls), &runs);
+        double gpu = op_side_mean(s, name, OPF(gpu_ns), &runs);
         if (!op_gpu_runs(s, name) || calls <= 0 || gpu <= 0)
-            return;
+            return 0;
         per_call[i] = gpu / calls;
     }
-    put_num(c, row, RK_GPU_RELATIVE, relative(per_call[0], per_call[1]));
+    *v = relative(per_call[0], per_call[1]);
+    return 1;
+}
+
+static void add_gpu_change(cmp_ctx *c, cJSON *row, const char *name)
+{
+    double v;
+    if (gpu_change(c, name, &v))
+        put_num(c, row, RK_GPU_RELATIVE, v);
 }
 
 /* ---- testing the operations ------------------------------------------------------ */
@@ -912,15 +1053,16 @@ typedef struct op_tests {
     double *level;         /* each one's level (rules.md §6.3)                     */
 } op_tests;
 
-static const cJSON *op_in_run(const cmp_ctx *c, size_t run, const char *name)
+static const cmp_op *op_in_run(const cmp_ctx *c, size_t run, const char *name)
 {
-    size_t nb = c->side[0].s->nruns;
+    size_t nb = c->side[0].nruns;
     return run < nb ? side_op(&c->side[0], run, name) : side_op(&c->side[1], run - nb, name);
 }
 
 static double op_log_mean(const cmp_ctx *c, size_t run, const char *name)
 {
-    double m = num_or(get(op_in_run(c, run, name), RK_STEADY), RK_MEAN_NS, NAN);
+    const cmp_op *op = op_in_run(c, run, name);
+    double m = op ? op->steady.mean : NAN;
     return m > 0 && isfinite(m) ? log(m) : NAN;
 }
 
@@ -959,7 +1101,7 @@ static int op_tests_init(cmp_ctx *c, op_tests *t, const op_pair *v, size_t n)
 {
     memset(t, 0, sizeof *t);
     t->n = n;
-    t->nruns = c->side[0].s->nruns + c->side[1].s->nruns;
+    t->nruns = c->side[0].nruns + c->side[1].nruns;
     size_t k = n ? n : 1;
     t->logs = malloc(k * t->nruns * sizeof *t->logs);
     t->ref = malloc(k * sizeof *t->ref);
@@ -973,7 +1115,7 @@ static int op_tests_init(cmp_ctx *c, op_tests *t, const op_pair *v, size_t n)
         for (size_t r = 0; r < t->nruns; r++)
             t->logs[j * t->nruns + r] = op_log_mean(c, r, v[j].name);
     }
-    if (c->side[0].s->nruns < 2 && c->side[1].s->nruns < 2)
+    if (c->side[0].nruns < 2 && c->side[1].nruns < 2)
         return 0;
     return find_speeds(t);
 }
@@ -982,7 +1124,7 @@ static int op_tests_init(cmp_ctx *c, op_tests *t, const op_pair *v, size_t n)
 static cmp_result adjusted_test(const cmp_ctx *c, const op_tests *t, size_t j,
                                 const compare_options *o)
 {
-    size_t nb = c->side[0].s->nruns, k[2] = { 0, 0 };
+    size_t nb = c->side[0].nruns, k[2] = { 0, 0 };
     double *y = malloc(t->nruns * sizeof *y), mean[2] = { 0, 0 };
     if (!y)
         return cmp_no_test();
@@ -1011,14 +1153,16 @@ static cmp_result op_test(const cmp_ctx *c, const op_tests *t, size_t j, const c
     o.alpha = alpha;
     if (cmp_speeds_usable(&t->speeds, t->ref[j]))
         return adjusted_test(c, t, j, &o);
-    size_t n[2] = { c->side[0].s->nruns, c->side[1].s->nruns };
-    const cJSON **st[2] = { calloc(n[0], sizeof *st[0]), calloc(n[1], sizeof *st[1]) };
+    size_t n[2] = { c->side[0].nruns, c->side[1].nruns };
+    cmp_steady *st[2] = { calloc(n[0], sizeof *st[0]), calloc(n[1], sizeof *st[1]) };
     cmp_result r;
     for (int i = 0; i < 2; i++)
-        for (size_t k = 0; st[i] && k < n[i]; k++)
-            st[i][k] = get(side_op(&c->side[i], k, name), RK_STEADY);
+        for (size_t k = 0; st[i] && k < n[i]; k++) {
+            const cmp_op *op = side_op(&c->side[i], k, name);
+            st[i][k] = op ? op->steady : (cmp_steady){ NAN, NULL, 0 };
+        }
     if (st[0] && st[1]) {
-        r = cmp_test(st[0], n[0], st[1], n[1], &o);
+        r = cmp_test_steady(st[0], n[0], st[1], n[1], &o);
     } else {
         r = cmp_no_test();
     }
@@ -1036,17 +1180,27 @@ static const char *op_status(const cmp_result *r, int hb, int ha)
     return !r->significant ? "unchanged" : r->estimate > 0 ? "slower" : "faster";
 }
 
-static void add_op(cmp_ctx *c, cJSON *arr, const op_pair *p, const cmp_result *r, double level)
+/* How many runs of each side have the operation. */
+static void op_runs(const cmp_ctx *c, const char *name, size_t *rb, size_t *ra)
+{
+    op_side_mean(&c->side[0], name, OPF(calls), rb);
+    op_side_mean(&c->side[1], name, OPF(calls), ra);
+}
+
+/* An operation's row of the comparison; NULL (and c->ok 0) out of memory. */
+static cJSON *op_row(cmp_ctx *c, const op_pair *p, const cmp_result *r, double level)
 {
     size_t rb, ra;
-    op_side_mean(&c->side[0], p->name, RK_CALLS, &rb);
-    op_side_mean(&c->side[1], p->name, RK_CALLS, &ra);
+    op_runs(c, p->name, &rb, &ra);
     int both = rb && ra && isfinite(r->relative);
     const char *kind = "";
     for (int i = 0; i < 2 && !*kind; i++)
-        for (size_t k = 0; k < c->side[i].s->nruns && !*kind; k++)
-            kind = str_or(side_op(&c->side[i], k, p->name), RK_KIND, "");
-    cJSON *row = attach(c, arr, NULL, cJSON_CreateObject());
+        for (size_t k = 0; k < c->side[i].nruns && !*kind; k++) {
+            const cmp_op *op = side_op(&c->side[i], k, p->name);
+            kind = op ? op->kind : "";
+        }
+    cJSON *row = cJSON_CreateObject();
+    c->ok &= row != NULL;
     put_str(c, row, RK_NAME, p->name);
     put_str(c, row, RK_KIND, kind);
     put_str(c, row, RK_STATUS, op_status(r, rb > 0, ra > 0));
@@ -1062,6 +1216,11 @@ static void add_op(cmp_ctx *c, cJSON *arr, const op_pair *p, const cmp_result *r
     put_opt(c, row, RK_ALPHA, r->method != CMP_NO_TEST, level);
     put_bool(c, row, RK_SIGNIFICANT, r->significant);
     add_gpu_change(c, row, p->name);
+    if (!c->ok) {
+        cJSON_Delete(row);
+        return NULL;
+    }
+    return row;
 }
 
 /* An operation's weight in the false discovery rate: its mean share of the
@@ -1071,8 +1230,8 @@ static void add_op(cmp_ctx *c, cJSON *arr, const op_pair *p, const cmp_result *r
 static double op_weight(const cmp_ctx *c, const char *name)
 {
     size_t rb, ra;
-    double b = op_side_mean(&c->side[0], name, RK_INCL_SHARE, &rb);
-    double a = op_side_mean(&c->side[1], name, RK_INCL_SHARE, &ra);
+    double b = op_side_mean(&c->side[0], name, OPF(incl_share), &rb);
+    double a = op_side_mean(&c->side[1], name, OPF(incl_share), &ra);
     double share = rb + ra ? (b * (double)rb + a * (double)ra) / (double)(rb + ra) : 0.0;
     return fmax(isfinite(share) ? share : 0.0, CMP_MIN_WEIGHT_SHARE);
 }
@@ -1126,7 +1285,7 @@ static size_t level_operations(cmp_ctx *c, const op_pair *v, op_tests *t, double
  * NaN without speeds. */
 static double speed_change(const cmp_ctx *c, const op_tests *t)
 {
-    size_t nb = c->side[0].s->nruns;
+    size_t nb = c->side[0].nruns;
     double sum[2] = { 0, 0 };
     if (!cmp_speeds_usable(&t->speeds, SIZE_MAX))
         return NAN;
@@ -1169,7 +1328,9 @@ static void add_operation_tests(cmp_ctx *c, cJSON *cmp, const op_tests *t, size_
     note_speed_change(c, cmp, t, change);
 }
 
-static void add_operations(cmp_ctx *c, cJSON *cmp)
+/* Tests every operation into ops; the rows stay to be built, an empty
+ * array holding their place. */
+static void add_operations(cmp_ctx *c, cJSON *cmp, compare_ops *ops)
 {
     size_t n = 0;
     op_pair *v = pair_ops(c, &n);
@@ -1187,12 +1348,15 @@ static void add_operations(cmp_ctx *c, cJSON *cmp)
     size_t tested = level_operations(c, v, &t, &level);
     if (c->ok) {
         add_operation_tests(c, cmp, &t, tested, level);
-        cJSON *arr = put_arr(c, cmp, RK_OPERATIONS);
-        for (size_t i = 0; i < n; i++)
-            add_op(c, arr, &v[i], &t.r[i], t.level[i]);
+        put_arr(c, cmp, RK_OPERATIONS);
     }
+    ops->v = v;
+    ops->n = n;
+    ops->r = t.r;
+    ops->level = t.level;
+    t.r = NULL;
+    t.level = NULL;
     op_tests_free(&t);
-    free(v);
 }
 
 /* ---- bottlenecks ------------------------------------------------------------------ */
@@ -1214,14 +1378,14 @@ static const cJSON *side_finding(const cmp_side *s, const cJSON *f)
 {
     const cJSON *first = NULL;
     size_t count = 0;
-    for (size_t r = 0; r < s->s->nruns; r++) {
+    for (size_t r = 0; r < s->nruns; r++) {
         const cJSON *g = find_finding(run_of(s, r), f);
         if (g && !first)
             first = g;
         if (g)
             count++;
     }
-    return most_runs(count, s->s->nruns) ? first : NULL;
+    return most_runs(count, s->nruns) ? first : NULL;
 }
 
 static void add_finding(cmp_ctx *c, cJSON *arr, const cJSON *b, const cJSON *a)
@@ -1243,7 +1407,7 @@ static void add_finding(cmp_ctx *c, cJSON *arr, const cJSON *b, const cJSON *a)
 static int finding_seen(const cmp_ctx *c, int side, size_t run, const cJSON *f)
 {
     for (int i = 0; i <= side; i++)
-        for (size_t r = 0; r < (i < side ? c->side[i].s->nruns : run); r++)
+        for (size_t r = 0; r < (i < side ? c->side[i].nruns : run); r++)
             if (find_finding(run_of(&c->side[i], r), f))
                 return 1;
     return 0;
@@ -1255,7 +1419,7 @@ static void add_bottlenecks(cmp_ctx *c, cJSON *cmp)
     cJSON *fixed = put_arr(c, o, RK_FIXED), *added = put_arr(c, o, RK_NEW);
     cJSON *persisting = put_arr(c, o, RK_PERSISTING);
     for (int i = 0; i < 2; i++)
-        for (size_t r = 0; r < c->side[i].s->nruns; r++) {
+        for (size_t r = 0; r < c->side[i].nruns; r++) {
             const cJSON *f;
             cJSON_ArrayForEach(f, get(run_of(&c->side[i], r), RK_BOTTLENECKS)) {
                 if (finding_seen(c, i, r, f))
@@ -1303,7 +1467,20 @@ static cmp_result row_result(const cJSON *op)
  * operation's time can move between whole runs by itself (a convolution's
  * algorithm is chosen at run time), which one run cannot show, while the
  * step time is what the user pays. */
-static void add_regression(cmp_ctx *c, cJSON *cmp, const cmp_result *steps)
+/* The larger share of the time an operation's row shows on a side. */
+static double op_share(const cmp_ctx *c, const char *name)
+{
+    double share = 0;
+    for (int i = 0; i < 2; i++) {
+        size_t runs;
+        double v = op_side_mean(&c->side[i], name, OPF(incl_share), &runs);
+        share = fmax(share, runs && isfinite(v) ? v : 0.0);
+    }
+    return share;
+}
+
+static void add_regression(cmp_ctx *c, cJSON *cmp, const cmp_result *steps,
+                           const compare_ops *ops)
 {
     cJSON *o = put_obj(c, cmp, RK_REGRESSION);
     int asked = c->o.regression_pct >= 0;
@@ -1313,19 +1490,21 @@ static void add_regression(cmp_ctx *c, cJSON *cmp, const cmp_result *steps)
         double limit = c->o.regression_pct / 100.0;
         if (cmp_regressed_past(steps, limit))
             add_reason(c, reasons, "step_time", "mean step time", steps);
-        const cJSON *op;
         size_t uncounted = 0;
-        cJSON_ArrayForEach(op, get(cmp, RK_OPERATIONS)) {
-            const cJSON *b = get(op, RK_BEFORE), *a = get(op, RK_AFTER);
-            double share = fmax(num_or(b, RK_SHARE, 0), num_or(a, RK_SHARE, 0));
+        for (size_t i = 0; i < ops->n && c->ok; i++) {
+            /* judged as its row reads, built only for the few large ones */
+            if (op_share(c, ops->v[i].name) < c->o.min_share)
+                continue;
+            cJSON *op = op_row(c, &ops->v[i], &ops->r[i], ops->level[i]);
             cmp_result r = row_result(op);
-            if (share < c->o.min_share || !cmp_regressed_past(&r, limit))
+            cJSON_Delete(op);
+            if (!op || !cmp_regressed_past(&r, limit))
                 continue;
             /* one run a side: a change inside the runs may be one process
              * slower than the other, which fails the check only when asked */
             if (r.method == CMP_BETWEEN_RUNS || r.method == CMP_SPEED_ADJUSTED ||
                 (r.method == CMP_WITHIN_RUN && c->o.ops_within_run))
-                add_reason(c, reasons, "operation", str_or(op, RK_NAME, ""), &r);
+                add_reason(c, reasons, "operation", ops->v[i].name, &r);
             else if (r.method == CMP_WITHIN_RUN)
                 uncounted++;
         }
@@ -1341,17 +1520,6 @@ int compare_regressed(const cJSON *cmp)
 
 /* ---- the whole comparison ------------------------------------------------------------- */
 
-static int usable(const compare_side *s)
-{
-    if (!s || s->nruns == 0 || !s->runs)
-        return 0;
-    for (size_t i = 0; i < s->nruns; i++)
-        if (!cJSON_IsObject(get(s->runs[i], RK_SUMMARY)) ||
-            !cJSON_IsArray(get(s->runs[i], RK_OPERATIONS)))
-            return 0;
-    return 1;
-}
-
 static void add_options(cmp_ctx *c, cJSON *cmp)
 {
     cJSON *o = put_obj(c, cmp, RK_OPTIONS);
@@ -1361,7 +1529,7 @@ static void add_options(cmp_ctx *c, cJSON *cmp)
     put_num(c, o, RK_MIN_SHARE, c->o.min_share);
 }
 
-static void build(cmp_ctx *c, cJSON *cmp)
+static void build(cmp_ctx *c, cJSON *cmp, compare_ops *ops)
 {
     cmp_result steps = step_test(c);
     put_str(c, cmp, RK_SCHEMA, "prof-compare");
@@ -1369,7 +1537,7 @@ static void build(cmp_ctx *c, cJSON *cmp)
     add_options(c, cmp);
     add_run(c, cmp, 0);
     add_run(c, cmp, 1);
-    put_str(c, cmp, RK_METHOD, c->side[0].s->nruns >= 2 || c->side[1].s->nruns >= 2
+    put_str(c, cmp, RK_METHOD, c->side[0].nruns >= 2 || c->side[1].nruns >= 2
                                   ? "between_runs" : "within_run");
     add_warnings(c, cmp);
     add_notes(c, put_arr(c, cmp, RK_NOTES));
@@ -1377,36 +1545,164 @@ static void build(cmp_ctx *c, cJSON *cmp)
     add_step_test(c, cmp, &steps);
     add_speedup(c, cmp, &steps);
     add_memory(c, cmp);
-    add_operations(c, cmp);
+    add_operations(c, cmp, ops);
     add_bottlenecks(c, cmp);
-    add_regression(c, cmp, &steps);
+    add_regression(c, cmp, &steps, ops);
+}
+
+void compare_ops_free(compare_ops *ops)
+{
+    if (!ops)
+        return;
+    free(ops->c.side[0].runs);
+    free(ops->c.side[1].runs);
+    free(ops->v);
+    free(ops->r);
+    free(ops->level);
+    free(ops);
+}
+
+static int side_usable(const compare_run_side *s)
+{
+    if (!s || s->nruns == 0 || !s->runs)
+        return 0;
+    for (size_t i = 0; i < s->nruns; i++)
+        if (!s->runs[i] || !cJSON_IsObject(get(s->runs[i]->report, RK_SUMMARY)))
+            return 0;
+    return 1;
+}
+
+static int copy_side(cmp_side *d, const compare_run_side *s)
+{
+    d->nruns = s->nruns;
+    d->path = s->path;
+    if (!(d->runs = malloc(s->nruns * sizeof *d->runs)))
+        return -1;
+    memcpy(d->runs, s->runs, s->nruns * sizeof *d->runs);
+    return 0;
+}
+
+cJSON *compare_build_runs(const compare_run_side *before, const compare_run_side *after,
+                          const compare_options *o, compare_ops **ops, prof_error *err)
+{
+    *ops = NULL;
+    if (!side_usable(before) || !side_usable(after)) {
+        prof_error_set(err, PROF_ERR_INVALID, "not an analyze report (no summary or operations)");
+        return NULL;
+    }
+    compare_ops *res = calloc(1, sizeof *res);
+    cJSON *cmp = NULL;
+    if (res) {
+        cmp_ctx *c = &res->c;
+        c->ok = 1;
+        if (o)
+            c->o = *o;
+        else
+            compare_options_default(&c->o);
+        if (copy_side(&c->side[0], before) == 0 && copy_side(&c->side[1], after) == 0 &&
+            (cmp = cJSON_CreateObject()))
+            build(c, cmp, res);
+        else
+            c->ok = 0;
+    }
+    if (!res || !res->c.ok) {
+        cJSON_Delete(cmp);
+        compare_ops_free(res);
+        prof_error_set(err, PROF_ERR_NOMEM, "out of memory building the comparison");
+        return NULL;
+    }
+    *ops = res;
+    return cmp;
+}
+
+size_t compare_ops_count(const compare_ops *ops)
+{
+    return ops ? ops->n : 0;
+}
+
+cJSON *compare_ops_row(const compare_ops *ops, size_t i)
+{
+    if (!ops || i >= ops->n)
+        return NULL;
+    cmp_ctx c = ops->c;
+    c.ok = 1;
+    return op_row(&c, &ops->v[i], &ops->r[i], ops->level[i]);
+}
+
+cJSON *compare_ops_brief(const compare_ops *ops, size_t i)
+{
+    if (!ops || i >= ops->n)
+        return NULL;
+    const op_pair *p = &ops->v[i];
+    size_t rb, ra;
+    double gpu;
+    op_runs(&ops->c, p->name, &rb, &ra);
+    cJSON *row = cJSON_CreateObject(), *item;
+    /* references and constant keys: no copies of the text */
+    int ok = row && (item = cJSON_CreateStringReference(p->name)) &&
+             cJSON_AddItemToObjectCS(row, RK_NAME, item);
+    ok = ok && (item = cJSON_CreateStringReference(op_status(&ops->r[i], rb > 0, ra > 0))) &&
+         cJSON_AddItemToObjectCS(row, RK_STATUS, item);
+    if (ok && gpu_change(&ops->c, p->name, &gpu) && isfinite(gpu))
+        ok = (item = cJSON_CreateNumber(gpu)) && cJSON_AddItemToObjectCS(row, RK_GPU_RELATIVE, item);
+    if (!ok) {
+        cJSON_Delete(row);
+        return NULL;
+    }
+    return row;
 }
 
 cJSON *compare_build_sides(const compare_side *before, const compare_side *after,
                            const compare_options *o, prof_error *err)
 {
-    if (!usable(before) || !usable(after)) {
-        prof_error_set(err, PROF_ERR_INVALID, "not an analyze report (no summary or operations)");
-        return NULL;
-    }
-    cmp_ctx c = { .ok = 1 };
-    if (o)
-        c.o = *o;
-    else
-        compare_options_default(&c.o);
+    const compare_side *in[2] = { before, after };
+    compare_run **runs[2] = { NULL, NULL };
+    compare_run_side sides[2];
+    compare_ops *ops = NULL;
     cJSON *cmp = NULL;
-    if (index_side(&c.side[0], before) == 0 && index_side(&c.side[1], after) == 0 &&
-        (cmp = cJSON_CreateObject()))
-        build(&c, cmp);
-    else
-        c.ok = 0;
-    free_side(&c.side[0]);
-    free_side(&c.side[1]);
-    if (!c.ok) {
-        cJSON_Delete(cmp);
-        prof_error_set(err, PROF_ERR_NOMEM, "out of memory building the comparison");
-        return NULL;
+    int ok = 1;
+    for (int i = 0; i < 2; i++) {
+        const compare_side *s = in[i];
+        if (!s || s->nruns == 0 || !s->runs) {
+            prof_error_set(err, PROF_ERR_INVALID, "not an analyze report (no summary or operations)");
+            goto out;
+        }
+        for (size_t r = 0; r < s->nruns; r++)
+            if (!cJSON_IsObject(get(s->runs[r], RK_SUMMARY)) ||
+                !cJSON_IsArray(get(s->runs[r], RK_OPERATIONS))) {
+                prof_error_set(err, PROF_ERR_INVALID,
+                               "not an analyze report (no summary or operations)");
+                goto out;
+            }
     }
+    for (int i = 0; i < 2 && ok; i++) {
+        ok = (runs[i] = calloc(in[i]->nruns, sizeof *runs[i])) != NULL;
+        for (size_t r = 0; ok && r < in[i]->nruns; r++)
+            ok = (runs[i][r] = run_view(in[i]->runs[r])) != NULL;
+        sides[i] = (compare_run_side){ runs[i], in[i]->nruns, in[i]->path };
+    }
+    if (ok)
+        cmp = compare_build_runs(&sides[0], &sides[1], o, &ops, err);
+    else
+        prof_error_set(err, PROF_ERR_NOMEM, "out of memory building the comparison");
+    /* every row in place, as the callers of this form read them */
+    cJSON *arr = cmp ? cJSON_GetObjectItemCaseSensitive(cmp, RK_OPERATIONS) : NULL;
+    for (size_t i = 0; cmp && i < ops->n; i++) {
+        cJSON *row = compare_ops_row(ops, i);
+        if (!row || !cJSON_AddItemToArray(arr, row)) {
+            cJSON_Delete(row);
+            cJSON_Delete(cmp);
+            cmp = NULL;
+            prof_error_set(err, PROF_ERR_NOMEM, "out of memory building the comparison");
+        }
+    }
+out:
+    compare_ops_free(ops);
+    for (int i = 0; i < 2; i++)
+        for (size_t r = 0; runs[i] && r < in[i]->nruns; r++)
+            compare_run_free(runs[i][r]);
+    free(runs[0]);
+    free(runs[1]);
     return cmp;
 }
 

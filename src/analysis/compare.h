@@ -52,6 +52,51 @@ cJSON *compare_build_sides(const compare_side *before, const compare_side *after
 cJSON *compare_build(const cJSON *before, const cJSON *after, const compare_options *o,
                      prof_error *err);
 
+/* ---- comparing runs of many operations ----------------------------------
+ * The same comparison in memory that does not hold the reports' operation
+ * rows, nor its own: each run's report is trimmed to what compare reads as
+ * it is taken (some 150 bytes and the name an operation), and the
+ * comparison's operation rows are built one at a time as they are written
+ * (compare_render_text_ops, compare_render_csv_ops, compare_render_json). */
+
+/* A run's analyze report, its operations held compactly. */
+typedef struct compare_run compare_run;
+
+/* Takes report (every operation kept) and trims it; report is freed with
+ * the run, or here on failure.
+ * @return the run, or NULL with err set: PROF_ERR_INVALID when the report
+ * lacks its summary or operations, PROF_ERR_NOMEM. */
+compare_run *compare_run_take(cJSON *report, prof_error *err);
+void compare_run_free(compare_run *r);
+
+typedef struct compare_run_side {
+    compare_run *const *runs;
+    size_t nruns;          /* >= 1                                                */
+    const char *path;      /* a profile or a directory; NULL: the first run's     */
+} compare_run_side;
+
+/* The operations' rows of a comparison, to be built one at a time. */
+typedef struct compare_ops compare_ops;
+
+/* compare_build_sides of taken runs: the comparison with its "operations"
+ * an empty array, their rows in *ops (free with compare_ops_free; the runs
+ * must outlive it). NULL with err set as compare_build_sides. */
+cJSON *compare_build_runs(const compare_run_side *before, const compare_run_side *after,
+                          const compare_options *o, compare_ops **ops, prof_error *err);
+void compare_ops_free(compare_ops *ops);
+
+/* The number of operation rows (0 for NULL). */
+size_t compare_ops_count(const compare_ops *ops);
+
+/* Row i as compare_build_sides would have placed it; the caller frees it.
+ * NULL out of memory. */
+cJSON *compare_ops_row(const compare_ops *ops, size_t i);
+
+/* Row i's name, status and gpu_relative (when finite) only, holding
+ * references to the name: what a pass that counts or measures reads, at
+ * a tenth of the row. The caller frees it; NULL out of memory. */
+cJSON *compare_ops_brief(const compare_ops *ops, size_t i);
+
 /* 1 when the comparison found a regression past o->regression_pct (its
  * "regression.regressed"), else 0. */
 int compare_regressed(const cJSON *cmp);

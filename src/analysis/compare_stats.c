@@ -30,53 +30,50 @@ static const cJSON *get(const cJSON *o, const char *key)
     return o ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
 }
 
-static int steady_mean(const cJSON *steady, double *v)
+/* A run's steady object in the compact form the tests read: its mean
+ * when finite, and its first CMP_MAX_BATCHES finite batch means into
+ * batch (room for that many). */
+static cmp_steady steady_of(const cJSON *steady, double *batch)
 {
-    const cJSON *m = get(steady, RK_MEAN_NS);
-    if (!cJSON_IsNumber(m) || !isfinite(m->valuedouble))
-        return 0;
-    *v = m->valuedouble;
-    return 1;
+    const cJSON *m = get(steady, RK_MEAN_NS), *b;
+    cmp_steady s = { NAN, batch, 0 };
+    if (cJSON_IsNumber(m) && isfinite(m->valuedouble))
+        s.mean = m->valuedouble;
+    cJSON_ArrayForEach(b, get(steady, RK_BATCH_MEANS_NS))
+        if (s.nbatch < CMP_MAX_BATCHES && cJSON_IsNumber(b) && isfinite(b->valuedouble))
+            batch[s.nbatch++] = b->valuedouble;
+    return s;
 }
 
 /* The steady means of the runs that have one, into v (room for n). */
-static size_t run_means(const cJSON *const *steady, size_t n, double *v)
+static size_t run_means(const cmp_steady *steady, size_t n, double *v)
 {
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        if (steady_mean(steady[i], &v[k]))
-            k++;
+        if (isfinite(steady[i].mean))
+            v[k++] = steady[i].mean;
     return k;
 }
 
-/* A run's batch means into v (room for cap); their count. */
-static size_t batch_means(const cJSON *steady, double *v, size_t cap)
+/* The first run that has a mean (the only run, within). */
+static const cmp_steady *only_run(const cmp_steady *steady, size_t n)
 {
-    const cJSON *b;
-    size_t k = 0;
-    cJSON_ArrayForEach(b, get(steady, RK_BATCH_MEANS_NS))
-        if (k < cap && cJSON_IsNumber(b) && isfinite(b->valuedouble))
-            v[k++] = b->valuedouble;
-    return k;
-}
-
-/* The first run's steady object that has a mean (the only run, within). */
-static const cJSON *only_run(const cJSON *const *steady, size_t n)
-{
-    double v;
     for (size_t i = 0; i < n; i++)
-        if (steady_mean(steady[i], &v))
-            return steady[i];
+        if (isfinite(steady[i].mean))
+            return &steady[i];
     return NULL;
 }
 
-static void within_run(const cJSON *sb, const cJSON *sa, const compare_options *o,
+static void within_run(const cmp_steady *sb, const cmp_steady *sa, const compare_options *o,
                        cmp_result *r)
 {
-    double vb[64], va[64];
-    size_t nb = batch_means(sb, vb, 64), na = batch_means(sa, va, 64);
-    if (nb < CMP_MIN_BATCHES || na < CMP_MIN_BATCHES)
+    double vb[CMP_MAX_BATCHES], va[CMP_MAX_BATCHES]; /* stats_batch_means overwrites */
+    if (!sb || !sa || sb->nbatch < CMP_MIN_BATCHES || sa->nbatch < CMP_MIN_BATCHES)
         return;
+    size_t nb = sb->nbatch < CMP_MAX_BATCHES ? sb->nbatch : CMP_MAX_BATCHES;
+    size_t na = sa->nbatch < CMP_MAX_BATCHES ? sa->nbatch : CMP_MAX_BATCHES;
+    memcpy(vb, sb->batch, nb * sizeof *vb);
+    memcpy(va, sa->batch, na * sizeof *va);
     stats_sample b = stats_batch_means(vb, nb), a = stats_batch_means(va, na);
     stats_diff d = stats_diff_test(b, a, o->alpha);
     r->method = CMP_WITHIN_RUN;
@@ -105,8 +102,8 @@ cmp_result cmp_no_test(void)
     return (cmp_result){ CMP_NO_TEST, 0, 0, NAN, NAN, NAN, NAN, NAN, NAN, 0.0, 0.0, 1.0, 0 };
 }
 
-cmp_result cmp_test(const cJSON *const *steady_b, size_t nb, const cJSON *const *steady_a,
-                    size_t na, const compare_options *o)
+cmp_result cmp_test_steady(const cmp_steady *steady_b, size_t nb, const cmp_steady *steady_a,
+                           size_t na, const compare_options *o)
 {
     cmp_result r = cmp_no_test();
     double *vb = malloc((nb ? nb : 1) * sizeof *vb), *va = malloc((na ? na : 1) * sizeof *va);
@@ -133,6 +130,23 @@ cmp_result cmp_test(const cJSON *const *steady_b, size_t nb, const cJSON *const 
         r.p = 1.0;
     }
     r.significant = r.method != CMP_NO_TEST && r.p < o->alpha;
+    return r;
+}
+
+cmp_result cmp_test(const cJSON *const *steady_b, size_t nb, const cJSON *const *steady_a,
+                    size_t na, const compare_options *o)
+{
+    size_t n = nb + na;
+    cmp_steady *s = malloc((n ? n : 1) * sizeof *s);
+    double *batch = malloc((n ? n : 1) * CMP_MAX_BATCHES * sizeof *batch);
+    cmp_result r = cmp_no_test();
+    if (s && batch) {
+        for (size_t i = 0; i < n; i++)
+            s[i] = steady_of(i < nb ? steady_b[i] : steady_a[i - nb], &batch[i * CMP_MAX_BATCHES]);
+        r = cmp_test_steady(s, nb, &s[nb], na, o);
+    }
+    free(s);
+    free(batch);
     return r;
 }
 

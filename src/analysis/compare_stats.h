@@ -42,6 +42,22 @@ cmp_result cmp_no_test(void);
 cmp_result cmp_test(const cJSON *const *steady_b, size_t nb, const cJSON *const *steady_a,
                     size_t na, const compare_options *o);
 
+/* The batch means a test reads of a run (more add little: the interval
+ * narrows as their square root, and the tests stay bounded). */
+#define CMP_MAX_BATCHES 64
+
+/* What the test reads of a steady object, held compactly: the operations
+ * of large comparisons keep this instead of the report's objects. */
+typedef struct cmp_steady {
+    double mean;           /* the steady mean; NaN where the run lacks one        */
+    const double *batch;   /* its finite batch means, at most CMP_MAX_BATCHES      */
+    size_t nbatch;
+} cmp_steady;
+
+/* cmp_test of steady objects in their compact form. */
+cmp_result cmp_test_steady(const cmp_steady *steady_b, size_t nb, const cmp_steady *steady_a,
+                           size_t na, const compare_options *o);
+
 /* Each run's speed (rules.md §6.3): how much faster or slower than usual
  * the run ran everything, the median over the reference operations (those
  * with a steady mean in every run of both sides) of their log steady mean
