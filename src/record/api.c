@@ -39,8 +39,7 @@ static inline rt_rec *slot(rt_thread *t)
 static inline void commit(rt_thread *t)
 {
     uint32_t n = ++t->n;
-    rt_chunk *c = atomic_load_explicit(&t->chunk, memory_order_relaxed);
-    atomic_store_explicit(&c->committed, n, memory_order_release);
+    atomic_store_explicit(&t->cur->committed, n, memory_order_release);
 }
 
 /* The next record with the fields every type has filled in; the caller

@@ -83,7 +83,7 @@ static void crash_define_attrs(crash_ctx *x, uint32_t nattrs)
     }
 }
 
-static void crash_define(crash_ctx *x, rt_thread *t)
+static void crash_define(crash_ctx *x, rt_tinfo *t)
 {
     uint32_t nattrs = rt_attr_count();
     uint32_t n = rt_intern_count();
@@ -142,7 +142,7 @@ static void crash_chunks(crash_ctx *x)
         crash_range(x, c, atomic_load_explicit(&c->committed, memory_order_acquire));
         c->owner->wnext = c->seq + 1;
     }
-    for (rt_thread *t = atomic_load_explicit(&rt.threads, memory_order_acquire); t && x->ok;
+    for (rt_tinfo *t = atomic_load_explicit(&rt.threads, memory_order_acquire); t && x->ok;
          t = atomic_load_explicit(&t->next, memory_order_relaxed)) {
         c = atomic_load_explicit(&t->chunk, memory_order_acquire);
         if (c && c->seq == t->wnext)
@@ -153,7 +153,7 @@ static void crash_chunks(crash_ctx *x)
 static void crash_dropped(crash_ctx *x)
 {
     uint64_t now = rt_clock_ns(&rt.clock, rt_clock_now());
-    for (rt_thread *t = atomic_load_explicit(&rt.threads, memory_order_acquire); t && x->ok;
+    for (rt_tinfo *t = atomic_load_explicit(&rt.threads, memory_order_acquire); t && x->ok;
          t = atomic_load_explicit(&t->next, memory_order_relaxed)) {
         uint64_t d = atomic_exchange_explicit(&t->dropped, 0, memory_order_relaxed);
         if (!d)

@@ -470,7 +470,7 @@ static cu_thread *thread_of(uint64_t tid)
     t->tid = tid;
     t->defined = 0;
     pthread_mutex_lock(&rt.reg_mu);
-    for (rt_thread *r = atomic_load_explicit(&rt.threads, memory_order_acquire); r;
+    for (rt_tinfo *r = atomic_load_explicit(&rt.threads, memory_order_acquire); r;
          r = atomic_load_explicit(&r->next, memory_order_relaxed)) {
         if (tid && r->os_tid == tid && r->session == rt.session) {
             t->index = r->index;

@@ -60,14 +60,14 @@ typedef struct rt_rec {
 
 /* ---- chunks ----------------------------------------------------------- */
 
-struct rt_thread;
+struct rt_tinfo;
 
 typedef struct rt_chunk {
     rt_rec *recs;                   /* RT_CHUNK_RECS records in the pool     */
     _Atomic uint32_t committed;     /* complete records (owner, release)     */
     uint32_t done;                  /* records already written (io lock)     */
     uint32_t seq;                   /* owner's chunk number, for ordering    */
-    struct rt_thread *owner;        /* set by the owner before publishing    */
+    struct rt_tinfo *owner;         /* set by the owner before publishing    */
     struct rt_chunk *_Atomic next;  /* link in the full stack / writer list  */
     _Atomic uint32_t free_next;     /* free list link: index + 1, 0 = end    */
 } rt_chunk;
@@ -112,32 +112,46 @@ typedef struct rt_str_slot {
     uint32_t len, id;
 } rt_str_slot;
 
+/* What the writer knows of a thread: small, and kept after the thread
+ * exits only until the writer has written what it left (its last chunk,
+ * its name, its dropped count), then freed. A thread's big recording
+ * state (rt_thread) is freed as it exits, so a program that starts many
+ * short-lived threads keeps no memory for the ones that are gone. */
+typedef struct rt_tinfo {
+    rt_chunk *_Atomic chunk;       /* current chunk, read by the writer       */
+    _Atomic uint64_t dropped;      /* events lost, not yet in the file        */
+    _Atomic int dead;              /* the thread exited (release, reg_mu)     */
+    uint32_t session;              /* session this thread is registered in   */
+    uint32_t cseq;                 /* number of the next chunk taken (owner;
+                                      final once dead)                        */
+    /* Identity, set at registration, before the state is published. */
+    uint32_t index;                /* profile thread index                    */
+    uint64_t os_tid;
+    _Atomic uint32_t name_gen;     /* bumped on every (re)naming              */
+    int listed;                    /* in rt.threads (reg_mu): who frees it    */
+    /* Writer side (io lock). */
+    uint32_t wnext;                /* seq of the next chunk to write          */
+    uint32_t wname_gen;            /* name_gen last defined in the file       */
+    struct rt_thread *hot;         /* the thread's state; NULL once it exited
+                                      (reg_mu)                                */
+    struct rt_tinfo *_Atomic next; /* registry link                           */
+    char name[RT_THREAD_NAME_MAX]; /* under rt.reg_mu                         */
+} rt_tinfo;
+
 typedef struct rt_thread {
     /* Hot, touched only by the owning thread (and by prof_stop while no
      * thread records, and by the fork child handler). */
     rt_rec *recs;                  /* current chunk's records, NULL: none     */
     uint32_t n;                    /* next slot; RT_CHUNK_RECS when no chunk  */
     uint32_t depth;                /* open regions, also past RT_MAX_DEPTH    */
-    uint32_t session;              /* session this state is registered in    */
-    uint32_t cseq;                 /* number of the next chunk taken          */
-    int dead;                      /* the thread is exiting                   */
     int keep;                      /* in a step boundary: spares allowed      */
     int on_spare;                  /* the current chunk is a spare            */
     uint32_t spare_n;              /* its records while parked (n is then
                                       RT_CHUNK_RECS, so other events go to
                                       the refill); RT_CHUNK_RECS in use       */
-    rt_chunk *_Atomic chunk;       /* current chunk, read by the writer       */
-    _Atomic uint64_t dropped;      /* events lost, not yet in the file        */
-    /* Identity, set at registration, before the state is published. */
-    uint32_t index;                /* profile thread index                    */
-    uint64_t os_tid;
-    char name[RT_THREAD_NAME_MAX]; /* under rt.reg_mu                         */
-    _Atomic uint32_t name_gen;     /* bumped on every (re)naming              */
-    int listed;                    /* in rt.threads (reg_mu): who frees it    */
-    /* Writer side (io lock). */
-    uint32_t wnext;                /* seq of the next chunk to write          */
-    uint32_t wname_gen;            /* name_gen last defined in the file       */
-    struct rt_thread *_Atomic next;/* registry link                           */
+    rt_chunk *cur;                 /* current chunk (info->chunk, the owner's
+                                      own copy for the hot path)              */
+    rt_tinfo *info;                /* what the writer sees of this thread     */
     rt_open stack[RT_MAX_DEPTH];
     rt_ptr_slot ptr_cache[RT_PTR_CACHE];
     rt_str_slot str_cache[RT_STR_CACHE];
@@ -174,9 +188,12 @@ typedef struct rt_runtime {
     rt_pool pool;
     pf_writer *w;
     int fd;                        /* the output's descriptor (crash path)   */
-    /* registry: every thread that recorded in this session */
-    rt_thread *_Atomic threads;
+    /* registry: every thread that recorded in this session, less the
+     * exited ones the writer has finished with (unlinked holding both
+     * reg_mu and the io lock) */
+    rt_tinfo *_Atomic threads;
     uint32_t nthreads;             /* indices handed out (reg_mu)            */
+    _Atomic uint32_t dead;         /* exited threads still on the registry   */
     /* steps */
     _Atomic uint64_t step_no;
     _Atomic uint64_t step_t0;
@@ -227,6 +244,9 @@ void rt_thread_drop(rt_thread *t);
 void rt_step_close_last(void);
 /* Registers t in the current session if it is not yet: 0, or -1. */
 int rt_thread_ensure_registered(rt_thread *t);
+/* Writer, io lock held: unlinks and frees the exited threads for which
+ * done says nothing is left to write. */
+void rt_threads_reap(int (*done)(rt_tinfo *t));
 void rt_thread_set_name(rt_thread *t, const char *name);
 /* prof_stop: forget every thread (frees the exited ones). */
 void rt_threads_reset(void);

@@ -3,6 +3,12 @@
  * full chunks to the writer and taking free ones, and what happens when a
  * thread exits, when recording stops and after fork.
  *
+ * A thread's state is two allocations: the big one it records with
+ * (rt_thread: open regions, name caches), freed as soon as it exits, and
+ * the small one the writer reads (rt_tinfo), freed by the writer once what
+ * the thread left is in the file (rt_threads_reap). Memory so follows the
+ * threads alive, not all the threads a program ever started.
+ *
  * The pool's free lists and full stack are lock-free, so a recording thread
  * never waits for the writer: when no chunk is free it drops the event and
  * counts it. Step boundaries alone may also take a spare chunk (see
@@ -145,30 +151,40 @@ void rt_writer_kick(void)
  * chunk, its live-flush scan must not find it through t->chunk. */
 static void hand_over(rt_thread *t)
 {
-    rt_chunk *c = atomic_load_explicit(&t->chunk, memory_order_relaxed);
+    rt_chunk *c = t->cur;
     t->recs = NULL;
     t->n = RT_CHUNK_RECS;
     t->on_spare = 0;
+    t->cur = NULL;
     if (!c)
         return;
-    atomic_store_explicit(&t->chunk, NULL, memory_order_release);
+    atomic_store_explicit(&t->info->chunk, NULL, memory_order_release);
     pool_push_full(&rt.pool, c);
     rt_writer_kick();
 }
 
+/* The thread's recording state goes at once; what the writer still needs
+ * stays on the registry, and the writer is woken to write it and free it. */
 static void thread_exit(void *arg)
 {
     rt_thread *t = arg;
+    rt_tinfo *info = t->info;
     rt_exited = 1;
     rt_self = NULL;
     pthread_mutex_lock(&rt.reg_mu);
-    t->dead = 1;
-    int listed = t->listed;
-    if (listed)
-        hand_over(t); /* the writer still needs its events; prof_stop frees it */
+    int listed = info->listed;
+    if (listed) {
+        hand_over(t);
+        atomic_fetch_add_explicit(&rt.dead, 1, memory_order_relaxed);
+    }
+    info->hot = NULL;
+    atomic_store_explicit(&info->dead, 1, memory_order_release);
     pthread_mutex_unlock(&rt.reg_mu);
-    if (!listed)
-        free(t);
+    free(t);
+    if (listed)
+        rt_writer_kick();
+    else
+        free(info);
 }
 
 static void key_create(void)
@@ -182,24 +198,26 @@ rt_thread *rt_thread_attach(void)
         return NULL;
     pthread_once(&key_once, key_create);
     rt_thread *t = calloc(1, sizeof *t);
-    if (!t)
-        return NULL;
-    t->n = RT_CHUNK_RECS;
-    t->os_tid = (uint64_t)gettid();
-    char comm[17] = "";
-    if (prctl(PR_GET_NAME, comm, 0, 0, 0) == 0)
-        snprintf(t->name, sizeof t->name, "%s", comm);
-    if (key_ok && pthread_setspecific(exit_key, t) != 0) {
+    rt_tinfo *info = calloc(1, sizeof *info);
+    if (!t || !info || (key_ok && pthread_setspecific(exit_key, t) != 0)) {
         free(t);
+        free(info);
         return NULL;
     }
+    t->n = RT_CHUNK_RECS;
+    t->info = info;
+    info->hot = t;
+    info->os_tid = (uint64_t)gettid();
+    char comm[17] = "";
+    if (prctl(PR_GET_NAME, comm, 0, 0, 0) == 0)
+        snprintf(info->name, sizeof info->name, "%s", comm);
     rt_self = t;
     return t;
 }
 
 /* Gives t its profile thread index in the current session and publishes
  * it to the writer. */
-static int thread_register(rt_thread *t)
+static int thread_register(rt_tinfo *t)
 {
     int ok = 0;
     pthread_mutex_lock(&rt.reg_mu);
@@ -222,20 +240,21 @@ static int thread_register(rt_thread *t)
 
 int rt_thread_ensure_registered(rt_thread *t)
 {
-    return t->session == rt.session ? 0 : thread_register(t);
+    return t->info->session == rt.session ? 0 : thread_register(t->info);
 }
 
 void rt_thread_drop(rt_thread *t)
 {
     if (rt_thread_ensure_registered(t) == 0) /* else nowhere to count it */
-        atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&t->info->dropped, 1, memory_order_relaxed);
 }
 
 static void install(rt_thread *t, rt_chunk *c)
 {
-    c->owner = t;
-    c->seq = t->cseq++;
-    atomic_store_explicit(&t->chunk, c, memory_order_release);
+    c->owner = t->info;
+    c->seq = t->info->cseq++;
+    t->cur = c;
+    atomic_store_explicit(&t->info->chunk, c, memory_order_release);
     t->recs = c->recs;
     t->n = 0;
     t->on_spare = is_spare(&rt.pool, c);
@@ -258,7 +277,7 @@ int rt_thread_refill(rt_thread *t)
         hand_over(t); /* full, or none at all */
     rt_chunk *c = pool_take(&rt.pool, t->keep);
     if (!c) {
-        atomic_fetch_add_explicit(&t->dropped, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&t->info->dropped, 1, memory_order_relaxed);
         return -1;
     }
     hand_over(t); /* the spare, now replaced */
@@ -278,8 +297,8 @@ void rt_thread_keep_end(rt_thread *t)
 void rt_thread_set_name(rt_thread *t, const char *name)
 {
     pthread_mutex_lock(&rt.reg_mu);
-    snprintf(t->name, sizeof t->name, "%s", name);
-    atomic_fetch_add_explicit(&t->name_gen, 1, memory_order_release);
+    snprintf(t->info->name, sizeof t->info->name, "%s", name);
+    atomic_fetch_add_explicit(&t->info->name_gen, 1, memory_order_release);
     pthread_mutex_unlock(&rt.reg_mu);
 }
 
@@ -290,25 +309,51 @@ static void reset_hot(rt_thread *t)
     t->keep = 0;
     t->on_spare = 0;
     t->depth = 0;
-    t->session = 0;
-    atomic_store_explicit(&t->chunk, NULL, memory_order_relaxed);
-    atomic_store_explicit(&t->dropped, 0, memory_order_relaxed);
+    t->cur = NULL;
+    t->info->session = 0;
+    atomic_store_explicit(&t->info->chunk, NULL, memory_order_relaxed);
+    atomic_store_explicit(&t->info->dropped, 0, memory_order_relaxed);
 }
 
 void rt_threads_reset(void)
 {
     pthread_mutex_lock(&rt.reg_mu);
-    rt_thread *t = atomic_exchange_explicit(&rt.threads, NULL, memory_order_acq_rel);
+    rt_tinfo *t = atomic_exchange_explicit(&rt.threads, NULL, memory_order_acq_rel);
     while (t) {
-        rt_thread *next = atomic_load_explicit(&t->next, memory_order_relaxed);
+        rt_tinfo *next = atomic_load_explicit(&t->next, memory_order_relaxed);
         t->listed = 0;
-        if (t->dead)
+        if (atomic_load_explicit(&t->dead, memory_order_acquire))
             free(t);
         else
-            reset_hot(t);
+            reset_hot(t->hot);
         t = next;
     }
     rt.nthreads = 0;
+    atomic_store_explicit(&rt.dead, 0, memory_order_relaxed);
+    pthread_mutex_unlock(&rt.reg_mu);
+}
+
+/* Unlinking needs both locks: reg_mu keeps registration (a push at the
+ * head) and cupti.c's lookups out, the io lock the crash path, which
+ * walks the list holding it alone. The writer is the only other walker. */
+void rt_threads_reap(int (*done)(rt_tinfo *t))
+{
+    if (!atomic_load_explicit(&rt.dead, memory_order_relaxed))
+        return;
+    pthread_mutex_lock(&rt.reg_mu);
+    rt_tinfo *_Atomic *link = &rt.threads;
+    rt_tinfo *t = atomic_load_explicit(link, memory_order_relaxed);
+    while (t) {
+        rt_tinfo *next = atomic_load_explicit(&t->next, memory_order_relaxed);
+        if (atomic_load_explicit(&t->dead, memory_order_acquire) && done(t)) {
+            atomic_store_explicit(link, next, memory_order_release);
+            atomic_fetch_sub_explicit(&rt.dead, 1, memory_order_relaxed);
+            free(t);
+        } else {
+            link = &t->next;
+        }
+        t = next;
+    }
     pthread_mutex_unlock(&rt.reg_mu);
 }
 
@@ -319,12 +364,15 @@ void rt_threads_orphan(void)
 {
     rt.orphans[0] = atomic_exchange_explicit(&rt.threads, NULL, memory_order_relaxed);
     rt.nthreads = 0;
+    atomic_store_explicit(&rt.dead, 0, memory_order_relaxed);
     if (rt_self) {
         reset_hot(rt_self);
         if (key_ok)
             pthread_setspecific(exit_key, NULL);
-        if (!rt_self->listed)
+        if (!rt_self->info->listed) { /* else reachable from the orphans */
+            free(rt_self->info);
             free(rt_self);
+        }
         rt_self = NULL;
     }
 }

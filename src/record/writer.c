@@ -125,7 +125,7 @@ static prof_err define_strings(void)
     return PROF_OK;
 }
 
-static prof_err define_thread(rt_thread *t)
+static prof_err define_thread(rt_tinfo *t)
 {
     char name[RT_THREAD_NAME_MAX];
     if (atomic_load_explicit(&t->name_gen, memory_order_acquire) == t->wname_gen)
@@ -142,7 +142,7 @@ static prof_err define_thread(rt_thread *t)
 
 /* ---- blocks -------------------------------------------------------------------------- */
 
-static void write_events(pf_block *b, rt_thread *t)
+static void write_events(pf_block *b, rt_tinfo *t)
 {
     prof_err e = define_strings();
     if (!e && t)
@@ -207,7 +207,7 @@ static void write_full(void)
  * written (otherwise its thread's blocks would go out of order). */
 static void write_live(void)
 {
-    for (rt_thread *t = atomic_load_explicit(&rt.threads, memory_order_acquire); t;
+    for (rt_tinfo *t = atomic_load_explicit(&rt.threads, memory_order_acquire); t;
          t = atomic_load_explicit(&t->next, memory_order_relaxed)) {
         if (!rt_io_enter(1))
             return;
@@ -223,23 +223,63 @@ static void write_live(void)
     }
 }
 
+/* t's count of dropped events, as an event of its own (io lock held). */
+static void write_dropped_of(rt_tinfo *t)
+{
+    uint64_t d = atomic_exchange_explicit(&t->dropped, 0, memory_order_relaxed);
+    if (d && writer_ok()) {
+        pf_block_reset(&wblk, PF_BLOCK_EVENTS, t->index);
+        prof_err e = pf_put_dropped(&wblk, d, now_ns());
+        if (e)
+            writer_fail(e, 0);
+        else
+            write_events(&wblk, t);
+    }
+}
+
 static void write_dropped(void)
 {
-    for (rt_thread *t = atomic_load_explicit(&rt.threads, memory_order_acquire); t;
+    for (rt_tinfo *t = atomic_load_explicit(&rt.threads, memory_order_acquire); t;
          t = atomic_load_explicit(&t->next, memory_order_relaxed)) {
         if (!atomic_load_explicit(&t->dropped, memory_order_relaxed) || !rt_io_enter(1))
             continue;
-        uint64_t d = atomic_exchange_explicit(&t->dropped, 0, memory_order_relaxed);
-        if (d && writer_ok()) {
-            pf_block_reset(&wblk, PF_BLOCK_EVENTS, t->index);
-            prof_err e = pf_put_dropped(&wblk, d, now_ns());
-            if (e)
-                writer_fail(e, 0);
-            else
-                write_events(&wblk, t);
-        }
+        write_dropped_of(t);
         rt_io_leave();
     }
+}
+
+/* ---- threads that exited ---------------------------------------------------------- */
+
+/* Whether an exited thread has nothing left to write: every chunk it took
+ * is written (its count is final once it is dead), and so are its name
+ * and dropped count; after a failure nothing will be written anyway. */
+static int exited_done(rt_tinfo *t)
+{
+    if (t->wnext != t->cseq)
+        return 0;
+    return !writer_ok() ||
+           (!atomic_load_explicit(&t->dropped, memory_order_relaxed) &&
+            atomic_load_explicit(&t->name_gen, memory_order_relaxed) == t->wname_gen);
+}
+
+/* Writes what exited threads left besides their chunks (which go out as
+ * full chunks) and frees their states, so that a program starting many
+ * short-lived threads does not keep one per thread until prof_stop. */
+static void reap_exited(void)
+{
+    if (!atomic_load_explicit(&rt.dead, memory_order_relaxed) || !rt_io_enter(1))
+        return;
+    for (rt_tinfo *t = atomic_load_explicit(&rt.threads, memory_order_acquire);
+         t && writer_ok(); t = atomic_load_explicit(&t->next, memory_order_relaxed)) {
+        if (!atomic_load_explicit(&t->dead, memory_order_acquire) || t->wnext != t->cseq)
+            continue;
+        write_dropped_of(t);
+        prof_err e = writer_ok() ? define_thread(t) : PROF_OK; /* named, no events */
+        if (e)
+            writer_fail(e, 0);
+    }
+    rt_threads_reap(exited_done);
+    rt_io_leave();
 }
 
 /* ---- background memory samples ----------------------------------------------------- */
@@ -302,6 +342,7 @@ static void discard_full(void)
         if (!c)
             break;
         rt.wlist = atomic_load_explicit(&c->next, memory_order_relaxed);
+        c->owner->wnext = c->seq + 1; /* as if written: an exited owner can go */
         rt_pool_recycle(&rt.pool, c);
     }
     rt_io_leave();
@@ -311,15 +352,16 @@ static void writer_pass(int live)
 {
     if (!writer_ok()) {
         discard_full();
-        return;
+    } else {
+        write_full();
+        if (live) {
+            write_live();
+            write_dropped();
+            write_sampler();
+            write_gpu();
+        }
     }
-    write_full();
-    if (live) {
-        write_live();
-        write_dropped();
-        write_sampler();
-        write_gpu();
-    }
+    reap_exited();
 }
 
 /* ---- the thread --------------------------------------------------------------------- */

@@ -2,10 +2,13 @@
  * ThreadSanitizer): eight threads record a million regions each and every
  * one is read back, per thread, under the thread's own name; and when the
  * buffers are too small, what is not recorded is counted as dropped,
- * exactly, while steps and their memory samples are never dropped. */
+ * exactly, while steps and their memory samples are never dropped; and
+ * threads that exit leave their events and names in the profile but no
+ * state behind them. */
 #include <pthread.h>
 
 #include "criterion_tsan.h"
+#include "record/runtime.h"
 #include "record_util.h"
 
 #define THREADS 8
@@ -308,5 +311,86 @@ Test(record_threads, recorded_plus_dropped_is_attempted)
     cr_assert_eq(recorded + dropped, 4u * 300000, "recorded %llu + dropped %llu",
                  (unsigned long long)recorded, (unsigned long long)dropped);
     cr_assert_gt(recorded, 0);
+    free(t);
+}
+
+/* ---- short-lived threads --------------------------------------------------------- */
+
+#define SHORT_THREADS 2000
+#define SHORT_AT_ONCE 8
+
+/* Two in three record regions; the others only name themselves. */
+static void *short_lived(void *arg)
+{
+    int i = (int)(intptr_t)arg;
+    char name[32];
+    snprintf(name, sizeof name, "short-%d", i);
+    prof_thread_name(name);
+    for (int k = 0; k < 3 && i % 3 != 0; k++) {
+        prof_region_begin("short.work");
+        prof_region_end();
+    }
+    return NULL;
+}
+
+static size_t registry_length(void)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&rt.reg_mu);
+    for (rt_tinfo *t = atomic_load_explicit(&rt.threads, memory_order_acquire); t;
+         t = atomic_load_explicit(&t->next, memory_order_relaxed))
+        n++;
+    pthread_mutex_unlock(&rt.reg_mu);
+    return n;
+}
+
+typedef struct short_tally {
+    int named[SHORT_THREADS];
+    uint64_t regions, threads;
+} short_tally;
+
+static void short_event(const prof_event *ev, void *ctx)
+{
+    short_tally *t = ctx;
+    int i;
+    if (ev->type == PROF_EV_THREAD && sscanf(ev->name, "short-%d", &i) == 1 && i >= 0 &&
+        i < SHORT_THREADS) {
+        t->named[i]++;
+        t->threads++;
+    } else if (ev->type == PROF_EV_REGION && strcmp(ev->name, "short.work") == 0) {
+        t->regions++;
+    }
+}
+
+/* Once they have exited and the writer has been through, the threads are
+ * off the registry (their memory freed), yet every one is in the profile
+ * under its name, with its regions. */
+Test(record_threads, exited_threads_leave_their_events_not_their_state)
+{
+    prof_config c = { 0 };
+    c.output = test_path("short.prof");
+    c.flush_interval_ms = 10000; /* the passes below are the ones asked for */
+    cr_assert_eq(prof_start(&c), 0);
+    for (int i = 0; i < SHORT_THREADS; i += SHORT_AT_ONCE) {
+        pthread_t th[SHORT_AT_ONCE];
+        for (int j = 0; j < SHORT_AT_ONCE; j++)
+            cr_assert_eq(pthread_create(&th[j], NULL, short_lived, (void *)(intptr_t)(i + j)), 0);
+        for (int j = 0; j < SHORT_AT_ONCE; j++)
+            pthread_join(th[j], NULL);
+    }
+    prof_flush(); /* a whole pass after the last exit */
+    cr_assert_leq(registry_length(), 1, "%zu thread states kept", registry_length());
+    cr_assert_eq(atomic_load(&rt.dead), 0);
+    cr_assert_eq(prof_stop(), 0);
+
+    short_tally *t = calloc(1, sizeof *t);
+    prof_read_status st;
+    cr_assert_eq(readback_scan(c.output, short_event, t, &st, NULL), 0);
+    cr_assert(st.clean, "%s", st.detail);
+    cr_assert_eq(t->threads, SHORT_THREADS);
+    for (int i = 0; i < SHORT_THREADS; i++)
+        cr_assert_eq(t->named[i], 1, "short-%d defined %d times", i, t->named[i]);
+    uint64_t recording = SHORT_THREADS - (SHORT_THREADS + 2) / 3;
+    cr_assert_eq(t->regions, 3 * recording);
     free(t);
 }
