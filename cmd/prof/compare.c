@@ -1,8 +1,9 @@
 /* compare.c - `prof compare BEFORE AFTER`: each side a profile or a
  * directory of profiles of repeated runs (src/model/runset.c says which
  * profiles are ranks of one run). Loads each run, builds its analyze report
- * with every operation kept, compares the two sides
- * (src/analysis/compare.c) and renders the comparison as text, JSON or CSV.
+ * with every operation kept and trims it to what compare reads, compares
+ * the two sides (src/analysis/compare.c) and renders the comparison as
+ * text, JSON or CSV, its operations' rows built one at a time.
  * Exit 1 when --fail-on-regression finds a significant slowdown. */
 #include <stdlib.h>
 #include <string.h>
@@ -13,8 +14,8 @@
 #include "model/profile.h"
 #include "model/runset.h"
 #include "output/compare_csv.h"
+#include "output/compare_json.h"
 #include "output/compare_text.h"
-#include "output/report_json.h"
 
 #define CMD "compare"
 
@@ -148,16 +149,17 @@ static int parse_option(void *args, int c, const char *arg)
 
 /* ---- loading and analysis ---------------------------------------------------- */
 
-/* One side: its runs' reports. */
+/* One side: its runs, trimmed. */
 typedef struct side {
     const char *path;
-    cJSON **reports;
+    compare_run **runs;
     size_t n;
 } side;
 
 /* The analyze report of one run (its ranks' profiles) with every
- * operation, into *out. */
-static int analyze_run(const runset_run *run, const analysis_options *o, cJSON **out)
+ * operation, trimmed as soon as it is built: a report row of every
+ * operation of every run would take more than the profiles. */
+static int analyze_run(const runset_run *run, const analysis_options *o, compare_run **out)
 {
     profile_model *m = calloc(run->npaths, sizeof *m);
     const profile_model **mp = calloc(run->npaths, sizeof *mp);
@@ -167,11 +169,15 @@ static int analyze_run(const runset_run *run, const analysis_options *o, cJSON *
         status = cmd_load_profile(CMD, run->paths[i], &m[i]);
         mp[i] = &m[i];
     }
-    if (status == EXIT_OK && !(*out = report_build(mp, run->npaths, o, &err)))
+    cJSON *report = NULL;
+    if (status == EXIT_OK && !(report = report_build(mp, run->npaths, o, &err)))
         status = cmd_error(CMD, err.code == PROF_ERR_NOMEM ? EXIT_NOMEM : EXIT_USAGE,
                            "cannot analyze '%s': %s", run->paths[0], err.message);
     for (size_t i = 0; m && i < run->npaths; i++)
         profile_model_free(&m[i]);
+    if (report && !(*out = compare_run_take(report, &err)))
+        status = cmd_error(CMD, err.code == PROF_ERR_NOMEM ? EXIT_NOMEM : EXIT_INPUT,
+                           "cannot compare '%s': %s", run->paths[0], err.message);
     free(m);
     free(mp);
     return status;
@@ -187,10 +193,10 @@ static int load_side(const char *path, const analysis_options *o, side *s)
     if (e != PROF_OK)
         return cmd_error(CMD, cmd_input_status(e), "%s", err.message);
     int status = EXIT_OK;
-    if (!(s->reports = calloc(rs.nruns, sizeof *s->reports)))
+    if (!(s->runs = calloc(rs.nruns, sizeof *s->runs)))
         status = cmd_error(CMD, EXIT_NOMEM, "out of memory");
     for (size_t i = 0; status == EXIT_OK && i < rs.nruns; i++) {
-        status = analyze_run(&rs.runs[i], o, &s->reports[i]);
+        status = analyze_run(&rs.runs[i], o, &s->runs[i]);
         s->n += status == EXIT_OK;
     }
     runset_free(&rs);
@@ -200,29 +206,37 @@ static int load_side(const char *path, const analysis_options *o, side *s)
 static void free_side(side *s)
 {
     for (size_t i = 0; i < s->n; i++)
-        cJSON_Delete(s->reports[i]);
-    free(s->reports);
+        compare_run_free(s->runs[i]);
+    free(s->runs);
 }
 
 /* ---- output ---------------------------------------------------------------------- */
 
+/* What rendering reads besides the comparison: its operations' rows. */
+typedef struct render_args {
+    const compare_args *a;
+    const compare_ops *ops;
+} render_args;
+
 static prof_err render(FILE *out, const cJSON *cmp, const void *args)
 {
-    const compare_args *a = args;
+    const render_args *r = args;
+    const compare_args *a = r->a;
     switch (a->format) {
-    case FORMAT_JSON: return report_render_json(out, cmp);
-    case FORMAT_CSV: return compare_render_csv(out, cmp);
+    case FORMAT_JSON: return compare_render_json(out, cmp, r->ops);
+    case FORMAT_CSV: return compare_render_csv_ops(out, cmp, r->ops);
     case FORMAT_TEXT: break;
     }
     report_style st = cmd_text_style(a->output, a->no_color);
     st.wide = a->wide;
-    return compare_render_text(out, cmp, &st);
+    return compare_render_text_ops(out, cmp, r->ops, &st);
 }
 
 static int compare(char **paths, const compare_args *a)
 {
     side sides[2];
     cJSON *cmp = NULL;
+    compare_ops *ops = NULL;
     prof_error err = { PROF_OK, "" };
     memset(sides, 0, sizeof sides);
     int status = EXIT_OK;
@@ -230,19 +244,21 @@ static int compare(char **paths, const compare_args *a)
         status = load_side(paths[i], &a->analysis, &sides[i]);
     if (status != EXIT_OK)
         goto out;
-    compare_side cb = { (const cJSON *const *)sides[0].reports, sides[0].n, sides[0].path };
-    compare_side ca = { (const cJSON *const *)sides[1].reports, sides[1].n, sides[1].path };
-    cmp = compare_build_sides(&cb, &ca, &a->opts, &err);
+    compare_run_side cb = { sides[0].runs, sides[0].n, sides[0].path };
+    compare_run_side ca = { sides[1].runs, sides[1].n, sides[1].path };
+    cmp = compare_build_runs(&cb, &ca, &a->opts, &ops, &err);
     if (!cmp) {
         status = cmd_error(CMD, err.code == PROF_ERR_NOMEM ? EXIT_NOMEM : EXIT_INPUT,
                            "cannot compare: %s", err.message);
         goto out;
     }
-    status = cmd_write_output(CMD, a->output, "the comparison", render, cmp, a);
+    render_args ra = { a, ops };
+    status = cmd_write_output(CMD, a->output, "the comparison", render, cmp, &ra);
     if (status == EXIT_OK && compare_regressed(cmp))
         status = EXIT_FINDINGS;
 out:
     cJSON_Delete(cmp);
+    compare_ops_free(ops);
     free_side(&sides[0]);
     free_side(&sides[1]);
     return status;

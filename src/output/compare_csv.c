@@ -82,23 +82,40 @@ static void memory_rows(FILE *out, const cJSON *cmp)
     }
 }
 
-static void operation_rows(FILE *out, const cJSON *cmp)
+static void operation_row(FILE *out, const cJSON *op)
+{
+    const cJSON *b = get(op, RK_BEFORE), *a = get(op, RK_AFTER);
+    csv_row r = { .section = "operation", .name = str(op, RK_NAME), .kind = str(op, RK_KIND),
+                  .status = str(op, RK_STATUS), .unit = "ns",
+                  .before = get(b, RK_MEAN_NS), .after = get(a, RK_MEAN_NS),
+                  .change = get(op, RK_MEAN_CHANGE_NS), .relative = get(op, RK_RELATIVE),
+                  .before_calls = get(b, RK_CALLS), .after_calls = get(a, RK_CALLS),
+                  .before_total = get(b, RK_TOTAL_NS), .after_total = get(a, RK_TOTAL_NS),
+                  .p_value = get(op, RK_P_VALUE), .significant = get(op, RK_SIGNIFICANT),
+                  .before_gpu = get(b, RK_GPU_NS), .after_gpu = get(a, RK_GPU_NS),
+                  .gpu_relative = get(op, RK_GPU_RELATIVE),
+                  .relative_to_run = get(op, RK_RELATIVE_TO_RUN) };
+    put_row(out, &r);
+}
+
+/* The operations' rows: the comparison's own, or with ops each built,
+ * written and freed in turn. -1 out of memory. */
+static int operation_rows(FILE *out, const cJSON *cmp, const compare_ops *ops)
 {
     const cJSON *op;
-    cJSON_ArrayForEach(op, get(cmp, RK_OPERATIONS)) {
-        const cJSON *b = get(op, RK_BEFORE), *a = get(op, RK_AFTER);
-        csv_row r = { .section = "operation", .name = str(op, RK_NAME), .kind = str(op, RK_KIND),
-                      .status = str(op, RK_STATUS), .unit = "ns",
-                      .before = get(b, RK_MEAN_NS), .after = get(a, RK_MEAN_NS),
-                      .change = get(op, RK_MEAN_CHANGE_NS), .relative = get(op, RK_RELATIVE),
-                      .before_calls = get(b, RK_CALLS), .after_calls = get(a, RK_CALLS),
-                      .before_total = get(b, RK_TOTAL_NS), .after_total = get(a, RK_TOTAL_NS),
-                      .p_value = get(op, RK_P_VALUE), .significant = get(op, RK_SIGNIFICANT),
-                      .before_gpu = get(b, RK_GPU_NS), .after_gpu = get(a, RK_GPU_NS),
-                      .gpu_relative = get(op, RK_GPU_RELATIVE),
-                      .relative_to_run = get(op, RK_RELATIVE_TO_RUN) };
-        put_row(out, &r);
+    if (!ops) {
+        cJSON_ArrayForEach(op, get(cmp, RK_OPERATIONS))
+            operation_row(out, op);
+        return 0;
     }
+    for (size_t i = 0; i < compare_ops_count(ops); i++) {
+        cJSON *row = compare_ops_row(ops, i);
+        if (!row)
+            return -1;
+        operation_row(out, row);
+        cJSON_Delete(row);
+    }
+    return 0;
 }
 
 /* Bottleneck rows: name the subject, kind the rule, before/after the
@@ -130,13 +147,19 @@ static void warning_rows(FILE *out, const cJSON *cmp)
     }
 }
 
-prof_err compare_render_csv(FILE *out, const cJSON *cmp)
+prof_err compare_render_csv_ops(FILE *out, const cJSON *cmp, const compare_ops *ops)
 {
     fputs(header, out);
     warning_rows(out, cmp);
     summary_rows(out, cmp);
     memory_rows(out, cmp);
-    operation_rows(out, cmp);
+    if (operation_rows(out, cmp, ops) != 0)
+        return PROF_ERR_NOMEM;
     bottleneck_rows(out, cmp);
     return ferror(out) ? PROF_ERR_IO : PROF_OK;
+}
+
+prof_err compare_render_csv(FILE *out, const cJSON *cmp)
+{
+    return compare_render_csv_ops(out, cmp, NULL);
 }

@@ -9,11 +9,16 @@
 
 #include <cjson/cJSON.h>
 
+#include "analysis/compare.h"
 #include "prof_reader.h"
 
 /* Writes the table. Numbers as report_number(); a missing or null value is
  * an empty field; booleans are "true"/"false".
  * @return PROF_OK, or PROF_ERR_IO when writing failed. */
 prof_err compare_render_csv(FILE *out, const cJSON *cmp);
+
+/* The same for a comparison of compare_build_runs, its operations' rows
+ * built from ops one at a time; PROF_ERR_NOMEM when one cannot be. */
+prof_err compare_render_csv_ops(FILE *out, const cJSON *cmp, const compare_ops *ops);
 
 #endif

@@ -323,6 +323,51 @@ static int is_status(const cJSON *op, const char *status)
     return strcmp(str(op, RK_STATUS), status) == 0;
 }
 
+/* The rows the operations' passes read: the comparison's own, or with ops
+ * each row's brief (name, status, GPU change), the whole row built only
+ * where it is written. */
+typedef struct op_rows {
+    const cJSON *rows;
+    const compare_ops *ops;
+    cJSON *briefs;         /* owned, with ops                                  */
+} op_rows;
+
+static int op_rows_init(textout *t, op_rows *r, const cJSON *c, const compare_ops *ops)
+{
+    *r = (op_rows){ get(c, RK_OPERATIONS), ops, NULL };
+    if (!ops)
+        return 0;
+    if (!(r->briefs = cJSON_CreateArray()))
+        goto nomem;
+    for (size_t i = 0; i < compare_ops_count(ops); i++) {
+        cJSON *b = compare_ops_brief(ops, i);
+        if (!b || !cJSON_AddItemToArray(r->briefs, b)) {
+            cJSON_Delete(b);
+            goto nomem;
+        }
+    }
+    r->rows = r->briefs;
+    return 0;
+nomem:
+    cJSON_Delete(r->briefs);
+    r->briefs = NULL;
+    t->nomem = 1;
+    return -1;
+}
+
+/* Row i (op, as the passes read it) whole; what it built goes to *built
+ * for the caller to free. NULL out of memory. */
+static const cJSON *op_rows_full(textout *t, const op_rows *r, const cJSON *op, size_t i,
+                                 cJSON **built)
+{
+    *built = NULL;
+    if (!r->ops)
+        return op;
+    if (!(*built = compare_ops_row(r->ops, i)))
+        t->nomem = 1;
+    return *built;
+}
+
 static void render_matched(textout *t, const cJSON *op, const textout_names *names, size_t i,
                            int adjusted, int gpu)
 {
@@ -354,12 +399,12 @@ static void render_matched(textout *t, const cJSON *op, const textout_names *nam
     fputc('\n', t->out);
 }
 
-static void render_one_sided(textout *t, const cJSON *ops, const char *status, const char *title,
-                             const char *side, const textout_names *names)
+static void render_one_sided(textout *t, const op_rows *rows, const char *status,
+                             const char *title, const char *side, const textout_names *names)
 {
     char b1[FMT_BUF], b2[FMT_BUF], b3[FMT_BUF];
     int n = 0;
-    const cJSON *op;
+    const cJSON *op, *ops = rows->rows;
     cJSON_ArrayForEach(op, ops)
         n += is_status(op, status);
     if (n == 0)
@@ -371,22 +416,29 @@ static void render_one_sided(textout *t, const cJSON *ops, const char *status, c
         size_t at = i++;
         if (!is_status(op, status))
             continue;
-        const cJSON *s = get(op, side);
+        cJSON *built;
+        const cJSON *s = get(op_rows_full(t, rows, op, at, &built), side);
         fputs("  ", t->out);
         textout_names_put(t, names, at);
         fprintf(t->out, "  %s calls, total %s, mean %s\n", value(b1, "count", num(s, RK_CALLS)),
                 value(b2, "ns", num(s, RK_TOTAL_NS)), value(b3, "ns", num(s, RK_MEAN_NS)));
+        cJSON_Delete(built);
     }
 }
 
-static void render_operations(textout *t, const cJSON *c)
+static void render_operations(textout *t, const cJSON *c, const compare_ops *all)
 {
-    const cJSON *ops = get(c, RK_OPERATIONS), *op, *o = get(c, RK_OPTIONS);
+    op_rows rows;
+    if (op_rows_init(t, &rows, c, all) < 0)
+        return;
+    const cJSON *ops = rows.rows, *op, *o = get(c, RK_OPTIONS);
     const cJSON *tests = get(c, RK_OPERATION_TESTS);
     int nw = textout_name_width(t, ops, RK_NAME, (int)strlen("operation"), NAME_MAX_COLS);
     textout_names names;
-    if (textout_names_init(t, &names, ops, RK_NAME, nw) < 0)
+    if (textout_names_init(t, &names, ops, RK_NAME, nw) < 0) {
+        cJSON_Delete(rows.briefs);
         return;
+    }
     int matched = 0, gpu = 0;
     cJSON_ArrayForEach(op, ops) {
         matched += !is_status(op, "added") && !is_status(op, "removed");
@@ -422,14 +474,20 @@ static void render_operations(textout *t, const cJSON *c)
         fputc('\n', t->out);
         size_t i = 0;
         cJSON_ArrayForEach(op, ops) {
-            if (!is_status(op, "added") && !is_status(op, "removed"))
-                render_matched(t, op, &names, i, adjusted, gpu);
+            if (!is_status(op, "added") && !is_status(op, "removed")) {
+                cJSON *built;
+                const cJSON *row = op_rows_full(t, &rows, op, i, &built);
+                if (row)
+                    render_matched(t, row, &names, i, adjusted, gpu);
+                cJSON_Delete(built);
+            }
             i++;
         }
     }
-    render_one_sided(t, ops, "added", "Operations only in after", "after", &names);
-    render_one_sided(t, ops, "removed", "Operations only in before", "before", &names);
+    render_one_sided(t, &rows, "added", "Operations only in after", "after", &names);
+    render_one_sided(t, &rows, "removed", "Operations only in before", "before", &names);
     textout_names_free(&names);
+    cJSON_Delete(rows.briefs);
 }
 
 /* ---- bottlenecks and the regression check ------------------------------------------------------ */
@@ -521,6 +579,12 @@ static void render_regression(textout *t, const cJSON *c)
 
 prof_err compare_render_text(FILE *out, const cJSON *cmp, const report_style *style)
 {
+    return compare_render_text_ops(out, cmp, NULL, style);
+}
+
+prof_err compare_render_text_ops(FILE *out, const cJSON *cmp, const compare_ops *ops,
+                                 const report_style *style)
+{
     textout t;
     textout_init(&t, out, style);
     render_header(&t, cmp);
@@ -528,7 +592,7 @@ prof_err compare_render_text(FILE *out, const cJSON *cmp, const report_style *st
     textout_list(&t, "Warnings: these runs do not compare", get(cmp, RK_WARNINGS), "!", "1;31");
     textout_notes(&t, get(cmp, RK_NOTES));
     render_summary(&t, cmp);
-    render_operations(&t, cmp);
+    render_operations(&t, cmp, ops);
     render_bottlenecks(&t, cmp);
     render_regression(&t, cmp);
     return textout_finish(&t);

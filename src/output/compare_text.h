@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "analysis/compare.h"
 #include "output/textout.h"
 #include "prof_reader.h"
 
@@ -18,5 +19,11 @@
  * printed with control characters and invalid UTF-8 escaped as \xNN.
  * @return PROF_OK, PROF_ERR_NOMEM, or PROF_ERR_IO when writing failed. */
 prof_err compare_render_text(FILE *out, const cJSON *cmp, const report_style *style);
+
+/* The same for a comparison of compare_build_runs: its operations' rows
+ * from ops, each built where it is written (PROF_ERR_NOMEM when one cannot
+ * be). */
+prof_err compare_render_text_ops(FILE *out, const cJSON *cmp, const compare_ops *ops,
+                                 const report_style *style);
 
 #endif
