@@ -269,6 +269,12 @@ void straggler_rank_fields(analysis_ctx *c, cJSON *o, size_t rank_index);
 
 /* gpurules.c */
 void summary_gpu(analysis_ctx *c, cJSON *summary);
+/* A rank's row of the ranks table (rules.md §4.9): the shares of its
+ * devices' time, summed over them as each device's summary counts it
+ * (the steps that kept their events, else the span), that they were busy,
+ * idle, and ran communication no other kernel overlapped. Nothing for a
+ * rank without GPU activity. */
+void rank_gpu_fields(analysis_ctx *c, cJSON *o, const profile_model *m);
 void rule_gpu_idle(analysis_ctx *c);
 void rule_exposed_comm(analysis_ctx *c);
 void rule_launch_bound(analysis_ctx *c);

@@ -149,6 +149,22 @@ static void summary_device(analysis_ctx *c, cJSON *o, const model_gpu_device *d)
     hta_device(c, jobj(c, o, RK_HTA), &d->hta);
 }
 
+void rank_gpu_fields(analysis_ctx *c, cJSON *o, const profile_model *m)
+{
+    double base = 0, busy = 0, exposed = 0;
+    for (size_t i = 0; i < m->ngpus; i++) {
+        device_time t = device_time_of(&m->gpus[i]);
+        base += t.base_ns;
+        busy += t.busy_ns;
+        exposed += t.exposed_ns;
+    }
+    if (base <= 0)
+        return;
+    jnum(c, o, RK_GPU_BUSY_SHARE, busy / base);
+    jnum(c, o, RK_GPU_IDLE_SHARE, (base - busy) / base);
+    jnum(c, o, RK_COMM_EXPOSED_SHARE, exposed / base);
+}
+
 static double device_busy(const void *gpus, size_t i)
 {
     return (double)((const model_gpu_device *)gpus)[i].busy_ns;

@@ -31,6 +31,7 @@ void analysis_options_default(analysis_options *o)
     o->max_names = REPORT_NAMES;
     o->others = 0;
     o->sort_gpu = 0;
+    o->rank = ANALYSIS_RANK_FIRST;
 }
 
 /* The peak of a memory series; NAN for a counter. */
@@ -630,12 +631,42 @@ static void section_notes(analysis_ctx *c, cJSON *report)
     cut_notes(c, report, notes);
     if (c->nmodels > 1)
         add_note(c, notes, fmt_text(buf, sizeof buf, "%zu ranks: every section but ranks "
-                 "describes rank %d (%s)", c->nmodels, m->rank, m->path ? m->path : ""));
+                 "describes rank %d (%s), %s", c->nmodels, m->rank, m->path ? m->path : "",
+                 c->o.rank >= 0                      ? "as --rank asked"
+                 : c->o.rank == ANALYSIS_RANK_FIRST  ? "the first given"
+                 : c->steps.count > 0 ? "the slowest (the longest mean step; --rank N "
+                                        "describes another)"
+                                      : "the first given, as no rank has steps (--rank N "
+                                        "describes another)"));
+}
+
+/* The memory series the ranks table compares: the one with the largest
+ * peak on the rank the report describes, so that every row's figure is of
+ * the same series (gpu.allocated beside gpu.allocated); NULL without one. */
+static const char *ranks_memory_series(const profile_model *m)
+{
+    const model_series *top = NULL;
+    for (size_t i = 0; i < m->nseries; i++)
+        if (m->series[i].is_memory && (!top || m->series[i].peak > top->peak))
+            top = &m->series[i];
+    return top ? top->name : NULL;
+}
+
+/* A rank's peak of that series (nothing when the rank lacks it). */
+static void rank_memory_peak(analysis_ctx *c, cJSON *o, const profile_model *m, const char *name)
+{
+    for (size_t i = 0; name && i < m->nseries; i++)
+        if (m->series[i].is_memory && strcmp(m->series[i].name, name) == 0) {
+            jnum(c, o, RK_MEMORY_PEAK_BYTES, m->series[i].peak);
+            jstr(c, o, RK_MEMORY_PEAK_SERIES, name);
+            return;
+        }
 }
 
 static void section_ranks(analysis_ctx *c, cJSON *report, const step_stats *per_rank)
 {
     cJSON *arr = jarr(c, report, RK_RANKS);
+    const char *memory = ranks_memory_series(c->m);
     for (size_t i = 0; i < c->nmodels; i++) {
         const profile_model *m = c->models[i];
         double comm = rank_comm_per_step(m, &per_rank[i]);
@@ -647,9 +678,12 @@ static void section_ranks(analysis_ctx *c, cJSON *report, const step_stats *per_
         jnum(c, o, RK_P50_STEP_NS, per_rank[i].p50);
         jnum(c, o, RK_COMM_NS_PER_STEP, comm);
         jnum(c, o, RK_WORK_NS_PER_STEP, per_rank[i].mean - comm);
+        rank_gpu_fields(c, o, m);
+        rank_memory_peak(c, o, m, memory);
         if (m->launch_all.launches) /* each rank's kernel launch statistics (rules.md §3.2) */
             launch_stats(c, jobj(c, o, RK_LAUNCHES), &m->launch_all);
         straggler_rank_fields(c, o, i);
+        jbool(c, o, RK_DESCRIBED, m == c->m);
     }
 }
 
@@ -801,17 +835,42 @@ static void leak_finish(analysis_ctx *c, leak_work *w)
     w->series = NULL;
 }
 
+static int has_rank(const profile_model *const *models, size_t n, int rank)
+{
+    for (size_t i = 0; i < n; i++)
+        if (models[i]->rank == rank)
+            return 1;
+    return 0;
+}
+
+/* The rank the sections describe, of several (rules.md §4.9): the one
+ * asked for, the first given, or the slowest by mean step time (the first
+ * of equals; the first given when no rank has steps). */
+static const profile_model *described_rank(const analysis_ctx *c, const step_stats *per_rank)
+{
+    size_t pick = 0;
+    for (size_t i = 0; c->o.rank != ANALYSIS_RANK_FIRST && i < c->nmodels; i++) {
+        if (c->o.rank >= 0 ? c->models[i]->rank == c->o.rank
+                           : per_rank[i].count > 0 && (per_rank[pick].count == 0 ||
+                                                       per_rank[i].mean > per_rank[pick].mean))
+            pick = i;
+    }
+    return c->models[pick];
+}
+
 /* Per-step and per-series results, computed once for sections and rules;
  * the leak fits are started first, for leak_finish to complete. */
 static int prepare(analysis_ctx *c, step_stats *per_rank, leak_work *leaks)
 {
+    for (size_t i = 0; c->nmodels > 1 && i < c->nmodels; i++) /* ranks and straggler only */
+        if (steps_analyze(c->models[i], &per_rank[i]) != 0)
+            return -1;
+    if (c->nmodels > 1)
+        c->m = described_rank(c, per_rank);
     const profile_model *m = c->m;
     c->meta = m->metadata ? cJSON_Parse(m->metadata) : NULL;
     if (leak_start(c, leaks) != 0)
         return -1;
-    for (size_t i = 0; c->nmodels > 1 && i < c->nmodels; i++) /* ranks and straggler only */
-        if (steps_analyze(c->models[i], &per_rank[i]) != 0)
-            return -1;
     if (steps_analyze(m, &c->steps) != 0)
         return -1;
     if (c->nmodels > 1 && straggler_match(c, per_rank) != 0)
@@ -841,6 +900,9 @@ cJSON *report_build(const profile_model *const *models, size_t n, const analysis
         return prof_error_set(err, PROF_ERR_INVALID, "no profile to analyse"), NULL;
     if (n > 1 && check_ranks(models, n, err) != PROF_OK)
         return NULL;
+    if (o && o->rank >= 0 && !has_rank(models, n, o->rank))
+        return prof_error_set(err, PROF_ERR_INVALID, "--rank %d: no profile of that rank among "
+                              "the %zu given", o->rank, n), NULL;
     analysis_ctx c = { .m = models[0], .models = models, .nmodels = n, .ok = 1 };
     leak_work leaks = { .c = NULL };
     /* GSL's handler is global: off for the whole report, not per fit, as

@@ -36,7 +36,16 @@ typedef struct analysis_options {
     int others;                 /* 1: operations and kernels cut by top are
                                    summed up in the report's "others" object
                                    (the dashboard's reports); default 0      */
+    int rank;                   /* of the ranks of one job, the one every
+                                   section but "ranks" describes: a rank, or
+                                   ANALYSIS_RANK_FIRST (the default: the first
+                                   profile given, as compare matches runs by
+                                   it) or ANALYSIS_RANK_SLOWEST (analyze's: the
+                                   longest mean step, report.c described_rank) */
 } analysis_options;
+
+#define ANALYSIS_RANK_FIRST (-1)
+#define ANALYSIS_RANK_SLOWEST (-2)
 
 /* A page's worth of names: a profile of a million distinct names (a
  * hostile one, or a program that names regions by their data) would
