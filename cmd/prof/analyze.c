@@ -1,5 +1,6 @@
-/* analyze.c - `prof analyze RUN.prof [RUN2.prof ...]`: loads the profiles
- * (several are the ranks of one job), builds the report and renders it as
+/* analyze.c - `prof analyze RUN.prof [RUN2.prof ...]` or `prof analyze DIR`:
+ * loads the profiles (several, or a directory's, are the ranks of one
+ * job), builds the report and renders it as
  * text, JSON or CSV. Options, exit statuses and messages follow DESIGN §5;
  * the analysis itself is src/analysis/, the views src/output/. */
 #include <ctype.h>
@@ -7,20 +8,25 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "analysis/report.h"
 #include "cmd.h"
 #include "model/profile.h"
+#include "model/runset.h"
 #include "output/html.h"
 #include "output/report_csv.h"
 #include "output/report_json.h"
 #include "output/report_text.h"
+#include "util/error.h"
 
 #define CMD "analyze"
 
 static const char usage[] =
     "usage: prof analyze RUN.prof [RUN2.prof ...] [-o FILE]\n"
+    "       prof analyze DIR [-o FILE]\n"
     "                    [--format text|json|csv|html] [--top N] [--sort self|gpu]\n"
+    "                    [--rank N]\n"
     "                    " CMD_ANALYSIS_USAGE
     "                    [--table TABLE] [--points N] [--fail-on high|medium|low]\n"
     "                    [--no-color] [--wide]\n"
@@ -28,8 +34,10 @@ static const char usage[] =
     "Tells where a training run's time goes, what is wrong and what to do about it:\n"
     "a summary of steps, time and memory, the operations with the most self time,\n"
     "and the bottlenecks found by the rules of formats/rules.md, most severe first,\n"
-    "each with a recommendation. Several profiles are the ranks of one job (each a\n"
-    "different rank of the same world size); the report then compares the ranks.\n"
+    "each with a recommendation. Several profiles, or a directory of them (traces\n"
+    "too), are the ranks of one job (each a different rank of the same world size):\n"
+    "the report then has a row per rank and the cross-rank findings, and describes\n"
+    "the slowest rank (the longest mean step) in full, or the one --rank names.\n"
     "A profile that was cut short is analyzed up to its last intact block.\n"
     "\n"
     "  -o, --output FILE        write the report to FILE (whole or not at all)\n"
@@ -41,10 +49,13 @@ static const char usage[] =
     "      --sort KEY           order of the operations: self (self time, the\n"
     "                           default) or gpu (GPU time launched in them, from\n"
     "                           the join of kernels to their launches)\n"
+    "      --rank N             of the ranks of one job, the one the report\n"
+    "                           describes in full (default: the slowest)\n"
     CMD_ANALYSIS_HELP
     "      --table TABLE        the CSV table: ops (default), steps, memory,\n"
-    "                           bottlenecks, kernels or gpu (one row a device,\n"
-    "                           HTA's breakdowns beside)\n"
+    "                           bottlenecks, kernels, gpu (one row a device,\n"
+    "                           HTA's breakdowns beside) or ranks (one row a\n"
+    "                           rank of one job)\n"
     "      --points N           points kept of each step, memory and counter\n"
     "                           series: a longer series keeps its first and last\n"
     "                           point and the lowest and highest of each run of\n"
@@ -80,7 +91,8 @@ typedef struct analyze_args {
 } analyze_args;
 
 enum {
-    OPT_FORMAT = CMD_FIRST_LONG, OPT_TOP, OPT_SORT, OPT_TABLE, OPT_FAIL_ON, OPT_NO_COLOR, OPT_WIDE, OPT_POINTS
+    OPT_FORMAT = CMD_FIRST_LONG, OPT_TOP, OPT_SORT, OPT_TABLE, OPT_FAIL_ON, OPT_NO_COLOR, OPT_WIDE,
+    OPT_POINTS, OPT_RANK
 };
 
 static const struct option long_options[] = {
@@ -88,6 +100,7 @@ static const struct option long_options[] = {
     { "format", required_argument, NULL, OPT_FORMAT },
     { "top", required_argument, NULL, OPT_TOP },
     { "sort", required_argument, NULL, OPT_SORT },
+    { "rank", required_argument, NULL, OPT_RANK },
     CMD_ANALYSIS_OPTIONS,
     { "table", required_argument, NULL, OPT_TABLE },
     { "points", required_argument, NULL, OPT_POINTS },
@@ -106,6 +119,7 @@ static void init_args(void *args)
     analyze_args *a = args;
     a->fail_on = -1;
     analysis_options_default(&a->opts);
+    a->opts.rank = ANALYSIS_RANK_SLOWEST;
 }
 
 /* One option's value into a; EXIT_OK or a usage error. */
@@ -135,10 +149,16 @@ static int parse_option(void *args, int c, const char *arg)
             return cmd_usage_error(CMD, "--sort takes self or gpu, not '%s'", arg);
         a->opts.sort_gpu = f;
         return EXIT_OK;
+    case OPT_RANK:
+        if (cmd_parse_amount(arg, INT_MAX, &v) != 0 || v != floor(v))
+            return cmd_usage_error(CMD, "--rank takes a rank, a whole number from 0, not '%s'",
+                                   arg);
+        a->opts.rank = (int)v;
+        return EXIT_OK;
     case OPT_TABLE:
         if (report_table_parse(arg, &a->table) != 0)
             return cmd_usage_error(CMD, "unknown table '%s': use ops, steps, memory, "
-                                   "bottlenecks, kernels or gpu", arg);
+                                   "bottlenecks, kernels, gpu or ranks", arg);
         a->table_given = 1;
         return EXIT_OK;
     case OPT_POINTS:
@@ -200,6 +220,41 @@ static int load_profiles(char **paths, size_t n, profile_model *models)
     return EXIT_OK;
 }
 
+/* A directory stands for the profiles of the ranks of one job in it
+ * (runset.h): *paths, *n are then its one run's profiles, valid until
+ * runset_free(rs); otherwise the operands themselves. EXIT_OK or the
+ * status, reported. */
+static int expand_directory(int argc, char **argv, runset *rs, char ***paths, size_t *n)
+{
+    struct stat st;
+    int dirs = 0;
+    memset(rs, 0, sizeof *rs);
+    *paths = argv;
+    *n = (size_t)argc;
+    for (int i = 0; i < argc; i++)
+        dirs += stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode);
+    if (dirs == 0)
+        return EXIT_OK;
+    if (argc > 1)
+        return cmd_usage_error(CMD, "a directory is analyzed alone: give the directory or "
+                               "profiles, not both");
+    prof_error err = { PROF_OK, "" };
+    prof_err e = runset_find(argv[0], rs, &err);
+    if (e != PROF_OK)
+        return cmd_error(CMD, cmd_input_status(e), "%s", err.message);
+    if (rs->nruns != 1) {
+        char shown[PROF_SUBJECT_MAX];
+        size_t runs = rs->nruns;
+        runset_free(rs);
+        return cmd_usage_error(CMD, "'%s' holds %zu runs, not the ranks of one job: analyze "
+                               "one run's profiles, or compare the runs with prof compare",
+                               prof_error_subject(shown, argv[0]), runs);
+    }
+    *paths = rs->runs[0].paths;
+    *n = rs->runs[0].npaths;
+    return EXIT_OK;
+}
+
 /* ---- output ------------------------------------------------------------------------- */
 
 static prof_err render(FILE *out, const cJSON *report, const void *args)
@@ -255,7 +310,11 @@ static int analyze_main(void *args, int argc, char **argv)
     int status = check_args(a, argc);
     if (status != EXIT_OK)
         return status;
-    size_t n = (size_t)argc;
+    runset rs;
+    char **paths;
+    size_t n;
+    if ((status = expand_directory(argc, argv, &rs, &paths, &n)) != EXIT_OK)
+        return status;
     profile_model *models = calloc(n, sizeof *models);
     const profile_model **views = calloc(n, sizeof *views);
     if (!models || !views) {
@@ -264,7 +323,7 @@ static int analyze_main(void *args, int argc, char **argv)
     }
     for (size_t i = 0; i < n; i++)
         views[i] = &models[i];
-    status = load_profiles(argv, n, models);
+    status = load_profiles(paths, n, models);
     if (status == EXIT_OK)
         status = analyze(views, n, a);
 out:
@@ -273,6 +332,7 @@ out:
             profile_model_free(&models[i]);
     free(models);
     free(views);
+    runset_free(&rs);
     return status;
 }
 

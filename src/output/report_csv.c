@@ -8,7 +8,7 @@
 #include "output/report_csv.h"
 
 static const char *const table_names[] = { "ops",     "steps", "memory", "bottlenecks",
-                                           "kernels", "gpu" };
+                                           "kernels", "gpu",   "ranks" };
 
 static const char *const ops_columns[] = { RK_NAME, RK_KIND, RK_CALLS, RK_SELF_NS,
                                            RK_SELF_SHARE, RK_INCL_NS, RK_INCL_SHARE, RK_MEAN_NS,
@@ -21,6 +21,16 @@ static const char *const memory_columns[] = { RK_STEP, RK_T_NS, RK_BYTES, NULL }
 static const char *const kernel_columns[] = { RK_NAME, RK_CALLS, RK_GPU_NS, RK_SHARE, RK_MEAN_NS,
                                               RK_MIN_NS, RK_MAX_NS, RK_P50_NS, RK_P95_NS,
                                               RK_COMM, NULL };
+/* A row per rank of one job; empty fields where a rank has no such figure
+ * (no GPU, no memory series, too few collectives matched). */
+static const char *const rank_columns[] = { RK_RANK, RK_PATH, RK_DESCRIBED, RK_STEPS,
+                                            RK_MEAN_STEP_NS, RK_P50_STEP_NS,
+                                            RK_COMM_NS_PER_STEP, RK_WORK_NS_PER_STEP,
+                                            RK_GPU_BUSY_SHARE, RK_GPU_IDLE_SHARE,
+                                            RK_COMM_EXPOSED_SHARE, RK_MEMORY_PEAK_SERIES,
+                                            RK_MEMORY_PEAK_BYTES, RK_COLLECTIVES,
+                                            RK_LAST_ARRIVALS, RK_WAIT_NS, RK_CAUSED_WAIT_NS,
+                                            RK_CAUSED_WAIT_SHARE, NULL };
 static const char *const bottleneck_columns[] = { RK_SEVERITY, RK_RULE, RK_SUBJECT,
                                                   RK_IMPACT_SHARE, RK_TITLE, RK_RECOMMENDATION,
                                                   NULL };
@@ -151,6 +161,7 @@ prof_err report_render_csv(FILE *out, const cJSON *report, report_table t)
     case REPORT_TABLE_BOTTLENECKS: put_rows(out, report, RK_BOTTLENECKS, bottleneck_columns); break;
     case REPORT_TABLE_KERNELS: put_rows(out, report, RK_KERNELS, kernel_columns); break;
     case REPORT_TABLE_GPU: put_gpu(out, report); break;
+    case REPORT_TABLE_RANKS: put_rows(out, report, RK_RANKS, rank_columns); break;
     }
     return ferror(out) ? PROF_ERR_IO : PROF_OK;
 }

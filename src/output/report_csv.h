@@ -16,7 +16,8 @@ typedef enum report_table {
     REPORT_TABLE_MEMORY,      /* one row per point of every memory series           */
     REPORT_TABLE_BOTTLENECKS, /* one row per finding, most severe first             */
     REPORT_TABLE_KERNELS,     /* the "kernels" rows kept by --top                   */
-    REPORT_TABLE_GPU          /* one row per GPU device, HTA's breakdowns beside     */
+    REPORT_TABLE_GPU,         /* one row per GPU device, HTA's breakdowns beside     */
+    REPORT_TABLE_RANKS        /* one row per rank of one job; none for one profile  */
 } report_table;
 
 /* "ops", "steps", "memory", "bottlenecks", "kernels" to *t; -1 for anything

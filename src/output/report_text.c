@@ -579,8 +579,21 @@ static void render_bottlenecks(textout *t, const cJSON *r)
     }
 }
 
-/* With collectives matched across ranks (rules.md §4.9): in how many each
- * rank arrived last, and how long the others waited for it there. */
+/* Whether any rank's row has the member key. */
+static int any_rank_has(const cJSON *ranks, const char *key)
+{
+    const cJSON *k;
+    cJSON_ArrayForEach(k, ranks) {
+        if (get(k, key))
+            return 1;
+    }
+    return 0;
+}
+
+/* A row per rank: its steps, GPU time and memory peak where the profiles
+ * have them, and, with collectives matched across ranks (rules.md §4.9),
+ * in how many each rank arrived last and how long the others waited for it
+ * there. A '*' marks the rank the sections above describe. */
 static void render_ranks(textout *t, const cJSON *r)
 {
     char b1[FMT_BUF], b2[FMT_BUF], b3[FMT_BUF], b4[FMT_BUF];
@@ -588,17 +601,33 @@ static void render_ranks(textout *t, const cJSON *r)
     if (!cJSON_IsArray(ranks) || !ranks->child)
         return;
     int coll = get(ranks->child, RK_LAST_ARRIVALS) != NULL;
-    textout_heading(t, "Ranks\n");
+    int gpu = any_rank_has(ranks, RK_GPU_BUSY_SHARE), mem = any_rank_has(ranks, RK_MEMORY_PEAK_BYTES);
+    textout_heading(t, "Ranks (* the rank described above)\n");
     textout_sgr(t, "2");
     fprintf(t->out, "  %-6s %9s %10s %10s  ", "rank", "steps", "mean step", "p50 step");
+    if (gpu)
+        fprintf(t->out, "%8s %6s %8s  ", "GPU busy", "idle", "exposed");
+    if (mem)
+        fprintf(t->out, "%10s  ", "mem peak");
     if (coll)
         fprintf(t->out, "%9s %11s  ", "last in", "others wait");
     fputs("file", t->out);
     textout_sgr(t, "0");
     fputc('\n', t->out);
     cJSON_ArrayForEach(k, ranks) {
-        fprintf(t->out, "  %-6.0f %9s %10s %10s  ", num(k, RK_RANK), count(b1, num(k, RK_STEPS)),
+        char rank[32];
+        snprintf(rank, sizeof rank, "%.0f%s", num(k, RK_RANK),
+                 cJSON_IsTrue(get(k, RK_DESCRIBED)) ? "*" : "");
+        fprintf(t->out, "  %-6s %9s %10s %10s  ", rank, count(b1, num(k, RK_STEPS)),
                 dur(b2, num(k, RK_MEAN_STEP_NS)), dur(b3, num(k, RK_P50_STEP_NS)));
+        if (gpu && get(k, RK_GPU_BUSY_SHARE))
+            fprintf(t->out, "%7.1f%% %5.1f%% %7.1f%%  ", 100.0 * num(k, RK_GPU_BUSY_SHARE),
+                    100.0 * num(k, RK_GPU_IDLE_SHARE), 100.0 * num(k, RK_COMM_EXPOSED_SHARE));
+        else if (gpu)
+            fprintf(t->out, "%8s %6s %8s  ", "-", "-", "-");
+        if (mem)
+            fprintf(t->out, "%10s  ", get(k, RK_MEMORY_PEAK_BYTES)
+                                          ? bytes(b4, num(k, RK_MEMORY_PEAK_BYTES)) : "-");
         if (coll) {
             char last[48];
             snprintf(last, sizeof last, "%.0f/%.0f", num(k, RK_LAST_ARRIVALS),

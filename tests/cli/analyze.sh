@@ -196,6 +196,58 @@ error_like ranks-different-world-size 2 "not ranks of one job"
 run analyze "$DEMO" "$DEMO"
 error_like ranks-duplicate-rank 2 "not ranks of one job"
 
+# A directory is the ranks of one job in it; the report describes the
+# slowest rank (rank 2 of job4: 115 ms steps against 90 ms, and the only
+# one that runs rank2_only), or the one --rank names. Each rank's row has
+# its GPU shares (a 45 ms kernel a step: 50.0% of 90 ms, 39.1% of 115 ms)
+# and its peak of gpu.allocated ((rank + 1) GiB).
+run analyze "$tmp/job4"
+if status_is ranks-directory 0; then
+    if ! has "$out" rank2_only; then
+        not_ok ranks-directory "not rank 2 described: $(tail -n 12 "$out")"
+    elif ! grep -q "^  2\*  *50  *115.00 ms  *115.00 ms  *39.1%  *60.9%  *0.0%  *3.0 GiB" "$out" ||
+        ! grep -q "^  0  *50  *90.00 ms  *90.00 ms  *50.0%  *50.0%  *0.0%  *1.0 GiB" "$out"; then
+        not_ok ranks-directory "rows: $(grep -A5 '^Ranks' "$out")"
+    else ok ranks-directory; fi
+fi
+run analyze --rank 0 "$tmp/job4"
+if status_is ranks-chosen 0; then
+    if ! has "$out" rank2_only && grep -q "^  0\* " "$out" && ! grep -q "^  2\*" "$out"; then
+        ok ranks-chosen
+    else not_ok ranks-chosen "$(grep -A6 '^Ranks' "$out")"; fi
+fi
+run analyze --format json -o "$tmp/job4.json" "$tmp/job4/rank3.prof" "$tmp/job4/rank1.prof" \
+    "$tmp/job4/rank2.prof" "$tmp/job4/rank0.prof"
+if status_is ranks-json 0 && "$PYTHON" -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+rows = {k["rank"]: k for k in r["ranks"]}
+assert sorted(rows) == [0, 1, 2, 3], rows.keys()
+assert [k for k in rows if rows[k]["described"]] == [2]
+assert abs(rows[2]["gpu_busy_share"] - 45 / 115) < 1e-9 and abs(rows[1]["gpu_idle_share"] - 0.5) < 1e-9
+assert all(rows[k]["memory_peak_bytes"] == (k + 1) << 30 for k in rows)
+assert {k["memory_peak_series"] for k in rows.values()} == {"gpu.allocated"}
+assert r["profiles"][0]["rank"] == 3
+assert any(n.startswith("4 ranks: every section but ranks describes rank 2 (") and
+           n.endswith("rank2.prof), the slowest (the longest mean step; --rank N describes another)")
+           for n in r["notes"]), r["notes"]
+' "$tmp/job4.json" 2>"$err" &&
+    "$PYTHON" tests/support/validate_report.py formats/report.schema.json "$tmp/job4.json" >>"$err" 2>&1
+then ok ranks-json; else not_ok ranks-json "$(tail -n 5 "$err")"; fi
+run analyze --format csv --table ranks "$tmp/job4"
+if status_is ranks-csv 0 && [ "$(head -n 1 "$out")" = "$(printf 'rank,path,described,steps,mean_step_ns,p50_step_ns,comm_ns_per_step,work_ns_per_step,gpu_busy_share,gpu_idle_share,comm_exposed_share,memory_peak_series,memory_peak_bytes,collectives,last_arrivals,wait_ns,caused_wait_ns,caused_wait_share\r')" ] &&
+    [ "$(wc -l <"$out")" -eq 5 ] &&
+    grep -q "^2,$tmp/job4/rank2.prof,true,50,115000000,115000000,0,115000000,0.39130434782608[0-9]*,0.6086956521739[0-9]*,0,gpu.allocated,3221225472,,,,,.\$" "$out"
+then ok ranks-csv; else not_ok ranks-csv "$(cat "$out")"; fi
+run analyze --rank 7 "$tmp/job4"
+error_like ranks-rank-missing 2 "--rank 7: no profile of that rank among the 4 given"
+run analyze --rank two "$tmp/job4"
+error_like ranks-rank-not-a-number 2 "--rank takes a rank"
+run analyze "$tmp/tworuns"
+error_like ranks-directory-of-runs 2 "holds 2 runs, not the ranks of one job"
+run analyze "$tmp/job4" "$tmp/hot.prof"
+error_like ranks-directory-alone 2 "a directory is analyzed alone"
+
 # ---- --fail-on ---------------------------------------------------------------------------------
 # fail_on NAME FILE LEVEL STATUS: the status, and the report written anyway
 fail_on() {
@@ -308,7 +360,7 @@ run analyze "$tmp/x.prof"
 error_is missing-file 3 "prof: analyze: cannot read '$tmp/x.prof': cannot open: No such file or directory"
 mkdir "$tmp/dir.prof"
 run analyze "$tmp/dir.prof"
-error_is directory 3 "prof: analyze: cannot read '$tmp/dir.prof': cannot read: is a directory"
+error_is directory 3 "prof: analyze: no profiles in directory '$tmp/dir.prof'"
 : >"$tmp/empty.prof"
 run analyze "$tmp/empty.prof"
 error_is empty-file 3 "prof: analyze: cannot read '$tmp/empty.prof': empty file (0 bytes)"
@@ -350,7 +402,7 @@ error_is bad-leak-horizon 2 "prof: analyze: --leak-horizon takes a number of run
 run analyze --capacity 16X "$DEMO"
 error_is bad-capacity 2 "prof: analyze: --capacity takes a size such as 16G, not '16X' (see 'prof analyze --help')"
 run analyze --format csv --table flops "$DEMO"
-error_is bad-table 2 "prof: analyze: unknown table 'flops': use ops, steps, memory, bottlenecks, kernels or gpu (see 'prof analyze --help')"
+error_is bad-table 2 "prof: analyze: unknown table 'flops': use ops, steps, memory, bottlenecks, kernels, gpu or ranks (see 'prof analyze --help')"
 run analyze --points 1 "$DEMO"
 error_is bad-points 2 "prof: analyze: --points takes 0 (all) or a whole number of points from 2, not '1' (see 'prof analyze --help')"
 run analyze --table steps "$DEMO"

@@ -22,7 +22,7 @@ Roff comments just before a block say how to run it:
 Each page's sessions run in order, with sh, in a directory of their own
 that holds what the pages name: testdata/ (the repository's), run.prof,
 before.prof, after.prof, main.prof and branch.prof (copies of
-testdata/demo.prof), run.0.prof .. run.3.prof (a four-rank job) and
+testdata/demo.prof), run.0.prof .. run.3.prof (a four-rank job, and in runs/) and
 report.nsys.sqlite (from TEST_BIN/make_man_fixtures), rank0.pt.trace.json.gz,
 trace_rank0.json.gz and trace_rank1.json.gz (testdata/kineto's traces);
 prof is PROF, and pkg-config's prof is the build tree's (LIBPROF_A and
@@ -111,6 +111,9 @@ def fixtures(work, prof, test_bin, libprof_a):
     for name in ("run", "before", "after", "main", "branch"):
         shutil.copy("testdata/demo.prof", os.path.join(root, name + ".prof"))
     subprocess.run([os.path.join(test_bin, "make_man_fixtures"), root], check=True)
+    os.mkdir(os.path.join(root, "runs"))
+    for rank in range(4):
+        shutil.copy(os.path.join(root, "run.%d.prof" % rank), os.path.join(root, "runs"))
     shutil.copy("testdata/kineto/2024.json.gz", os.path.join(root, "rank0.pt.trace.json.gz"))
     for rank, trace in ((0, "2023.json"), (1, "2024.json")):
         with open(os.path.join("testdata/kineto", trace), "rb") as src, \
