@@ -14,10 +14,12 @@
  * Recording stops at exit through the atexit handler prof_start installs.
  * Nobody sees prof_start's result here, so before starting it makes the
  * default message handler loud (report.c): a start that fails (a malformed
- * PROF_* variable, an output that cannot be written or is not a regular
- * file) is said in one line on stderr, and so is CUDA capture that cannot
- * be had; PROF_ENABLE=0 is not a failure. A program that sets its own
- * handler later gets the messages from then on.
+ * PROF_* variable, an output that cannot be written, is not a regular
+ * file or is another user's planted link) is said in one line on stderr,
+ * and so are CUDA capture that cannot be had and an output another
+ * recorder holds (this one then writes its own file); PROF_ENABLE=0 is
+ * not a failure. A program that sets its own handler later gets the
+ * messages from then on.
  *
  * Built into libprof.so only (the Makefile's PRELOAD_SRC). */
 #include <dlfcn.h>
@@ -80,6 +82,13 @@ static void report_failure(int e)
         rt_report(PROF_MSG_ERROR, "not recording: bad %s '%s' (see libprof(3))", bad, getenv(bad));
     else if (ce == 0 && e == -ENOTSUP) /* strerror's "Operation not supported" says less */
         rt_report(PROF_MSG_ERROR, "not recording: cannot write '%s': not a regular file", c.output);
+    else if (ce == 0 && e == -ELOOP && rt_output_planted(c.output))
+        rt_report(PROF_MSG_ERROR, "not recording: cannot write '%s': a symbolic link of another "
+                  "user's in a shared sticky directory; remove it or choose another name",
+                  c.output);
+    else if (ce == 0 && e == -EBUSY)
+        rt_report(PROF_MSG_ERROR, "not recording: cannot write '%s': other recorders hold it "
+                  "and every name of its own this process tried", c.output);
     else if (ce == 0 && e != -ENOMEM)
         rt_report(PROF_MSG_ERROR, "not recording: cannot write '%s': %s", c.output, strerror(-e));
     else

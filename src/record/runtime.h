@@ -312,9 +312,22 @@ uint64_t rt_rss_read(int fd);               /* bytes, 0 when unreadable       */
  * errno; fd itself when it is already above them or negative. */
 int rt_fd_above_std(int fd);
 int rt_open_read(const char *path);         /* a descriptor, or -1 (errno)    */
-/* The output, empty, writable: a descriptor, or -errno; -ENOTSUP when the
- * path is not a regular file (FIFO, socket, device). Never blocks. */
-int rt_output_open(const char *path);
+/* The output, empty, writable, locked against other recorders: a
+ * descriptor, or -errno; -ENOTSUP when the path is not a regular file
+ * (FIFO, socket, device); -ELOOP when it is a link another user planted
+ * in a shared sticky directory. Never blocks. When another recorder
+ * holds path (or claimed says that path belongs to another process), the
+ * output is rt_output_alt_name's instead, returned malloc'ed in *alt
+ * (else NULL); -EBUSY when every such name is held too. */
+int rt_output_open(const char *path, int claimed, char **alt);
+/* path with ".PID" (k > 0: ".PID-k") before its extension, as Python's
+ * os.path.splitext splits it: run.prof -> run.4242.prof, out -> out.4242.
+ * malloc'ed; NULL when out of memory. */
+char *rt_output_alt_name(const char *path, long pid, unsigned k);
+/* Whether path is a symbolic link another user owns in a sticky
+ * world-writable directory (/tmp) that is not theirs either: the links
+ * the kernel's fs.protected_symlinks does not follow. */
+int rt_output_planted(const char *path);
 
 /* ---- report.c: libprof's one voice ---------------------------------------- */
 

@@ -58,15 +58,35 @@ static prof_err header_write(int fd, const char *meta, int *err)
     return e;
 }
 
-static int output_open(const rt_config *c)
+/* Whether PROF_AUTOSTART_PID names another process: then the name in
+ * PROF_OUTPUT is that process's (the one `prof record` or the preloaded
+ * libprof started), and this one, its child, records under a name of its
+ * own even when the parent has already finished writing. */
+static int output_claimed_elsewhere(void)
 {
-    char *meta = rt_metadata(c, &rt.clock);
-    if (!meta)
-        return -ENOMEM;
-    int fd = rt_output_open(c->output);
-    if (fd < 0) {
-        free(meta);
+    const char *pid = getenv("PROF_AUTOSTART_PID");
+    return pid && *pid && strtol(pid, NULL, 10) != (long)getpid();
+}
+
+/* Opens (and claims) the output, then writes the header; the metadata
+ * names the file actually written. from_env: the name came from
+ * PROF_OUTPUT or the default, not from the caller. */
+static int output_open(rt_config *c, int from_env)
+{
+    char *alt;
+    int fd = rt_output_open(c->output, from_env && output_claimed_elsewhere(), &alt);
+    if (fd < 0)
         return fd;
+    if (alt) {
+        rt_report(PROF_MSG_WARNING, "recording into '%s': '%s' is another recorder's", alt,
+                  c->output);
+        free(c->output);
+        c->output = alt;
+    }
+    char *meta = rt_metadata(c, &rt.clock);
+    if (!meta) {
+        close(fd);
+        return -ENOMEM;
     }
     int err;
     prof_err pe = header_write(fd, meta, &err); /* closes fd on failure */
@@ -112,7 +132,7 @@ static int session_open(const prof_config *cfg)
         return e;
     release_leftovers();
     rt_clock_init(&rt.clock);
-    if ((e = output_open(&c)) != 0)
+    if ((e = output_open(&c, !cfg || !cfg->output)) != 0)
         goto fail_cfg;
     if ((e = rt_pool_init(&rt.pool, c.buffer_bytes)) != 0)
         goto fail_writer;
