@@ -396,8 +396,12 @@ static int check_output(const char *pattern)
         return output_error(pattern, ENOTDIR);
     if (access(dir, W_OK | X_OK) != 0)
         return output_error(pattern, errno);
-    if (strchr(slash ? slash : pattern, '%') || stat(pattern, &st) != 0)
+    if (strchr(slash ? slash : pattern, '%') || (stat(pattern, &st) != 0 && errno != ELOOP))
         return EXIT_OK; /* a pattern, or a file to be created */
+    if (rt_output_planted(pattern)) /* libprof would not follow it either */
+        return cmd_error("record", EXIT_RECORD_FAILED, "cannot write '%s': a symbolic link of "
+                         "another user's in a shared sticky directory; remove it or choose "
+                         "another name", pattern);
     if (S_ISDIR(st.st_mode))
         return output_error(pattern, EISDIR);
     if (!S_ISREG(st.st_mode)) /* libprof writes regular files only (a FIFO could block) */
@@ -410,14 +414,33 @@ static int check_output(const char *pattern)
 
 /* ---- what was written ------------------------------------------------------ */
 
-/* pattern as a glob(3) pattern: %p and %r match any text, %% is %, and
- * glob's own metacharacters stand for themselves. */
+/* Where the name a second recorder on the same output takes puts its
+ * ".PID": before the extension of the last component, as libprof's
+ * rt_output_alt_name splits it (%p and %r expand to digits, no dots). */
+static size_t alt_point(const char *pattern)
+{
+    const char *base = strrchr(pattern, '/');
+    base = base ? base + 1 : pattern;
+    const char *stem = base + strspn(base, ".");
+    const char *dot = strrchr(stem, '.');
+    return dot ? (size_t)(dot - pattern) : strlen(pattern);
+}
+
+/* pattern as a glob(3) pattern that also finds the names of its own that
+ * other recorders took: %p and %r match any text, %% is %, a '*' goes
+ * where ".PID" would, and glob's own metacharacters stand for themselves.
+ * What it finds is then checked by name_matches. */
 static char *glob_pattern(const char *pattern)
 {
-    char *g = malloc(2 * strlen(pattern) + 1), *q = g;
+    size_t at = alt_point(pattern);
+    char *g = malloc(2 * strlen(pattern) + 2), *q = g;
     if (!g)
         return NULL;
-    for (const char *p = pattern; *p; p++) {
+    for (const char *p = pattern;; p++) {
+        if ((size_t)(p - pattern) == at)
+            *q++ = '*';
+        if (!*p)
+            break;
         if (p[0] == '%' && (p[1] == 'p' || p[1] == 'r')) {
             *q++ = '*';
             p++;
@@ -430,6 +453,68 @@ static char *glob_pattern(const char *pattern)
     }
     *q = '\0';
     return g;
+}
+
+static size_t digits(const char *s)
+{
+    size_t n = 0;
+    while (s[n] >= '0' && s[n] <= '9')
+        n++;
+    return n;
+}
+
+/* Whether name is what libprof makes of pattern: %p and %r are numbers,
+ * %% is %, the rest is as written; with alt, there is also ".PID" or
+ * ".PID-K" (another recorder held the name) or ".rankN" (the Python
+ * binding's name for a rank) at alt_point's place. */
+static int name_matches(const char *pat, const char *name, const char *alt)
+{
+    if (pat == alt) {
+        const char *s = name;
+        if (*s++ != '.')
+            return 0;
+        if (strncmp(s, "rank", 4) == 0 && digits(s + 4))
+            return name_matches(pat, s + 4 + digits(s + 4), NULL);
+        size_t n = digits(s);
+        if (n && name_matches(pat, s + n, NULL))
+            return 1;
+        return n && s[n] == '-' && digits(s + n + 1) &&
+               name_matches(pat, s + n + 1 + digits(s + n + 1), NULL);
+    }
+    if (!*pat)
+        return !*name;
+    if (pat[0] == '%' && (pat[1] == 'p' || pat[1] == 'r')) {
+        for (size_t n = 1; n <= digits(name); n++)
+            if (name_matches(pat + 2, name + n, alt))
+                return 1;
+        return 0;
+    }
+    size_t w = pat[0] == '%' && pat[1] == '%' ? 2 : 1;
+    return *pat == *name && name_matches(pat + w, name + 1, alt);
+}
+
+/* Whether the file at path begins as every profile does. */
+static int has_profile_magic(const char *path)
+{
+    char head[PF_MAGIC_LEN];
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, head, sizeof head);
+    close(fd);
+    return n == (ssize_t)sizeof head && memcmp(head, PF_MAGIC, sizeof head) == 0;
+}
+
+/* Whether path, which glob found, is one of the command's profiles: the
+ * output as named, or a name libprof makes of the pattern that holds a
+ * profile (other files the command wrote next to them are its own). */
+static int is_profile(const char *pattern, const char *path)
+{
+    if (!strchr(pattern, '%') && strcmp(path, pattern) == 0)
+        return 1;
+    return (name_matches(pattern, path, NULL) ||
+            name_matches(pattern, path, pattern + alt_point(pattern))) &&
+           has_profile_magic(path);
 }
 
 /* "48,213" */
@@ -493,9 +578,10 @@ static int modified_since(const struct stat *st, const struct timespec *t)
 }
 
 /* One line for each file the pattern names (every rank's and process's,
- * for %r and %p) that was written since start; the number that could be
- * read in *readable. The number found, or -1 when none could be looked
- * for (reported). */
+ * for %r and %p, and those a second recorder wrote beside the output)
+ * that was written since start; the number that could be read in
+ * *readable. The number found, or -1 when none could be looked for
+ * (reported). */
 static int report_written(const char *pattern, const struct timespec *start, int *readable)
 {
     char *g = glob_pattern(pattern);
@@ -513,7 +599,8 @@ static int report_written(const char *pattern, const struct timespec *start, int
                          rc == GLOB_NOSPACE ? "out of memory" : "read error");
     for (size_t i = 0; i < gl.gl_pathc; i++) {
         struct stat st;
-        if (stat(gl.gl_pathv[i], &st) != 0 || !S_ISREG(st.st_mode) || !modified_since(&st, start))
+        if (stat(gl.gl_pathv[i], &st) != 0 || !S_ISREG(st.st_mode) ||
+            !modified_since(&st, start) || !is_profile(pattern, gl.gl_pathv[i]))
             continue;
         found++;
         *readable += report_profile(gl.gl_pathv[i], (uint64_t)st.st_size);

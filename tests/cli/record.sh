@@ -12,7 +12,9 @@
 # (modules=N and its bad depths among them),
 # and a Python script ending by sys.exit, an exception or SIGINT; hostile
 # surroundings: a command started with its standard descriptors closed, a
-# FIFO as the output. Signals are sent once the command says it is ready
+# FIFO as the output, another user's link in /tmp as the output; two
+# recorders on one output (a linked and a preloaded libprof, a child that
+# starts its own), each writing a whole profile. Signals are sent once the command says it is ready
 # (a file it creates), never after a fixed sleep.
 # Run from the repository root with PROF and B set, as tests/suite.sh does.
 PROF=${PROF:-build/prof}
@@ -197,6 +199,30 @@ check record-nothing-written-failed eval 'status 6 && grep -q "no profile writte
 PROF_ENABLE=0 run record -o "$tmp/off.prof" -- "$CHILD" exit 0
 check record-disabled eval 'status 0 && [ ! -s "$err" ] && [ ! -e "$tmp/off.prof" ]'
 
+# ---- two recorders on one output ------------------------------------------------------
+# The libprof linked into the command and the preloaded one both record
+# into -o: the second finds it held and writes CMD's own name beside it,
+# and prof reports both, each whole.
+run record -o "$tmp/two.prof" -- "$CHILD" static
+check record-two-recorders eval 'status 0 && [ "$(grep -c "^prof: record: wrote " "$err")" -eq 2 ] &&
+    grep -q "^prof: record: wrote $tmp/two.prof (" "$err" &&
+    grep -Eq "^prof: record: wrote $tmp/two\.[0-9]+\.prof \(.*, 3 steps\)$" "$err" &&
+    ! grep -q "cannot read" "$err"'
+readable record-two-recorders-preloaded "$tmp/two.prof" "closed cleanly"
+readable record-two-recorders-linked "$(ls "$tmp"/two.[0-9]*.prof)" "static"
+# A child calling prof_start(NULL) under a recorded parent: the name in
+# PROF_OUTPUT is the parent's, even once the parent has written it.
+run record -o "$tmp/kid.prof" -- sh -c "'$CHILD' static; '$CHILD' static"
+check record-child-own-name eval 'status 0 && [ "$(grep -c "^prof: record: wrote " "$err")" -eq 3 ] &&
+    [ "$(ls "$tmp"/kid.[0-9]*.prof | wc -l)" -eq 2 ] && ! grep -q "cannot read" "$err"'
+readable record-child-parent-profile "$tmp/kid.prof" "closed cleanly"
+# Only the command's profiles are reported, not what else it wrote beside
+# them (a file named like a pid included).
+mkdir "$tmp/pd"
+run record -o "$tmp/pd/%p" -- sh -c 'echo notes >"$0/notes.txt"; echo 1 >"$0/12345"' "$tmp/pd"
+check record-percent-p-others eval 'status 0 && [ "$(wc -l <"$err")" -eq 1 ] &&
+    grep -Eq "^prof: record: wrote $tmp/pd/[0-9]+ \(" "$err"'
+
 # ---- refused before the command runs ------------------------------------------------
 run record -o "$tmp/no-dir/x.prof" -- sh -c ": >'$tmp/ran'"
 want="prof: record: cannot write '$tmp/no-dir/x.prof': No such file or directory"
@@ -222,6 +248,26 @@ PROF_OUTPUT=$tmp/z.prof PROF_BUFFER_MB=abc LD_PRELOAD=$lib "$CHILD" exit 0 >"$ou
 rc=$?
 want="prof: not recording: bad PROF_BUFFER_MB 'abc' (see libprof(3))"
 check libprof-preload-bad-env eval 'status 0 && [ "$(cat "$err")" = "$want" ]'
+# Another user's link in a shared sticky directory is not followed: prof
+# refuses it before the command runs, and libprof preloaded by hand says
+# why it does not record; what the link points to is left as it was.
+if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1; then
+    mkdir -m 1777 "$tmp/sticky"
+    echo keep >"$tmp/victim"
+    ln -s "$tmp/victim" "$tmp/sticky/run.prof" && chown -h nobody "$tmp/sticky/run.prof"
+    run record -o "$tmp/sticky/run.prof" -- sh -c ": >'$tmp/ran'"
+    check record-planted-link eval 'status 125 && [ ! -e "$tmp/ran" ] &&
+        grep -q "^prof: record: cannot write .*: a symbolic link of another user.s in a shared sticky directory" "$err" &&
+        [ "$(cat "$tmp/victim")" = keep ]'
+    PROF_OUTPUT=$tmp/sticky/run.prof LD_PRELOAD=$lib "$CHILD" exit 0 >"$out" 2>"$err"
+    rc=$?
+    check libprof-preload-planted-link eval 'status 0 && [ "$(wc -l <"$err")" -eq 1 ] &&
+        grep -q "^prof: not recording: cannot write .*: a symbolic link of another user" "$err" &&
+        [ "$(cat "$tmp/victim")" = keep ]'
+else
+    echo "ok record-planted-link # skip not root or no user nobody"
+    echo "ok libprof-preload-planted-link # skip not root or no user nobody"
+fi
 
 # ---- a process stopped now and then --------------------------------------------------
 # SIGSTOP and SIGCONT, as a busy machine deschedules it: while stopped it
