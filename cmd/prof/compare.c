@@ -156,9 +156,10 @@ typedef struct side {
     size_t n;
 } side;
 
-/* The analyze report of one run (its ranks' profiles) with every
- * operation, trimmed as soon as it is built: a report row of every
- * operation of every run would take more than the profiles. */
+/* The analyze report of one run (its ranks' profiles) into *out, each
+ * operation's row trimmed as it is built: the rows of every operation of
+ * every run would take more than the profiles. *out is the caller's to
+ * free, also on failure. */
 static int analyze_run(const runset_run *run, const analysis_options *o, compare_run **out)
 {
     profile_model *m = calloc(run->npaths, sizeof *m);
@@ -170,12 +171,16 @@ static int analyze_run(const runset_run *run, const analysis_options *o, compare
         mp[i] = &m[i];
     }
     cJSON *report = NULL;
-    if (status == EXIT_OK && !(report = report_build(mp, run->npaths, o, &err)))
+    analysis_options ro = *o;
+    ro.op_row = compare_run_add_op;
+    if (status == EXIT_OK && !(ro.op_arg = *out = compare_run_new()))
+        status = cmd_error(CMD, EXIT_NOMEM, "out of memory");
+    if (status == EXIT_OK && !(report = report_build(mp, run->npaths, &ro, &err)))
         status = cmd_error(CMD, err.code == PROF_ERR_NOMEM ? EXIT_NOMEM : EXIT_USAGE,
                            "cannot analyze '%s': %s", run->paths[0], err.message);
     for (size_t i = 0; m && i < run->npaths; i++)
         profile_model_free(&m[i]);
-    if (report && !(*out = compare_run_take(report, &err)))
+    if (report && compare_run_take(*out, report, &err) != PROF_OK)
         status = cmd_error(CMD, err.code == PROF_ERR_NOMEM ? EXIT_NOMEM : EXIT_INPUT,
                            "cannot compare '%s': %s", run->paths[0], err.message);
     free(m);
@@ -197,6 +202,8 @@ static int load_side(const char *path, const analysis_options *o, side *s)
         status = cmd_error(CMD, EXIT_NOMEM, "out of memory");
     for (size_t i = 0; status == EXIT_OK && i < rs.nruns; i++) {
         status = analyze_run(&rs.runs[i], o, &s->runs[i]);
+        if (status != EXIT_OK)
+            compare_run_free(s->runs[i]);
         s->n += status == EXIT_OK;
     }
     runset_free(&rs);

@@ -32,13 +32,24 @@ typedef struct cmp_op {
     int has_gpu;           /* the row has gpu_ns (rules.md §3.2)              */
 } cmp_op;
 
+/* Blocks that names and batch means are carved from: rows arrive one at a
+ * time, and what is carved never moves. */
+typedef struct cmp_chunk {
+    struct cmp_chunk *next;
+    size_t used, cap;
+    _Alignas(double) char data[];
+} cmp_chunk;
+
+#define CMP_CHUNK (256 * 1024)
+
 struct compare_run {
     cJSON *owned;          /* the report, when taken: without its operations  */
     const cJSON *report;
-    cmp_op *ops;           /* by name                                         */
-    size_t nops;
-    char *text;            /* the operations' names and kinds                 */
-    double *batch;         /* their steady batch means                        */
+    cmp_op *ops;           /* by name, once taken                             */
+    size_t nops, cap;
+    cmp_chunk *chunks;     /* the operations' names, kinds and batch means    */
+    const char *kinds[16]; /* distinct kinds seen first, shared               */
+    size_t nkinds;
 };
 
 /* A side: its runs (its own copy of the array) and the path named. */
@@ -220,38 +231,72 @@ static int by_op_name(const void *a, const void *b)
     return strcmp(((const cmp_op *)a)->name, ((const cmp_op *)b)->name);
 }
 
-/* Finite batch means of a steady object that a test reads. */
-static size_t steady_batches(const cJSON *steady)
+/* size bytes from r's blocks, aligned for a double; NULL out of memory. */
+static void *carve(compare_run *r, size_t size)
 {
-    const cJSON *b;
-    size_t k = 0;
-    cJSON_ArrayForEach(b, get(steady, RK_BATCH_MEANS_NS))
-        k += k < CMP_MAX_BATCHES && cJSON_IsNumber(b) && isfinite(b->valuedouble);
+    size = (size + sizeof(double) - 1) / sizeof(double) * sizeof(double);
+    cmp_chunk *c = r->chunks;
+    if (!c || c->cap - c->used < size) {
+        size_t cap = size > CMP_CHUNK ? size : CMP_CHUNK;
+        if (!(c = malloc(sizeof *c + cap)))
+            return NULL;
+        *c = (cmp_chunk){ r->chunks, 0, cap };
+        r->chunks = c;
+    }
+    void *p = c->data + c->used;
+    c->used += size;
+    return p;
+}
+
+static const char *carve_text(compare_run *r, const char *s)
+{
+    size_t len = strlen(s) + 1;
+    char *t = carve(r, len);
+    return t ? memcpy(t, s, len) : NULL;
+}
+
+/* kind, shared between operations among the first few distinct kinds. */
+static const char *intern_kind(compare_run *r, const char *kind)
+{
+    for (size_t i = 0; i < r->nkinds; i++)
+        if (strcmp(r->kinds[i], kind) == 0)
+            return r->kinds[i];
+    const char *k = carve_text(r, kind);
+    if (k && r->nkinds < sizeof r->kinds / sizeof *r->kinds)
+        r->kinds[r->nkinds++] = k;
     return k;
 }
 
-/* kind in the run's text, once per distinct kind among the first few. */
-static const char *intern_kind(const char *kind, const char **kinds, size_t *nkinds, char **text)
+compare_run *compare_run_new(void)
 {
-    for (size_t i = 0; i < *nkinds; i++)
-        if (strcmp(kinds[i], kind) == 0)
-            return kinds[i];
-    size_t len = strlen(kind) + 1;
-    char *k = memcpy(*text, kind, len);
-    *text += len;
-    if (*nkinds < 16)
-        kinds[(*nkinds)++] = k;
-    return k;
+    return calloc(1, sizeof(compare_run));
 }
 
-static void read_op(cmp_op *o, const cJSON *op, char **text, double **batch, const char **kinds,
-                    size_t *nkinds)
+int compare_run_add_op(void *run, const cJSON *op)
 {
-    const char *name = str_or(op, RK_NAME, "");
-    size_t len = strlen(name) + 1;
-    o->name = memcpy(*text, name, len);
-    *text += len;
-    o->kind = intern_kind(str_or(op, RK_KIND, ""), kinds, nkinds, text);
+    compare_run *r = run;
+    if (r->nops == r->cap) {
+        size_t cap = r->cap ? 2 * r->cap : 1024;
+        cmp_op *ops = realloc(r->ops, cap * sizeof *ops);
+        if (!ops)
+            return -1;
+        r->ops = ops;
+        r->cap = cap;
+    }
+    cmp_op *o = &r->ops[r->nops];
+    const cJSON *st = get(op, RK_STEADY), *b;
+    double m, batch[CMP_MAX_BATCHES];
+    size_t nb = 0;
+    cJSON_ArrayForEach(b, get(st, RK_BATCH_MEANS_NS))
+        if (nb < CMP_MAX_BATCHES && cJSON_IsNumber(b) && isfinite(b->valuedouble))
+            batch[nb++] = b->valuedouble;
+    double *kept = nb ? carve(r, nb * sizeof *kept) : NULL;
+    o->name = carve_text(r, str_or(op, RK_NAME, ""));
+    o->kind = intern_kind(r, str_or(op, RK_KIND, ""));
+    if (!o->name || !o->kind || (nb && !kept))
+        return -1;
+    if (nb)
+        memcpy(kept, batch, nb * sizeof *kept);
     o->calls = num_or(op, RK_CALLS, 0);
     o->incl_ns = num_or(op, RK_INCL_NS, 0);
     o->self_ns = num_or(op, RK_SELF_NS, 0);
@@ -262,36 +307,19 @@ static void read_op(cmp_op *o, const cJSON *op, char **text, double **batch, con
     o->gpu_ns = num_or(op, RK_GPU_NS, 0);
     o->gpu_self_ns = num_or(op, RK_GPU_SELF_NS, 0);
     o->gpu_kernels = num_or(op, RK_GPU_KERNELS, 0);
-    const cJSON *st = get(op, RK_STEADY), *b;
-    double m;
-    o->steady = (cmp_steady){ get_num(st, RK_MEAN_NS, &m) && isfinite(m) ? m : NAN, *batch, 0 };
-    cJSON_ArrayForEach(b, get(st, RK_BATCH_MEANS_NS))
-        if (o->steady.nbatch < CMP_MAX_BATCHES && cJSON_IsNumber(b) && isfinite(b->valuedouble))
-            (*batch)[o->steady.nbatch++] = b->valuedouble;
-    *batch += o->steady.nbatch;
+    o->steady = (cmp_steady){ get_num(st, RK_MEAN_NS, &m) && isfinite(m) ? m : NAN, kept, nb };
+    r->nops++;
+    return 0;
 }
 
-/* The operations of a report's array into r, sorted by name; -1 out of
- * memory. Text and batch means are counted first, for one block each. */
-static int read_ops(compare_run *r, const cJSON *arr)
+/* The rows still in report's operations into r, then every row sorted by
+ * name for lookups; -1 out of memory. */
+static int read_ops(compare_run *r, const cJSON *report)
 {
     const cJSON *op;
-    size_t n = 0, text = 0, nbatch = 0, nkinds = 0;
-    const char *kinds[16];
-    cJSON_ArrayForEach(op, arr) {
-        n++;
-        text += strlen(str_or(op, RK_NAME, "")) + strlen(str_or(op, RK_KIND, "")) + 2;
-        nbatch += steady_batches(get(op, RK_STEADY));
-    }
-    r->ops = calloc(n ? n : 1, sizeof *r->ops);
-    r->text = malloc(text ? text : 1);
-    r->batch = malloc((nbatch ? nbatch : 1) * sizeof *r->batch);
-    if (!r->ops || !r->text || !r->batch)
-        return -1;
-    char *t = r->text;
-    double *b = r->batch;
-    cJSON_ArrayForEach(op, arr)
-        read_op(&r->ops[r->nops++], op, &t, &b, kinds, &nkinds);
+    cJSON_ArrayForEach(op, get(report, RK_OPERATIONS))
+        if (compare_run_add_op(r, op) != 0)
+            return -1;
     qsort(r->ops, r->nops, sizeof *r->ops, by_op_name);
     return 0;
 }
@@ -299,35 +327,33 @@ static int read_ops(compare_run *r, const cJSON *arr)
 /* A run over a report: its operations read, the report borrowed. */
 static compare_run *run_view(const cJSON *report)
 {
-    compare_run *r = calloc(1, sizeof *r);
+    compare_run *r = compare_run_new();
     if (!r)
         return NULL;
     r->report = report;
-    if (read_ops(r, get(report, RK_OPERATIONS)) != 0) {
+    if (read_ops(r, report) != 0) {
         compare_run_free(r);
         return NULL;
     }
     return r;
 }
 
-compare_run *compare_run_take(cJSON *report, prof_error *err)
+prof_err compare_run_take(compare_run *r, cJSON *report, prof_error *err)
 {
     if (!cJSON_IsObject(get(report, RK_SUMMARY)) || !cJSON_IsArray(get(report, RK_OPERATIONS))) {
         cJSON_Delete(report);
-        prof_error_set(err, PROF_ERR_INVALID, "not an analyze report (no summary or operations)");
-        return NULL;
+        return prof_error_set(err, PROF_ERR_INVALID,
+                              "not an analyze report (no summary or operations)");
     }
-    compare_run *r = run_view(report);
-    if (!r) {
+    if (read_ops(r, report) != 0) {
         cJSON_Delete(report);
-        prof_error_set(err, PROF_ERR_NOMEM, "out of memory reading the report");
-        return NULL;
+        return prof_error_set(err, PROF_ERR_NOMEM, "out of memory reading the report");
     }
     /* the array is what takes the memory, and all compare reads of it is
      * in r->ops now */
     cJSON_Delete(cJSON_DetachItemFromObjectCaseSensitive(report, RK_OPERATIONS));
-    r->owned = report;
-    return r;
+    r->report = r->owned = report;
+    return PROF_OK;
 }
 
 void compare_run_free(compare_run *r)
@@ -336,8 +362,11 @@ void compare_run_free(compare_run *r)
         return;
     cJSON_Delete(r->owned);
     free(r->ops);
-    free(r->text);
-    free(r->batch);
+    while (r->chunks) {
+        cmp_chunk *next = r->chunks->next;
+        free(r->chunks);
+        r->chunks = next;
+    }
     free(r);
 }
 

@@ -62,11 +62,20 @@ cJSON *compare_build(const cJSON *before, const cJSON *after, const compare_opti
 /* A run's analyze report, its operations held compactly. */
 typedef struct compare_run compare_run;
 
-/* Takes report (every operation kept) and trims it; report is freed with
- * the run, or here on failure.
- * @return the run, or NULL with err set: PROF_ERR_INVALID when the report
- * lacks its summary or operations, PROF_ERR_NOMEM. */
-compare_run *compare_run_take(cJSON *report, prof_error *err);
+/* An empty run; NULL out of memory. */
+compare_run *compare_run_new(void);
+
+/* Adds one operation row of the run's report (report.h's op_row callback,
+ * run a compare_run): so the report need never hold every row at once.
+ * 0, or -1 out of memory. */
+int compare_run_add_op(void *run, const cJSON *row);
+
+/* Takes the run's report (every operation kept, in its "operations" or
+ * handed to compare_run_add_op) into r, once, and trims it; report is
+ * freed with r, or here on failure.
+ * @return PROF_OK, or PROF_ERR_INVALID when the report lacks its summary
+ * or operations, PROF_ERR_NOMEM, with err set. */
+prof_err compare_run_take(compare_run *r, cJSON *report, prof_error *err);
 void compare_run_free(compare_run *r);
 
 typedef struct compare_run_side {

@@ -32,6 +32,8 @@ void analysis_options_default(analysis_options *o)
     o->others = 0;
     o->sort_gpu = 0;
     o->rank = ANALYSIS_RANK_FIRST;
+    o->op_row = NULL;
+    o->op_arg = NULL;
 }
 
 /* The peak of a memory series; NAN for a counter. */
@@ -240,8 +242,14 @@ static void section_operations(analysis_ctx *c, cJSON *report)
         qsort_r(order, m->nops, sizeof *order, c->o.sort_gpu ? by_gpu_desc : by_self_desc,
                 m->ops);
         size_t keep = c->o.top > 0 && (size_t)c->o.top < m->nops ? (size_t)c->o.top : m->nops;
-        for (size_t i = 0; i < keep; i++)
+        for (size_t i = 0; i < keep; i++) {
             add_operation(c, arr, &m->ops[order[i]]);
+            if (c->o.op_row && arr && arr->child) { /* handed on, not kept */
+                cJSON *row = cJSON_DetachItemFromArray(arr, 0);
+                c->ok &= c->o.op_row(c->o.op_arg, row) == 0;
+                cJSON_Delete(row);
+            }
+        }
         if (c->o.others && keep < m->nops) {
             uint64_t calls = 0, self = 0, incl = 0;
             for (size_t i = keep; i < m->nops; i++) {

@@ -42,6 +42,12 @@ typedef struct analysis_options {
                                    profile given, as compare matches runs by
                                    it) or ANALYSIS_RANK_SLOWEST (analyze's: the
                                    longest mean step, report.c described_rank) */
+    int (*op_row)(void *arg, const cJSON *row); /* non-NULL: each row of
+                                   "operations" is handed to it as it is built,
+                                   not kept (compare reads a million without
+                                   holding them); 0, or -1 out of memory;
+                                   default NULL                               */
+    void *op_arg;
 } analysis_options;
 
 #define ANALYSIS_RANK_FIRST (-1)
