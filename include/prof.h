@@ -65,10 +65,16 @@ typedef struct prof_config {
  * PROF_FLUSH_MS, PROF_CUDA, PROF_RANK, PROF_TAGS). Fields left zero in a
  * given cfg are also taken from the environment. Creates the output file
  * (a regular file only: it never opens a FIFO, socket or device, which
- * could block the program) and the writer thread.
+ * could block the program) and the writer thread. The output is locked
+ * while recording: when another recorder holds it, this one writes the
+ * name with ".PID" before the extension instead (run.4242.prof) and says
+ * so as a PROF_MSG_WARNING; so does a process PROF_AUTOSTART_PID says is
+ * a recorded one's child, when the name comes from PROF_OUTPUT.
  * @return 0, or -errno: -EALREADY when already recording, -EINVAL for a bad
  * configuration, the open(2) error for an unwritable output, -ENOTSUP when
- * the output exists and is not a regular file, -ECANCELED when
+ * the output exists and is not a regular file, -ELOOP when it is a link
+ * another user planted in a shared sticky directory (/tmp), -EBUSY when
+ * other recorders hold it and every name of its own tried, -ECANCELED when
  * PROF_ENABLE=0 (nothing is recorded then). Prints nothing: when CUDA
  * capture is asked for and cannot be had, recording goes on without it and
  * the reason goes to the message handler as a PROF_MSG_WARNING. */
@@ -92,7 +98,9 @@ void prof_flush(void);
  *                     or libprof, preloaded, could not start ("not
  *                     recording: " and why).
  *   PROF_MSG_WARNING  recording goes on without something asked for:
- *                     "CUDA capture off: " and why. Once per process. */
+ *                     "CUDA capture off: " and why, once per process; or
+ *                     into another file than asked ("recording into
+ *                     'run.4242.prof': 'run.prof' is another recorder's"). */
 typedef enum { PROF_MSG_ERROR = 1, PROF_MSG_WARNING = 2 } prof_msg_level;
 
 /* A receiver of libprof's messages: the level, the message as one line
