@@ -642,8 +642,10 @@ static void section_notes(analysis_ctx *c, cJSON *report)
                  "describes rank %d (%s), %s", c->nmodels, m->rank, m->path ? m->path : "",
                  c->o.rank >= 0                      ? "as --rank asked"
                  : c->o.rank == ANALYSIS_RANK_FIRST  ? "the first given"
-                 : c->steps.count > 0 ? "the slowest (the longest mean step; --rank N "
-                                        "describes another)"
+                 : c->coll.source ? "the one the others wait for most in collectives "
+                                    "(--rank N describes another)"
+                 : c->steps.count > 0 ? "the slowest, by mean step time (--rank N describes "
+                                        "another)"
                                       : "the first given, as no rank has steps (--rank N "
                                         "describes another)"));
 }
@@ -851,37 +853,60 @@ static int has_rank(const profile_model *const *models, size_t n, int rank)
     return 0;
 }
 
-/* The rank the sections describe, of several (rules.md §4.9): the one
- * asked for, the first given, or the slowest by mean step time (the first
- * of equals; the first given when no rank has steps). */
-static const profile_model *described_rank(const analysis_ctx *c, const step_stats *per_rank)
+/* How much rank i holds the job back, as two keys compared in turn: the
+ * other ranks' wait it caused in the collectives matched across ranks
+ * (none when too few were matched), then its mean step time (-1 without
+ * steps). */
+static int holds_back_more(size_t i, size_t than, const step_stats *per_rank,
+                           const collective_match *coll)
+{
+    double a = coll->source ? coll->ranks[i].caused_ns : 0.0;
+    double b = coll->source ? coll->ranks[than].caused_ns : 0.0;
+    if (a != b)
+        return a > b;
+    double ma = per_rank[i].count > 0 ? per_rank[i].mean : -1.0;
+    double mb = per_rank[than].count > 0 ? per_rank[than].mean : -1.0;
+    return ma > mb;
+}
+
+/* The rank the sections describe, of several (rules.md §1): the one asked
+ * for, the first given, or the one that holds the job back most (the first
+ * of equals: the first given when no rank has steps or collectives). */
+static size_t described_rank(const analysis_ctx *c, const step_stats *per_rank)
 {
     size_t pick = 0;
     for (size_t i = 0; c->o.rank != ANALYSIS_RANK_FIRST && i < c->nmodels; i++) {
         if (c->o.rank >= 0 ? c->models[i]->rank == c->o.rank
-                           : per_rank[i].count > 0 && (per_rank[pick].count == 0 ||
-                                                       per_rank[i].mean > per_rank[pick].mean))
+                           : holds_back_more(i, pick, per_rank, &c->coll))
             pick = i;
     }
-    return c->models[pick];
+    return pick;
+}
+
+/* The step figures of every rank and their collectives matched: what the
+ * ranks table, the straggler rule and the choice of rank read. */
+static int rank_figures(analysis_ctx *c, step_stats *per_rank)
+{
+    for (size_t i = 0; i < c->nmodels; i++)
+        if (steps_analyze(c->models[i], &per_rank[i]) != 0)
+            return -1;
+    return straggler_match(c, per_rank);
 }
 
 /* Per-step and per-series results, computed once for sections and rules;
  * the leak fits are started first, for leak_finish to complete. */
 static int prepare(analysis_ctx *c, step_stats *per_rank, leak_work *leaks)
 {
-    for (size_t i = 0; c->nmodels > 1 && i < c->nmodels; i++) /* ranks and straggler only */
-        if (steps_analyze(c->models[i], &per_rank[i]) != 0)
+    if (c->nmodels > 1) { /* ranks and straggler only */
+        if (rank_figures(c, per_rank) != 0)
             return -1;
-    if (c->nmodels > 1)
-        c->m = described_rank(c, per_rank);
+        c->m = c->models[described_rank(c, per_rank)];
+    }
     const profile_model *m = c->m;
     c->meta = m->metadata ? cJSON_Parse(m->metadata) : NULL;
     if (leak_start(c, leaks) != 0)
         return -1;
     if (steps_analyze(m, &c->steps) != 0)
-        return -1;
-    if (c->nmodels > 1 && straggler_match(c, per_rank) != 0)
         return -1;
     for (size_t i = 0; i < m->ngpus; i++)
         c->gpu_busy_ns += (double)m->gpus[i].busy_ns;

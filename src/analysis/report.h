@@ -41,7 +41,8 @@ typedef struct analysis_options {
                                    ANALYSIS_RANK_FIRST (the default: the first
                                    profile given, as compare matches runs by
                                    it) or ANALYSIS_RANK_SLOWEST (analyze's: the
-                                   longest mean step, report.c described_rank) */
+                                   rank the others wait for most, else the
+                                   longest mean step; report.c described_rank) */
     int (*op_row)(void *arg, const cJSON *row); /* non-NULL: each row of
                                    "operations" is handed to it as it is built,
                                    not kept (compare reads a million without
