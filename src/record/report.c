@@ -2,7 +2,7 @@
  * program goes through rt_report: to the handler the program set with
  * prof_set_message_handler, else, by default, one line on stderr for an
  * error (writing the profile failed and recording stopped: the one line
- * DESIGN allows), and for a warning only where libprof started itself
+ * DESIGN §3 allows), and for a warning only where libprof started itself
  * (preloaded, or injected by CUDA), since no caller sees prof_start's
  * result there. prof_start itself never prints.
  *
