@@ -9,8 +9,11 @@
  * on the fly, so the sink gets the trace in time order (a runtime call
  * before the synchronization it waits in, a thread's ranges in the order
  * they began) while memory stays bounded by the trace's distinct threads,
- * processes and names, whatever its number of rows. Exports differ across
- * Nsight versions: which tables and columns exist is asked, never assumed. */
+ * processes and names, whatever its number of rows. The sorted statements
+ * carry StringIds ids, never the strings: names are looked up after the
+ * sort (string_of), so SQLite's sorter holds integers however long a name
+ * is and however many rows share it. Exports differ across Nsight
+ * versions: which tables and columns exist is asked, never assumed. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,9 +22,11 @@
 
 #include <sqlite3.h>
 
+#include "format/format.h"
 #include "import/import.h"
 #include "prof.h"
 #include "util/error.h"
+#include "util/hmap.h"
 #include "util/jsonesc.h"
 #include "util/vec.h"
 
@@ -66,13 +71,38 @@ enum {
 #define NSYS_PID_MASK 0xFFFFFFu
 
 #define NSYS_SQL_MAX 2048
+/* Short names are kept in a table of this many slots by id: asking SQLite
+ * for the name of each of millions of kernels and calls made the import a
+ * quarter slower than the join it replaced. At most NSYS_SHORT_NAME bytes
+ * each, so the table stays small whatever the names. */
+#define NSYS_NAME_SLOTS 1024
+#define NSYS_SHORT_NAME 256
 #define NSYS_UNNAMED "(unnamed)"
 
+/* A thread's name by its StringIds id, looked up when the thread is first
+ * used: a trace may name many threads that do nothing, or give thousands
+ * one long name, and neither costs more than this. */
 typedef struct thread_name {
     uint64_t key;       /* globalTid             */
-    char *name;
+    int64_t name_id;    /* StringIds             */
     int given;          /* handed to the sink    */
 } thread_name;
+
+/* A StringIds value longer than the format keeps, cut as the format cuts
+ * names: reading it costs its whole length, so it is read once and kept
+ * (cut, it is shorter here than in the file, so what is kept stays below
+ * the file's size). */
+typedef struct long_name {
+    char *text;
+    size_t len;
+} long_name;
+
+typedef struct name_slot {
+    int64_t id;
+    uint32_t len;
+    int used, found;
+    char text[NSYS_SHORT_NAME + 1];
+} name_slot;
 
 /* An NVTX domain that a communication library's ranges live in (Nsight's
  * MPI, UCX and OpenSHMEM tracing, NCCL's own annotations): its ranges are
@@ -91,8 +121,15 @@ typedef struct nsys_db {
     int64_t backtrace;    /* eventClass of backtrace rows                  */
     thread_name *names;   /* by key, one per thread                        */
     size_t nnames;
+    sqlite3_stmt *lookup; /* a StringIds value by id (string_of)           */
+    int no_lookup;        /* StringIds could not be asked: names are NULL  */
+    long_name *longs;     /* values past PF_STRING_MAX, cut, by long_index */
+    size_t nlongs, cap_longs;
+    hmap long_index;      /* their ids: position in longs                  */
+    name_slot *slots;     /* NSYS_NAME_SLOTS short names, by id            */
     uint64_t *procs;      /* globalPids seen, first seen first             */
     size_t nprocs, cap_procs;
+    hmap proc_index;      /* globalPids seen: position in procs            */
     uint64_t last_thread; /* the thread of the previous row, already seen  */
     int has_last;
     comm_domain *comm;    /* NVTX domains of communication libraries       */
@@ -248,26 +285,135 @@ static void sql_col(nsys_db *d, sqlbuf *b, int table, const char *col)
         sql_add(b, ", NULL");
 }
 
-/* The first string that one of cols (StringIds references) resolves to,
- * joined as n0, n1...: ", <expression>" to the select list and the joins to
- * joins. Without StringIds or any of cols, ", NULL". */
-static void sql_names(nsys_db *d, sqlbuf *b, sqlbuf *joins, int table,
-                      const char *const *cols, size_t ncols, const char *text_col)
+/* A row's name columns, at the end of its select list: the text column
+ * (when text_col is given), then each of cols, the StringIds ids, as they
+ * are: ", NULL" for one the table lacks, or all of cols without StringIds.
+ * row_name resolves them after the sort. */
+static void sql_names(nsys_db *d, sqlbuf *b, int table, const char *const *cols, size_t ncols,
+                      const char *text_col)
 {
-    sqlbuf expr = { .n = 0 };
-    int parts = 0;
-    if (text_col && has_col(d, table, text_col))
-        sql_add(&expr, "%sx.\"%s\"", parts++ ? ", " : "", text_col);
-    for (size_t i = 0; has_table(d, T_STRINGS) && i < ncols; i++) {
-        if (!has_col(d, table, cols[i]))
-            continue;
-        sql_add(joins, " LEFT JOIN StringIds AS n%zu ON n%zu.id = x.\"%s\"", i, i, cols[i]);
-        sql_add(&expr, "%sn%zu.value", parts++ ? ", " : "", i);
+    if (text_col)
+        sql_col(d, b, table, text_col);
+    for (size_t i = 0; i < ncols; i++) {
+        if (has_table(d, T_STRINGS))
+            sql_col(d, b, table, cols[i]);
+        else
+            sql_add(b, ", NULL");
     }
-    if (!parts)
-        sql_add(b, ", NULL");
-    else
-        sql_add(b, ", COALESCE(%s, NULL)", expr.s); /* COALESCE takes two or more */
+}
+
+/* ---- names ------------------------------------------------------------------------- */
+
+/* Prepares the StringIds lookup once; without it (no table, or one SQLite
+ * cannot read: damage noted) every id reads as no name. */
+static prof_err lookup_prepare(nsys_db *d)
+{
+    prof_err e = PROF_OK;
+    if (d->lookup || d->no_lookup)
+        return PROF_OK;
+    if (has_table(d, T_STRINGS) && !(d->slots = calloc(NSYS_NAME_SLOTS, sizeof *d->slots)))
+        return nomem(d);
+    if (d->slots)
+        d->lookup = prepare(d, "StringIds", "SELECT value FROM StringIds WHERE id = ?1 LIMIT 1",
+                            &e);
+    d->no_lookup = !d->lookup;
+    return e;
+}
+
+/* Keeps the value of id, read past PF_STRING_MAX bytes, cut to it. */
+static prof_err long_keep(nsys_db *d, int64_t id, const char *text, const long_name **out)
+{
+    if (vec_grow(&d->longs, &d->cap_longs, d->nlongs, sizeof *d->longs) < 0)
+        return nomem(d);
+    char *copy = malloc(PF_STRING_MAX + 1);
+    if (!copy)
+        return nomem(d);
+    int added;
+    uint32_t *slot = hmap_slot(&d->long_index, (uint64_t)id, &added);
+    if (!slot) {
+        free(copy);
+        return nomem(d);
+    }
+    memcpy(copy, text, PF_STRING_MAX);
+    copy[PF_STRING_MAX] = '\0';
+    *slot = (uint32_t)d->nlongs;
+    d->longs[d->nlongs] = (long_name){ copy, PF_STRING_MAX };
+    *out = &d->longs[d->nlongs++];
+    return PROF_OK;
+}
+
+/* The value of StringIds id in *text (NULL: none) and its length, cut at
+ * PF_STRING_MAX bytes as the format cuts names. Valid until the next
+ * lookup: a row's names are looked up last, after its thread's. */
+static prof_err string_of(nsys_db *d, int64_t id, const char **text, size_t *len)
+{
+    *text = NULL;
+    *len = 0;
+    prof_err e = lookup_prepare(d);
+    if (e || d->no_lookup)
+        return e;
+    name_slot *slot = &d->slots[(uint64_t)id % NSYS_NAME_SLOTS];
+    if (slot->used && slot->id == id) {
+        *text = slot->found ? slot->text : NULL;
+        *len = slot->len;
+        return PROF_OK;
+    }
+    uint32_t *at = d->nlongs ? hmap_find(&d->long_index, (uint64_t)id) : NULL;
+    if (at) {
+        *text = d->longs[*at].text;
+        *len = d->longs[*at].len;
+        return PROF_OK;
+    }
+    sqlite3_reset(d->lookup);
+    sqlite3_bind_int64(d->lookup, 1, id);
+    int rc = sqlite3_step(d->lookup);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return db_damage(d, "StringIds", rc);
+    const char *v = rc == SQLITE_ROW ? col_text(d->lookup, 0) : NULL;
+    if (!v && rc == SQLITE_ROW && (sqlite3_errcode(d->db) & 0xff) == SQLITE_NOMEM)
+        return nomem(d); /* NULL for want of memory to convert it */
+    size_t n = v ? (size_t)sqlite3_column_bytes(d->lookup, 0) : 0;
+    if (n <= NSYS_SHORT_NAME) { /* none counts too: it is asked again as often */
+        *slot = (name_slot){ .id = id, .len = (uint32_t)n, .used = 1, .found = v != NULL };
+        if (v)
+            memcpy(slot->text, v, n);
+        slot->text[n] = '\0';
+        *text = v ? slot->text : NULL;
+        *len = n;
+        return PROF_OK;
+    }
+    if (n > PF_STRING_MAX) {
+        const long_name *l = NULL;
+        if ((e = long_keep(d, id, v, &l)) != PROF_OK)
+            return e;
+        v = l->text;
+        n = l->len;
+    }
+    *text = v;
+    *len = n;
+    return PROF_OK;
+}
+
+/* The name of a row of st: the text at column text_col when there is one
+ * (-1: none), else the first of the StringIds ids at columns first..first
+ * + nids - 1 that resolves; NULL when none does. As string_of, valid until
+ * the next lookup; cut at PF_STRING_MAX bytes. */
+static prof_err row_name(nsys_db *d, sqlite3_stmt *st, int text_col, int first, int nids,
+                         const char **text, size_t *len)
+{
+    *text = NULL;
+    *len = 0;
+    if (text_col >= 0 && (*text = col_text(st, text_col)) != NULL) {
+        size_t n = (size_t)sqlite3_column_bytes(st, text_col);
+        *len = n > PF_STRING_MAX ? PF_STRING_MAX : n;
+        return PROF_OK;
+    }
+    prof_err e = PROF_OK;
+    /* ids are integers: one of another type matches no INTEGER PRIMARY KEY */
+    for (int i = first; !e && !*text && i < first + nids; i++)
+        if (sqlite3_column_type(st, i) == SQLITE_INTEGER)
+            e = string_of(d, col_i64(st, i), text, len);
+    return e;
 }
 
 /* ---- threads and processes ------------------------------------------------------- */
@@ -279,14 +425,20 @@ static uint64_t global_pid(uint64_t global_tid)
 
 static prof_err note_process(nsys_db *d, uint64_t global_pid)
 {
-    if (!global_pid)
+    if (!global_pid || (d->nprocs && d->procs[d->nprocs - 1] == global_pid))
         return PROF_OK;
-    for (size_t i = d->nprocs; i-- > 0;)
-        if (d->procs[i] == global_pid)
-            return PROF_OK;
-    if (vec_grow(&d->procs, &d->cap_procs, d->nprocs, sizeof *d->procs) < 0)
+    /* by a map: a trace may have as many processes as threads */
+    int added;
+    uint32_t *at = hmap_slot(&d->proc_index, global_pid, &added);
+    if (!at || (added && vec_grow(&d->procs, &d->cap_procs, d->nprocs, sizeof *d->procs) < 0)) {
+        if (at)
+            hmap_remove(&d->proc_index, at);
         return nomem(d);
-    d->procs[d->nprocs++] = global_pid;
+    }
+    if (added) {
+        *at = (uint32_t)d->nprocs;
+        d->procs[d->nprocs++] = global_pid;
+    }
     return PROF_OK;
 }
 
@@ -315,8 +467,12 @@ static prof_err thread_seen(nsys_db *d, uint64_t key)
         e = sink_thread_tid(d->s, key, key & ((1ull << NSYS_TID_BITS) - 1));
     thread_name *n = e ? NULL : name_of(d, key);
     if (n && !n->given) {
+        const char *text;
+        size_t len;
         n->given = 1;
-        if ((e = sink_thread_name(d->s, key, n->name)) != PROF_OK)
+        if ((e = string_of(d, n->name_id, &text, &len)) != PROF_OK)
+            return e;
+        if (text && (e = sink_thread_name(d->s, key, text)) != PROF_OK)
             return sink_failed(d, e);
     }
     d->last_thread = key;
@@ -328,26 +484,20 @@ static prof_err add_thread_name(nsys_db *d, sqlite3_stmt *st, void *arg)
 {
     size_t *cap = arg;
     uint64_t key = (uint64_t)col_i64(st, 0);
-    const char *text = col_text(st, 1);
-    if (!text)
-        return PROF_OK;
-    char *copy = strdup(text);
-    if (!copy)
-        return nomem(d);
+    int64_t id = col_i64(st, 1);
     if (d->nnames && d->names[d->nnames - 1].key == key) { /* renamed: the last name wins */
-        free(d->names[d->nnames - 1].name);
-        d->names[d->nnames - 1].name = copy;
+        d->names[d->nnames - 1].name_id = id;
         return PROF_OK;
     }
-    if (vec_grow(&d->names, cap, d->nnames, sizeof *d->names) < 0) {
-        free(copy);
+    if (vec_grow(&d->names, cap, d->nnames, sizeof *d->names) < 0)
         return nomem(d);
-    }
-    d->names[d->nnames++] = (thread_name){ key, copy, 0 };
+    d->names[d->nnames++] = (thread_name){ key, id, 0 };
     return PROF_OK;
 }
 
-/* ThreadNames, by thread: the names handed to the sink at first use. */
+/* ThreadNames, by thread: the ids of the names handed to the sink at first
+ * use. The join keeps only names StringIds has, as before; sorting carries
+ * the ids alone. */
 static prof_err read_thread_names(nsys_db *d)
 {
     size_t cap = 0;
@@ -355,7 +505,7 @@ static prof_err read_thread_names(nsys_db *d)
         !has_col(d, T_THREAD_NAMES, "nameId") || !has_col(d, T_THREAD_NAMES, "globalTid"))
         return PROF_OK;
     return each_row(d, "ThreadNames",
-                    "SELECT t.globalTid, s.value FROM ThreadNames AS t JOIN StringIds AS s "
+                    "SELECT t.globalTid, s.id FROM ThreadNames AS t JOIN StringIds AS s "
                     "ON s.id = t.nameId WHERE t.globalTid IS NOT NULL "
                     "ORDER BY t.globalTid, t.rowid",
                     NULL, add_thread_name, &cap);
@@ -566,8 +716,10 @@ static rt_cu_rec gpu_rec(rt_cu_kind kind, sqlite3_stmt *st)
 static prof_err emit_kernel(nsys_db *d, sqlite3_stmt *st)
 {
     rt_cu_rec r = gpu_rec(RT_CU_KERNEL, st);
-    r.name = col_text(st, 7);
+    size_t len;
     prof_err e = note_process(d, (uint64_t)col_i64(st, 6));
+    if (!e)
+        e = row_name(d, st, -1, 7, 3, &r.name, &len);
     return e ? e : cuda(d, &r);
 }
 
@@ -634,14 +786,17 @@ static prof_err sync_from_call(nsys_db *d, const rt_cu_rec *call)
 
 static prof_err emit_runtime(nsys_db *d, sqlite3_stmt *st)
 {
-    if (sqlite3_column_type(st, 5) != SQLITE_NULL && col_i64(st, 5) == d->backtrace) {
+    if (sqlite3_column_type(st, 4) != SQLITE_NULL && col_i64(st, 4) == d->backtrace) {
         sink_note_skipped(d->s, "cuda_backtrace"); /* a repeat of a call, with its stack */
         return PROF_OK;
     }
     uint64_t key = (uint64_t)col_i64(st, 2);
     rt_cu_rec r = { .kind = RT_CU_API, .start = col_u64(st, 0), .end = col_u64(st, 1),
-                    .tid = key, .correlation = col_u32(st, 3), .name = col_text(st, 4) };
+                    .tid = key, .correlation = col_u32(st, 3) };
+    size_t len;
     prof_err e = thread_seen(d, key);
+    if (!e)
+        e = row_name(d, st, -1, 5, 1, &r.name, &len);
     if (!e)
         e = cuda(d, &r);
     return e ? e : sync_from_call(d, &r);
@@ -651,9 +806,9 @@ static prof_err emit_runtime(nsys_db *d, sqlite3_stmt *st)
 
 static int is_comm_domain(const nsys_db *d, uint64_t key, sqlite3_stmt *st)
 {
-    if (!d->ncomm || sqlite3_column_type(st, 5) == SQLITE_NULL)
+    if (!d->ncomm || sqlite3_column_type(st, 4) == SQLITE_NULL)
         return 0;
-    int64_t id = col_i64(st, 5);
+    int64_t id = col_i64(st, 4);
     for (size_t i = 0; i < d->ncomm; i++)
         if (d->comm[i].id == id && d->comm[i].global_pid == global_pid(key))
             return 1;
@@ -664,15 +819,17 @@ static int is_comm_domain(const nsys_db *d, uint64_t key, sqlite3_stmt *st)
 static prof_err nvtx_domain(nsys_db *d, sqlite3_stmt *st, uint64_t key)
 {
     static const char *const comm[] = { "MPI", "NCCL", "UCX", "OpenSHMEM", "NVSHMEM" };
-    const char *text = col_text(st, 4);
+    const char *text;
+    size_t len;
+    prof_err e = row_name(d, st, 5, 6, 1, &text, &len);
     int known = 0;
-    for (size_t i = 0; text && i < sizeof comm / sizeof comm[0]; i++)
+    for (size_t i = 0; !e && text && i < sizeof comm / sizeof comm[0]; i++)
         known |= strcmp(text, comm[i]) == 0;
-    if (!known || sqlite3_column_type(st, 5) == SQLITE_NULL || is_comm_domain(d, key, st))
-        return PROF_OK;
+    if (e || !known || sqlite3_column_type(st, 4) == SQLITE_NULL || is_comm_domain(d, key, st))
+        return e;
     if (vec_grow(&d->comm, &d->cap_comm, d->ncomm, sizeof *d->comm) < 0)
         return nomem(d);
-    d->comm[d->ncomm++] = (comm_domain){ global_pid(key), col_i64(st, 5) };
+    d->comm[d->ncomm++] = (comm_domain){ global_pid(key), col_i64(st, 4) };
     return PROF_OK;
 }
 
@@ -682,10 +839,14 @@ static prof_err nvtx_range(nsys_db *d, sqlite3_stmt *st, uint64_t key)
         sink_note_skipped(d->s, "nvtx_unended"); /* still open when the capture ended */
         return PROF_OK;
     }
-    const char *text = col_text(st, 4);
-    size_t len = text ? (size_t)sqlite3_column_bytes(st, 4) : strlen(NSYS_UNNAMED);
+    const char *text = NULL;
+    size_t len = 0;
     int64_t start = col_i64(st, 0), end = col_i64(st, 1);
     prof_err e = thread_seen(d, key);
+    if (!e)
+        e = row_name(d, st, 5, 6, 1, &text, &len);
+    if (!text)
+        len = strlen(NSYS_UNNAMED);
     uint32_t kind = is_comm_domain(d, key, st) ? PROF_KIND_COMM : SINK_KIND_INFER;
     if (!e && (e = sink_region(d->s, key, text ? text : NSYS_UNNAMED, len, kind, start,
                                end > start ? end - start : 0)) != PROF_OK)
@@ -701,8 +862,11 @@ static prof_err emit_nvtx(nsys_db *d, sqlite3_stmt *st)
     case NVTX_PUSH_POP:
     case NVTX_START_END: return nvtx_range(d, st, key);
     case NVTX_MARK: {
-        const char *text = col_text(st, 4);
+        const char *text = NULL;
+        size_t len;
         prof_err e = thread_seen(d, key);
+        if (!e)
+            e = row_name(d, st, 5, 6, 1, &text, &len);
         if (!e && (e = sink_mark(d->s, key, text ? text : NSYS_UNNAMED, col_i64(st, 0))))
             return sink_failed(d, e);
         return e;
@@ -729,11 +893,10 @@ static void source_sql(nsys_db *d, int t, int sorted, sqlbuf *b)
     static const char *const kernel_names[] = { "demangledName", "shortName", "mangledName" };
     static const char *const name_id[] = { "nameId" };
     static const char *const text_id[] = { "textId" };
-    sqlbuf joins = { .n = 0 };
     switch (t) {
     case T_KERNEL:
         sql_gpu_head(d, b, t);
-        sql_names(d, b, &joins, t, kernel_names, 3, NULL);
+        sql_names(d, b, t, kernel_names, 3, NULL);
         break;
     case T_MEMCPY:
         sql_gpu_head(d, b, t);
@@ -753,19 +916,19 @@ static void source_sql(nsys_db *d, int t, int sorted, sqlbuf *b)
         sql_col(d, b, t, "end");
         sql_col(d, b, t, "globalTid");
         sql_col(d, b, t, "correlationId");
-        sql_names(d, b, &joins, t, name_id, 1, NULL);
         sql_col(d, b, t, "eventClass");
+        sql_names(d, b, t, name_id, 1, NULL);
         break;
     case T_NVTX:
         sql_add(b, "SELECT x.start");
         sql_col(d, b, t, "end");
         sql_col(d, b, t, "eventType");
         sql_col(d, b, t, "globalTid");
-        sql_names(d, b, &joins, t, text_id, 1, "text");
         sql_col(d, b, t, "domainId");
+        sql_names(d, b, t, text_id, 1, "text");
         break;
     }
-    sql_add(b, " FROM %s AS x%s%s", table_names[t], joins.s, sorted ? " ORDER BY x.start" : "");
+    sql_add(b, " FROM %s AS x%s", table_names[t], sorted ? " ORDER BY x.start" : "");
 }
 
 static prof_err source_prepare(nsys_db *d, source *src)
@@ -969,11 +1132,16 @@ static prof_err read_tables(nsys_db *d)
 
 static void db_close(nsys_db *d)
 {
+    sqlite3_finalize(d->lookup);
     sqlite3_close(d->db);
-    for (size_t i = 0; i < d->nnames; i++)
-        free(d->names[i].name);
     free(d->names);
+    for (size_t i = 0; i < d->nlongs; i++)
+        free(d->longs[i].text);
+    free(d->longs);
+    hmap_free(&d->long_index);
+    free(d->slots);
     free(d->procs);
+    hmap_free(&d->proc_index);
     free(d->comm);
 }
 
