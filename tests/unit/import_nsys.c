@@ -19,6 +19,7 @@
 #include <sqlite3.h>
 
 #include "fixtures.h"
+#include "format/format.h"
 #include "import/import.h"
 #include "model/profile.h"
 #include "model_util.h"
@@ -495,6 +496,179 @@ Test(import_nsys, unreadable)
     cr_expect_eq(nsys_read(fx_path("missing.sqlite"), s, NULL, &err), PROF_ERR_IO);
     cr_expect(strstr(err.message, "cannot open"), "%s", err.message);
     sink_abandon(s);
+}
+
+/* ---- long names on many rows ----------------------------------------------------------- */
+
+/* A VFS over the default one that counts the bytes SQLite writes to its
+ * temporary files (its sorter's spills) and refuses them past a budget: a
+ * sort that carried the names would write each row's copy of one. */
+#define TEMP_BUDGET (8ll << 20)
+
+typedef struct temp_file {
+    sqlite3_file base;
+    sqlite3_file *real; /* the default VFS's file, just after this */
+} temp_file;
+
+static sqlite3_vfs *real_vfs;
+static sqlite3_int64 temp_written;
+
+static sqlite3_file *real_of(sqlite3_file *f)
+{
+    return ((temp_file *)f)->real;
+}
+static int t_close(sqlite3_file *f)
+{
+    return real_of(f)->pMethods->xClose(real_of(f));
+}
+static int t_read(sqlite3_file *f, void *p, int n, sqlite3_int64 off)
+{
+    return real_of(f)->pMethods->xRead(real_of(f), p, n, off);
+}
+static int t_write(sqlite3_file *f, const void *p, int n, sqlite3_int64 off)
+{
+    temp_written += n;
+    if (temp_written > TEMP_BUDGET)
+        return SQLITE_FULL;
+    return real_of(f)->pMethods->xWrite(real_of(f), p, n, off);
+}
+static int t_truncate(sqlite3_file *f, sqlite3_int64 size)
+{
+    return real_of(f)->pMethods->xTruncate(real_of(f), size);
+}
+static int t_sync(sqlite3_file *f, int flags)
+{
+    return real_of(f)->pMethods->xSync(real_of(f), flags);
+}
+static int t_size(sqlite3_file *f, sqlite3_int64 *size)
+{
+    return real_of(f)->pMethods->xFileSize(real_of(f), size);
+}
+static int t_lock(sqlite3_file *f, int level)
+{
+    return real_of(f)->pMethods->xLock(real_of(f), level);
+}
+static int t_unlock(sqlite3_file *f, int level)
+{
+    return real_of(f)->pMethods->xUnlock(real_of(f), level);
+}
+static int t_reserved(sqlite3_file *f, int *out)
+{
+    return real_of(f)->pMethods->xCheckReservedLock(real_of(f), out);
+}
+static int t_control(sqlite3_file *f, int op, void *arg)
+{
+    return real_of(f)->pMethods->xFileControl(real_of(f), op, arg);
+}
+static int t_sector(sqlite3_file *f)
+{
+    return real_of(f)->pMethods->xSectorSize(real_of(f));
+}
+static int t_device(sqlite3_file *f)
+{
+    return real_of(f)->pMethods->xDeviceCharacteristics(real_of(f));
+}
+
+static const sqlite3_io_methods temp_methods = {
+    1, t_close, t_read, t_write, t_truncate, t_sync, t_size, t_lock, t_unlock, t_reserved,
+    t_control, t_sector, t_device, NULL, NULL, NULL, NULL, NULL, NULL,
+};
+
+/* Temporary files through temp_methods; the database itself as it was. */
+static int t_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags, int *out)
+{
+    (void)vfs;
+    int temp = flags & (SQLITE_OPEN_TEMP_JOURNAL | SQLITE_OPEN_TEMP_DB |
+                        SQLITE_OPEN_TRANSIENT_DB | SQLITE_OPEN_SUBJOURNAL);
+    if (!temp)
+        return real_vfs->xOpen(real_vfs, name, f, flags, out);
+    temp_file *t = (temp_file *)f;
+    t->real = (sqlite3_file *)(t + 1);
+    t->base.pMethods = NULL;
+    int rc = real_vfs->xOpen(real_vfs, name, t->real, flags, out);
+    if (rc == SQLITE_OK)
+        t->base.pMethods = &temp_methods;
+    return rc;
+}
+
+static sqlite3_vfs counting_vfs;
+
+static void count_temp_writes(void)
+{
+    real_vfs = sqlite3_vfs_find(NULL);
+    cr_assert_not_null(real_vfs);
+    counting_vfs = *real_vfs;
+    counting_vfs.zName = "counting";
+    counting_vfs.szOsFile = (int)sizeof(temp_file) + real_vfs->szOsFile;
+    counting_vfs.xOpen = t_open;
+    counting_vfs.pAppData = NULL;
+    temp_written = 0;
+    cr_assert_eq(sqlite3_vfs_register(&counting_vfs, 1), SQLITE_OK);
+}
+
+#define LONG_ROWS 3000
+#define LONG_BYTES (1 << 20)
+
+/* One 1 MiB name on 3,000 kernels, 3,000 ranges and the main thread:
+ * sorting joined names wrote 3 GiB of temporary files (a 100 MB one, 300
+ * GB); the sort carries ids and each name is read once, cut as the format
+ * cuts names. */
+Test(import_nsys, one_long_name_on_thousands_of_rows)
+{
+    const char *trace = fx_path("long.sqlite");
+    cr_assert_eq(nsys_fixture_write(trace, 0), 0);
+    sqlite3 *db;
+    cr_assert_eq(sqlite3_open(trace, &db), SQLITE_OK);
+    char sql[2048];
+    snprintf(sql, sizeof sql,
+             "INSERT INTO StringIds VALUES (9999, replace(hex(zeroblob(%d)), '0', 'k'));"
+             "UPDATE ThreadNames SET nameId = 9999 WHERE nameId = (SELECT id FROM StringIds "
+             "WHERE value = '" NSYS_FX_MAIN "');"
+             "CREATE TEMP TABLE n AS WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 "
+             "FROM c WHERE i < %d) SELECT i FROM c;"
+             "CREATE TEMP TABLE k AS SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL LIMIT 1;"
+             "UPDATE k SET demangledName = 9999, shortName = 9999, correlationId = NULL;"
+             "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT k.* FROM k, n;"
+             "CREATE TEMP TABLE r AS SELECT * FROM NVTX_EVENTS WHERE eventType = 59 AND "
+             "end IS NOT NULL LIMIT 1;"
+             "UPDATE r SET text = NULL, textId = 9999, domainId = NULL;"
+             "INSERT INTO NVTX_EVENTS SELECT r.* FROM r, n;"
+             "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = 1000000000 + rowid * 1000, "
+             "end = 1000000000 + rowid * 1000 + 500 WHERE demangledName = 9999;"
+             "UPDATE NVTX_EVENTS SET start = 1000000000 + rowid * 1000, "
+             "end = 1000000000 + rowid * 1000 + 500 WHERE textId = 9999;",
+             LONG_BYTES / 2, LONG_ROWS);
+    cr_assert_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK, "%s", sqlite3_errmsg(db));
+    sqlite3_close(db);
+    count_temp_writes();
+    import_counts c;
+    prof_error err;
+    const char *out = fx_path("long.prof");
+    cr_assert_eq(import(trace, out, &c, &err), PROF_OK, "%s", err.message);
+    sqlite3_vfs_unregister(&counting_vfs);
+    cr_expect_lt(temp_written, 1 << 20, "%lld bytes of temporary files", (long long)temp_written);
+    cr_expect_eq(c.damaged, 0);
+    cr_expect_eq(c.kernels, NSYS_FX_KERNELS + LONG_ROWS);
+    cr_expect_eq(c.regions, NSYS_FX_REGIONS + LONG_ROWS);
+    profile_model m;
+    cr_assert_eq(profile_model_load(out, &m, NULL, NULL, &err), PROF_OK, "%s", err.message);
+    char *cut = malloc(PF_STRING_MAX + 1);
+    cr_assert_not_null(cut);
+    memset(cut, 'k', PF_STRING_MAX);
+    cut[PF_STRING_MAX] = '\0';
+    int kernels = 0, ranges = 0; /* an op of each kind, by the name cut at PF_STRING_MAX */
+    for (size_t i = 0; i < m.nops; i++) {
+        const model_op *o = &m.ops[i];
+        if (strcmp(o->name, cut) != 0 || o->calls != LONG_ROWS)
+            continue;
+        kernels += o->kind == MODEL_KIND_GPU;
+        ranges += o->kind == PROF_KIND_COMPUTE;
+    }
+    cr_expect_eq(kernels, 1);
+    cr_expect_eq(ranges, 1);
+    cr_expect_not_null(mu_thread_named(&m, cut), "the thread's name, cut too");
+    free(cut);
+    profile_model_free(&m);
 }
 
 /* ---- the real export, when there ------------------------------------------------------- */
