@@ -9,8 +9,12 @@
  * input read by YAJL alone (import_options.yajl_only) must give the same
  * status, message and profile, byte for byte: the fast path (jscan.c)
  * reads exactly what YAJL reads. Seeds: the era fixtures of
- * testdata/kineto (tests/fuzz/corpus-import_kineto); the profiles of
- * tests/fuzz/corpus are refused as not JSON. */
+ * testdata/kineto (tests/fuzz/corpus-import_kineto), and shapes broken
+ * syntax alone does not reach, written by
+ * tests/support/bin/make_import_seeds.py under `make fuzz`'s -max_len:
+ * thousands of threads and of names, a name past PF_STRING_MAX (gzip
+ * makes it fit), regions and JSON nested past their depths; the profiles
+ * of tests/fuzz/corpus are refused as not JSON. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,9 +5,12 @@
  * /proc/self/fd link by its name.) Checks:
  * a refusal is one of the importer's errors with a message; an import the
  * importer accepted always finishes into a profile that opens, reads to
- * its clean end, and holds as many events as its metadata counts. Seed: a
- * fixture export (tests/fuzz/corpus-import_nsys); the profiles of
- * tests/fuzz/corpus are refused as not SQLite. */
+ * its clean end, and holds as many events as its metadata counts. Seeds
+ * (tests/fuzz/corpus-import_nsys): a fixture export, and exports of
+ * tests/support/bin/make_import_seeds.py: hundreds of named threads, one
+ * long name on hundreds of rows out of start order beside ids StringIds
+ * lacks or that are not integers; the profiles of tests/fuzz/corpus are
+ * refused as not SQLite. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
