@@ -432,7 +432,7 @@ static prof_err item_out(import_sink *s, sink_thread *t)
             deepest->end = it.start;
         e = close_region(s, t);
     }
-    if (!e && vec_grow(&t->stack, &t->cap_stack, t->depth, sizeof *t->stack) < 0)
+    if (!e && vec_grow_small(&t->stack, &t->cap_stack, t->depth, sizeof *t->stack) < 0)
         e = fail_nomem(s);
     if (!e)
         t->stack[t->depth++] = (open_region){ it.start, it.end, it.ev };
@@ -447,8 +447,8 @@ static int slot_take(sink_thread *t, uint32_t *slot)
         *slot = t->free_slots[--t->nfree];
         return 1;
     }
-    if (vec_grow(&t->pending, &t->cap_pending, t->nslots, sizeof *t->pending) < 0 ||
-        vec_grow(&t->free_slots, &t->cap_free, t->nslots, sizeof *t->free_slots) < 0)
+    if (vec_grow_small(&t->pending, &t->cap_pending, t->nslots, sizeof *t->pending) < 0 ||
+        vec_grow_small(&t->free_slots, &t->cap_free, t->nslots, sizeof *t->free_slots) < 0)
         return 0;
     *slot = (uint32_t)t->nslots++;
     return 1;
@@ -465,7 +465,8 @@ static prof_err item_in(import_sink *s, sink_thread *t, const item *it)
             return e;
     }
     uint32_t slot;
-    if (vec_grow(&t->heap, &t->cap_heap, t->nheap, sizeof *t->heap) < 0 || !slot_take(t, &slot))
+    if (vec_grow_small(&t->heap, &t->cap_heap, t->nheap, sizeof *t->heap) < 0 ||
+        !slot_take(t, &slot))
         return fail_nomem(s);
     t->pending[slot] = it->ev;
     t->heap[t->nheap] = (heap_key){ it->start, it->end, slot, it->region };

@@ -9,9 +9,14 @@
 
 int vec_grow_slow(void *arrayp, size_t *cap, size_t n, size_t size, int zero)
 {
+    return vec_grow_first(arrayp, cap, n, size, zero, VEC_FIRST);
+}
+
+int vec_grow_first(void *arrayp, size_t *cap, size_t n, size_t size, int zero, size_t first)
+{
     if (n < *cap)
         return 0;
-    size_t c = *cap ? *cap : VEC_FIRST;
+    size_t c = *cap ? *cap : first ? first : 1;
     while (c <= n) {
         if (c > SIZE_MAX / 2)
             return -1;

@@ -8,6 +8,8 @@
 
 /* The out-of-line part of vec_grow and vec_grow_zero (vec.c). */
 int vec_grow_slow(void *arrayp, size_t *cap, size_t n, size_t size, int zero);
+/* The same, a first allocation holding `first` elements rather than 8. */
+int vec_grow_first(void *arrayp, size_t *cap, size_t n, size_t size, int zero, size_t first);
 
 /* Grows the array whose pointer is at arrayp (any object pointer type;
  * elements of `size` bytes, capacity *cap) to hold at least n + 1
@@ -18,6 +20,14 @@ int vec_grow_slow(void *arrayp, size_t *cap, size_t n, size_t size, int zero);
 static inline int vec_grow(void *arrayp, size_t *cap, size_t n, size_t size)
 {
     return n < *cap ? 0 : vec_grow_slow(arrayp, cap, n, size, 0);
+}
+
+/* vec_grow for arrays that most often stay tiny and of which there are
+ * very many (one per thread of a trace): the first allocation holds one
+ * element, then doubles. */
+static inline int vec_grow_small(void *arrayp, size_t *cap, size_t n, size_t size)
+{
+    return n < *cap ? 0 : vec_grow_first(arrayp, cap, n, size, 0, 1);
 }
 
 /* The same, with the elements gained set to zero bytes: for arrays

@@ -78,3 +78,22 @@ Test(util_vec, overflow_is_refused_and_harmless)
     cr_assert_eq(zero, 0);
     free(v);
 }
+
+/* The arrays a trace has one of per thread start at one element, so that
+ * a hundred thousand threads of one event each cost little. */
+Test(util_vec, small_arrays_start_at_one_element_and_double)
+{
+    int *v = NULL;
+    size_t cap = 0;
+    cr_assert_eq(vec_grow_small(&v, &cap, 0, sizeof *v), 0);
+    cr_assert_eq(cap, 1);
+    v[0] = 7;
+    cr_assert_eq(vec_grow_small(&v, &cap, 1, sizeof *v), 0);
+    cr_assert_eq(cap, 2);
+    cr_assert_eq(vec_grow_small(&v, &cap, 2, sizeof *v), 0);
+    cr_assert_eq(cap, 4);
+    cr_assert_eq(v[0], 7, "contents kept");
+    cr_assert_eq(vec_grow_small(&v, &cap, SIZE_MAX - 1, sizeof *v), -1);
+    cr_assert_eq(cap, 4);
+    free(v);
+}
