@@ -320,7 +320,8 @@ static int read_ops(compare_run *r, const cJSON *report)
     cJSON_ArrayForEach(op, get(report, RK_OPERATIONS))
         if (compare_run_add_op(r, op) != 0)
             return -1;
-    qsort(r->ops, r->nops, sizeof *r->ops, by_op_name);
+    if (r->nops > 1) /* none: r->ops may be NULL, which qsort must not get */
+        qsort(r->ops, r->nops, sizeof *r->ops, by_op_name);
     return 0;
 }
 
@@ -378,8 +379,9 @@ static int name_vs_op(const void *key, const void *op)
 static const cmp_op *side_op(const cmp_side *s, size_t run, const char *name)
 {
     const compare_run *r = s->runs[run];
-    return bsearch(name, r->ops, r->nops, sizeof *r->ops, name_vs_op);
+    return r->nops ? bsearch(name, r->ops, r->nops, sizeof *r->ops, name_vs_op) : NULL;
 }
+
 /* The summary metrics; the first two are also each side's step counts. */
 static const struct metric {
     const char *name, *unit, *section, *key;
