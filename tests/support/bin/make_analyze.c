@@ -24,6 +24,17 @@ typedef struct op_spec {
     double ms;   /* per step */
 } op_spec;
 
+/* Closes the profile at path: 0, or -1 with the reason on stderr. */
+static int finish(synth *s, const char *path)
+{
+    prof_error err;
+    if (synth_close(s, &err) < 0) {
+        fprintf(stderr, "make_analyze: cannot write '%s': %s\n", path, err.message);
+        return -1;
+    }
+    return 0;
+}
+
 /* STEPS steps of back-to-back outermost regions ops[0..n) on one thread. */
 static int write_profile(const char *dir, const char *file, int rank, int world,
                          const op_spec *ops, size_t n)
@@ -45,12 +56,7 @@ static int write_profile(const char *dir, const char *file, int rank, int world,
         }
         synth_step(s, 0, step, PROF_STEP_SAMPLED, start, t - start);
     }
-    prof_error err;
-    if (synth_close(s, &err) < 0) {
-        fprintf(stderr, "make_analyze: cannot write '%s': %s\n", path, err.message);
-        return -1;
-    }
-    return 0;
+    return finish(s, path);
 }
 
 /* Rank `rank` of a four-rank job in DIR/job4: STEPS steps of forward
@@ -81,12 +87,7 @@ static int write_job4_rank(const char *dir, int rank)
         }
         synth_step(s, 0, step, PROF_STEP_SAMPLED, start, t - start);
     }
-    prof_error err;
-    if (synth_close(s, &err) < 0) {
-        fprintf(stderr, "make_analyze: cannot write '%s': %s\n", path, err.message);
-        return -1;
-    }
-    return 0;
+    return finish(s, path);
 }
 
 /* n operations of equal time: none reaches a 10% share when n > 10. */
