@@ -69,7 +69,7 @@ endif
 # compiled with hidden visibility: the headers of include/ make the API
 # visible, libprof.so exports that alone, and libprof.a has every other
 # symbol made local (below).
-LIB_UTIL := src/util/crc32c.c src/util/error.c src/util/hmap.c src/util/vec.c
+LIB_UTIL := src/util/crc32c.c src/util/error.c src/util/hmap.c src/util/planted.c src/util/vec.c
 LIB_SRC  := $(sort $(LIB_UTIL) $(wildcard src/format/*.c) \
 	$(filter-out src/record/preload.c,$(wildcard src/record/*.c)))
 PRELOAD_SRC := src/record/preload.c

@@ -29,6 +29,7 @@
 #include "model/summary.h"
 #include "record/config.h"
 #include "record/runtime.h"
+#include "util/planted.h"
 
 #define EXIT_RECORD_FAILED 125 /* prof record itself failed, as env(1) */
 #define EXIT_CANNOT_RUN 126
@@ -398,7 +399,7 @@ static int check_output(const char *pattern)
         return output_error(pattern, errno);
     if (strchr(slash ? slash : pattern, '%') || (stat(pattern, &st) != 0 && errno != ELOOP))
         return EXIT_OK; /* a pattern, or a file to be created */
-    if (rt_output_planted(pattern)) /* libprof would not follow it either */
+    if (path_planted_link(pattern)) /* libprof would not follow it either */
         return cmd_error("record", EXIT_RECORD_FAILED, "cannot write '%s': a symbolic link of "
                          "another user's in a shared sticky directory; remove it or choose "
                          "another name", pattern);

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "record/runtime.h"
+#include "util/planted.h"
 
 #define FIRST_OWN_FD 3  /* above stdin, stdout and stderr */
 #define ALT_NAME_TRIES 16 /* NAME.PID, then NAME.PID-1 ... NAME.PID-15 */
@@ -44,25 +45,6 @@ int rt_fd_above_std(int fd)
 int rt_open_read(const char *path)
 {
     return rt_fd_above_std(open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY));
-}
-
-int rt_output_planted(const char *path)
-{
-    struct stat ln, dir;
-    if (lstat(path, &ln) != 0 || !S_ISLNK(ln.st_mode) || ln.st_uid == geteuid())
-        return 0;
-    const char *slash = strrchr(path, '/');
-    char parent[4096];
-    if (!slash)
-        snprintf(parent, sizeof parent, ".");
-    else if (slash == path)
-        snprintf(parent, sizeof parent, "/");
-    else if ((size_t)(slash - path) < sizeof parent)
-        snprintf(parent, sizeof parent, "%.*s", (int)(slash - path), path);
-    else
-        return 1; /* cannot tell: refuse */
-    return stat(parent, &dir) != 0 ||
-           ((dir.st_mode & S_ISVTX) && (dir.st_mode & S_IWOTH) && ln.st_uid != dir.st_uid);
 }
 
 /* The exclusive lock on fd's open file description: 0; -EAGAIN when
@@ -114,7 +96,7 @@ static int output_prepare(int fd)
 static int output_open_one(const char *path)
 {
     struct stat st;
-    if (rt_output_planted(path))
+    if (path_planted_link(path))
         return -ELOOP;
     /* What exists and is neither a file nor a directory (for which open
      * says EISDIR) is not even opened: opening a device can act on it. */
@@ -123,7 +105,7 @@ static int output_open_one(const char *path)
     const int flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
     int fd = open(path, flags | O_NOFOLLOW, 0644);
     if (fd < 0 && errno == ELOOP) {
-        if (rt_output_planted(path)) /* planted since */
+        if (path_planted_link(path)) /* planted since */
             return -ELOOP;
         fd = open(path, flags, 0644);
     }

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "record/runtime.h"
+#include "util/planted.h"
 
 static const char *base_name(const char *path, size_t len, size_t *blen)
 {
@@ -82,7 +83,7 @@ static void report_failure(int e)
         rt_report(PROF_MSG_ERROR, "not recording: bad %s '%s' (see libprof(3))", bad, getenv(bad));
     else if (ce == 0 && e == -ENOTSUP) /* strerror's "Operation not supported" says less */
         rt_report(PROF_MSG_ERROR, "not recording: cannot write '%s': not a regular file", c.output);
-    else if (ce == 0 && e == -ELOOP && rt_output_planted(c.output))
+    else if (ce == 0 && e == -ELOOP && path_planted_link(c.output))
         rt_report(PROF_MSG_ERROR, "not recording: cannot write '%s': a symbolic link of another "
                   "user's in a shared sticky directory; remove it or choose another name",
                   c.output);

@@ -324,10 +324,6 @@ int rt_output_open(const char *path, int claimed, char **alt);
  * os.path.splitext splits it: run.prof -> run.4242.prof, out -> out.4242.
  * malloc'ed; NULL when out of memory. */
 char *rt_output_alt_name(const char *path, long pid, unsigned k);
-/* Whether path is a symbolic link another user owns in a sticky
- * world-writable directory (/tmp) that is not theirs either: the links
- * the kernel's fs.protected_symlinks does not follow. */
-int rt_output_planted(const char *path);
 
 /* ---- report.c: libprof's one voice ---------------------------------------- */
 

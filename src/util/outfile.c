@@ -10,6 +10,7 @@
 
 #include "util/error.h"
 #include "util/outfile.h"
+#include "util/planted.h"
 
 #define TMP_SUFFIX ".tmp.XXXXXX"
 
@@ -110,28 +111,6 @@ prof_err outfile_open(outfile *o, const char *path, prof_error *err)
     return e == PROF_OK ? outfile_open_through(o, err) : e;
 }
 
-/* Whether path is a symbolic link that another user planted in a shared
- * sticky directory (/tmp): the link's owner is neither this user nor the
- * directory's. Following it would let that user choose which of this
- * user's files the output replaces, and realpath and rename are not held
- * back by the kernel's fs.protected_symlinks, which applies this same
- * rule to open() alone. */
-static int planted_link(const char *path)
-{
-    struct stat ln, dir;
-    if (lstat(path, &ln) != 0 || !S_ISLNK(ln.st_mode) || ln.st_uid == geteuid())
-        return 0;
-    char *parent = strdup(path);
-    if (!parent)
-        return 1; /* cannot tell: refuse */
-    char *slash = strrchr(parent, '/');
-    const char *d = !slash ? "." : slash == parent ? "/" : (*slash = '\0', parent);
-    int planted = stat(d, &dir) != 0 ||
-                  ((dir.st_mode & S_ISVTX) && (dir.st_mode & S_IWOTH) && ln.st_uid != dir.st_uid);
-    free(parent);
-    return planted;
-}
-
 prof_err outfile_prepare(outfile *o, const char *path, prof_error *err)
 {
     memset(o, 0, sizeof *o);
@@ -139,7 +118,7 @@ prof_err outfile_prepare(outfile *o, const char *path, prof_error *err)
         o->fp = stdout;
         return PROF_OK;
     }
-    if (planted_link(path))
+    if (path_planted_link(path))
         return fail(o, err, "cannot write", path,
                     "a symbolic link of another user's in a shared sticky directory; remove it "
                     "or choose another name");
