@@ -25,6 +25,8 @@
 static const char usage[] =
     "usage: prof analyze RUN.prof [RUN2.prof ...] [-o FILE]\n"
     "       prof analyze DIR [-o FILE]\n"
+    "       prof analyze --summary RANK.prof [-o RANK.summary.json]\n"
+    "       prof analyze SUMMARY.json [SUMMARY2.json ...] [-o FILE]\n"
     "                    [--format text|json|csv|html] [--top N] [--sort self|gpu]\n"
     "                    [--rank N]\n"
     "                    " CMD_ANALYSIS_USAGE
@@ -38,7 +40,11 @@ static const char usage[] =
     "too), are the ranks of one job (each a different rank of the same world size):\n"
     "the report then has a row per rank and the cross-rank findings, and describes\n"
     "in full the rank that holds the job back (the one the others wait for most in\n"
-    "collectives, else the longest mean step), or the one --rank names.\n"
+    "collectives, else the longest mean step), or the one --rank names. Ranks are\n"
+    "analysed in parallel, one at a time per core, each reduced to a small summary.\n"
+    "--summary writes that summary for one rank, so that the ranks of a large job\n"
+    "can be analysed where they were recorded (a Slurm array, a Dask cluster) and\n"
+    "merged by giving the summary files (or their directory) to prof analyze.\n"
     "A profile that was cut short is analyzed up to its last intact block.\n"
     "\n"
     "  -o, --output FILE        write the report to FILE (whole or not at all)\n"
@@ -50,6 +56,9 @@ static const char usage[] =
     "      --sort KEY           order of the operations: self (self time, the\n"
     "                           default) or gpu (GPU time launched in them, from\n"
     "                           the join of kernels to their launches)\n"
+    "      --summary            write the rank summary of one profile (JSON,\n"
+    "                           formats/rank-summary.md) instead of a report; its\n"
+    "                           report is built with the options given here\n"
     "      --rank N             of the ranks of one job, the one the report\n"
     "                           describes in full (default: the one that holds\n"
     "                           the job back)\n"
@@ -89,12 +98,14 @@ typedef struct analyze_args {
     int no_color;
     int wide;
     int points_given;
+    int format_given;
+    int summary;               /* --summary */
     analysis_options opts;
 } analyze_args;
 
 enum {
     OPT_FORMAT = CMD_FIRST_LONG, OPT_TOP, OPT_SORT, OPT_TABLE, OPT_FAIL_ON, OPT_NO_COLOR, OPT_WIDE,
-    OPT_POINTS, OPT_RANK
+    OPT_POINTS, OPT_RANK, OPT_SUMMARY
 };
 
 static const struct option long_options[] = {
@@ -103,6 +114,7 @@ static const struct option long_options[] = {
     { "top", required_argument, NULL, OPT_TOP },
     { "sort", required_argument, NULL, OPT_SORT },
     { "rank", required_argument, NULL, OPT_RANK },
+    { "summary", no_argument, NULL, OPT_SUMMARY },
     CMD_ANALYSIS_OPTIONS,
     { "table", required_argument, NULL, OPT_TABLE },
     { "points", required_argument, NULL, OPT_POINTS },
@@ -140,6 +152,7 @@ static int parse_option(void *args, int c, const char *arg)
         if ((f = cmd_name_index(formats, arg)) < 0)
             return cmd_usage_error(CMD, "unknown format '%s': use text, json, csv or html", arg);
         a->format = (out_format)f;
+        a->format_given = 1;
         return EXIT_OK;
     case OPT_TOP:
         if (cmd_parse_amount(arg, INT_MAX, &v) != 0 || v != floor(v))
@@ -177,6 +190,9 @@ static int parse_option(void *args, int c, const char *arg)
     case OPT_WIDE:
         a->wide = 1;
         return EXIT_OK;
+    case OPT_SUMMARY:
+        a->summary = 1;
+        return EXIT_OK;
     case OPT_NO_COLOR:
         a->no_color = 1;
         return EXIT_OK;
@@ -191,6 +207,9 @@ static int check_args(analyze_args *a, int nprofiles)
         return cmd_usage_error(CMD, "no profile given");
     if (a->table_given && a->format != FORMAT_CSV)
         return cmd_usage_error(CMD, "--table applies to --format csv");
+    if (a->summary && (a->format_given || a->fail_on >= 0 || a->opts.rank != ANALYSIS_RANK_SLOWEST))
+        return cmd_usage_error(CMD, "--summary writes a rank summary: no --format, --fail-on "
+                               "or --rank");
     if (a->format == FORMAT_CSV && !a->points_given)
         a->opts.max_points = 0; /* a table is data to work on: every row */
     /* The text shows none of the series' points: building and freeing
@@ -203,30 +222,26 @@ static int check_args(analyze_args *a, int nprofiles)
 
 /* ---- loading ---------------------------------------------------------------------- */
 
-static void warn_cut_short(const profile_model *m)
+/* A CSV table has no notes: a profile cut short is said on stderr. */
+static void warn_cut_short(const cJSON *report)
 {
-    if (m->status.truncated)
+    const cJSON *p;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(report, "profiles")) {
+        if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "truncated")))
+            continue;
+        const char *path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "path"));
+        const char *detail = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "detail"));
         cmd_warning(CMD, "'%s' was cut short (%s); analyzed up to its last intact block",
-                    m->path ? m->path : "", m->status.detail);
-}
-
-/* Loads every profile into models[0..n). EXIT_OK or the input status, with
- * the error reported. */
-static int load_profiles(char **paths, size_t n, profile_model *models)
-{
-    for (size_t i = 0; i < n; i++) {
-        int status = cmd_load_profile(CMD, paths[i], &models[i]);
-        if (status != EXIT_OK)
-            return status;
+                    path ? path : "", detail ? detail : "");
     }
-    return EXIT_OK;
 }
 
 /* A directory stands for the profiles of the ranks of one job in it
  * (runset.h): *paths, *n are then its one run's profiles, valid until
  * runset_free(rs); otherwise the operands themselves. EXIT_OK or the
  * status, reported. */
-static int expand_directory(int argc, char **argv, runset *rs, char ***paths, size_t *n)
+static int expand_directory(int argc, char **argv, runset *rs, char ***summaries,
+                            size_t *nsummaries, char ***paths, size_t *n)
 {
     struct stat st;
     int dirs = 0;
@@ -242,6 +257,14 @@ static int expand_directory(int argc, char **argv, runset *rs, char ***paths, si
                                "profiles, not both");
     prof_error err = { PROF_OK, "" };
     prof_err e = runset_find(argv[0], rs, &err);
+    if (e == PROF_ERR_EMPTY) { /* rank summaries, when it holds no profile */
+        int status = cmd_find_rank_summaries(CMD, argv[0], summaries, nsummaries);
+        if (status != EXIT_OK || *nsummaries > 0) {
+            *paths = *summaries;
+            *n = *nsummaries;
+            return status;
+        }
+    }
     if (e != PROF_OK)
         return cmd_error(CMD, cmd_input_status(e), "%s", err.message);
     if (rs->nruns != 1) {
@@ -287,22 +310,159 @@ static int fails(const cJSON *report, int fail_on)
     return 0;
 }
 
-static int analyze(const profile_model *const *models, size_t n, const analyze_args *a)
+/* Writes the report (freed) as the options say; the exit status. */
+static int emit(cJSON *report, const analyze_args *a)
 {
-    prof_error err = { PROF_OK, "" };
-    cJSON *report = report_build(models, n, &a->opts, &err);
-    if (!report) {
-        if (err.code == PROF_ERR_INVALID)
-            return cmd_usage_error(CMD, "%s", err.message);
-        return cmd_error(CMD, cmd_input_status(err.code), "cannot analyze: %s", err.message);
-    }
     if (a->format == FORMAT_CSV)
-        for (size_t i = 0; i < n; i++)
-            warn_cut_short(models[i]);
+        warn_cut_short(report);
     int status = cmd_write_output(CMD, a->output, "the report", render, report, a);
     if (status == EXIT_OK && a->fail_on >= 0 && fails(report, a->fail_on))
         status = EXIT_FINDINGS;
     cJSON_Delete(report);
+    return status;
+}
+
+static int analysis_failed(const prof_error *err)
+{
+    if (err->code == PROF_ERR_INVALID)
+        return cmd_usage_error(CMD, "%s", err->message);
+    return cmd_error(CMD, cmd_input_status(err->code), "cannot analyze: %s", err->message);
+}
+
+/* One profile or trace. */
+static int analyze_one(const char *path, const analyze_args *a)
+{
+    profile_model m;
+    memset(&m, 0, sizeof m);
+    int status = cmd_load_profile(CMD, path, &m);
+    if (status == EXIT_OK) {
+        prof_error err = { PROF_OK, "" };
+        const profile_model *one = &m;
+        cJSON *report = report_build(&one, 1, &a->opts, &err);
+        status = report ? emit(report, a) : analysis_failed(&err);
+    }
+    profile_model_free(&m);
+    return status;
+}
+
+/* The report of the job from the summaries of its ranks: the described
+ * rank's own report, from its profile (path) or, for summary files, from
+ * the file (summary_file). */
+static int merge_ranks(const rank_summary *s, size_t n, char **paths, int summary_files,
+                       const analyze_args *a)
+{
+    prof_error err = { PROF_OK, "" };
+    ranks_analysis *ra = ranks_analyze(s, n, &a->opts, &err);
+    if (!ra)
+        return analysis_failed(&err);
+    size_t d = ranks_described(ra);
+    cJSON *report = NULL;
+    int status;
+    if (summary_files) {
+        rank_summary full;
+        if ((status = cmd_read_rank_summary(CMD, paths[d], 1, &full)) == EXIT_OK) {
+            report = full.report;
+            full.report = NULL;
+            if (!report)
+                status = cmd_error(CMD, EXIT_INPUT, "cannot read '%s': a rank summary without "
+                                   "its report", paths[d]);
+        }
+        rank_summary_free(&full);
+    } else {
+        profile_model m;
+        memset(&m, 0, sizeof m);
+        analysis_options own = a->opts;
+        own.rank = ANALYSIS_RANK_FIRST;
+        if ((status = cmd_load_profile(CMD, paths[d], &m)) == EXIT_OK) {
+            const profile_model *one = &m;
+            if (!(report = report_build(&one, 1, &own, &err)))
+                status = analysis_failed(&err);
+        }
+        profile_model_free(&m);
+    }
+    if (report && !(report = ranks_report(ra, report, &err)))
+        status = analysis_failed(&err);
+    ranks_analysis_free(ra);
+    return report ? emit(report, a) : status;
+}
+
+/* Several profiles or traces, the ranks of one job: each summarised on
+ * its own (cmd_rank_summaries), then merged. */
+static int analyze_ranks(char **paths, size_t n, int summary_files, const analyze_args *a)
+{
+    rank_summary *s = calloc(n, sizeof *s);
+    if (!s)
+        return cmd_error(CMD, EXIT_NOMEM, "out of memory");
+    int status = EXIT_OK;
+    if (summary_files) {
+        for (size_t i = 0; status == EXIT_OK && i < n; i++)
+            status = cmd_read_rank_summary(CMD, paths[i], 0, &s[i]);
+    } else {
+        status = cmd_rank_summaries(CMD, paths, n, &a->opts, s);
+    }
+    if (status == EXIT_OK)
+        status = merge_ranks(s, n, paths, summary_files, a);
+    for (size_t i = 0; i < n; i++)
+        rank_summary_free(&s[i]);
+    free(s);
+    return status;
+}
+
+/* One summary file: the report it holds. */
+static int analyze_summary(const char *path, const analyze_args *a)
+{
+    rank_summary s;
+    int status = cmd_read_rank_summary(CMD, path, 1, &s), rank = s.rank;
+    cJSON *report = s.report;
+    s.report = NULL;
+    rank_summary_free(&s);
+    if (status != EXIT_OK)
+        return status;
+    if (!report)
+        return cmd_error(CMD, EXIT_INPUT, "cannot read '%s': a rank summary without its report",
+                         path);
+    if (a->opts.rank >= 0 && rank != a->opts.rank)
+        status = cmd_usage_error(CMD, "--rank %d: no profile of that rank among the 1 given",
+                                 a->opts.rank);
+    return status == EXIT_OK ? emit(report, a) : (cJSON_Delete(report), status);
+}
+
+/* ---- --summary ---------------------------------------------------------------------- */
+
+static prof_err render_text(FILE *out, const cJSON *doc, const void *text)
+{
+    (void)doc;
+    return fputs(text, out) < 0 || fputc('\n', out) < 0 ? PROF_ERR_IO : PROF_OK;
+}
+
+/* `--summary RANK.prof`: the rank's summary, for a merge elsewhere. */
+static int write_summary(const char *path, const analyze_args *a)
+{
+    profile_model m;
+    memset(&m, 0, sizeof m);
+    int status = cmd_load_profile(CMD, path, &m);
+    if (status != EXIT_OK) {
+        profile_model_free(&m);
+        return status;
+    }
+    prof_error err = { PROF_OK, "" };
+    analysis_options own = a->opts;
+    own.rank = ANALYSIS_RANK_FIRST;
+    own.list_points = 1; /* the merge may render it as JSON */
+    const profile_model *one = &m;
+    cJSON *report = report_build(&one, 1, &own, &err);
+    rank_summary s;
+    memset(&s, 0, sizeof s);
+    char *text = NULL;
+    if (!report || rank_summary_build(&m, report, 1, &s, &err) != PROF_OK)
+        status = analysis_failed(&err);
+    else if (!(text = rank_summary_print(&s)))
+        status = cmd_error(CMD, EXIT_NOMEM, "out of memory writing the summary");
+    else
+        status = cmd_write_output(CMD, a->output, "the summary", render_text, NULL, text);
+    free(text);
+    rank_summary_free(&s);
+    profile_model_free(&m);
     return status;
 }
 
@@ -312,29 +472,29 @@ static int analyze_main(void *args, int argc, char **argv)
     int status = check_args(a, argc);
     if (status != EXIT_OK)
         return status;
+    if (a->summary)
+        return argc == 1 ? write_summary(argv[0], a)
+                         : cmd_usage_error(CMD, "--summary takes one profile, a rank's");
+    int summaries = 0;
+    for (int i = 0; i < argc; i++)
+        summaries += cmd_is_rank_summary(argv[i]);
+    if (summaries && summaries != argc)
+        return cmd_usage_error(CMD, "give profiles or rank summaries, not both");
     runset rs;
-    char **paths;
-    size_t n;
-    if ((status = expand_directory(argc, argv, &rs, &paths, &n)) != EXIT_OK)
-        return status;
-    profile_model *models = calloc(n, sizeof *models);
-    const profile_model **views = calloc(n, sizeof *views);
-    if (!models || !views) {
-        status = cmd_error(CMD, EXIT_NOMEM, "out of memory");
-        goto out;
-    }
-    for (size_t i = 0; i < n; i++)
-        views[i] = &models[i];
-    status = load_profiles(paths, n, models);
-    if (status == EXIT_OK)
-        status = analyze(views, n, a);
-out:
-    if (models)
-        for (size_t i = 0; i < n; i++)
-            profile_model_free(&models[i]);
-    free(models);
-    free(views);
+    char **paths = argv, **found = NULL;
+    size_t n = (size_t)argc, nfound = 0;
+    memset(&rs, 0, sizeof rs);
+    if (!summaries)
+        status = expand_directory(argc, argv, &rs, &found, &nfound, &paths, &n);
+    int summary_files = summaries || nfound;
+    if (status == EXIT_OK && n == 1)
+        status = summary_files ? analyze_summary(paths[0], a) : analyze_one(paths[0], a);
+    else if (status == EXIT_OK)
+        status = analyze_ranks(paths, n, summary_files, a);
     runset_free(&rs);
+    for (size_t i = 0; i < nfound; i++)
+        free(found[i]);
+    free(found);
     return status;
 }
 

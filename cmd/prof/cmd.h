@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "analysis/ranks.h"
 #include "analysis/report.h"
 #include "model/profile.h"
 #include "output/textout.h"
@@ -133,6 +134,29 @@ void cmd_trace_release(cmd_trace *t);
  * or the input status with the error reported; *m is the caller's to free
  * either way. */
 int cmd_load_profile(const char *cmd, const char *path, profile_model *m);
+#define CMD_MESSAGE_MAX 4608 /* a message with a path (PATH_MAX) and an error */
+/* The same without printing or touching signals (for loads on several
+ * threads): the status, and the one-line message of a failure into msg;
+ * progress may be NULL. */
+int cmd_load_quiet(const char *path, profile_model *m, model_progress_fn on_progress, void *arg,
+                   char *msg, size_t size);
+
+/* ---- the ranks of one job (cmd_ranks.c) ---- */
+
+/* Each of paths[0..n) (profiles or traces) loaded, analysed with o and
+ * reduced to its summary in out[i] (ranks.h), on one thread per core; one
+ * model per thread in memory at a time. EXIT_OK, or the status of the
+ * first path that failed, reported; out[] is the caller's to free. */
+int cmd_rank_summaries(const char *cmd, char **paths, size_t n, const analysis_options *o,
+                       rank_summary *out);
+/* Whether path is a rank summary file (formats/rank-summary.md). */
+int cmd_is_rank_summary(const char *path);
+/* Reads one into *out (keep_report: with the report it holds). EXIT_OK or
+ * the status, reported. */
+int cmd_read_rank_summary(const char *cmd, const char *path, int keep_report, rank_summary *out);
+/* The rank summary files of dir, by name, into *paths (the caller frees
+ * each and the array). EXIT_OK or the status, reported. */
+int cmd_find_rank_summaries(const char *cmd, const char *dir, char ***paths, size_t *n);
 
 /* The analysis thresholds that analyze and compare both take: the long
  * options CMD_ANALYSIS_OPTIONS in a command's table, CMD_ANALYSIS_HELP in its

@@ -64,27 +64,37 @@ const char *cmd_import_hint(prof_err e, int output_failed)
                : "";
 }
 
-int cmd_trace_open(const char *cmd, const char *input, cmd_trace *t, const char **readable)
+/* cmd_trace_open without printing: the message into msg. */
+static int trace_open_quiet(const char *input, cmd_trace *t, const char **readable, char *msg,
+                            size_t size)
 {
     t->fd = -1;
     *readable = input;
     if (import_detect(input) == IMPORT_NONE)
         return EXIT_OK; /* a profile, or something the reader will name */
     prof_error err = { PROF_OK, "" };
-    int output_failed, limit_set;
-    struct sigaction limit = cmd_file_limit_fails(&limit_set);
+    int output_failed;
     prof_err e = import_to_temp(input, NULL, &t->fd, t->path, sizeof t->path, &output_failed,
                                 &err);
-    cmd_file_limit_restore(&limit, limit_set);
     if (e != PROF_OK) {
         char shown[PROF_SUBJECT_MAX];
         t->fd = -1;
-        return cmd_error(cmd, cmd_import_status(e, output_failed), "cannot import '%s': %s%s",
-                         prof_error_subject(shown, input), err.message,
-                         cmd_import_hint(e, output_failed));
+        snprintf(msg, size, "cannot import '%s': %s%s", prof_error_subject(shown, input),
+                 err.message, cmd_import_hint(e, output_failed));
+        return cmd_import_status(e, output_failed);
     }
     *readable = t->path;
     return EXIT_OK;
+}
+
+int cmd_trace_open(const char *cmd, const char *input, cmd_trace *t, const char **readable)
+{
+    char msg[CMD_MESSAGE_MAX];
+    int limit_set;
+    struct sigaction limit = cmd_file_limit_fails(&limit_set);
+    int status = trace_open_quiet(input, t, readable, msg, sizeof msg);
+    cmd_file_limit_restore(&limit, limit_set);
+    return status == EXIT_OK ? status : cmd_error(cmd, status, "%s", msg);
 }
 
 void cmd_trace_release(cmd_trace *t)
@@ -94,29 +104,44 @@ void cmd_trace_release(cmd_trace *t)
     t->fd = -1;
 }
 
-int cmd_load_profile(const char *cmd, const char *path, profile_model *m)
+int cmd_load_quiet(const char *path, profile_model *m, model_progress_fn on_progress,
+                   void *arg, char *msg, size_t size)
 {
-    progress bar;
     prof_error err = { PROF_OK, "" };
     cmd_trace t;
     const char *readable;
-    int status = cmd_trace_open(cmd, path, &t, &readable);
+    int status = trace_open_quiet(path, &t, &readable, msg, size);
     if (status != EXIT_OK)
         return status;
-    progress_init(&bar, stderr, isatty(STDERR_FILENO), path);
-    prof_err e = profile_model_load(readable, m, progress_update, &bar, &err);
-    progress_done(&bar);
+    prof_err e = profile_model_load(readable, m, on_progress, arg, &err);
     cmd_trace_release(&t);
-    if (e != PROF_OK)
-        return cmd_error(cmd, cmd_input_status(e), "cannot read '%s': %s", path, err.message);
+    if (e != PROF_OK) {
+        snprintf(msg, size, "cannot read '%s': %s", path, err.message);
+        return cmd_input_status(e);
+    }
     if (readable != path) { /* reports name the trace, not its temporary profile */
         char *name = strdup(path);
-        if (!name)
-            return cmd_error(cmd, EXIT_NOMEM, "out of memory");
+        if (!name) {
+            snprintf(msg, size, "out of memory");
+            return EXIT_NOMEM;
+        }
         free(m->path);
         m->path = name;
     }
     return EXIT_OK;
+}
+
+int cmd_load_profile(const char *cmd, const char *path, profile_model *m)
+{
+    progress bar;
+    char msg[CMD_MESSAGE_MAX];
+    int limit_set;
+    struct sigaction limit = cmd_file_limit_fails(&limit_set);
+    progress_init(&bar, stderr, isatty(STDERR_FILENO), path);
+    int status = cmd_load_quiet(path, m, progress_update, &bar, msg, sizeof msg);
+    progress_done(&bar);
+    cmd_file_limit_restore(&limit, limit_set);
+    return status == EXIT_OK ? status : cmd_error(cmd, status, "%s", msg);
 }
 
 static int utf8_locale(void)

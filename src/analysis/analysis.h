@@ -11,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "analysis/ranks.h"
 #include "analysis/report.h"
 #include "analysis/stats.h"
 #include "analysis/trend.h"
@@ -121,8 +122,8 @@ typedef struct outliers_busy {
 
 typedef struct analysis_ctx {
     const profile_model *m;             /* the profile the sections describe */
-    const profile_model *const *models; /* every rank                        */
-    size_t nmodels;
+    const rank_summary *ranks;          /* several ranks: every one (ranks.c) */
+    size_t nranks;
     analysis_options o;
     cJSON *meta;                        /* m's metadata, parsed (or NULL)    */
     step_stats steps;
@@ -142,6 +143,12 @@ const char *analysis_import_damage(const cJSON *meta);
 /* Whether the profile analysed holds only part of its run: the file is cut
  * short, or it was imported from a trace that is. */
 int analysis_partial(const analysis_ctx *c);
+
+/* report.c: the entry of "profiles" of m (NULL out of memory, c->ok
+ * cleared), and the bottlenecks sorted by consequence, severity and impact
+ * (rules.md §1) */
+cJSON *report_profile_entry(analysis_ctx *c, const profile_model *m);
+void report_sort_bottlenecks(analysis_ctx *c, cJSON *arr);
 
 /* Sticky JSON helpers: on failure they clear ctx->ok and return NULL; a
  * NULL parent is accepted (and fails). Non-finite numbers become null. */
@@ -221,7 +228,7 @@ int ops_grew_alike(const op_growth *g, size_t n, double step_ratio);
 
 void rule_step_slowdown(analysis_ctx *c);
 void rule_step_outliers(analysis_ctx *c);
-void rule_straggler_work(analysis_ctx *c, const step_stats *per_rank);
+void rule_straggler_work(analysis_ctx *c);
 double rank_comm_per_step(const profile_model *m, const step_stats *s);
 
 /* leak.c */
@@ -263,8 +270,8 @@ uint64_t sync_waited(const uint64_t waits[MODEL_WAIT_BANDS]);
 void sync_waits_json(analysis_ctx *c, cJSON *o, const uint64_t waits[MODEL_WAIT_BANDS]);
 /* straggler.c: collectives matched across ranks (0, or -1 out of memory),
  * the straggler rule, and each rank's figures for the ranks section */
-int straggler_match(analysis_ctx *c, const step_stats *per_rank);
-void rule_straggler(analysis_ctx *c, const step_stats *per_rank);
+int straggler_match(analysis_ctx *c);
+void rule_straggler(analysis_ctx *c);
 void straggler_rank_fields(analysis_ctx *c, cJSON *o, size_t rank_index);
 
 /* gpurules.c */

@@ -43,63 +43,43 @@ static double memory_peak(const void *series, size_t i)
     return s->is_memory ? s->peak : NAN;
 }
 
-/* Several files must be distinct ranks of one world. */
-static prof_err check_ranks(const profile_model *const *models, size_t n, prof_error *err)
+cJSON *report_profile_entry(analysis_ctx *c, const profile_model *m)
 {
-    for (size_t i = 0; i < n; i++) {
-        const profile_model *m = models[i];
-        /* Paths shortened, two at most: the reason always fits the message. */
-        char shown[PROF_SUBJECT_MAX], other[PROF_SUBJECT_MAX];
-        const char *path = prof_error_subject(shown, m->path ? m->path : "?");
-        if (m->rank < 0 || m->world_size <= 0)
-            return prof_error_set(err, PROF_ERR_INVALID, "not ranks of one job: '%s' has no "
-                                  "rank in its metadata", path);
-        if (m->world_size != models[0]->world_size)
-            return prof_error_set(err, PROF_ERR_INVALID, "not ranks of one job: world size %d "
-                                  "in '%s', %d in '%s'", m->world_size, path,
-                                  models[0]->world_size,
-                                  prof_error_subject(other, models[0]->path ? models[0]->path
-                                                                            : "?"));
-        if (m->rank >= m->world_size)
-            return prof_error_set(err, PROF_ERR_INVALID, "not ranks of one job: '%s' has rank "
-                                  "%d of world size %d", path, m->rank, m->world_size);
-        for (size_t j = 0; j < i; j++)
-            if (models[j]->rank == m->rank)
-                return prof_error_set(err, PROF_ERR_INVALID, "not ranks of one job: both rank "
-                                      "%d, '%s' and '%s'", m->rank,
-                                      prof_error_subject(other, models[j]->path
-                                                                    ? models[j]->path : "?"),
-                                      path);
+    char ver[32];
+    cJSON *o = cJSON_CreateObject();
+    if (!o) {
+        c->ok = 0;
+        return NULL;
     }
-    return PROF_OK;
+    jstr(c, o, RK_PATH, m->path ? m->path : "");
+    jnum(c, o, RK_RANK, m->rank);
+    jnum(c, o, RK_WORLD_SIZE, m->world_size);
+    jstr(c, o, RK_FORMAT_VERSION, fmt_text(ver, sizeof ver, "%u.%u", m->major, m->minor));
+    jbool(c, o, RK_CLEAN, m->status.clean);
+    jbool(c, o, RK_TRUNCATED, m->status.truncated);
+    jnum(c, o, RK_BYTES_LOST, (double)m->status.bytes_lost);
+    jstr(c, o, RK_DETAIL, m->status.detail);
+    cJSON *meta = m->metadata ? cJSON_Parse(m->metadata) : NULL;
+    if (!cJSON_IsObject(meta)) {
+        cJSON_Delete(meta);
+        meta = cJSON_CreateObject();
+    }
+    const char *damaged = analysis_import_damage(meta);
+    jstr(c, o, RK_SOURCE_DAMAGED, damaged ? damaged : "");
+    if (!meta || !cJSON_AddItemToObject(o, RK_METADATA, meta)) {
+        cJSON_Delete(meta);
+        c->ok = 0;
+    }
+    return o;
 }
 
 static void section_profiles(analysis_ctx *c, cJSON *report)
 {
     cJSON *arr = jarr(c, report, RK_PROFILES);
-    for (size_t i = 0; i < c->nmodels; i++) {
-        const profile_model *m = c->models[i];
-        char ver[32];
-        cJSON *o = jpush_obj(c, arr);
-        jstr(c, o, RK_PATH, m->path ? m->path : "");
-        jnum(c, o, RK_RANK, m->rank);
-        jnum(c, o, RK_WORLD_SIZE, m->world_size);
-        jstr(c, o, RK_FORMAT_VERSION, fmt_text(ver, sizeof ver, "%u.%u", m->major, m->minor));
-        jbool(c, o, RK_CLEAN, m->status.clean);
-        jbool(c, o, RK_TRUNCATED, m->status.truncated);
-        jnum(c, o, RK_BYTES_LOST, (double)m->status.bytes_lost);
-        jstr(c, o, RK_DETAIL, m->status.detail);
-        cJSON *meta = m->metadata ? cJSON_Parse(m->metadata) : NULL;
-        if (!cJSON_IsObject(meta)) {
-            cJSON_Delete(meta);
-            meta = cJSON_CreateObject();
-        }
-        const char *damaged = analysis_import_damage(meta);
-        jstr(c, o, RK_SOURCE_DAMAGED, damaged ? damaged : "");
-        if (!meta || !o || !cJSON_AddItemToObject(o, RK_METADATA, meta)) {
-            cJSON_Delete(meta);
-            c->ok = 0;
-        }
+    cJSON *o = report_profile_entry(c, c->m);
+    if (o && !cJSON_AddItemToArray(arr, o)) {
+        cJSON_Delete(o);
+        c->ok = 0;
     }
 }
 
@@ -637,64 +617,6 @@ static void section_notes(analysis_ctx *c, cJSON *report)
     busy_notes(c, notes);
     waiting_notes(c, notes);
     cut_notes(c, report, notes);
-    if (c->nmodels > 1)
-        add_note(c, notes, fmt_text(buf, sizeof buf, "%zu ranks: every section but ranks "
-                 "describes rank %d (%s), %s", c->nmodels, m->rank, m->path ? m->path : "",
-                 c->o.rank >= 0                      ? "as --rank asked"
-                 : c->o.rank == ANALYSIS_RANK_FIRST  ? "the first given"
-                 : c->coll.source ? "the one the others wait for most in collectives "
-                                    "(--rank N describes another)"
-                 : c->steps.count > 0 ? "the slowest, by mean step time (--rank N describes "
-                                        "another)"
-                                      : "the first given, as no rank has steps (--rank N "
-                                        "describes another)"));
-}
-
-/* The memory series the ranks table compares: the one with the largest
- * peak on the rank the report describes, so that every row's figure is of
- * the same series (gpu.allocated beside gpu.allocated); NULL without one. */
-static const char *ranks_memory_series(const profile_model *m)
-{
-    const model_series *top = NULL;
-    for (size_t i = 0; i < m->nseries; i++)
-        if (m->series[i].is_memory && (!top || m->series[i].peak > top->peak))
-            top = &m->series[i];
-    return top ? top->name : NULL;
-}
-
-/* A rank's peak of that series (nothing when the rank lacks it). */
-static void rank_memory_peak(analysis_ctx *c, cJSON *o, const profile_model *m, const char *name)
-{
-    for (size_t i = 0; name && i < m->nseries; i++)
-        if (m->series[i].is_memory && strcmp(m->series[i].name, name) == 0) {
-            jnum(c, o, RK_MEMORY_PEAK_BYTES, m->series[i].peak);
-            jstr(c, o, RK_MEMORY_PEAK_SERIES, name);
-            return;
-        }
-}
-
-static void section_ranks(analysis_ctx *c, cJSON *report, const step_stats *per_rank)
-{
-    cJSON *arr = jarr(c, report, RK_RANKS);
-    const char *memory = ranks_memory_series(c->m);
-    for (size_t i = 0; i < c->nmodels; i++) {
-        const profile_model *m = c->models[i];
-        double comm = rank_comm_per_step(m, &per_rank[i]);
-        cJSON *o = jpush_obj(c, arr);
-        jnum(c, o, RK_RANK, m->rank);
-        jstr(c, o, RK_PATH, m->path ? m->path : "");
-        jnum(c, o, RK_STEPS, (double)per_rank[i].count);
-        jnum(c, o, RK_MEAN_STEP_NS, per_rank[i].mean);
-        jnum(c, o, RK_P50_STEP_NS, per_rank[i].p50);
-        jnum(c, o, RK_COMM_NS_PER_STEP, comm);
-        jnum(c, o, RK_WORK_NS_PER_STEP, per_rank[i].mean - comm);
-        rank_gpu_fields(c, o, m);
-        rank_memory_peak(c, o, m, memory);
-        if (m->launch_all.launches) /* each rank's kernel launch statistics (rules.md §3.2) */
-            launch_stats(c, jobj(c, o, RK_LAUNCHES), &m->launch_all);
-        straggler_rank_fields(c, o, i);
-        jbool(c, o, RK_DESCRIBED, m == c->m);
-    }
 }
 
 static int severity_rank(const cJSON *f)
@@ -738,7 +660,7 @@ static int by_severity_impact(const void *pa, const void *pb)
 
 /* Detaches every finding, sorts them by consequence, severity, then
  * impact, re-attaches. */
-static void sort_bottlenecks(analysis_ctx *c, cJSON *arr)
+void report_sort_bottlenecks(analysis_ctx *c, cJSON *arr)
 {
     int n = cJSON_GetArraySize(arr);
     if (n < 2)
@@ -759,7 +681,7 @@ static void sort_bottlenecks(analysis_ctx *c, cJSON *arr)
     free(v);
 }
 
-static void run_rules(analysis_ctx *c, const step_stats *per_rank)
+static void run_rules(analysis_ctx *c)
 {
     rule_hot_operation(c);
     rule_memory_leak(c);
@@ -771,8 +693,7 @@ static void run_rules(analysis_ctx *c, const step_stats *per_rank)
     rule_step_slowdown(c);
     rule_step_outliers(c);
     rule_dropped_events(c);
-    rule_straggler(c, per_rank);
-    sort_bottlenecks(c, c->bottlenecks);
+    report_sort_bottlenecks(c, c->bottlenecks);
 }
 
 /* ---- leak fits, beside the first sections ------------------------------------------ */
@@ -845,63 +766,10 @@ static void leak_finish(analysis_ctx *c, leak_work *w)
     w->series = NULL;
 }
 
-static int has_rank(const profile_model *const *models, size_t n, int rank)
-{
-    for (size_t i = 0; i < n; i++)
-        if (models[i]->rank == rank)
-            return 1;
-    return 0;
-}
-
-/* How much rank i holds the job back, as two keys compared in turn: the
- * other ranks' wait it caused in the collectives matched across ranks
- * (none when too few were matched), then its mean step time (-1 without
- * steps). */
-static int holds_back_more(size_t i, size_t than, const step_stats *per_rank,
-                           const collective_match *coll)
-{
-    double a = coll->source ? coll->ranks[i].caused_ns : 0.0;
-    double b = coll->source ? coll->ranks[than].caused_ns : 0.0;
-    if (a != b)
-        return a > b;
-    double ma = per_rank[i].count > 0 ? per_rank[i].mean : -1.0;
-    double mb = per_rank[than].count > 0 ? per_rank[than].mean : -1.0;
-    return ma > mb;
-}
-
-/* The rank the sections describe, of several (rules.md §1): the one asked
- * for, the first given, or the one that holds the job back most (the first
- * of equals: the first given when no rank has steps or collectives). */
-static size_t described_rank(const analysis_ctx *c, const step_stats *per_rank)
-{
-    size_t pick = 0;
-    for (size_t i = 0; c->o.rank != ANALYSIS_RANK_FIRST && i < c->nmodels; i++) {
-        if (c->o.rank >= 0 ? c->models[i]->rank == c->o.rank
-                           : holds_back_more(i, pick, per_rank, &c->coll))
-            pick = i;
-    }
-    return pick;
-}
-
-/* The step figures of every rank and their collectives matched: what the
- * ranks table, the straggler rule and the choice of rank read. */
-static int rank_figures(analysis_ctx *c, step_stats *per_rank)
-{
-    for (size_t i = 0; i < c->nmodels; i++)
-        if (steps_analyze(c->models[i], &per_rank[i]) != 0)
-            return -1;
-    return straggler_match(c, per_rank);
-}
-
 /* Per-step and per-series results, computed once for sections and rules;
  * the leak fits are started first, for leak_finish to complete. */
-static int prepare(analysis_ctx *c, step_stats *per_rank, leak_work *leaks)
+static int prepare(analysis_ctx *c, leak_work *leaks)
 {
-    if (c->nmodels > 1) { /* ranks and straggler only */
-        if (rank_figures(c, per_rank) != 0)
-            return -1;
-        c->m = c->models[described_rank(c, per_rank)];
-    }
     const profile_model *m = c->m;
     c->meta = m->metadata ? cJSON_Parse(m->metadata) : NULL;
     if (leak_start(c, leaks) != 0)
@@ -913,30 +781,18 @@ static int prepare(analysis_ctx *c, step_stats *per_rank, leak_work *leaks)
     return 0;
 }
 
-static void release(analysis_ctx *c, step_stats *per_rank)
+static void release(analysis_ctx *c)
 {
-    for (size_t i = 0; per_rank && i < c->nmodels; i++)
-        step_stats_free(&per_rank[i]);
-    free(per_rank);
     step_stats_free(&c->steps);
     for (size_t i = 0; i < c->nleaks; i++)
         leak_series_free(&c->leaks[i]);
     free(c->leaks);
-    free(c->coll.ranks);
     cJSON_Delete(c->meta);
 }
 
-cJSON *report_build(const profile_model *const *models, size_t n, const analysis_options *o,
-                    prof_error *err)
+static cJSON *report_of_one(const profile_model *m, const analysis_options *o, prof_error *err)
 {
-    if (!models || n == 0)
-        return prof_error_set(err, PROF_ERR_INVALID, "no profile to analyse"), NULL;
-    if (n > 1 && check_ranks(models, n, err) != PROF_OK)
-        return NULL;
-    if (o && o->rank >= 0 && !has_rank(models, n, o->rank))
-        return prof_error_set(err, PROF_ERR_INVALID, "--rank %d: no profile of that rank among "
-                              "the %zu given", o->rank, n), NULL;
-    analysis_ctx c = { .m = models[0], .models = models, .nmodels = n, .ok = 1 };
+    analysis_ctx c = { .m = m, .ok = 1 };
     leak_work leaks = { .c = NULL };
     /* GSL's handler is global: off for the whole report, not per fit, as
      * fits run on two threads (GSL's own advice for threaded programs) */
@@ -945,9 +801,8 @@ cJSON *report_build(const profile_model *const *models, size_t n, const analysis
         c.o = *o;
     else
         analysis_options_default(&c.o);
-    step_stats *per_rank = calloc(n, sizeof *per_rank);
     cJSON *r = cJSON_CreateObject();
-    if (!per_rank || !r || prepare(&c, per_rank, &leaks) != 0)
+    if (!r || prepare(&c, &leaks) != 0)
         c.ok = 0;
     jstr(&c, r, RK_SCHEMA, "prof-report");
     jnum(&c, r, RK_VERSION, 1);
@@ -962,11 +817,9 @@ cJSON *report_build(const profile_model *const *models, size_t n, const analysis
     section_call_tree(&c, r);
     c.bottlenecks = jarr(&c, r, RK_BOTTLENECKS);
     if (c.ok)
-        run_rules(&c, per_rank);
+        run_rules(&c);
     section_notes(&c, r);
-    if (n > 1)
-        section_ranks(&c, r, per_rank);
-    release(&c, per_rank);
+    release(&c);
     gsl_set_error_handler(gsl_handler);
     if (!c.ok) {
         cJSON_Delete(r);
@@ -974,4 +827,43 @@ cJSON *report_build(const profile_model *const *models, size_t n, const analysis
         return NULL;
     }
     return r;
+}
+
+/* Several loaded ranks: each reduced to its summary, and the report of the
+ * one described with the cross-rank sections added (ranks.h), as the
+ * ranks of a directory are analysed one at a time. */
+static cJSON *report_of_ranks(const profile_model *const *models, size_t n,
+                              const analysis_options *o, prof_error *err)
+{
+    rank_summary *s = calloc(n, sizeof *s);
+    cJSON *r = NULL;
+    ranks_analysis *a = NULL;
+    if (!s) {
+        prof_error_set(err, PROF_ERR_NOMEM, "out of memory building the report");
+        return NULL;
+    }
+    size_t built = 0;
+    while (built < n && rank_summary_build(models[built], NULL, 0, &s[built], err) == PROF_OK)
+        built++;
+    if (built == n && (a = ranks_analyze(s, n, o, err)) != NULL &&
+        (r = report_of_one(models[ranks_described(a)], o, err)) != NULL)
+        r = ranks_report(a, r, err);
+    ranks_analysis_free(a);
+    for (size_t i = 0; i < built; i++)
+        rank_summary_free(&s[i]);
+    free(s);
+    return r;
+}
+
+cJSON *report_build(const profile_model *const *models, size_t n, const analysis_options *o,
+                    prof_error *err)
+{
+    if (!models || n == 0)
+        return prof_error_set(err, PROF_ERR_INVALID, "no profile to analyse"), NULL;
+    if (n > 1)
+        return report_of_ranks(models, n, o, err);
+    if (o && o->rank >= 0 && models[0]->rank != o->rank)
+        return prof_error_set(err, PROF_ERR_INVALID, "--rank %d: no profile of that rank among "
+                              "the 1 given", o->rank), NULL;
+    return report_of_one(models[0], o, err);
 }

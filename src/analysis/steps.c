@@ -312,9 +312,9 @@ double rank_comm_per_step(const profile_model *m, const step_stats *s)
     return sampled > 0 ? (double)m->kind_ns[PROF_KIND_COMM] / sampled : 0.0;
 }
 
-static double work_per_step(const profile_model *m, const step_stats *s)
+static double work_per_step(const rank_summary *s)
 {
-    return s->mean - rank_comm_per_step(m, s);
+    return s->step_mean - s->comm_per_step;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -324,30 +324,31 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* The straggler rule without collectives to match (rules.md §4.9). */
-void rule_straggler_work(analysis_ctx *c, const step_stats *per_rank)
+void rule_straggler_work(analysis_ctx *c)
 {
-    size_t n = c->nmodels;
+    const rank_summary *per_rank = c->ranks;
+    size_t n = c->nranks;
     if (n < 2)
         return;
     double *others = xcalloc(c, n, sizeof *others);
     if (!others)
         return;
     for (size_t r = 0; r < n; r++) {
-        if (per_rank[r].n == 0)
+        if (per_rank[r].steps_n == 0)
             continue;
         size_t k = 0;
         for (size_t q = 0; q < n; q++)
-            if (q != r && per_rank[q].n > 0)
-                others[k++] = work_per_step(c->models[q], &per_rank[q]);
+            if (q != r && per_rank[q].steps_n > 0)
+                others[k++] = work_per_step(&per_rank[q]);
         if (k == 0)
             continue;
         qsort(others, k, sizeof *others, cmp_double);
         double med = k % 2 ? others[k / 2] : (others[k / 2 - 1] + others[k / 2]) / 2.0;
-        double mine = work_per_step(c->models[r], &per_rank[r]);
+        double mine = work_per_step(&per_rank[r]);
         if (med <= 0 || mine / med < 1.10)
             continue;
         double ratio = mine / med;
-        int rank = c->models[r]->rank;
+        int rank = per_rank[r].rank;
         char title[160], rec[600], subject[32], a[32], b[32];
         fmt_text(subject, sizeof subject, "rank %d", rank);
         fmt_text(title, sizeof title, "rank %d is a straggler: %.2fx the work per step of the "
@@ -361,12 +362,12 @@ void rule_straggler_work(analysis_ctx *c, const step_stats *per_rank)
         cJSON *e = finding_add(c, "straggler", severity_by(ratio, 1.5, 1.2), subject,
                                (ratio - 1.0) / ratio, title, rec);
         jnum(c, e, RK_RANK, rank);
-        jstr(c, e, RK_PATH, c->models[r]->path ? c->models[r]->path : "");
+        jstr(c, e, RK_PATH, per_rank[r].path);
         jstr(c, e, RK_METHOD, "work");
         jnum(c, e, RK_WORK_NS_PER_STEP, mine);
         jnum(c, e, "others_median_ns_per_step", med);
         jnum(c, e, "ratio", ratio);
-        jnum(c, e, RK_MEAN_STEP_NS, per_rank[r].mean);
+        jnum(c, e, RK_MEAN_STEP_NS, per_rank[r].step_mean);
     }
     free(others);
 }

@@ -17,30 +17,17 @@
 #define MIN_COLLECTIVES 3   /* fewer matched: "most" means nothing       */
 #define STRAGGLER_SHARE 0.05 /* the others' wait, as a share of step time */
 
-/* The host a profile names in its metadata, or "" (copied into buf). */
-static const char *host_of(const profile_model *m, char *buf, size_t size)
-{
-    cJSON *meta = m->metadata ? cJSON_Parse(m->metadata) : NULL;
-    const char *h = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, MK_HOST));
-    fmt_text(buf, size, "%s", h ? h : "");
-    cJSON_Delete(meta);
-    return buf;
-}
-
 /* Where the ranks ran, as far as the profiles say: 1 every rank names the
  * same host (one clock), 0 they name different ones, -1 some names none
  * (an imported trace may not say), which is treated as different hosts but
  * not called that. */
 static int one_host(const analysis_ctx *c)
 {
-    char first[256], other[256];
     int same = 1;
-    if (!*host_of(c->models[0], first, sizeof first))
-        return -1;
-    for (size_t i = 1; i < c->nmodels; i++) {
-        if (!*host_of(c->models[i], other, sizeof other))
+    for (size_t i = 0; i < c->nranks; i++) {
+        if (!*c->ranks[i].host)
             return -1;
-        same &= strcmp(other, first) == 0;
+        same &= strcmp(c->ranks[i].host, c->ranks[0].host) == 0;
     }
     return same;
 }
@@ -60,16 +47,15 @@ static int run_cmp(const void *pa, const void *pb)
     return (a->at > b->at) - (a->at < b->at);
 }
 
-static stream_run *stream_runs(analysis_ctx *c, const profile_model *m, size_t *n)
+static stream_run *stream_runs(analysis_ctx *c, const rank_summary *s, size_t *n)
 {
-    stream_run *v = xcalloc(c, m->ncomm_kernels ? m->ncomm_kernels : 1, sizeof *v);
+    stream_run *v = xcalloc(c, s->nkernels ? s->nkernels : 1, sizeof *v);
     *n = 0;
     if (!v)
         return NULL;
-    for (size_t i = 0; i < m->ncomm_kernels; i++) {
-        const model_collective *k = &m->comm_kernels[i];
-        if (i && k->device == m->comm_kernels[i - 1].device &&
-            k->stream == m->comm_kernels[i - 1].stream) {
+    for (size_t i = 0; i < s->nkernels; i++) {
+        const model_collective *k = &s->kernels[i];
+        if (i && k->device == s->kernels[i - 1].device && k->stream == s->kernels[i - 1].stream) {
             v[*n - 1].n++;
             continue;
         }
@@ -83,7 +69,7 @@ static stream_run *stream_runs(analysis_ctx *c, const profile_model *m, size_t *
 static void match_one(analysis_ctx *c, const model_collective *const *parts, int by_start)
 {
     collective_match *x = &c->coll;
-    size_t n = c->nmodels, last = 0;
+    size_t n = c->nranks, last = 0;
     for (size_t r = 1; r < n; r++)
         if (by_start ? parts[r]->start_ns > parts[last]->start_ns
                      : parts[r]->dur_ns < parts[last]->dur_ns)
@@ -110,11 +96,11 @@ static void match_one(analysis_ctx *c, const model_collective *const *parts, int
 /* Matches the n-th kernel of each rank's k-th communication stream. */
 static void match_kernels(analysis_ctx *c, const model_collective **parts, int by_start)
 {
-    size_t n = c->nmodels, streams = SIZE_MAX;
+    size_t n = c->nranks, streams = SIZE_MAX;
     stream_run **runs = xcalloc(c, n, sizeof *runs);
     size_t *nruns = xcalloc(c, n, sizeof *nruns);
     for (size_t r = 0; runs && nruns && r < n; r++) {
-        runs[r] = stream_runs(c, c->models[r], &nruns[r]);
+        runs[r] = stream_runs(c, &c->ranks[r], &nruns[r]);
         if (nruns[r] < streams)
             streams = nruns[r];
     }
@@ -125,7 +111,7 @@ static void match_kernels(analysis_ctx *c, const model_collective **parts, int b
                 count = runs[r][k].n;
         for (size_t i = 0; i < count; i++) {
             for (size_t r = 0; r < n; r++)
-                parts[r] = &c->models[r]->comm_kernels[runs[r][k].at + i];
+                parts[r] = &c->ranks[r].kernels[runs[r][k].at + i];
             match_one(c, parts, by_start);
         }
     }
@@ -138,27 +124,27 @@ static void match_kernels(analysis_ctx *c, const model_collective **parts, int b
 static void match_regions(analysis_ctx *c, const model_collective **parts, int by_start)
 {
     size_t count = SIZE_MAX;
-    for (size_t r = 0; r < c->nmodels; r++)
-        if (c->models[r]->ncomm_regions < count)
-            count = c->models[r]->ncomm_regions;
+    for (size_t r = 0; r < c->nranks; r++)
+        if (c->ranks[r].nregions < count)
+            count = c->ranks[r].nregions;
     for (size_t i = 0; i < count; i++) {
-        for (size_t r = 0; r < c->nmodels; r++)
-            parts[r] = &c->models[r]->comm_regions[i];
+        for (size_t r = 0; r < c->nranks; r++)
+            parts[r] = &c->ranks[r].regions[i];
         match_one(c, parts, by_start);
     }
 }
 
 static void match_reset(analysis_ctx *c)
 {
-    memset(c->coll.ranks, 0, c->nmodels * sizeof *c->coll.ranks);
+    memset(c->coll.ranks, 0, c->nranks * sizeof *c->coll.ranks);
     c->coll.matched = 0;
 }
 
-int straggler_match(analysis_ctx *c, const step_stats *per_rank)
+int straggler_match(analysis_ctx *c)
 {
     collective_match *x = &c->coll;
-    const model_collective **parts = xcalloc(c, c->nmodels, sizeof *parts);
-    if (!parts || !(x->ranks = xcalloc(c, c->nmodels, sizeof *x->ranks))) {
+    const model_collective **parts = xcalloc(c, c->nranks, sizeof *parts);
+    if (!parts || !(x->ranks = xcalloc(c, c->nranks, sizeof *x->ranks))) {
         free(parts);
         return -1;
     }
@@ -176,22 +162,24 @@ int straggler_match(analysis_ctx *c, const step_stats *per_rank)
         match_reset(c);
         x->source = NULL;
     }
-    for (size_t r = 0; r < c->nmodels; r++) {
+    for (size_t r = 0; r < c->nranks; r++) {
         rank_waits *k = &x->ranks[r];
-        double steps = (double)per_rank[r].count * per_rank[r].mean;
+        double steps = (double)c->ranks[r].steps_count * c->ranks[r].step_mean;
         k->basis_ns = steps > 0 ? steps : (double)(k->last_ns - k->first_ns);
     }
     free(parts);
     return c->ok ? 0 : -1;
 }
 
-static void collective_finding(analysis_ctx *c, size_t r, const step_stats *st)
+static void collective_finding(analysis_ctx *c, size_t r)
 {
     const collective_match *x = &c->coll;
     const rank_waits *k = &x->ranks[r];
+    const rank_summary *st = &c->ranks[r];
     double share = k->basis_ns > 0 ? k->caused_ns / k->basis_ns : 0.0;
-    double per_step = st->count ? k->caused_ns / (double)st->count : 0.0;
-    int rank = c->models[r]->rank;
+    size_t count = st->steps_count;
+    double per_step = count ? k->caused_ns / (double)count : 0.0;
+    int rank = st->rank;
     char title[200], rec[900], subject[32], a[32], b[32], d[32];
     fmt_text(subject, sizeof subject, "rank %d", rank);
     fmt_text(title, sizeof title, "rank %d is a straggler: the other ranks wait for it in %zu "
@@ -202,9 +190,9 @@ static void collective_finding(analysis_ctx *c, size_t r, const step_stats *st)
              "samples), its host (CPU contention, thermal throttling, a slower GPU or link) "
              "and its input pipeline; compare its profile with a fast rank's (prof compare).",
              rank, k->last, x->matched, fmt_duration(a, k->caused_ns),
-             st->count ? fmt_duration(b, per_step) : "",
-             st->count ? " per step" : "no steps", fmt_pct(d, sizeof d, share),
-             st->count ? "step time" : "time between its first and last collective",
+             count ? fmt_duration(b, per_step) : "",
+             count ? " per step" : "no steps", fmt_pct(d, sizeof d, share),
+             count ? "step time" : "time between its first and last collective",
              strcmp(x->align, "start") == 0 ? "arrivals compared on one host's clock"
              : x->hosts_known ? "ranks on different hosts: waits from how much longer each "
                                 "rank's part of a collective lasts"
@@ -214,7 +202,7 @@ static void collective_finding(analysis_ctx *c, size_t r, const step_stats *st)
     cJSON *e = finding_add(c, "straggler", severity_by(share, 0.30, 0.15), subject,
                            share > 1 ? 1.0 : share, title, rec);
     jnum(c, e, RK_RANK, rank);
-    jstr(c, e, RK_PATH, c->models[r]->path ? c->models[r]->path : "");
+    jstr(c, e, RK_PATH, st->path);
     jstr(c, e, RK_METHOD, "collectives");
     jstr(c, e, "source", x->source);
     jstr(c, e, "alignment", x->align);
@@ -223,22 +211,22 @@ static void collective_finding(analysis_ctx *c, size_t r, const step_stats *st)
     jnum(c, e, RK_CAUSED_WAIT_NS, k->caused_ns);
     jnum(c, e, RK_CAUSED_WAIT_SHARE, share);
     jnum(c, e, RK_BASIS_NS, k->basis_ns);
-    jnum(c, e, RK_MEAN_STEP_NS, st->mean);
+    jnum(c, e, RK_MEAN_STEP_NS, st->step_mean);
 }
 
-void rule_straggler(analysis_ctx *c, const step_stats *per_rank)
+void rule_straggler(analysis_ctx *c)
 {
-    if (c->nmodels < 2)
+    if (c->nranks < 2)
         return;
     if (!c->coll.source) {
-        rule_straggler_work(c, per_rank);
+        rule_straggler_work(c);
         return;
     }
-    for (size_t r = 0; r < c->nmodels; r++) {
+    for (size_t r = 0; r < c->nranks; r++) {
         const rank_waits *k = &c->coll.ranks[r];
         double share = k->basis_ns > 0 ? k->caused_ns / k->basis_ns : 0.0;
         if (2 * k->last > c->coll.matched && share >= STRAGGLER_SHARE)
-            collective_finding(c, r, &per_rank[r]);
+            collective_finding(c, r);
     }
 }
 

@@ -53,6 +53,9 @@ static inline uint64_t pf_load_u64(const uint8_t *p)
 
 #define PF_MAGIC "\x89PROF\r\n\x1a" /* 8 bytes, no NUL stored              */
 #define PF_MAGIC_LEN 8
+/* How a rank summary (formats/rank-summary.md, src/analysis/ranks.c)
+ * starts: JSON, but not a trace to import. */
+#define PF_RANK_SUMMARY_MAGIC "{\"schema\":\"prof-rank-summary\""
 #define PF_VERSION_MAJOR 1
 #define PF_VERSION_MINOR 1 /* 1.1: the name attribute record         */
 

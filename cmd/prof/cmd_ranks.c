@@ -1,0 +1,226 @@
+/* cmd_ranks.c - the ranks of one job, for the commands that take a
+ * directory of them (see cmd.h): each rank loaded, analysed and reduced to
+ * its summary (src/analysis/ranks.h) on as many threads as there are
+ * cores, one model per thread at a time, so that memory follows the
+ * threads, not the ranks; and the summary files written on other machines
+ * found and read in their place. */
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "analysis/ranks.h"
+#include "cmd.h"
+#include "util/error.h"
+#include "util/progress.h"
+#include "util/vec.h"
+
+/* A summary holds its rank's report: far below this. */
+#define SUMMARY_MAX_BYTES (1u << 30)
+
+typedef struct rank_pool {
+    char **paths;
+    size_t n;
+    analysis_options opts;      /* of each rank's own report               */
+    rank_summary *out;
+    atomic_size_t next;
+    atomic_int stop;
+    pthread_mutex_t lock;       /* guards what follows                      */
+    size_t failed_at;           /* the first path that failed, or n         */
+    int failed_status;
+    char failed_msg[CMD_MESSAGE_MAX];
+    progress bar;
+    uint64_t done_bytes, total_bytes;
+    const uint64_t *bytes;      /* each path's size                         */
+} rank_pool;
+
+/* Loads rank i, builds its own report (for its findings) and its summary,
+ * and frees the model. EXIT_OK or the status, with the message. */
+static int summarize_one(rank_pool *p, size_t i, char *msg, size_t size)
+{
+    profile_model m;
+    memset(&m, 0, sizeof m);
+    int status = cmd_load_quiet(p->paths[i], &m, NULL, NULL, msg, size);
+    if (status == EXIT_OK) {
+        prof_error err = { PROF_OK, "" };
+        const profile_model *one = &m;
+        cJSON *report = report_build(&one, 1, &p->opts, &err);
+        if (!report || rank_summary_build(&m, report, 0, &p->out[i], &err) != PROF_OK) {
+            snprintf(msg, size, "cannot analyze '%s': %s", p->paths[i], err.message);
+            status = cmd_input_status(err.code);
+        }
+    }
+    profile_model_free(&m);
+    return status;
+}
+
+static void *pool_worker(void *arg)
+{
+    rank_pool *p = arg;
+    char msg[CMD_MESSAGE_MAX];
+    while (!atomic_load(&p->stop)) {
+        size_t i = atomic_fetch_add(&p->next, 1);
+        if (i >= p->n)
+            break;
+        int status = summarize_one(p, i, msg, sizeof msg);
+        pthread_mutex_lock(&p->lock);
+        if (status != EXIT_OK && i < p->failed_at) {
+            p->failed_at = i;
+            p->failed_status = status;
+            memcpy(p->failed_msg, msg, sizeof msg);
+            atomic_store(&p->stop, 1);
+        }
+        p->done_bytes += p->bytes[i];
+        progress_update(p->done_bytes, p->total_bytes, &p->bar);
+        pthread_mutex_unlock(&p->lock);
+    }
+    return NULL;
+}
+
+/* Threads to run: one per core (PROF_THREADS=1: one), no more than ranks. */
+static size_t pool_threads(size_t n)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t t = pf_one_thread() || cores < 1 ? 1 : (size_t)cores;
+    return t < n ? t : n;
+}
+
+int cmd_rank_summaries(const char *cmd, char **paths, size_t n, const analysis_options *o,
+                       rank_summary *out)
+{
+    rank_pool p = { .paths = paths, .n = n, .opts = *o, .out = out, .failed_at = n };
+    uint64_t *bytes = calloc(n ? n : 1, sizeof *bytes);
+    size_t threads = pool_threads(n), started = 0;
+    pthread_t *tid = calloc(threads ? threads : 1, sizeof *tid);
+    if (!bytes || !tid) {
+        free(bytes);
+        free(tid);
+        return cmd_error(cmd, EXIT_NOMEM, "out of memory");
+    }
+    /* each rank's own report: the rank as it is, its series unlisted */
+    p.opts.rank = ANALYSIS_RANK_FIRST;
+    p.opts.list_points = 0;
+    p.opts.op_row = NULL;
+    for (size_t i = 0; i < n; i++) {
+        struct stat st;
+        bytes[i] = stat(paths[i], &st) == 0 ? (uint64_t)st.st_size : 0;
+        p.total_bytes += bytes[i];
+    }
+    p.bytes = bytes;
+    pthread_mutex_init(&p.lock, NULL);
+    char label[64];
+    snprintf(label, sizeof label, "%zu ranks", n);
+    progress_init(&p.bar, stderr, isatty(STDERR_FILENO), label);
+    int limit_set;
+    struct sigaction limit = cmd_file_limit_fails(&limit_set);
+    for (size_t t = 1; t < threads; t++)
+        started += pthread_create(&tid[started], NULL, pool_worker, &p) == 0;
+    pool_worker(&p);
+    for (size_t t = 0; t < started; t++)
+        pthread_join(tid[t], NULL);
+    cmd_file_limit_restore(&limit, limit_set);
+    progress_done(&p.bar);
+    pthread_mutex_destroy(&p.lock);
+    free(bytes);
+    free(tid);
+    if (p.failed_at < n)
+        return cmd_error(cmd, p.failed_status, "%s", p.failed_msg);
+    return EXIT_OK;
+}
+
+/* ---- summary files -------------------------------------------------------------------- */
+
+int cmd_is_rank_summary(const char *path)
+{
+    char head[64];
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    return rank_summary_sniff(head, n);
+}
+
+int cmd_read_rank_summary(const char *cmd, const char *path, int keep_report, rank_summary *out)
+{
+    char shown[PROF_SUBJECT_MAX];
+    memset(out, 0, sizeof *out);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return cmd_error(cmd, EXIT_INPUT, "cannot read '%s': %s",
+                         prof_error_subject(shown, path), strerror(errno));
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    int status = EXIT_OK;
+    for (;;) {
+        if (len == cap && vec_grow(&text, &cap, len + 1, 1) < 0) {
+            status = cmd_error(cmd, EXIT_NOMEM, "out of memory");
+            break;
+        }
+        size_t got = fread(text + len, 1, cap - len, f);
+        len += got;
+        if (got == 0 || len > SUMMARY_MAX_BYTES)
+            break;
+    }
+    if (status == EXIT_OK && ferror(f))
+        status = cmd_error(cmd, EXIT_INPUT, "cannot read '%s': %s",
+                           prof_error_subject(shown, path), strerror(errno));
+    else if (status == EXIT_OK && len > SUMMARY_MAX_BYTES)
+        status = cmd_error(cmd, EXIT_INPUT, "cannot read '%s': a rank summary of over 1 GiB",
+                           prof_error_subject(shown, path));
+    fclose(f);
+    prof_error err = { PROF_OK, "" };
+    if (status == EXIT_OK && rank_summary_parse(text, len, keep_report, out, &err) != PROF_OK)
+        status = cmd_error(cmd, cmd_input_status(err.code), "cannot read '%s': %s",
+                           prof_error_subject(shown, path), err.message);
+    free(text);
+    return status;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int cmd_find_rank_summaries(const char *cmd, const char *dir, char ***paths, size_t *n)
+{
+    char shown[PROF_SUBJECT_MAX];
+    DIR *d = opendir(dir);
+    *paths = NULL;
+    *n = 0;
+    if (!d)
+        return cmd_error(cmd, EXIT_INPUT, "cannot read directory '%s': %s",
+                         prof_error_subject(shown, dir), strerror(errno));
+    size_t cap = 0;
+    int status = EXIT_OK;
+    struct dirent *ent;
+    while (status == EXIT_OK && (ent = readdir(d))) {
+        struct stat st;
+        char *path = NULL;
+        if (ent->d_name[0] == '.')
+            continue;
+        if (asprintf(&path, "%s/%s", dir, ent->d_name) < 0) {
+            status = cmd_error(cmd, EXIT_NOMEM, "out of memory");
+            break;
+        }
+        if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && cmd_is_rank_summary(path)) {
+            if (vec_grow(paths, &cap, *n + 1, sizeof **paths) < 0) {
+                free(path);
+                status = cmd_error(cmd, EXIT_NOMEM, "out of memory");
+                break;
+            }
+            (*paths)[(*n)++] = path;
+        } else {
+            free(path);
+        }
+    }
+    closedir(d);
+    if (*paths)
+        qsort(*paths, *n, sizeof **paths, by_name);
+    return status;
+}

@@ -1,0 +1,615 @@
+/* ranks.c - the ranks of one job (ranks.h, formats/rules.md §4.9): each
+ * rank's summary, built from its model alone so that the model can be
+ * freed before the next rank is loaded, and the cross-rank part of the
+ * report - the straggler, the rank described, the ranks table - built from
+ * summaries only. The summary file (formats/rank-summary.md) carries the
+ * same fields, so that ranks summarised on other machines merge into the
+ * same report as the profiles analysed here. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "analysis/ranks.h"
+#include "analysis/report_keys.h"
+#include "analysis/sections.h"
+#include "util/error.h"
+
+#define SK_PROFILE "profile"
+#define SK_HOST "host"
+#define SK_STEPS "steps"
+#define SK_ROW "row"
+#define SK_LAUNCHES "launches"
+#define SK_PEAKS "memory_peaks"
+#define SK_FINDINGS "findings"
+#define SK_KERNELS "collective_kernels"
+#define SK_REGIONS "collective_regions"
+#define SK_REPORT "report"
+#define SK_N "n"
+#define SK_COUNT "count"
+#define SK_MEAN "mean_ns"
+#define SK_P50 "p50_ns"
+#define SK_COMM "comm_ns_per_step"
+#define SK_HIGH "high"
+#define SK_MEDIUM "medium"
+#define SK_LOW "low"
+
+struct ranks_analysis {
+    analysis_ctx c;        /* ranks, options and the collectives matched   */
+    size_t described;
+};
+
+/* ---- a rank's summary ---------------------------------------------------------------- */
+
+static double memory_peak_weight(const void *series, size_t i)
+{
+    const model_series *s = &((const model_series *)series)[i];
+    return s->is_memory ? s->peak : NAN;
+}
+
+/* The peak of each memory series, in the model's order: the ranks table
+ * shows every rank's peak of the series that peaks highest on the rank
+ * described. A rank of more than max_names series keeps its largest. */
+static void summary_peaks(analysis_ctx *c, rank_summary *s, const profile_model *m)
+{
+    size_t cut;
+    unsigned char *listed = report_listed(c, m->series, m->nseries, memory_peak_weight, &cut);
+    s->peaks = cJSON_CreateObject();
+    if (!s->peaks)
+        c->ok = 0;
+    for (size_t i = 0; s->peaks && i < m->nseries; i++)
+        if (m->series[i].is_memory && (!listed || listed[i]))
+            jnum(c, s->peaks, m->series[i].name, m->series[i].peak);
+    free(listed);
+}
+
+/* What the rank's own report found: counts by severity and the first
+ * (most severe) finding. */
+static void summary_findings(analysis_ctx *c, rank_summary *s, const cJSON *report)
+{
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(report, RK_BOTTLENECKS), *f;
+    double high = 0, medium = 0, low = 0;
+    cJSON_ArrayForEach(f, arr) {
+        const char *sev = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, RK_SEVERITY));
+        high += sev && strcmp(sev, "high") == 0;
+        medium += sev && strcmp(sev, "medium") == 0;
+        low += sev && strcmp(sev, "low") == 0;
+    }
+    if (!(s->findings = cJSON_CreateObject())) {
+        c->ok = 0;
+        return;
+    }
+    jnum(c, s->findings, SK_HIGH, high);
+    jnum(c, s->findings, SK_MEDIUM, medium);
+    jnum(c, s->findings, SK_LOW, low);
+    const cJSON *first = cJSON_GetArrayItem(arr, 0);
+    if (first) {
+        jstr(c, s->findings, RK_RULE,
+             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(first, RK_RULE)));
+        jstr(c, s->findings, RK_SEVERITY,
+             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(first, RK_SEVERITY)));
+        jstr(c, s->findings, RK_TITLE,
+             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(first, RK_TITLE)));
+    }
+}
+
+static model_collective *copy_collectives(analysis_ctx *c, const model_collective *v, size_t n)
+{
+    model_collective *out = xcalloc(c, n ? n : 1, sizeof *out);
+    if (out && n)
+        memcpy(out, v, n * sizeof *v);
+    return out;
+}
+
+static void summary_steps_and_row(analysis_ctx *c, rank_summary *s, const profile_model *m)
+{
+    step_stats st;
+    memset(&st, 0, sizeof st);
+    if (steps_analyze(m, &st) != 0) {
+        c->ok = 0;
+        return;
+    }
+    s->steps_n = st.n;
+    s->steps_count = st.count;
+    s->step_mean = st.mean;
+    s->step_p50 = st.p50;
+    s->comm_per_step = rank_comm_per_step(m, &st);
+    step_stats_free(&st);
+    cJSON *o = s->row = cJSON_CreateObject();
+    if (!o)
+        c->ok = 0;
+    jnum(c, o, RK_RANK, m->rank);
+    jstr(c, o, RK_PATH, s->path);
+    jnum(c, o, RK_STEPS, (double)s->steps_count);
+    jnum(c, o, RK_MEAN_STEP_NS, s->step_mean);
+    jnum(c, o, RK_P50_STEP_NS, s->step_p50);
+    jnum(c, o, RK_COMM_NS_PER_STEP, s->comm_per_step);
+    jnum(c, o, RK_WORK_NS_PER_STEP, s->step_mean - s->comm_per_step);
+    rank_gpu_fields(c, o, m);
+    if (m->launch_all.launches) { /* each rank's kernel launch statistics (rules.md §3.2) */
+        if (!(s->launches = cJSON_CreateObject()))
+            c->ok = 0;
+        else
+            launch_stats(c, s->launches, &m->launch_all);
+    }
+}
+
+prof_err rank_summary_build(const profile_model *m, cJSON *report, int keep_report,
+                            rank_summary *out, prof_error *err)
+{
+    analysis_ctx c = { .m = m, .ok = 1 };
+    analysis_options_default(&c.o);
+    memset(out, 0, sizeof *out);
+    out->rank = m->rank;
+    out->world_size = m->world_size;
+    out->profile = report_profile_entry(&c, m);
+    out->path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(out->profile, RK_PATH));
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(out->profile, RK_METADATA);
+    const char *host = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, MK_HOST));
+    out->host = strdup(host ? host : "");
+    if (!out->path || !out->host)
+        c.ok = 0;
+    if (c.ok)
+        summary_steps_and_row(&c, out, m);
+    summary_peaks(&c, out, m);
+    if (report)
+        summary_findings(&c, out, report);
+    out->kernels = copy_collectives(&c, m->comm_kernels, out->nkernels = m->ncomm_kernels);
+    out->regions = copy_collectives(&c, m->comm_regions, out->nregions = m->ncomm_regions);
+    if (keep_report)
+        out->report = report;
+    else
+        cJSON_Delete(report);
+    if (!c.ok) {
+        rank_summary_free(out);
+        return prof_error_set(err, PROF_ERR_NOMEM, "out of memory summarising '%s'",
+                              m->path ? m->path : "");
+    }
+    return PROF_OK;
+}
+
+void rank_summary_free(rank_summary *s)
+{
+    cJSON_Delete(s->profile);
+    cJSON_Delete(s->row);
+    cJSON_Delete(s->launches);
+    cJSON_Delete(s->peaks);
+    cJSON_Delete(s->findings);
+    cJSON_Delete(s->report);
+    free(s->host);
+    free(s->kernels);
+    free(s->regions);
+    memset(s, 0, sizeof *s);
+}
+
+/* ---- the summary file ---------------------------------------------------------------- */
+
+/* Collectives as text: "device stream start_ns dur_ns" a line, decimal, so
+ * that times past 2^53 ns keep every digit (JSON numbers are doubles). */
+static char *collectives_text(const model_collective *v, size_t n)
+{
+    size_t cap = n * 64 + 1;
+    char *t = malloc(cap), *p = t;
+    if (!t)
+        return NULL;
+    *p = '\0';
+    for (size_t i = 0; i < n; i++)
+        p += snprintf(p, cap - (size_t)(p - t), "%" PRIu32 " %" PRIu32 " %" PRIu64 " %" PRIu64 "\n",
+                      v[i].device, v[i].stream, v[i].start_ns, v[i].dur_ns);
+    return t;
+}
+
+static int add_ref(cJSON *o, const char *key, cJSON *item)
+{
+    return !item || cJSON_AddItemReferenceToObject(o, key, item);
+}
+
+static int add_collectives(cJSON *o, const char *key, const model_collective *v, size_t n)
+{
+    char *t = collectives_text(v, n);
+    int ok = t && cJSON_AddStringToObject(o, key, t) != NULL;
+    free(t);
+    return ok;
+}
+
+char *rank_summary_print(const rank_summary *s)
+{
+    cJSON *o = cJSON_CreateObject(), *steps = cJSON_CreateObject();
+    char *text = NULL;
+    int ok = o && steps && cJSON_AddStringToObject(o, RK_SCHEMA, RANK_SUMMARY_SCHEMA) &&
+             cJSON_AddNumberToObject(o, RK_VERSION, 1) && add_ref(o, SK_PROFILE, s->profile) &&
+             cJSON_AddStringToObject(o, SK_HOST, s->host) &&
+             cJSON_AddItemToObject(o, SK_STEPS, steps);
+    if (!ok)
+        cJSON_Delete(steps);
+    analysis_ctx c = { .ok = ok };
+    jnum(&c, steps, SK_N, (double)s->steps_n);
+    jnum(&c, steps, SK_COUNT, (double)s->steps_count);
+    jnum(&c, steps, SK_MEAN, s->step_mean);
+    jnum(&c, steps, SK_P50, s->step_p50);
+    jnum(&c, steps, SK_COMM, s->comm_per_step);
+    ok = c.ok && add_ref(o, SK_ROW, s->row) && add_ref(o, SK_LAUNCHES, s->launches) &&
+         add_ref(o, SK_PEAKS, s->peaks) && add_ref(o, SK_FINDINGS, s->findings) &&
+         add_collectives(o, SK_KERNELS, s->kernels, s->nkernels) &&
+         add_collectives(o, SK_REGIONS, s->regions, s->nregions) &&
+         add_ref(o, SK_REPORT, s->report);
+    if (ok)
+        text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return text;
+}
+
+int rank_summary_sniff(const char *head, size_t len)
+{
+    size_t n = sizeof PF_RANK_SUMMARY_MAGIC - 1;
+    return len >= n && memcmp(head, PF_RANK_SUMMARY_MAGIC, n) == 0;
+}
+
+static prof_err corrupt(prof_error *err, const char *what)
+{
+    return prof_error_set(err, PROF_ERR_CORRUPT, "not a rank summary prof reads: %s", what);
+}
+
+/* A whole number in [lo, hi]. */
+static int whole(const cJSON *v, double lo, double hi, double *out)
+{
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < lo ||
+        v->valuedouble > hi || v->valuedouble != floor(v->valuedouble))
+        return 0;
+    *out = v->valuedouble;
+    return 1;
+}
+
+/* A figure: a number, or null (written for a figure without a value). */
+static int figure(const cJSON *v, double *out)
+{
+    if (cJSON_IsNull(v)) {
+        *out = NAN;
+        return 1;
+    }
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+        return 0;
+    *out = v->valuedouble;
+    return 1;
+}
+
+static int parse_u64(const char **p, uint64_t max, uint64_t *out)
+{
+    if (**p < '0' || **p > '9')
+        return 0;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(*p, &end, 10);
+    if (errno || v > max)
+        return 0;
+    *out = v;
+    *p = end;
+    return 1;
+}
+
+static prof_err parse_collectives(const cJSON *item, model_collective **out, size_t *n,
+                                  prof_error *err)
+{
+    const char *t = cJSON_GetStringValue(item);
+    if (!t)
+        return corrupt(err, "no collectives");
+    size_t lines = 0;
+    for (const char *q = t; *q; q++)
+        lines += *q == '\n';
+    if (lines > MODEL_COLLECTIVES_MAX)
+        return corrupt(err, "more collectives than a profile keeps");
+    *out = calloc(lines ? lines : 1, sizeof **out);
+    if (!*out)
+        return prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
+    for (*n = 0; *t; (*n)++) {
+        model_collective *k = &(*out)[*n];
+        uint64_t d, s;
+        if (!parse_u64(&t, UINT32_MAX, &d) || *t++ != ' ' || !parse_u64(&t, UINT32_MAX, &s) ||
+            *t++ != ' ' || !parse_u64(&t, UINT64_MAX, &k->start_ns) || *t++ != ' ' ||
+            !parse_u64(&t, UINT64_MAX - k->start_ns, &k->dur_ns) || *t++ != '\n')
+            return corrupt(err, "a collective that is not four numbers");
+        k->device = (uint32_t)d;
+        k->stream = (uint32_t)s;
+    }
+    return PROF_OK;
+}
+
+/* An object member taken out of o (NULL when absent or not an object). */
+static cJSON *take_object(cJSON *o, const char *key)
+{
+    cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsObject(v) ? cJSON_DetachItemViaPointer(o, v) : NULL;
+}
+
+static prof_err parse_fields(cJSON *o, int keep_report, rank_summary *s, prof_error *err)
+{
+    double v[8];
+    const cJSON *steps = cJSON_GetObjectItemCaseSensitive(o, SK_STEPS);
+    s->profile = take_object(o, SK_PROFILE);
+    s->row = take_object(o, SK_ROW);
+    s->peaks = take_object(o, SK_PEAKS);
+    s->launches = take_object(o, SK_LAUNCHES);
+    s->findings = take_object(o, SK_FINDINGS);
+    if (keep_report)
+        s->report = take_object(o, SK_REPORT);
+    if (!s->profile || !s->row || !s->peaks || !cJSON_IsObject(steps))
+        return corrupt(err, "a section missing");
+    if (!(s->path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s->profile, RK_PATH))))
+        return corrupt(err, "no path");
+    if (!whole(cJSON_GetObjectItemCaseSensitive(s->profile, RK_RANK), -1, INT32_MAX, &v[0]) ||
+        !whole(cJSON_GetObjectItemCaseSensitive(s->profile, RK_WORLD_SIZE), -1, INT32_MAX,
+               &v[1]))
+        return corrupt(err, "no rank or world size");
+    s->rank = (int)v[0];
+    s->world_size = (int)v[1];
+    const char *host = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, SK_HOST));
+    if (!host)
+        return corrupt(err, "no host");
+    if (!(s->host = strdup(host)))
+        return prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
+    if (!whole(cJSON_GetObjectItemCaseSensitive(steps, SK_N), 0, 1e15, &v[2]) ||
+        !whole(cJSON_GetObjectItemCaseSensitive(steps, SK_COUNT), 0, 1e15, &v[3]) ||
+        !figure(cJSON_GetObjectItemCaseSensitive(steps, SK_MEAN), &v[4]) ||
+        !figure(cJSON_GetObjectItemCaseSensitive(steps, SK_P50), &v[5]) ||
+        !figure(cJSON_GetObjectItemCaseSensitive(steps, SK_COMM), &v[6]))
+        return corrupt(err, "step figures that are not numbers");
+    s->steps_n = (size_t)v[2];
+    s->steps_count = (size_t)v[3];
+    s->step_mean = v[4];
+    s->step_p50 = v[5];
+    s->comm_per_step = isnan(v[6]) ? 0.0 : v[6];
+    const cJSON *p;
+    cJSON_ArrayForEach(p, s->peaks) if (!cJSON_IsNumber(p) || !p->string)
+        return corrupt(err, "a memory peak that is not a number");
+    prof_err e = parse_collectives(cJSON_GetObjectItemCaseSensitive(o, SK_KERNELS), &s->kernels,
+                                   &s->nkernels, err);
+    if (e == PROF_OK)
+        e = parse_collectives(cJSON_GetObjectItemCaseSensitive(o, SK_REGIONS), &s->regions,
+                              &s->nregions, err);
+    return e;
+}
+
+prof_err rank_summary_parse(const char *text, size_t len, int keep_report, rank_summary *out,
+                            prof_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!rank_summary_sniff(text, len))
+        return corrupt(err, "it does not start as one");
+    cJSON *o = cJSON_ParseWithLength(text, len);
+    if (!o)
+        return corrupt(err, "not JSON, or cut short");
+    double version;
+    prof_err e = whole(cJSON_GetObjectItemCaseSensitive(o, RK_VERSION), 1, 1, &version)
+                     ? parse_fields(o, keep_report, out, err)
+                     : corrupt(err, "a version other than 1");
+    cJSON_Delete(o);
+    if (e != PROF_OK)
+        rank_summary_free(out);
+    return e;
+}
+
+/* ---- the cross-rank analysis --------------------------------------------------------- */
+
+/* Several summaries must be distinct ranks of one world. */
+static prof_err check_ranks(const rank_summary *s, size_t n, prof_error *err)
+{
+    char other[PROF_SUBJECT_MAX];
+    for (size_t i = 0; i < n; i++) {
+        const char *path = s[i].path;
+        if (s[i].rank < 0 || s[i].world_size <= 0)
+            return prof_error_set(err, PROF_ERR_INVALID, "not ranks of one job: '%s' has no "
+                                  "rank in its metadata", path);
+        if (s[i].world_size != s[0].world_size)
+            return prof_error_set(err, PROF_ERR_INVALID, "not ranks of one job: world size %d "
+                                  "in '%s', %d in '%s'", s[i].world_size, path, s[0].world_size,
+                                  prof_error_subject(other, s[0].path));
+        if (s[i].rank >= s[i].world_size)
+            return prof_error_set(err, PROF_ERR_INVALID, "not ranks of one job: '%s' has rank "
+                                  "%d of world size %d", path, s[i].rank, s[i].world_size);
+        for (size_t j = 0; j < i; j++)
+            if (s[j].rank == s[i].rank)
+                return prof_error_set(err, PROF_ERR_INVALID, "not ranks of one job: both rank "
+                                      "%d, '%s' and '%s'", s[i].rank,
+                                      prof_error_subject(other, s[j].path), path);
+    }
+    return PROF_OK;
+}
+
+/* How much rank i holds the job back, as two keys compared in turn: the
+ * other ranks' wait it caused in the collectives matched across ranks
+ * (none when too few were matched), then its mean step time (-1 without
+ * steps). */
+static int holds_back_more(const analysis_ctx *c, size_t i, size_t than)
+{
+    const collective_match *coll = &c->coll;
+    double a = coll->source ? coll->ranks[i].caused_ns : 0.0;
+    double b = coll->source ? coll->ranks[than].caused_ns : 0.0;
+    if (a != b)
+        return a > b;
+    double ma = c->ranks[i].steps_count > 0 ? c->ranks[i].step_mean : -1.0;
+    double mb = c->ranks[than].steps_count > 0 ? c->ranks[than].step_mean : -1.0;
+    return ma > mb;
+}
+
+/* The rank the sections describe (rules.md §1): the one asked for, the
+ * first given, or the one that holds the job back most (the first of
+ * equals: the first given when no rank has steps or collectives). */
+static size_t described_rank(const analysis_ctx *c)
+{
+    size_t pick = 0;
+    for (size_t i = 0; c->o.rank != ANALYSIS_RANK_FIRST && i < c->nranks; i++)
+        if (c->o.rank >= 0 ? c->ranks[i].rank == c->o.rank : holds_back_more(c, i, pick))
+            pick = i;
+    return pick;
+}
+
+ranks_analysis *ranks_analyze(const rank_summary *s, size_t n, const analysis_options *o,
+                              prof_error *err)
+{
+    if (check_ranks(s, n, err) != PROF_OK)
+        return NULL;
+    int found = !o || o->rank < 0;
+    for (size_t i = 0; !found && i < n; i++)
+        found = s[i].rank == o->rank;
+    if (!found)
+        return prof_error_set(err, PROF_ERR_INVALID, "--rank %d: no profile of that rank among "
+                              "the %zu given", o->rank, n), NULL;
+    ranks_analysis *a = calloc(1, sizeof *a);
+    if (!a)
+        return prof_error_set(err, PROF_ERR_NOMEM, "out of memory"), NULL;
+    a->c.ranks = s;
+    a->c.nranks = n;
+    a->c.ok = 1;
+    if (o)
+        a->c.o = *o;
+    else
+        analysis_options_default(&a->c.o);
+    if (straggler_match(&a->c) != 0) {
+        ranks_analysis_free(a);
+        return prof_error_set(err, PROF_ERR_NOMEM, "out of memory matching collectives"), NULL;
+    }
+    a->described = described_rank(&a->c);
+    return a;
+}
+
+size_t ranks_described(const ranks_analysis *a)
+{
+    return a->described;
+}
+
+void ranks_analysis_free(ranks_analysis *a)
+{
+    if (!a)
+        return;
+    free(a->c.coll.ranks);
+    free(a);
+}
+
+static void add_copy(analysis_ctx *c, cJSON *o, const char *key, const cJSON *item)
+{
+    cJSON *d = cJSON_Duplicate(item, 1);
+    if (!d || !cJSON_AddItemToObject(o, key, d)) {
+        cJSON_Delete(d);
+        c->ok = 0;
+    }
+}
+
+/* The memory series the ranks table compares: the one with the largest
+ * peak on the rank described, so that every row's figure is of the same
+ * series (gpu.allocated beside gpu.allocated); NULL without one. */
+static const char *ranks_memory_series(const rank_summary *d)
+{
+    const cJSON *p, *top = NULL;
+    cJSON_ArrayForEach(p, d->peaks) if (!top || p->valuedouble > top->valuedouble) top = p;
+    return top ? top->string : NULL;
+}
+
+/* The counts of a rank's own findings, and the first (most severe). */
+static void rank_findings(analysis_ctx *c, cJSON *o, const cJSON *f)
+{
+    static const char *const keys[][2] = { { SK_HIGH, RK_FINDINGS_HIGH },
+                                           { SK_MEDIUM, RK_FINDINGS_MEDIUM },
+                                           { SK_LOW, RK_FINDINGS_LOW } };
+    for (size_t i = 0; i < 3; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(f, keys[i][0]);
+        jnum(c, o, keys[i][1], cJSON_IsNumber(v) ? v->valuedouble : 0.0);
+    }
+    const char *title = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, RK_TITLE));
+    const char *rule = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, RK_RULE));
+    if (title && rule) {
+        jstr(c, o, RK_TOP_FINDING, title);
+        jstr(c, o, RK_TOP_FINDING_RULE, rule);
+    }
+}
+
+static void section_ranks(analysis_ctx *c, cJSON *report, size_t described)
+{
+    cJSON *arr = jarr(c, report, RK_RANKS);
+    const char *memory = ranks_memory_series(&c->ranks[described]);
+    for (size_t i = 0; i < c->nranks; i++) {
+        const rank_summary *s = &c->ranks[i];
+        cJSON *o = cJSON_Duplicate(s->row, 1);
+        if (!o || !cJSON_AddItemToArray(arr, o)) {
+            cJSON_Delete(o);
+            c->ok = 0;
+            return;
+        }
+        const cJSON *peak = memory ? cJSON_GetObjectItemCaseSensitive(s->peaks, memory) : NULL;
+        if (cJSON_IsNumber(peak)) {
+            jnum(c, o, RK_MEMORY_PEAK_BYTES, peak->valuedouble);
+            jstr(c, o, RK_MEMORY_PEAK_SERIES, memory);
+        }
+        if (s->launches)
+            add_copy(c, o, RK_LAUNCHES, s->launches);
+        straggler_rank_fields(c, o, i);
+        if (s->findings)
+            rank_findings(c, o, s->findings);
+        jbool(c, o, RK_DESCRIBED, i == described);
+    }
+}
+
+static void ranks_note(analysis_ctx *c, cJSON *report, size_t described)
+{
+    const rank_summary *d = &c->ranks[described];
+    char buf[600];
+    cJSON *notes = cJSON_GetObjectItemCaseSensitive(report, RK_NOTES);
+    cJSON *note = cJSON_CreateString(fmt_text(buf, sizeof buf,
+        "%zu ranks: every section but ranks describes rank %d (%s), %s", c->nranks, d->rank,
+        d->path,
+        c->o.rank >= 0                     ? "as --rank asked"
+        : c->o.rank == ANALYSIS_RANK_FIRST ? "the first given"
+        : c->coll.source ? "the one the others wait for most in collectives (--rank N "
+                           "describes another)"
+        : d->steps_count > 0 ? "the slowest, by mean step time (--rank N describes another)"
+                             : "the first given, as no rank has steps (--rank N describes "
+                               "another)"));
+    if (!note || !cJSON_AddItemToArray(notes, note)) {
+        cJSON_Delete(note);
+        c->ok = 0;
+    }
+}
+
+/* Every rank's entry of "profiles", in the order given. */
+static void ranks_profiles(analysis_ctx *c, cJSON *report)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; arr && i < c->nranks; i++) {
+        cJSON *d = cJSON_Duplicate(c->ranks[i].profile, 1);
+        if (!d || !cJSON_AddItemToArray(arr, d)) {
+            cJSON_Delete(d);
+            c->ok = 0;
+        }
+    }
+    if (!arr || !cJSON_ReplaceItemInObjectCaseSensitive(report, RK_PROFILES, arr)) {
+        cJSON_Delete(arr);
+        c->ok = 0;
+    }
+}
+
+cJSON *ranks_report(ranks_analysis *a, cJSON *report, prof_error *err)
+{
+    analysis_ctx *c = &a->c;
+    c->ok = 1;
+    c->bottlenecks = cJSON_GetObjectItemCaseSensitive(report, RK_BOTTLENECKS);
+    if (!cJSON_IsArray(c->bottlenecks) ||
+        !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(report, RK_NOTES)) ||
+        !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(report, RK_PROFILES))) {
+        cJSON_Delete(report);
+        return prof_error_set(err, PROF_ERR_CORRUPT, "rank %d's report lacks its sections",
+                              c->ranks[a->described].rank), NULL;
+    }
+    ranks_profiles(c, report);
+    rule_straggler(c);
+    report_sort_bottlenecks(c, c->bottlenecks);
+    ranks_note(c, report, a->described);
+    section_ranks(c, report, a->described);
+    c->bottlenecks = NULL;
+    if (!c->ok) {
+        cJSON_Delete(report);
+        return prof_error_set(err, PROF_ERR_NOMEM, "out of memory building the report"), NULL;
+    }
+    return report;
+}
