@@ -429,10 +429,10 @@ static int analyze_summary(const char *path, const analyze_args *a)
 
 /* ---- --summary ---------------------------------------------------------------------- */
 
-static prof_err render_text(FILE *out, const cJSON *doc, const void *text)
+static prof_err render_summary(FILE *out, const cJSON *doc, const void *args)
 {
-    (void)doc;
-    return fputs(text, out) < 0 || fputc('\n', out) < 0 ? PROF_ERR_IO : PROF_OK;
+    (void)args;
+    return report_render_json(out, doc);
 }
 
 /* `--summary RANK.prof`: the rank's summary, for a merge elsewhere. */
@@ -453,14 +453,14 @@ static int write_summary(const char *path, const analyze_args *a)
     cJSON *report = report_build(&one, 1, &own, &err);
     rank_summary s;
     memset(&s, 0, sizeof s);
-    char *text = NULL;
+    cJSON *doc = NULL;
     if (!report || rank_summary_build(&m, report, 1, &s, &err) != PROF_OK)
         status = analysis_failed(&err);
-    else if (!(text = rank_summary_print(&s)))
+    else if (!(doc = rank_summary_json(&s)))
         status = cmd_error(CMD, EXIT_NOMEM, "out of memory writing the summary");
     else
-        status = cmd_write_output(CMD, a->output, "the summary", render_text, NULL, text);
-    free(text);
+        status = cmd_write_output(CMD, a->output, "the summary", render_summary, doc, NULL);
+    cJSON_Delete(doc);
     rank_summary_free(&s);
     profile_model_free(&m);
     return status;

@@ -215,10 +215,9 @@ static int add_collectives(cJSON *o, const char *key, const model_collective *v,
     return ok;
 }
 
-char *rank_summary_print(const rank_summary *s)
+cJSON *rank_summary_json(const rank_summary *s)
 {
     cJSON *o = cJSON_CreateObject(), *steps = cJSON_CreateObject();
-    char *text = NULL;
     int ok = o && steps && cJSON_AddStringToObject(o, RK_SCHEMA, RANK_SUMMARY_SCHEMA) &&
              cJSON_AddNumberToObject(o, RK_VERSION, 1) && add_ref(o, SK_PROFILE, s->profile) &&
              cJSON_AddStringToObject(o, SK_HOST, s->host) &&
@@ -236,16 +235,16 @@ char *rank_summary_print(const rank_summary *s)
          add_collectives(o, SK_KERNELS, s->kernels, s->nkernels) &&
          add_collectives(o, SK_REGIONS, s->regions, s->nregions) &&
          add_ref(o, SK_REPORT, s->report);
-    if (ok)
-        text = cJSON_PrintUnformatted(o);
-    cJSON_Delete(o);
-    return text;
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
 }
 
 int rank_summary_sniff(const char *head, size_t len)
 {
-    size_t n = sizeof PF_RANK_SUMMARY_MAGIC - 1;
-    return len >= n && memcmp(head, PF_RANK_SUMMARY_MAGIC, n) == 0;
+    return pf_rank_summary_head(head, len);
 }
 
 static prof_err corrupt(prof_error *err, const char *what)

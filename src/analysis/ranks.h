@@ -17,7 +17,7 @@
 #include "format/format.h"
 #include "model/profile.h"
 
-#define RANK_SUMMARY_SCHEMA "prof-rank-summary" /* its start: PF_RANK_SUMMARY_MAGIC */
+#define RANK_SUMMARY_SCHEMA "prof-rank-summary" /* format.h pf_rank_summary_head */
 
 typedef struct rank_summary {
     cJSON *profile;        /* its entry of the report's "profiles"              */
@@ -43,9 +43,11 @@ typedef struct rank_summary {
 prof_err rank_summary_build(const profile_model *m, cJSON *report, int keep_report,
                             rank_summary *out, prof_error *err);
 
-/* The summary as a file holds it (formats/rank-summary.md); caller frees
- * the text. NULL out of memory. */
-char *rank_summary_print(const rank_summary *s);
+/* The summary as a file holds it (formats/rank-summary.md), to be written
+ * with numbers that read back exactly (report_render_json). Its members
+ * refer to s's, which must outlive it; caller frees it (cJSON_Delete
+ * leaves s whole). NULL out of memory. */
+cJSON *rank_summary_json(const rank_summary *s);
 
 /* Reads a summary file's text (untrusted: every field checked). keep_report
  * 0 drops the report it holds. PROF_ERR_CORRUPT (with what is wrong) or

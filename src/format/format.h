@@ -53,9 +53,24 @@ static inline uint64_t pf_load_u64(const uint8_t *p)
 
 #define PF_MAGIC "\x89PROF\r\n\x1a" /* 8 bytes, no NUL stored              */
 #define PF_MAGIC_LEN 8
-/* How a rank summary (formats/rank-summary.md, src/analysis/ranks.c)
- * starts: JSON, but not a trace to import. */
-#define PF_RANK_SUMMARY_MAGIC "{\"schema\":\"prof-rank-summary\""
+/* Whether the first n bytes of a file are a rank summary's
+ * (formats/rank-summary.md, src/analysis/ranks.c): JSON, but not a trace
+ * to import. It starts {"schema": "prof-rank-summary", with any JSON
+ * whitespace between the tokens. */
+static inline int pf_rank_summary_head(const char *b, size_t n)
+{
+    static const char *const tokens[] = { "{", "\"schema\"", ":", "\"prof-rank-summary\"" };
+    size_t at = 0;
+    for (size_t t = 0; t < 4; t++) {
+        while (at < n && (b[at] == ' ' || b[at] == '\t' || b[at] == '\n' || b[at] == '\r'))
+            at++;
+        size_t len = strlen(tokens[t]);
+        if (n - at < len || memcmp(b + at, tokens[t], len) != 0)
+            return 0;
+        at += len;
+    }
+    return 1;
+}
 #define PF_VERSION_MAJOR 1
 #define PF_VERSION_MINOR 1 /* 1.1: the name attribute record         */
 

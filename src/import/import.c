@@ -39,8 +39,7 @@ import_format import_detect(const char *path)
         return IMPORT_NONE;
     if ((size_t)n >= PF_MAGIC_LEN && memcmp(b, PF_MAGIC, PF_MAGIC_LEN) == 0)
         return IMPORT_NONE;
-    if ((size_t)n >= sizeof PF_RANK_SUMMARY_MAGIC - 1 &&
-        memcmp(b, PF_RANK_SUMMARY_MAGIC, sizeof PF_RANK_SUMMARY_MAGIC - 1) == 0)
+    if (pf_rank_summary_head((const char *)b, (size_t)n))
         return IMPORT_NONE; /* a rank summary: read by analyze, not imported */
     if (n >= 16 && memcmp(b, SQLITE_MAGIC, 16) == 0)
         return IMPORT_NSYS;

@@ -30,7 +30,9 @@ static const char *const rank_columns[] = { RK_RANK, RK_PATH, RK_DESCRIBED, RK_S
                                             RK_COMM_EXPOSED_SHARE, RK_MEMORY_PEAK_SERIES,
                                             RK_MEMORY_PEAK_BYTES, RK_COLLECTIVES,
                                             RK_LAST_ARRIVALS, RK_WAIT_NS, RK_CAUSED_WAIT_NS,
-                                            RK_CAUSED_WAIT_SHARE, NULL };
+                                            RK_CAUSED_WAIT_SHARE, RK_FINDINGS_HIGH,
+                                            RK_FINDINGS_MEDIUM, RK_FINDINGS_LOW,
+                                            RK_TOP_FINDING_RULE, RK_TOP_FINDING, NULL };
 static const char *const bottleneck_columns[] = { RK_SEVERITY, RK_RULE, RK_SUBJECT,
                                                   RK_IMPACT_SHARE, RK_TITLE, RK_RECOMMENDATION,
                                                   NULL };

@@ -593,7 +593,8 @@ static int any_rank_has(const cJSON *ranks, const char *key)
 /* A row per rank: its steps, GPU time and memory peak where the profiles
  * have them, and, with collectives matched across ranks (rules.md §4.9),
  * in how many each rank arrived last and how long the others waited for it
- * there. A '*' marks the rank the sections above describe. */
+ * there, and the findings of its own report by severity when each rank
+ * was analysed. A '*' marks the rank the sections above describe. */
 static void render_ranks(textout *t, const cJSON *r)
 {
     char b1[FMT_BUF], b2[FMT_BUF], b3[FMT_BUF], b4[FMT_BUF];
@@ -602,6 +603,7 @@ static void render_ranks(textout *t, const cJSON *r)
         return;
     int coll = get(ranks->child, RK_LAST_ARRIVALS) != NULL;
     int gpu = any_rank_has(ranks, RK_GPU_BUSY_SHARE), mem = any_rank_has(ranks, RK_MEMORY_PEAK_BYTES);
+    int found = any_rank_has(ranks, RK_FINDINGS_HIGH);
     textout_heading(t, "Ranks (* the rank described above)\n");
     textout_sgr(t, "2");
     fprintf(t->out, "  %-6s %9s %10s %10s  ", "rank", "steps", "mean step", "p50 step");
@@ -611,6 +613,8 @@ static void render_ranks(textout *t, const cJSON *r)
         fprintf(t->out, "%10s  ", "mem peak");
     if (coll)
         fprintf(t->out, "%9s %11s  ", "last in", "others wait");
+    if (found)
+        fprintf(t->out, "%12s  ", "high/med/low");
     fputs("file", t->out);
     textout_sgr(t, "0");
     fputc('\n', t->out);
@@ -633,6 +637,13 @@ static void render_ranks(textout *t, const cJSON *r)
             snprintf(last, sizeof last, "%.0f/%.0f", num(k, RK_LAST_ARRIVALS),
                      num(k, RK_COLLECTIVES));
             fprintf(t->out, "%9s %11s  ", last, dur(b4, num(k, RK_CAUSED_WAIT_NS)));
+        }
+        if (found) {
+            char sev[64] = "-";
+            if (get(k, RK_FINDINGS_HIGH))
+                snprintf(sev, sizeof sev, "%.0f/%.0f/%.0f", num(k, RK_FINDINGS_HIGH),
+                         num(k, RK_FINDINGS_MEDIUM), num(k, RK_FINDINGS_LOW));
+            fprintf(t->out, "%12s  ", sev);
         }
         textout_put_safe(t, str(k, RK_PATH));
         fputc('\n', t->out);

@@ -235,9 +235,9 @@ assert any(n.startswith("4 ranks: every section but ranks describes rank 2 (") a
     "$PYTHON" tests/support/validate_report.py formats/report.schema.json "$tmp/job4.json" >>"$err" 2>&1
 then ok ranks-json; else not_ok ranks-json "$(tail -n 5 "$err")"; fi
 run analyze --format csv --table ranks "$tmp/job4"
-if status_is ranks-csv 0 && [ "$(head -n 1 "$out")" = "$(printf 'rank,path,described,steps,mean_step_ns,p50_step_ns,comm_ns_per_step,work_ns_per_step,gpu_busy_share,gpu_idle_share,comm_exposed_share,memory_peak_series,memory_peak_bytes,collectives,last_arrivals,wait_ns,caused_wait_ns,caused_wait_share\r')" ] &&
+if status_is ranks-csv 0 && [ "$(head -n 1 "$out")" = "$(printf 'rank,path,described,steps,mean_step_ns,p50_step_ns,comm_ns_per_step,work_ns_per_step,gpu_busy_share,gpu_idle_share,comm_exposed_share,memory_peak_series,memory_peak_bytes,collectives,last_arrivals,wait_ns,caused_wait_ns,caused_wait_share,findings_high,findings_medium,findings_low,top_finding_rule,top_finding\r')" ] &&
     [ "$(wc -l <"$out")" -eq 5 ] &&
-    grep -q "^2,$tmp/job4/rank2.prof,true,50,115000000,115000000,0,115000000,0.39130434782608[0-9]*,0.6086956521739[0-9]*,0,gpu.allocated,3221225472,,,,,.\$" "$out"
+    grep -q "^2,$tmp/job4/rank2.prof,true,50,115000000,115000000,0,115000000,0.39130434782608[0-9]*,0.6086956521739[0-9]*,0,gpu.allocated,3221225472,,,,,,3,1,0,hot_operation,gemm takes 100.0% of GPU busy time in its own code.\$" "$out"
 then ok ranks-csv; else not_ok ranks-csv "$(cat "$out")"; fi
 # In a synchronised job every rank's steps last alike: the rank described
 # is the one the others wait for in the collectives (make_ranks: rank 1
