@@ -360,14 +360,19 @@ static int merge_ranks(const rank_summary *s, size_t n, char **paths, int summar
     int status;
     if (summary_files) {
         rank_summary full;
-        if ((status = cmd_read_rank_summary(CMD, paths[d], 1, &full)) == EXIT_OK) {
+        collective_store *mem = collective_store_open(-1);
+        if (!mem)
+            status = cmd_error(CMD, EXIT_NOMEM, "out of memory");
+        else if ((status = cmd_read_rank_summary(CMD, paths[d], 1, mem, &full)) == EXIT_OK) {
             report = full.report;
             full.report = NULL;
             if (!report)
                 status = cmd_error(CMD, EXIT_INPUT, "cannot read '%s': a rank summary without "
                                    "its report", paths[d]);
         }
-        rank_summary_free(&full);
+        if (mem)
+            rank_summary_free(&full);
+        collective_store_close(mem);
     } else {
         profile_model m;
         memset(&m, 0, sizeof m);
@@ -390,21 +395,27 @@ static int merge_ranks(const rank_summary *s, size_t n, char **paths, int summar
  * its own (cmd_rank_summaries), then merged. */
 static int analyze_ranks(char **paths, size_t n, int summary_files, const analyze_args *a)
 {
-    rank_summary *s = calloc(n, sizeof *s);
-    if (!s)
-        return cmd_error(CMD, EXIT_NOMEM, "out of memory");
     int status = EXIT_OK;
+    collective_store *store = cmd_collective_store(CMD, &status);
+    if (!store)
+        return status;
+    rank_summary *s = calloc(n, sizeof *s);
+    if (!s) {
+        collective_store_close(store);
+        return cmd_error(CMD, EXIT_NOMEM, "out of memory");
+    }
     if (summary_files) {
         for (size_t i = 0; status == EXIT_OK && i < n; i++)
-            status = cmd_read_rank_summary(CMD, paths[i], 0, &s[i]);
+            status = cmd_read_rank_summary(CMD, paths[i], 0, store, &s[i]);
     } else {
-        status = cmd_rank_summaries(CMD, paths, n, &a->opts, s);
+        status = cmd_rank_summaries(CMD, paths, n, &a->opts, store, s);
     }
     if (status == EXIT_OK)
         status = merge_ranks(s, n, paths, summary_files, a);
     for (size_t i = 0; i < n; i++)
         rank_summary_free(&s[i]);
     free(s);
+    collective_store_close(store);
     return status;
 }
 
@@ -412,10 +423,14 @@ static int analyze_ranks(char **paths, size_t n, int summary_files, const analyz
 static int analyze_summary(const char *path, const analyze_args *a)
 {
     rank_summary s;
-    int status = cmd_read_rank_summary(CMD, path, 1, &s), rank = s.rank;
+    collective_store *mem = collective_store_open(-1);
+    if (!mem)
+        return cmd_error(CMD, EXIT_NOMEM, "out of memory");
+    int status = cmd_read_rank_summary(CMD, path, 1, mem, &s), rank = s.rank;
     cJSON *report = s.report;
     s.report = NULL;
     rank_summary_free(&s);
+    collective_store_close(mem);
     if (status != EXIT_OK)
         return status;
     if (!report)
@@ -454,7 +469,10 @@ static int write_summary(const char *path, const analyze_args *a)
     rank_summary s;
     memset(&s, 0, sizeof s);
     cJSON *doc = NULL;
-    if (!report || rank_summary_build(&m, report, 1, &s, &err) != PROF_OK)
+    collective_store *mem = collective_store_open(-1); /* one rank's: to print them */
+    if (!mem)
+        status = cmd_error(CMD, EXIT_NOMEM, "out of memory"), cJSON_Delete(report);
+    else if (!report || rank_summary_build(&m, report, 1, mem, &s, &err) != PROF_OK)
         status = analysis_failed(&err);
     else if (!(doc = rank_summary_json(&s)))
         status = cmd_error(CMD, EXIT_NOMEM, "out of memory writing the summary");
@@ -462,6 +480,7 @@ static int write_summary(const char *path, const analyze_args *a)
         status = cmd_write_output(CMD, a->output, "the summary", render_summary, doc, NULL);
     cJSON_Delete(doc);
     rank_summary_free(&s);
+    collective_store_close(mem);
     profile_model_free(&m);
     return status;
 }

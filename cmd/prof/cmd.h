@@ -144,16 +144,21 @@ int cmd_load_quiet(const char *path, profile_model *m, model_progress_fn on_prog
 /* ---- the ranks of one job (cmd_ranks.c) ---- */
 
 /* Each of paths[0..n) (profiles or traces) loaded, analysed with o and
- * reduced to its summary in out[i] (ranks.h), on one thread per core; one
+ * reduced to its summary in out[i] (ranks.h, its collectives in store),
+ * on one thread per core; one
  * model per thread in memory at a time. EXIT_OK, or the status of the
  * first path that failed, reported; out[] is the caller's to free. */
 int cmd_rank_summaries(const char *cmd, char **paths, size_t n, const analysis_options *o,
-                       rank_summary *out);
+                       collective_store *store, rank_summary *out);
 /* Whether path is a rank summary file (formats/rank-summary.md). */
 int cmd_is_rank_summary(const char *path);
 /* Reads one into *out (keep_report: with the report it holds). EXIT_OK or
  * the status, reported. */
-int cmd_read_rank_summary(const char *cmd, const char *path, int keep_report, rank_summary *out);
+int cmd_read_rank_summary(const char *cmd, const char *path, int keep_report,
+                          collective_store *store, rank_summary *out);
+/* The store of a job's collectives: an unlinked file under $TMPDIR (else
+ * /tmp). NULL with the error reported (*status). */
+collective_store *cmd_collective_store(const char *cmd, int *status);
 /* The rank summary files of dir, by name, into *paths (the caller frees
  * each and the array). EXIT_OK or the status, reported. */
 int cmd_find_rank_summaries(const char *cmd, const char *dir, char ***paths, size_t *n);

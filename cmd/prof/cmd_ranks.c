@@ -16,9 +16,14 @@
 
 #include "analysis/ranks.h"
 #include "cmd.h"
+#include "import/import.h"
 #include "util/error.h"
 #include "util/progress.h"
 #include "util/vec.h"
+
+/* The ranks' collectives wait in a temporary file (collstore.c). */
+#define TMPDIR_HINT " (the collectives of the ranks wait in a temporary file under $TMPDIR, " \
+                    "or /tmp: point TMPDIR at a writable directory with room)"
 
 /* A summary holds its rank's report: far below this. */
 #define SUMMARY_MAX_BYTES (1u << 30)
@@ -27,6 +32,7 @@ typedef struct rank_pool {
     char **paths;
     size_t n;
     analysis_options opts;      /* of each rank's own report               */
+    collective_store *store;
     rank_summary *out;
     atomic_size_t next;
     atomic_int stop;
@@ -50,9 +56,11 @@ static int summarize_one(rank_pool *p, size_t i, char *msg, size_t size)
         prof_error err = { PROF_OK, "" };
         const profile_model *one = &m;
         cJSON *report = report_build(&one, 1, &p->opts, &err);
-        if (!report || rank_summary_build(&m, report, 0, &p->out[i], &err) != PROF_OK) {
-            snprintf(msg, size, "cannot analyze '%s': %s", p->paths[i], err.message);
-            status = cmd_input_status(err.code);
+        if (!report ||
+            rank_summary_build(&m, report, 0, p->store, &p->out[i], &err) != PROF_OK) {
+            snprintf(msg, size, "cannot analyze '%s': %s%s", p->paths[i], err.message,
+                     err.code == PROF_ERR_IO ? TMPDIR_HINT : "");
+            status = err.code == PROF_ERR_IO ? EXIT_OUTPUT : cmd_input_status(err.code);
         }
     }
     profile_model_free(&m);
@@ -91,9 +99,10 @@ static size_t pool_threads(size_t n)
 }
 
 int cmd_rank_summaries(const char *cmd, char **paths, size_t n, const analysis_options *o,
-                       rank_summary *out)
+                       collective_store *store, rank_summary *out)
 {
-    rank_pool p = { .paths = paths, .n = n, .opts = *o, .out = out, .failed_at = n };
+    rank_pool p = { .paths = paths, .n = n, .opts = *o, .store = store, .out = out,
+                    .failed_at = n };
     uint64_t *bytes = calloc(n ? n : 1, sizeof *bytes);
     size_t threads = pool_threads(n), started = 0;
     pthread_t *tid = calloc(threads ? threads : 1, sizeof *tid);
@@ -146,7 +155,22 @@ int cmd_is_rank_summary(const char *path)
     return rank_summary_sniff(head, n);
 }
 
-int cmd_read_rank_summary(const char *cmd, const char *path, int keep_report, rank_summary *out)
+collective_store *cmd_collective_store(const char *cmd, int *status)
+{
+    int fd;
+    prof_error err = { PROF_OK, "" };
+    prof_err e = import_temp_file(&fd, &err);
+    collective_store *s = e == PROF_OK ? collective_store_open(fd) : NULL;
+    if (e != PROF_OK)
+        *status = cmd_error(cmd, e == PROF_ERR_NOMEM ? EXIT_NOMEM : EXIT_OUTPUT, "%s%s",
+                            err.message, TMPDIR_HINT);
+    else if (!s)
+        *status = cmd_error(cmd, EXIT_NOMEM, "out of memory");
+    return s;
+}
+
+int cmd_read_rank_summary(const char *cmd, const char *path, int keep_report,
+                          collective_store *store, rank_summary *out)
 {
     char shown[PROF_SUBJECT_MAX];
     memset(out, 0, sizeof *out);
@@ -175,9 +199,12 @@ int cmd_read_rank_summary(const char *cmd, const char *path, int keep_report, ra
                            prof_error_subject(shown, path));
     fclose(f);
     prof_error err = { PROF_OK, "" };
-    if (status == EXIT_OK && rank_summary_parse(text, len, keep_report, out, &err) != PROF_OK)
-        status = cmd_error(cmd, cmd_input_status(err.code), "cannot read '%s': %s",
-                           prof_error_subject(shown, path), err.message);
+    if (status == EXIT_OK &&
+        rank_summary_parse(text, len, keep_report, store, out, &err) != PROF_OK)
+        status = err.code == PROF_ERR_IO
+                     ? cmd_error(cmd, EXIT_OUTPUT, "%s%s", err.message, TMPDIR_HINT)
+                     : cmd_error(cmd, cmd_input_status(err.code), "cannot read '%s': %s",
+                                 prof_error_subject(shown, path), err.message);
     free(text);
     return status;
 }

@@ -268,7 +268,8 @@ double sync_share(const analysis_ctx *c, const char **basis);
 uint64_t sync_waited(const uint64_t waits[MODEL_WAIT_BANDS]);
 /* waited and the waits by band, into o (rules.md §4.3). */
 void sync_waits_json(analysis_ctx *c, cJSON *o, const uint64_t waits[MODEL_WAIT_BANDS]);
-/* straggler.c: collectives matched across ranks (0, or -1 out of memory),
+/* straggler.c: collectives matched across ranks (0, or -1 out of memory or
+ * a failed read of their store: collective_store_error),
  * the straggler rule, and each rank's figures for the ranks section */
 int straggler_match(analysis_ctx *c);
 void rule_straggler(analysis_ctx *c);

@@ -96,14 +96,6 @@ static void summary_findings(analysis_ctx *c, rank_summary *s, const cJSON *repo
     }
 }
 
-static model_collective *copy_collectives(analysis_ctx *c, const model_collective *v, size_t n)
-{
-    model_collective *out = xcalloc(c, n ? n : 1, sizeof *out);
-    if (out && n)
-        memcpy(out, v, n * sizeof *v);
-    return out;
-}
-
 static void summary_steps_and_row(analysis_ctx *c, rank_summary *s, const profile_model *m)
 {
     step_stats st;
@@ -138,7 +130,7 @@ static void summary_steps_and_row(analysis_ctx *c, rank_summary *s, const profil
 }
 
 prof_err rank_summary_build(const profile_model *m, cJSON *report, int keep_report,
-                            rank_summary *out, prof_error *err)
+                            collective_store *store, rank_summary *out, prof_error *err)
 {
     analysis_ctx c = { .m = m, .ok = 1 };
     analysis_options_default(&c.o);
@@ -157,8 +149,6 @@ prof_err rank_summary_build(const profile_model *m, cJSON *report, int keep_repo
     summary_peaks(&c, out, m);
     if (report)
         summary_findings(&c, out, report);
-    out->kernels = copy_collectives(&c, m->comm_kernels, out->nkernels = m->ncomm_kernels);
-    out->regions = copy_collectives(&c, m->comm_regions, out->nregions = m->ncomm_regions);
     if (keep_report)
         out->report = report;
     else
@@ -168,7 +158,14 @@ prof_err rank_summary_build(const profile_model *m, cJSON *report, int keep_repo
         return prof_error_set(err, PROF_ERR_NOMEM, "out of memory summarising '%s'",
                               m->path ? m->path : "");
     }
-    return PROF_OK;
+    out->store = store;
+    prof_err e = collective_list_store(store, m->comm_kernels, m->ncomm_kernels, &out->kernels,
+                                       err);
+    if (e == PROF_OK)
+        e = collective_list_store(store, m->comm_regions, m->ncomm_regions, &out->regions, err);
+    if (e != PROF_OK)
+        rank_summary_free(out);
+    return e;
 }
 
 void rank_summary_free(rank_summary *s)
@@ -180,8 +177,8 @@ void rank_summary_free(rank_summary *s)
     cJSON_Delete(s->findings);
     cJSON_Delete(s->report);
     free(s->host);
-    free(s->kernels);
-    free(s->regions);
+    collective_list_free(&s->kernels);
+    collective_list_free(&s->regions);
     memset(s, 0, sizeof *s);
 }
 
@@ -189,16 +186,30 @@ void rank_summary_free(rank_summary *s)
 
 /* Collectives as text: "device stream start_ns dur_ns" a line, decimal, so
  * that times past 2^53 ns keep every digit (JSON numbers are doubles). */
-static char *collectives_text(const model_collective *v, size_t n)
+static char *collectives_text(const rank_summary *s, const collective_list *l)
 {
-    size_t cap = n * 64 + 1;
+    size_t cap = l->n * 64 + 1;
     char *t = malloc(cap), *p = t;
     if (!t)
         return NULL;
     *p = '\0';
-    for (size_t i = 0; i < n; i++)
-        p += snprintf(p, cap - (size_t)(p - t), "%" PRIu32 " %" PRIu32 " %" PRIu64 " %" PRIu64 "\n",
-                      v[i].device, v[i].stream, v[i].start_ns, v[i].dur_ns);
+    collective_cursor *cur = malloc(sizeof *cur);
+    if (!cur) {
+        free(t);
+        return NULL;
+    }
+    collective_cursor_init(cur, s->store, l->at, l->n);
+    for (size_t i = 0; i < l->n; i++) {
+        const model_collective *v = collective_cursor_next(cur);
+        if (!v) {
+            free(cur);
+            free(t);
+            return NULL;
+        }
+        p += snprintf(p, cap - (size_t)(p - t), "%" PRIu32 " %" PRIu32 " %" PRIu64 " %" PRIu64
+                      "\n", v->device, v->stream, v->start_ns, v->dur_ns);
+    }
+    free(cur);
     return t;
 }
 
@@ -207,9 +218,10 @@ static int add_ref(cJSON *o, const char *key, cJSON *item)
     return !item || cJSON_AddItemReferenceToObject(o, key, item);
 }
 
-static int add_collectives(cJSON *o, const char *key, const model_collective *v, size_t n)
+static int add_collectives(cJSON *o, const char *key, const rank_summary *s,
+                           const collective_list *l)
 {
-    char *t = collectives_text(v, n);
+    char *t = collectives_text(s, l);
     int ok = t && cJSON_AddStringToObject(o, key, t) != NULL;
     free(t);
     return ok;
@@ -232,8 +244,8 @@ cJSON *rank_summary_json(const rank_summary *s)
     jnum(&c, steps, SK_COMM, s->comm_per_step);
     ok = c.ok && add_ref(o, SK_ROW, s->row) && add_ref(o, SK_LAUNCHES, s->launches) &&
          add_ref(o, SK_PEAKS, s->peaks) && add_ref(o, SK_FINDINGS, s->findings) &&
-         add_collectives(o, SK_KERNELS, s->kernels, s->nkernels) &&
-         add_collectives(o, SK_REGIONS, s->regions, s->nregions) &&
+         add_collectives(o, SK_KERNELS, s, &s->kernels) &&
+         add_collectives(o, SK_REGIONS, s, &s->regions) &&
          add_ref(o, SK_REPORT, s->report);
     if (!ok) {
         cJSON_Delete(o);
@@ -289,8 +301,8 @@ static int parse_u64(const char **p, uint64_t max, uint64_t *out)
     return 1;
 }
 
-static prof_err parse_collectives(const cJSON *item, model_collective **out, size_t *n,
-                                  prof_error *err)
+static prof_err parse_collectives(const cJSON *item, collective_store *store,
+                                  collective_list *out, prof_error *err)
 {
     const char *t = cJSON_GetStringValue(item);
     if (!t)
@@ -300,20 +312,25 @@ static prof_err parse_collectives(const cJSON *item, model_collective **out, siz
         lines += *q == '\n';
     if (lines > MODEL_COLLECTIVES_MAX)
         return corrupt(err, "more collectives than a profile keeps");
-    *out = calloc(lines ? lines : 1, sizeof **out);
-    if (!*out)
+    model_collective *v = calloc(lines ? lines : 1, sizeof *v);
+    if (!v)
         return prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
-    for (*n = 0; *t; (*n)++) {
-        model_collective *k = &(*out)[*n];
+    size_t n = 0;
+    for (; *t; n++) {
+        model_collective *k = &v[n];
         uint64_t d, s;
         if (!parse_u64(&t, UINT32_MAX, &d) || *t++ != ' ' || !parse_u64(&t, UINT32_MAX, &s) ||
             *t++ != ' ' || !parse_u64(&t, UINT64_MAX, &k->start_ns) || *t++ != ' ' ||
-            !parse_u64(&t, UINT64_MAX - k->start_ns, &k->dur_ns) || *t++ != '\n')
+            !parse_u64(&t, UINT64_MAX - k->start_ns, &k->dur_ns) || *t++ != '\n') {
+            free(v);
             return corrupt(err, "a collective that is not four numbers");
+        }
         k->device = (uint32_t)d;
         k->stream = (uint32_t)s;
     }
-    return PROF_OK;
+    prof_err e = collective_list_store(store, v, n, out, err);
+    free(v);
+    return e;
 }
 
 /* An object member taken out of o (NULL when absent or not an object). */
@@ -323,7 +340,8 @@ static cJSON *take_object(cJSON *o, const char *key)
     return cJSON_IsObject(v) ? cJSON_DetachItemViaPointer(o, v) : NULL;
 }
 
-static prof_err parse_fields(cJSON *o, int keep_report, rank_summary *s, prof_error *err)
+static prof_err parse_fields(cJSON *o, int keep_report, collective_store *store,
+                             rank_summary *s, prof_error *err)
 {
     double v[8];
     const cJSON *steps = cJSON_GetObjectItemCaseSensitive(o, SK_STEPS);
@@ -363,16 +381,17 @@ static prof_err parse_fields(cJSON *o, int keep_report, rank_summary *s, prof_er
     const cJSON *p;
     cJSON_ArrayForEach(p, s->peaks) if (!cJSON_IsNumber(p) || !p->string)
         return corrupt(err, "a memory peak that is not a number");
-    prof_err e = parse_collectives(cJSON_GetObjectItemCaseSensitive(o, SK_KERNELS), &s->kernels,
-                                   &s->nkernels, err);
+    s->store = store;
+    prof_err e = parse_collectives(cJSON_GetObjectItemCaseSensitive(o, SK_KERNELS), store,
+                                   &s->kernels, err);
     if (e == PROF_OK)
-        e = parse_collectives(cJSON_GetObjectItemCaseSensitive(o, SK_REGIONS), &s->regions,
-                              &s->nregions, err);
+        e = parse_collectives(cJSON_GetObjectItemCaseSensitive(o, SK_REGIONS), store,
+                              &s->regions, err);
     return e;
 }
 
-prof_err rank_summary_parse(const char *text, size_t len, int keep_report, rank_summary *out,
-                            prof_error *err)
+prof_err rank_summary_parse(const char *text, size_t len, int keep_report,
+                            collective_store *store, rank_summary *out, prof_error *err)
 {
     memset(out, 0, sizeof *out);
     if (!rank_summary_sniff(text, len))
@@ -382,7 +401,7 @@ prof_err rank_summary_parse(const char *text, size_t len, int keep_report, rank_
         return corrupt(err, "not JSON, or cut short");
     double version;
     prof_err e = whole(cJSON_GetObjectItemCaseSensitive(o, RK_VERSION), 1, 1, &version)
-                     ? parse_fields(o, keep_report, out, err)
+                     ? parse_fields(o, keep_report, store, out, err)
                      : corrupt(err, "a version other than 1");
     cJSON_Delete(o);
     if (e != PROF_OK)
@@ -467,7 +486,11 @@ ranks_analysis *ranks_analyze(const rank_summary *s, size_t n, const analysis_op
     else
         analysis_options_default(&a->c.o);
     if (straggler_match(&a->c) != 0) {
+        int e = n ? collective_store_error(s[0].store) : 0;
         ranks_analysis_free(a);
+        if (e && e != ENOMEM)
+            return prof_error_set(err, PROF_ERR_IO, "cannot read the collectives back from "
+                                  "their temporary file: %s", strerror(e)), NULL;
         return prof_error_set(err, PROF_ERR_NOMEM, "out of memory matching collectives"), NULL;
     }
     a->described = described_rank(&a->c);

@@ -19,6 +19,53 @@
 
 #define RANK_SUMMARY_SCHEMA "prof-rank-summary" /* format.h pf_rank_summary_head */
 
+/* ---- the ranks' collectives, out of memory (collstore.c) ---- */
+
+/* Where the collectives of every rank of a job are kept until they are
+ * matched: an unlinked temporary file (fd, taken), or memory (fd -1).
+ * Written from any thread; read once every rank is written. NULL out of
+ * memory. */
+typedef struct collective_store collective_store;
+collective_store *collective_store_open(int fd);
+void collective_store_close(collective_store *s);
+/* The errno of its first failed write or read, 0 when none failed. */
+int collective_store_error(const collective_store *s);
+
+/* A rank's collectives of one kind in the store: n records from record
+ * at, and their runs of one device and stream, ordered by the start of
+ * their first (for regions, one run). */
+typedef struct collective_run {
+    size_t at, n;          /* in the list                                  */
+    uint64_t first;        /* start of its first                           */
+} collective_run;
+typedef struct collective_list {
+    uint64_t at;
+    size_t n;
+    collective_run *runs;
+    size_t nruns;
+} collective_list;
+/* Writes v[0..n) (sorted by device, stream, start) as one list.
+ * PROF_ERR_IO (the file) or PROF_ERR_NOMEM. */
+prof_err collective_list_store(collective_store *s, const model_collective *v, size_t n,
+                               collective_list *out, prof_error *err);
+void collective_list_free(collective_list *l);
+
+/* Reads count records from record first, a chunk at a time. */
+#define COLLECTIVE_CHUNK 64
+typedef struct collective_cursor {
+    const collective_store *store;
+    uint64_t next;
+    size_t left, at, n;
+    model_collective buf[COLLECTIVE_CHUNK];
+} collective_cursor;
+void collective_cursor_init(collective_cursor *c, const collective_store *s, uint64_t first,
+                            size_t count);
+/* The next record (valid until the next call), NULL past the last or when
+ * the read failed (collective_store_error). */
+const model_collective *collective_cursor_next(collective_cursor *c);
+
+/* ---- a rank's summary (ranks.c) ---- */
+
 typedef struct rank_summary {
     cJSON *profile;        /* its entry of the report's "profiles"              */
     cJSON *row;            /* its row of "ranks" as its model alone gives it     */
@@ -32,28 +79,31 @@ typedef struct rank_summary {
     char *host;            /* from its metadata; "" when it names none           */
     size_t steps_n, steps_count;
     double step_mean, step_p50, comm_per_step;
-    model_collective *kernels; size_t nkernels;  /* by device, stream, start     */
-    model_collective *regions; size_t nregions;  /* by start                     */
+    collective_store *store;                     /* where its collectives are    */
+    collective_list kernels;                     /* by device, stream, start     */
+    collective_list regions;                     /* by start                     */
 } rank_summary;
 
-/* The summary of one loaded rank. report: the rank's own report (from
- * report_build of m alone), whose findings the row counts, or NULL; it is
- * taken, and kept in the summary when keep_report, else freed.
- * PROF_ERR_NOMEM, with the summary left empty. */
+/* The summary of one loaded rank, its collectives written to store.
+ * report: the rank's own report (from report_build of m alone), whose
+ * findings the row counts, or NULL; it is taken, and kept in the summary
+ * when keep_report, else freed. PROF_ERR_NOMEM or PROF_ERR_IO (the
+ * store's file), with the summary left empty. */
 prof_err rank_summary_build(const profile_model *m, cJSON *report, int keep_report,
-                            rank_summary *out, prof_error *err);
+                            collective_store *store, rank_summary *out, prof_error *err);
 
 /* The summary as a file holds it (formats/rank-summary.md), to be written
  * with numbers that read back exactly (report_render_json). Its members
  * refer to s's, which must outlive it; caller frees it (cJSON_Delete
- * leaves s whole). NULL out of memory. */
+ * leaves s whole). NULL out of memory or when its collectives could not
+ * be read back (collective_store_error). */
 cJSON *rank_summary_json(const rank_summary *s);
 
 /* Reads a summary file's text (untrusted: every field checked). keep_report
  * 0 drops the report it holds. PROF_ERR_CORRUPT (with what is wrong) or
  * PROF_ERR_NOMEM. */
-prof_err rank_summary_parse(const char *text, size_t len, int keep_report, rank_summary *out,
-                            prof_error *err);
+prof_err rank_summary_parse(const char *text, size_t len, int keep_report,
+                            collective_store *store, rank_summary *out, prof_error *err);
 
 /* Whether the first bytes of a file are a summary's. */
 int rank_summary_sniff(const char *head, size_t len);

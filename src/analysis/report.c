@@ -836,14 +836,18 @@ static cJSON *report_of_ranks(const profile_model *const *models, size_t n,
                               const analysis_options *o, prof_error *err)
 {
     rank_summary *s = calloc(n, sizeof *s);
+    collective_store *store = collective_store_open(-1); /* the models hold them anyway */
     cJSON *r = NULL;
     ranks_analysis *a = NULL;
-    if (!s) {
+    if (!s || !store) {
+        free(s);
+        collective_store_close(store);
         prof_error_set(err, PROF_ERR_NOMEM, "out of memory building the report");
         return NULL;
     }
     size_t built = 0;
-    while (built < n && rank_summary_build(models[built], NULL, 0, &s[built], err) == PROF_OK)
+    while (built < n &&
+           rank_summary_build(models[built], NULL, 0, store, &s[built], err) == PROF_OK)
         built++;
     if (built == n && (a = ranks_analyze(s, n, o, err)) != NULL &&
         (r = report_of_one(models[ranks_described(a)], o, err)) != NULL)
@@ -852,6 +856,7 @@ static cJSON *report_of_ranks(const profile_model *const *models, size_t n,
     for (size_t i = 0; i < built; i++)
         rank_summary_free(&s[i]);
     free(s);
+    collective_store_close(store);
     return r;
 }
 

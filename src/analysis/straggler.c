@@ -32,39 +32,6 @@ static int one_host(const analysis_ctx *c)
     return same;
 }
 
-/* A rank's communication streams: runs of its comm_kernels (sorted by
- * device, stream, start), ordered by their first kernel's start. */
-typedef struct stream_run {
-    size_t at, n;
-    uint64_t first;
-} stream_run;
-
-static int run_cmp(const void *pa, const void *pb)
-{
-    const stream_run *a = pa, *b = pb;
-    if (a->first != b->first)
-        return a->first < b->first ? -1 : 1;
-    return (a->at > b->at) - (a->at < b->at);
-}
-
-static stream_run *stream_runs(analysis_ctx *c, const rank_summary *s, size_t *n)
-{
-    stream_run *v = xcalloc(c, s->nkernels ? s->nkernels : 1, sizeof *v);
-    *n = 0;
-    if (!v)
-        return NULL;
-    for (size_t i = 0; i < s->nkernels; i++) {
-        const model_collective *k = &s->kernels[i];
-        if (i && k->device == s->kernels[i - 1].device && k->stream == s->kernels[i - 1].stream) {
-            v[*n - 1].n++;
-            continue;
-        }
-        v[(*n)++] = (stream_run){ i, 1, k->start_ns };
-    }
-    qsort(v, *n, sizeof *v, run_cmp);
-    return v;
-}
-
 /* One matched collective: each rank's part in parts[r]. */
 static void match_one(analysis_ctx *c, const model_collective *const *parts, int by_start)
 {
@@ -93,45 +60,56 @@ static void match_one(analysis_ctx *c, const model_collective *const *parts, int
     x->matched++;
 }
 
-/* Matches the n-th kernel of each rank's k-th communication stream. */
-static void match_kernels(analysis_ctx *c, const model_collective **parts, int by_start)
+/* Matches the i-th record of every rank's range (first[r], count), read
+ * back a chunk per rank at a time. 0, or -1 when a read failed. */
+static int match_ranges(analysis_ctx *c, collective_cursor *cur, const uint64_t *first,
+                        size_t count, const model_collective **parts, int by_start)
 {
-    size_t n = c->nranks, streams = SIZE_MAX;
-    stream_run **runs = xcalloc(c, n, sizeof *runs);
-    size_t *nruns = xcalloc(c, n, sizeof *nruns);
-    for (size_t r = 0; runs && nruns && r < n; r++) {
-        runs[r] = stream_runs(c, &c->ranks[r], &nruns[r]);
-        if (nruns[r] < streams)
-            streams = nruns[r];
-    }
-    for (size_t k = 0; c->ok && k < streams; k++) {
-        size_t count = SIZE_MAX;
-        for (size_t r = 0; r < n; r++)
-            if (runs[r][k].n < count)
-                count = runs[r][k].n;
-        for (size_t i = 0; i < count; i++) {
-            for (size_t r = 0; r < n; r++)
-                parts[r] = &c->ranks[r].kernels[runs[r][k].at + i];
-            match_one(c, parts, by_start);
-        }
-    }
-    for (size_t r = 0; runs && r < n; r++)
-        free(runs[r]);
-    free(runs);
-    free(nruns);
-}
-
-static void match_regions(analysis_ctx *c, const model_collective **parts, int by_start)
-{
-    size_t count = SIZE_MAX;
-    for (size_t r = 0; r < c->nranks; r++)
-        if (c->ranks[r].nregions < count)
-            count = c->ranks[r].nregions;
+    size_t n = c->nranks;
+    for (size_t r = 0; r < n; r++)
+        collective_cursor_init(&cur[r], c->ranks[r].store, first[r], count);
     for (size_t i = 0; i < count; i++) {
-        for (size_t r = 0; r < c->nranks; r++)
-            parts[r] = &c->ranks[r].regions[i];
+        for (size_t r = 0; r < n; r++)
+            if (!(parts[r] = collective_cursor_next(&cur[r])))
+                return -1;
         match_one(c, parts, by_start);
     }
+    return 0;
+}
+
+/* Matches the n-th kernel of each rank's k-th communication stream (its
+ * runs of one device and stream, by their first kernel's start). */
+static int match_kernels(analysis_ctx *c, collective_cursor *cur, uint64_t *first,
+                         const model_collective **parts, int by_start)
+{
+    size_t n = c->nranks, streams = SIZE_MAX;
+    for (size_t r = 0; r < n; r++)
+        if (c->ranks[r].kernels.nruns < streams)
+            streams = c->ranks[r].kernels.nruns;
+    for (size_t k = 0; k < streams; k++) {
+        size_t count = SIZE_MAX;
+        for (size_t r = 0; r < n; r++) {
+            const collective_list *l = &c->ranks[r].kernels;
+            if (l->runs[k].n < count)
+                count = l->runs[k].n;
+            first[r] = l->at + l->runs[k].at;
+        }
+        if (match_ranges(c, cur, first, count, parts, by_start) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int match_regions(analysis_ctx *c, collective_cursor *cur, uint64_t *first,
+                         const model_collective **parts, int by_start)
+{
+    size_t count = SIZE_MAX;
+    for (size_t r = 0; r < c->nranks; r++) {
+        if (c->ranks[r].regions.n < count)
+            count = c->ranks[r].regions.n;
+        first[r] = c->ranks[r].regions.at;
+    }
+    return match_ranges(c, cur, first, count, parts, by_start);
 }
 
 static void match_reset(analysis_ctx *c)
@@ -143,19 +121,23 @@ static void match_reset(analysis_ctx *c)
 int straggler_match(analysis_ctx *c)
 {
     collective_match *x = &c->coll;
-    const model_collective **parts = xcalloc(c, c->nranks, sizeof *parts);
-    if (!parts || !(x->ranks = xcalloc(c, c->nranks, sizeof *x->ranks))) {
-        free(parts);
-        return -1;
-    }
+    size_t n = c->nranks;
+    const model_collective **parts = xcalloc(c, n, sizeof *parts);
+    collective_cursor *cur = xcalloc(c, n, sizeof *cur);
+    uint64_t *first = xcalloc(c, n, sizeof *first);
+    int rc = -1;
+    if (!parts || !cur || !first || !(x->ranks = xcalloc(c, n, sizeof *x->ranks)))
+        goto out;
     int hosts = one_host(c), by_start = hosts == 1;
     x->align = by_start ? "start" : "end";
     x->hosts_known = hosts >= 0;
-    match_kernels(c, parts, by_start);
+    if (match_kernels(c, cur, first, parts, by_start) != 0)
+        goto out;
     x->source = "kernels";
     if (x->matched < MIN_COLLECTIVES) {
         match_reset(c);
-        match_regions(c, parts, by_start);
+        if (match_regions(c, cur, first, parts, by_start) != 0)
+            goto out;
         x->source = "regions";
     }
     if (x->matched < MIN_COLLECTIVES) {
@@ -167,8 +149,12 @@ int straggler_match(analysis_ctx *c)
         double steps = (double)c->ranks[r].steps_count * c->ranks[r].step_mean;
         k->basis_ns = steps > 0 ? steps : (double)(k->last_ns - k->first_ns);
     }
+    rc = c->ok ? 0 : -1;
+out:
     free(parts);
-    return c->ok ? 0 : -1;
+    free(cur);
+    free(first);
+    return rc;
 }
 
 static void collective_finding(analysis_ctx *c, size_t r)
