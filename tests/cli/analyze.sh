@@ -259,6 +259,97 @@ assert any("describes rank 1 (" in n and "the one the others wait for most" in n
 else
     not_ok ranks-straggler-described "make_ranks: $(cat "$err")"
 fi
+
+# ---- rank summaries, merged ------------------------------------------------------------------
+# Each rank's summary (--summary), written as on the machine that holds
+# the rank, merges into the report prof analyze gives of the profiles:
+# byte for byte, in every format, from the files or their directory.
+mkdir -p "$tmp/sums"
+summaries_ok=1
+for r in 0 1 2 3; do
+    run analyze --summary "$tmp/sync4/rank$r.prof" -o "$tmp/sums/rank$r.summary.json"
+    [ "$rc" -eq 0 ] || summaries_ok=0
+done
+if [ "$summaries_ok" = 1 ] && [ "$(head -n 2 "$tmp/sums/rank0.summary.json" | tr -d ' \n')" = '{"schema":"prof-rank-summary",' ]
+then ok summary-written; else not_ok summary-written "$(cat "$err")"; fi
+for f in json text csv; do
+    "$PROF" analyze --format "$f" "$tmp/sync4" >"$tmp/profiles.$f" 2>"$err"
+    run analyze --format "$f" "$tmp/sums"
+    if status_is "summary-merge-$f" 0 && cmp -s "$out" "$tmp/profiles.$f"; then
+        ok "summary-merge-$f"
+    else not_ok "summary-merge-$f" "$(diff "$out" "$tmp/profiles.$f" | head -n 5)"; fi
+done
+"$PROF" analyze --format csv --table ranks "$tmp/sync4" >"$tmp/profiles.ranks" 2>"$err"
+run analyze --format csv --table ranks "$tmp"/sums/rank3.summary.json "$tmp"/sums/rank1.summary.json \
+    "$tmp"/sums/rank0.summary.json "$tmp"/sums/rank2.summary.json
+if status_is summary-files-ranks 0 && [ "$(sort "$out")" = "$(sort "$tmp/profiles.ranks")" ]
+then ok summary-files-ranks; else not_ok summary-files-ranks "$(diff "$out" "$tmp/profiles.ranks" | head -n 5)"; fi
+"$PROF" analyze --format json "$tmp/sync4/rank2.prof" >"$tmp/one.json" 2>"$err"
+run analyze --format json "$tmp/sums/rank2.summary.json"
+if status_is summary-one 0 && cmp -s "$out" "$tmp/one.json"; then ok summary-one
+else not_ok summary-one "$(diff "$out" "$tmp/one.json" | head -n 5)"; fi
+run analyze --rank 3 --format json "$tmp/sums"
+if status_is summary-rank 0 && "$PYTHON" -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert [k["rank"] for k in r["ranks"] if k["described"]] == [3]
+assert r["profiles"][3]["path"].endswith("rank3.prof")
+assert all(k["findings_high"] + k["findings_medium"] + k["findings_low"] > 0 for k in r["ranks"])
+' "$out" 2>"$err"; then ok summary-rank; else not_ok summary-rank "$(tail -n 3 "$err")"; fi
+run analyze --summary "$tmp/sync4/rank0.prof" "$tmp/sync4/rank1.prof"
+error_like summary-one-profile 2 "--summary takes one profile"
+run analyze --summary --format json "$tmp/sync4/rank0.prof"
+error_like summary-no-format 2 "no --format, --fail-on or --rank"
+run analyze "$tmp/sums/rank0.summary.json" "$tmp/sync4/rank1.prof"
+error_like summary-not-mixed 2 "give profiles or rank summaries, not both"
+head -c 2000 "$tmp/sums/rank1.summary.json" >"$tmp/cut.summary.json"
+run analyze "$tmp/sums/rank0.summary.json" "$tmp/cut.summary.json"
+error_like summary-cut-short 3 "not a rank summary prof reads: not JSON, or cut short"
+sed 's/"collective_kernels": "[0-9]*/"collective_kernels": "x/' "$tmp/sums/rank1.summary.json" >"$tmp/bad.summary.json"
+run analyze "$tmp/sums/rank0.summary.json" "$tmp/bad.summary.json"
+error_like summary-bad-collective 3 "a collective that is not four numbers"
+# A rank summary is JSON, but no torch.profiler trace: prof import says
+# it is neither a profile nor a trace.
+run import "$tmp/sums/rank0.summary.json" -o "$tmp/imported.prof"
+error_like summary-not-imported 3 "not a trace prof imports"
+
+# ---- many ranks: in parallel, memory by the ranks at once ---------------------------------
+# The same report on one thread as on every core; a broken rank among
+# many is named; memory does not grow with the ranks (each is summarised
+# and freed, their collectives wait in a temporary file).
+mkdir -p "$tmp/r8" "$tmp/r48"
+if "$TEST_BIN/make_ranks" "$tmp/r8" 8 40000 2>"$err" &&
+   "$TEST_BIN/make_ranks" "$tmp/r48" 48 40000 2>"$err"; then
+    "$PROF" analyze --format json "$tmp/r48" >"$tmp/r48.json" 2>"$err"
+    PROF_THREADS=1 "$PROF" analyze --format json "$tmp/r48" >"$tmp/r48-one.json" 2>>"$err"
+    if cmp -s "$tmp/r48.json" "$tmp/r48-one.json" && [ -s "$tmp/r48.json" ]
+    then ok ranks-threads-alike; else not_ok ranks-threads-alike "$(cat "$err")"; fi
+    if "$PYTHON" - "$PROF" "$tmp/r8" "$tmp/r48" 2>"$err" <<'PY'
+import subprocess, sys
+# each in a process of its own: RUSAGE_CHILDREN is the peak of them all
+MEASURE = ("import resource, subprocess, sys; "
+           "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
+           "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024)")
+def peak(d):
+    out = subprocess.run([sys.executable, "-c", MEASURE, sys.argv[1], "analyze", d], check=True,
+                         capture_output=True, text=True, env={"PROF_THREADS": "1"})
+    return int(out.stdout)
+small = peak(sys.argv[2])
+large = peak(sys.argv[3])
+# 40 more ranks: a few KB each, not the ~1.5 MB a loaded rank holds
+assert large - small < 8 * 2**20, "8 ranks %.1f MiB, 48 ranks %.1f MiB" % (small / 2**20, large / 2**20)
+PY
+    then ok ranks-memory-flat; else not_ok ranks-memory-flat "$(tail -n 2 "$err")"; fi
+    cp "$tmp/r8/rank5.prof" "$tmp/r5.keep"
+    head -c 100 "$tmp/r5.keep" >"$tmp/r8/rank5.prof"
+    run analyze "$tmp/r8"
+    error_like ranks-broken-one 3 "rank5.prof"
+    cp "$tmp/r5.keep" "$tmp/r8/rank5.prof"
+    TMPDIR="$tmp/no-such-dir" "$PROF" analyze "$tmp/r8" >"$out" 2>"$err"; rc=$?
+    error_like ranks-tmpdir-missing 4 "point TMPDIR at a writable directory"
+else
+    not_ok ranks-parallel "make_ranks: $(cat "$err")"
+fi
 run analyze --rank 7 "$tmp/job4"
 error_like ranks-rank-missing 2 "--rank 7: no profile of that rank among the 4 given"
 run analyze --rank two "$tmp/job4"
