@@ -345,7 +345,7 @@ bench: DEP_PY += pandas:python3-pandas
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all python $(BENCH_BIN) $(B)/rel/tests/bin/make_demo \
 		$(B)/rel/tests/bin/make_big $(B)/rel/tests/bin/run_measured $(B)/rel/tests/bin/zstd_frames \
-		$(B)/rel/tests/bin/read_floor $(B)/rel/tests/bin/make_gpu
+		$(B)/rel/tests/bin/read_floor $(B)/rel/tests/bin/make_gpu $(B)/rel/tests/bin/make_ranks
 	$(Q)B=$(B) sh tests/bench/run.sh
 
 FUZZ_SECONDS ?= 60

@@ -20,6 +20,8 @@ echo "== import"
 sh tests/bench/import.sh || status=1
 echo "== gpu"
 sh tests/bench/gpu.sh || status=1
+echo "== ranks"
+sh tests/bench/ranks.sh || status=1
 if [ -f "$B/python/prof/__init__.py" ] && [ -x "${PYTHON:-/usr/bin/python3}" ]; then
     echo "== bench_python"
     PYTHONPATH=$B/python "${PYTHON:-/usr/bin/python3}" tests/bench/bench_python.py || status=1
