@@ -5,6 +5,8 @@
  * the ranks of a job start together, its repetitions a run's length apart. */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "format/format.h"
 #include "import/import.h"
 #include "model/profile.h"
 #include "model/runset.h"
@@ -73,20 +76,21 @@ static double fabs_diff(double a, double b)
     return a > b ? a - b : b - a;
 }
 
-static int by_path(const void *a, const void *b)
+static int by_name(const void *a, const void *b)
 {
-    return strcmp(((const member *)a)->path, ((const member *)b)->path);
+    return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The regular files of dir that are profiles, sorted by name. */
-static prof_err scan(const char *dir, member **out, size_t *n, size_t *skipped, prof_error *err)
+/* The regular files of dir (names starting with '.' left out), sorted. */
+static prof_err list_files(const char *dir, char ***out, size_t *n, prof_error *err)
 {
     DIR *d = opendir(dir);
     char shown[PROF_SUBJECT_MAX];
+    *out = NULL;
+    *n = 0;
     if (!d)
         return prof_error_set(err, PROF_ERR_IO, "cannot read directory '%s': %s",
                               prof_error_subject(shown, dir), strerror(errno));
-    member *v = NULL;
     size_t cap = 0;
     prof_err rc = PROF_OK;
     struct dirent *ent;
@@ -99,23 +103,107 @@ static prof_err scan(const char *dir, member **out, size_t *n, size_t *skipped, 
             rc = prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
             break;
         }
-        int is_profile = 0;
-        member m = { path, -1, -1, 0, 0 };
-        if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
-            rc = probe(path, &m, &is_profile, err);
-        if (rc == PROF_OK && is_profile && vec_grow(&v, &cap, *n, sizeof *v) < 0)
-            rc = prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
-        if (rc == PROF_OK && is_profile)
-            v[(*n)++] = m;
-        else
+        if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
             free(path);
-        *skipped += rc == PROF_OK && !is_profile;
+            continue;
+        }
+        if (vec_grow(out, &cap, *n, sizeof **out) < 0) {
+            free(path);
+            rc = prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
+            break;
+        }
+        (*out)[(*n)++] = path;
     }
     closedir(d);
-    if (v)
-        qsort(v, *n, sizeof *v, by_path);
-    *out = v;
+    if (*out)
+        qsort(*out, *n, sizeof **out, by_name);
     return rc;
+}
+
+/* Every file probed, on one thread per core: a directory of traces is
+ * imported once each to learn their ranks, which is most of its scan. */
+typedef struct probe_work {
+    char **paths;
+    member *m;
+    int *is_profile;
+    prof_err *rc;
+    prof_error *err;
+    size_t n;
+    atomic_size_t next;
+} probe_work;
+
+static void *probe_thread(void *arg)
+{
+    probe_work *w = arg;
+    for (size_t i; (i = atomic_fetch_add(&w->next, 1)) < w->n;) {
+        w->m[i] = (member){ w->paths[i], -1, -1, 0, 0 };
+        w->rc[i] = probe(w->paths[i], &w->m[i], &w->is_profile[i], &w->err[i]);
+    }
+    return NULL;
+}
+
+static void probe_all(probe_work *w)
+{
+    long cores = pf_one_thread() ? 1 : sysconf(_SC_NPROCESSORS_ONLN);
+    size_t threads = cores < 1 ? 1 : (size_t)cores, started = 0;
+    if (threads > w->n)
+        threads = w->n ? w->n : 1;
+    pthread_t tid[64];
+    if (threads > 64)
+        threads = 64;
+    for (size_t t = 1; t < threads; t++)
+        started += pthread_create(&tid[started], NULL, probe_thread, w) == 0;
+    probe_thread(w);
+    for (size_t t = 0; t < started; t++)
+        pthread_join(tid[t], NULL);
+}
+
+/* The regular files of dir that are profiles, sorted by name. */
+static prof_err scan(const char *dir, member **out, size_t *n, size_t *skipped, prof_error *err)
+{
+    char **paths;
+    size_t npaths;
+    *out = NULL;
+    prof_err rc = list_files(dir, &paths, &npaths, err);
+    probe_work w = { .paths = paths, .n = npaths };
+    atomic_init(&w.next, 0);
+    if (rc == PROF_OK) {
+        w.m = calloc(npaths ? npaths : 1, sizeof *w.m);
+        w.is_profile = calloc(npaths ? npaths : 1, sizeof *w.is_profile);
+        w.rc = calloc(npaths ? npaths : 1, sizeof *w.rc);
+        w.err = calloc(npaths ? npaths : 1, sizeof *w.err);
+        if (!w.m || !w.is_profile || !w.rc || !w.err)
+            rc = prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
+    }
+    if (rc == PROF_OK)
+        probe_all(&w);
+    size_t kept = 0;
+    for (size_t i = 0; rc == PROF_OK && i < npaths; i++) {
+        if (w.rc[i] != PROF_OK) { /* the first failure in name order */
+            *err = w.err[i];
+            rc = w.rc[i];
+        } else if (w.is_profile[i]) {
+            w.m[kept++] = w.m[i];
+            paths[i] = NULL;
+        } else {
+            (*skipped)++;
+        }
+    }
+    for (size_t i = 0; i < npaths; i++)
+        free(paths[i]);
+    free(paths);
+    free(w.is_profile);
+    free(w.rc);
+    free(w.err);
+    if (rc != PROF_OK) {
+        for (size_t i = 0; i < kept; i++)
+            free(w.m[i].path);
+        free(w.m);
+        return rc;
+    }
+    *out = w.m;
+    *n = kept;
+    return PROF_OK;
 }
 
 /* The run of an earlier member that m joins as another rank, or SIZE_MAX. */
