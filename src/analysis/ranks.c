@@ -33,6 +33,10 @@
 #define SK_MEAN "mean_ns"
 #define SK_P50 "p50_ns"
 #define SK_COMM "comm_ns_per_step"
+#define SK_BUCKETS "step_buckets"
+#define SK_SIZE "size"
+#define SK_FIRST "first"
+#define SK_SUM "sum_ns"
 #define SK_HIGH "high"
 #define SK_MEDIUM "medium"
 #define SK_LOW "low"
@@ -96,6 +100,31 @@ static void summary_findings(analysis_ctx *c, rank_summary *s, const cJSON *repo
     }
 }
 
+/* The kept steps' times in at most RANK_BUCKETS buckets of consecutive
+ * numbers, the buckets as small as that allows (a power of two). */
+static void summary_buckets(rank_summary *s, const profile_model *m, const step_stats *st)
+{
+    s->bucket_size = 1;
+    if (st->n == 0)
+        return;
+    uint64_t lo = UINT64_MAX, hi = 0, size = 1;
+    for (size_t i = 0; i < st->n; i++) {
+        uint64_t k = m->steps[st->index[i]].number;
+        lo = k < lo ? k : lo;
+        hi = k > hi ? k : hi;
+    }
+    while (hi / size - lo / size >= RANK_BUCKETS)
+        size *= 2;
+    s->bucket_size = size;
+    s->bucket_first = lo / size;
+    s->nbuckets = (size_t)(hi / size - s->bucket_first + 1);
+    for (size_t i = 0; i < st->n; i++) {
+        size_t k = (size_t)(m->steps[st->index[i]].number / size - s->bucket_first);
+        s->bucket_sum[k] += st->dur[i];
+        s->bucket_count[k]++;
+    }
+}
+
 static void summary_steps_and_row(analysis_ctx *c, rank_summary *s, const profile_model *m)
 {
     step_stats st;
@@ -109,6 +138,7 @@ static void summary_steps_and_row(analysis_ctx *c, rank_summary *s, const profil
     s->step_mean = st.mean;
     s->step_p50 = st.p50;
     s->comm_per_step = rank_comm_per_step(m, &st);
+    summary_buckets(s, m, &st);
     step_stats_free(&st);
     cJSON *o = s->row = cJSON_CreateObject();
     if (!o)
@@ -227,6 +257,34 @@ static int add_collectives(cJSON *o, const char *key, const rank_summary *s,
     return ok;
 }
 
+/* Bucket size and first as decimal text: they may pass 2^53. */
+static int add_buckets(cJSON *o, const rank_summary *s)
+{
+    char size[24], first[24];
+    snprintf(size, sizeof size, "%" PRIu64, s->bucket_size);
+    snprintf(first, sizeof first, "%" PRIu64, s->bucket_first);
+    cJSON *b = cJSON_AddObjectToObject(o, SK_BUCKETS);
+    cJSON *sum = cJSON_CreateDoubleArray(s->bucket_sum, (int)s->nbuckets);
+    cJSON *count = cJSON_CreateArray();
+    for (size_t i = 0; count && i < s->nbuckets; i++) {
+        cJSON *v = cJSON_CreateNumber((double)s->bucket_count[i]);
+        if (!v || !cJSON_AddItemToArray(count, v)) {
+            cJSON_Delete(v);
+            cJSON_Delete(count);
+            count = NULL;
+        }
+    }
+    int ok = b && sum && count && cJSON_AddStringToObject(b, SK_SIZE, size) &&
+             cJSON_AddStringToObject(b, SK_FIRST, first) && cJSON_AddItemToObject(b, SK_SUM, sum);
+    if (!ok)
+        cJSON_Delete(sum);
+    if (!ok || !cJSON_AddItemToObject(b, SK_COUNT, count)) {
+        cJSON_Delete(count);
+        return 0;
+    }
+    return 1;
+}
+
 cJSON *rank_summary_json(const rank_summary *s)
 {
     cJSON *o = cJSON_CreateObject(), *steps = cJSON_CreateObject();
@@ -242,7 +300,8 @@ cJSON *rank_summary_json(const rank_summary *s)
     jnum(&c, steps, SK_MEAN, s->step_mean);
     jnum(&c, steps, SK_P50, s->step_p50);
     jnum(&c, steps, SK_COMM, s->comm_per_step);
-    ok = c.ok && add_ref(o, SK_ROW, s->row) && add_ref(o, SK_LAUNCHES, s->launches) &&
+    ok = c.ok && add_buckets(o, s) && add_ref(o, SK_ROW, s->row) &&
+         add_ref(o, SK_LAUNCHES, s->launches) &&
          add_ref(o, SK_PEAKS, s->peaks) && add_ref(o, SK_FINDINGS, s->findings) &&
          add_collectives(o, SK_KERNELS, s, &s->kernels) &&
          add_collectives(o, SK_REGIONS, s, &s->regions) &&
@@ -319,7 +378,7 @@ static prof_err parse_collectives(const cJSON *item, collective_store *store,
     for (; *t; n++) {
         model_collective *k = &v[n];
         uint64_t d, s;
-        if (!parse_u64(&t, UINT32_MAX, &d) || *t++ != ' ' || !parse_u64(&t, UINT32_MAX, &s) ||
+        if (n == lines || !parse_u64(&t, UINT32_MAX, &d) || *t++ != ' ' || !parse_u64(&t, UINT32_MAX, &s) ||
             *t++ != ' ' || !parse_u64(&t, UINT64_MAX, &k->start_ns) || *t++ != ' ' ||
             !parse_u64(&t, UINT64_MAX - k->start_ns, &k->dur_ns) || *t++ != '\n') {
             free(v);
@@ -331,6 +390,38 @@ static prof_err parse_collectives(const cJSON *item, collective_store *store,
     prof_err e = collective_list_store(store, v, n, out, err);
     free(v);
     return e;
+}
+
+static int parse_text_u64(const cJSON *v, uint64_t *out)
+{
+    const char *t = cJSON_GetStringValue(v);
+    return t && parse_u64(&t, UINT64_MAX, out) && *t == '\0';
+}
+
+static prof_err parse_buckets(const cJSON *b, rank_summary *s, prof_error *err)
+{
+    const cJSON *sum = cJSON_GetObjectItemCaseSensitive(b, SK_SUM);
+    const cJSON *count = cJSON_GetObjectItemCaseSensitive(b, SK_COUNT);
+    int n = cJSON_GetArraySize(sum);
+    if (!cJSON_IsObject(b) || !parse_text_u64(cJSON_GetObjectItemCaseSensitive(b, SK_SIZE),
+                                              &s->bucket_size) ||
+        !parse_text_u64(cJSON_GetObjectItemCaseSensitive(b, SK_FIRST), &s->bucket_first) ||
+        !cJSON_IsArray(sum) || !cJSON_IsArray(count) || n > RANK_BUCKETS ||
+        cJSON_GetArraySize(count) != n || s->bucket_size == 0 ||
+        (s->bucket_size & (s->bucket_size - 1)) != 0 ||
+        s->bucket_first > UINT64_MAX / s->bucket_size - (uint64_t)n)
+        return corrupt(err, "step buckets that are not as written");
+    s->nbuckets = (size_t)n;
+    const cJSON *x = sum->child, *y = count->child;
+    for (size_t i = 0; i < s->nbuckets; i++, x = x->next, y = y->next) {
+        double c;
+        if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) || x->valuedouble < 0 ||
+            !whole(y, 0, 1e15, &c))
+            return corrupt(err, "step buckets that are not as written");
+        s->bucket_sum[i] = x->valuedouble;
+        s->bucket_count[i] = (uint64_t)c;
+    }
+    return PROF_OK;
 }
 
 /* An object member taken out of o (NULL when absent or not an object). */
@@ -379,8 +470,13 @@ static prof_err parse_fields(cJSON *o, int keep_report, collective_store *store,
     s->step_p50 = v[5];
     s->comm_per_step = isnan(v[6]) ? 0.0 : v[6];
     const cJSON *p;
-    cJSON_ArrayForEach(p, s->peaks) if (!cJSON_IsNumber(p) || !p->string)
-        return corrupt(err, "a memory peak that is not a number");
+    cJSON_ArrayForEach(p, s->peaks) {
+        if (!cJSON_IsNumber(p) || !p->string)
+            return corrupt(err, "a memory peak that is not a number");
+    }
+    prof_err be = parse_buckets(cJSON_GetObjectItemCaseSensitive(o, SK_BUCKETS), s, err);
+    if (be != PROF_OK)
+        return be;
     s->store = store;
     prof_err e = parse_collectives(cJSON_GetObjectItemCaseSensitive(o, SK_KERNELS), store,
                                    &s->kernels, err);
@@ -573,6 +669,66 @@ static void section_ranks(analysis_ctx *c, cJSON *report, size_t described)
     }
 }
 
+/* The steps' span of a rank, in step numbers: [*lo, *hi]; 0 without. */
+static int bucket_span(const rank_summary *s, uint64_t *lo, uint64_t *hi)
+{
+    if (!s->nbuckets)
+        return 0;
+    *lo = s->bucket_first * s->bucket_size;
+    *hi = (s->bucket_first + s->nbuckets) * s->bucket_size - 1;
+    return 1;
+}
+
+/* The rank x step heat map (rules.md §4.9): every rank's mean step time in
+ * at most RANK_BUCKETS columns of steps_per_column consecutive step
+ * numbers, a power of two no smaller than any rank's own buckets; null
+ * where a rank has no step. */
+static void section_rank_steps(analysis_ctx *c, cJSON *report)
+{
+    uint64_t lo = UINT64_MAX, hi = 0, size = 1, a, b;
+    for (size_t i = 0; i < c->nranks; i++) {
+        const rank_summary *s = &c->ranks[i];
+        size = s->bucket_size > size ? s->bucket_size : size;
+        if (bucket_span(s, &a, &b)) {
+            lo = a < lo ? a : lo;
+            hi = b > hi ? b : hi;
+        }
+    }
+    if (lo > hi)
+        return;
+    while (hi / size - lo / size >= RANK_BUCKETS)
+        size *= 2;
+    size_t cols = (size_t)(hi / size - lo / size + 1);
+    cJSON *o = jobj(c, report, RK_RANK_STEPS), *arr;
+    jnum(c, o, RK_FIRST_STEP, (double)(lo / size * size));
+    jnum(c, o, RK_STEPS_PER_COLUMN, (double)size);
+    jnum(c, o, RK_COLUMNS, (double)cols);
+    arr = jarr(c, o, RK_RANKS);
+    double sum[RANK_BUCKETS];
+    uint64_t count[RANK_BUCKETS];
+    for (size_t i = 0; i < c->nranks; i++) {
+        const rank_summary *s = &c->ranks[i];
+        memset(sum, 0, sizeof sum);
+        memset(count, 0, sizeof count);
+        for (size_t k = 0; k < s->nbuckets; k++) {
+            size_t col = (size_t)((s->bucket_first + k) / (size / s->bucket_size) - lo / size);
+            sum[col] += s->bucket_sum[k];
+            count[col] += s->bucket_count[k];
+        }
+        cJSON *row = jpush_obj(c, arr), *means;
+        jnum(c, row, RK_RANK, s->rank);
+        means = jarr(c, row, RK_MEAN_NS);
+        for (size_t k = 0; k < cols; k++) {
+            cJSON *v = count[k] ? cJSON_CreateNumber(sum[k] / (double)count[k])
+                                : cJSON_CreateNull();
+            if (!v || !cJSON_AddItemToArray(means, v)) {
+                cJSON_Delete(v);
+                c->ok = 0;
+            }
+        }
+    }
+}
+
 static void ranks_note(analysis_ctx *c, cJSON *report, size_t described)
 {
     const rank_summary *d = &c->ranks[described];
@@ -628,6 +784,7 @@ cJSON *ranks_report(ranks_analysis *a, cJSON *report, prof_error *err)
     report_sort_bottlenecks(c, c->bottlenecks);
     ranks_note(c, report, a->described);
     section_ranks(c, report, a->described);
+    section_rank_steps(c, report);
     c->bottlenecks = NULL;
     if (!c->ok) {
         cJSON_Delete(report);

@@ -66,6 +66,8 @@ const model_collective *collective_cursor_next(collective_cursor *c);
 
 /* ---- a rank's summary (ranks.c) ---- */
 
+#define RANK_BUCKETS 256 /* columns of the rank x step heat map */
+
 typedef struct rank_summary {
     cJSON *profile;        /* its entry of the report's "profiles"              */
     cJSON *row;            /* its row of "ranks" as its model alone gives it     */
@@ -79,6 +81,13 @@ typedef struct rank_summary {
     char *host;            /* from its metadata; "" when it names none           */
     size_t steps_n, steps_count;
     double step_mean, step_p50, comm_per_step;
+    /* its steps' times for the job's heat map: the kept steps by number in
+     * buckets of bucket_size (a power of two) numbers, bucket k holding
+     * numbers [(bucket_first + k) * size, +size): at most RANK_BUCKETS */
+    uint64_t bucket_size, bucket_first;
+    size_t nbuckets;
+    double bucket_sum[RANK_BUCKETS];
+    uint64_t bucket_count[RANK_BUCKETS];
     collective_store *store;                     /* where its collectives are    */
     collective_list kernels;                     /* by device, stream, start     */
     collective_list regions;                     /* by start                     */
