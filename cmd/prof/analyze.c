@@ -8,12 +8,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "analysis/report.h"
 #include "cmd.h"
 #include "model/profile.h"
-#include "model/runset.h"
 #include "output/html.h"
 #include "output/report_csv.h"
 #include "output/report_json.h"
@@ -236,50 +234,6 @@ static void warn_cut_short(const cJSON *report)
     }
 }
 
-/* A directory stands for the profiles of the ranks of one job in it
- * (runset.h): *paths, *n are then its one run's profiles, valid until
- * runset_free(rs); otherwise the operands themselves. EXIT_OK or the
- * status, reported. */
-static int expand_directory(int argc, char **argv, runset *rs, char ***summaries,
-                            size_t *nsummaries, char ***paths, size_t *n)
-{
-    struct stat st;
-    int dirs = 0;
-    memset(rs, 0, sizeof *rs);
-    *paths = argv;
-    *n = (size_t)argc;
-    for (int i = 0; i < argc; i++)
-        dirs += stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode);
-    if (dirs == 0)
-        return EXIT_OK;
-    if (argc > 1)
-        return cmd_usage_error(CMD, "a directory is analyzed alone: give the directory or "
-                               "profiles, not both");
-    prof_error err = { PROF_OK, "" };
-    prof_err e = runset_find(argv[0], rs, &err);
-    if (e == PROF_ERR_EMPTY) { /* rank summaries, when it holds no profile */
-        int status = cmd_find_rank_summaries(CMD, argv[0], summaries, nsummaries);
-        if (status != EXIT_OK || *nsummaries > 0) {
-            *paths = *summaries;
-            *n = *nsummaries;
-            return status;
-        }
-    }
-    if (e != PROF_OK)
-        return cmd_error(CMD, cmd_input_status(e), "%s", err.message);
-    if (rs->nruns != 1) {
-        char shown[PROF_SUBJECT_MAX];
-        size_t runs = rs->nruns;
-        runset_free(rs);
-        return cmd_usage_error(CMD, "'%s' holds %zu runs, not the ranks of one job: analyze "
-                               "one run's profiles, or compare the runs with prof compare",
-                               prof_error_subject(shown, argv[0]), runs);
-    }
-    *paths = rs->runs[0].paths;
-    *n = rs->runs[0].npaths;
-    return EXIT_OK;
-}
-
 /* ---- output ------------------------------------------------------------------------- */
 
 static prof_err render(FILE *out, const cJSON *report, const void *args)
@@ -345,78 +299,12 @@ static int analyze_one(const char *path, const analyze_args *a)
     return status;
 }
 
-/* The report of the job from the summaries of its ranks: the described
- * rank's own report, from its profile (path) or, for summary files, from
- * the file (summary_file). */
-static int merge_ranks(const rank_summary *s, size_t n, char **paths, int summary_files,
-                       const analyze_args *a)
-{
-    prof_error err = { PROF_OK, "" };
-    ranks_analysis *ra = ranks_analyze(s, n, &a->opts, &err);
-    if (!ra)
-        return analysis_failed(&err);
-    size_t d = ranks_described(ra);
-    cJSON *report = NULL;
-    int status;
-    if (summary_files) {
-        rank_summary full;
-        collective_store *mem = collective_store_open(-1);
-        if (!mem)
-            status = cmd_error(CMD, EXIT_NOMEM, "out of memory");
-        else if ((status = cmd_read_rank_summary(CMD, paths[d], 1, mem, &full)) == EXIT_OK) {
-            report = full.report;
-            full.report = NULL;
-            if (!report)
-                status = cmd_error(CMD, EXIT_INPUT, "cannot read '%s': a rank summary without "
-                                   "its report", paths[d]);
-        }
-        if (mem)
-            rank_summary_free(&full);
-        collective_store_close(mem);
-    } else {
-        profile_model m;
-        memset(&m, 0, sizeof m);
-        analysis_options own = a->opts;
-        own.rank = ANALYSIS_RANK_FIRST;
-        if ((status = cmd_load_profile(CMD, paths[d], &m)) == EXIT_OK) {
-            const profile_model *one = &m;
-            if (!(report = report_build(&one, 1, &own, &err)))
-                status = analysis_failed(&err);
-        }
-        profile_model_free(&m);
-    }
-    if (report && !(report = ranks_report(ra, report, &err)))
-        status = analysis_failed(&err);
-    ranks_analysis_free(ra);
-    return report ? emit(report, a) : status;
-}
-
-/* Several profiles or traces, the ranks of one job: each summarised on
- * its own (cmd_rank_summaries), then merged. */
+/* Several profiles, traces or summaries: the ranks of one job. */
 static int analyze_ranks(char **paths, size_t n, int summary_files, const analyze_args *a)
 {
-    int status = EXIT_OK;
-    collective_store *store = cmd_collective_store(CMD, &status);
-    if (!store)
-        return status;
-    rank_summary *s = calloc(n, sizeof *s);
-    if (!s) {
-        collective_store_close(store);
-        return cmd_error(CMD, EXIT_NOMEM, "out of memory");
-    }
-    if (summary_files) {
-        for (size_t i = 0; status == EXIT_OK && i < n; i++)
-            status = cmd_read_rank_summary(CMD, paths[i], 0, store, &s[i]);
-    } else {
-        status = cmd_rank_summaries(CMD, paths, n, &a->opts, store, s);
-    }
-    if (status == EXIT_OK)
-        status = merge_ranks(s, n, paths, summary_files, a);
-    for (size_t i = 0; i < n; i++)
-        rank_summary_free(&s[i]);
-    free(s);
-    collective_store_close(store);
-    return status;
+    cJSON *report = NULL;
+    int status = cmd_job_report(CMD, paths, n, summary_files, &a->opts, &report, NULL);
+    return status == EXIT_OK ? emit(report, a) : status;
 }
 
 /* One summary file: the report it holds. */
@@ -494,26 +382,15 @@ static int analyze_main(void *args, int argc, char **argv)
     if (a->summary)
         return argc == 1 ? write_summary(argv[0], a)
                          : cmd_usage_error(CMD, "--summary takes one profile, a rank's");
-    int summaries = 0;
-    for (int i = 0; i < argc; i++)
-        summaries += cmd_is_rank_summary(argv[i]);
-    if (summaries && summaries != argc)
-        return cmd_usage_error(CMD, "give profiles or rank summaries, not both");
-    runset rs;
-    char **paths = argv, **found = NULL;
-    size_t n = (size_t)argc, nfound = 0;
-    memset(&rs, 0, sizeof rs);
-    if (!summaries)
-        status = expand_directory(argc, argv, &rs, &found, &nfound, &paths, &n);
-    int summary_files = summaries || nfound;
-    if (status == EXIT_OK && n == 1)
-        status = summary_files ? analyze_summary(paths[0], a) : analyze_one(paths[0], a);
-    else if (status == EXIT_OK)
-        status = analyze_ranks(paths, n, summary_files, a);
-    runset_free(&rs);
-    for (size_t i = 0; i < nfound; i++)
-        free(found[i]);
-    free(found);
+    cmd_job job;
+    if ((status = cmd_job_operands(CMD, argc, argv, &job)) != EXIT_OK)
+        return status;
+    if (job.n == 1)
+        status = job.summary_files ? analyze_summary(job.paths[0], a)
+                                   : analyze_one(job.paths[0], a);
+    else
+        status = analyze_ranks(job.paths, job.n, job.summary_files, a);
+    cmd_job_free(&job);
     return status;
 }
 

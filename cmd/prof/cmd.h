@@ -13,6 +13,7 @@
 #include "analysis/ranks.h"
 #include "analysis/report.h"
 #include "model/profile.h"
+#include "model/runset.h"
 #include "output/textout.h"
 #include "prof_reader.h"
 #include "util/outfile.h"
@@ -156,6 +157,28 @@ int cmd_is_rank_summary(const char *path);
  * the status, reported. */
 int cmd_read_rank_summary(const char *cmd, const char *path, int keep_report,
                           collective_store *store, rank_summary *out);
+/* The operands of a command that takes the ranks of one job: profiles or
+ * traces (paths), rank summary files (summary_files), or a directory of
+ * either alone (a directory's profiles must be one run's ranks). EXIT_OK,
+ * or a usage or input error reported. cmd_job_free in any case. */
+typedef struct cmd_job {
+    char **paths;
+    size_t n;
+    int summary_files;
+    runset rs;             /* a directory's profiles    */
+    char **found;          /* a directory's summaries   */
+    size_t nfound;
+} cmd_job;
+int cmd_job_operands(const char *cmd, int argc, char **argv, cmd_job *j);
+void cmd_job_free(cmd_job *j);
+/* The report of several ranks of one job (n >= 2): each summarised (or its
+ * summary read), merged, and the described rank's own report (from its
+ * profile, or its summary file) completed with the cross-rank sections.
+ * *described (when not NULL): its index in paths. EXIT_OK, or the status
+ * reported. */
+int cmd_job_report(const char *cmd, char **paths, size_t n, int summary_files,
+                   const analysis_options *o, cJSON **report, size_t *described);
+
 /* The store of a job's collectives: an unlinked file under $TMPDIR (else
  * /tmp). NULL with the error reported (*status). */
 collective_store *cmd_collective_store(const char *cmd, int *status);

@@ -251,3 +251,160 @@ int cmd_find_rank_summaries(const char *cmd, const char *dir, char ***paths, siz
         qsort(*paths, *n, sizeof **paths, by_name);
     return status;
 }
+
+/* ---- a job's operands and report ------------------------------------------------------ */
+
+static int job_failed(const char *cmd, const prof_error *err)
+{
+    if (err->code == PROF_ERR_INVALID)
+        return cmd_usage_error(cmd, "%s", err->message);
+    return cmd_error(cmd, err->code == PROF_ERR_IO ? EXIT_OUTPUT : cmd_input_status(err->code),
+                     "cannot analyze: %s%s", err->message,
+                     err->code == PROF_ERR_IO ? TMPDIR_HINT : "");
+}
+
+/* The described rank's own report: from its profile, or from the summary
+ * file that holds it. */
+static int described_report(const char *cmd, const char *path, int summary_file,
+                            const analysis_options *o, cJSON **report)
+{
+    int status;
+    *report = NULL;
+    if (summary_file) {
+        rank_summary full;
+        collective_store *mem = collective_store_open(-1);
+        if (!mem)
+            return cmd_error(cmd, EXIT_NOMEM, "out of memory");
+        if ((status = cmd_read_rank_summary(cmd, path, 1, mem, &full)) == EXIT_OK) {
+            *report = full.report;
+            full.report = NULL;
+            if (!*report)
+                status = cmd_error(cmd, EXIT_INPUT, "cannot read '%s': a rank summary without "
+                                   "its report", path);
+            rank_summary_free(&full);
+        }
+        collective_store_close(mem);
+        return status;
+    }
+    profile_model m;
+    memset(&m, 0, sizeof m);
+    analysis_options own = *o;
+    own.rank = ANALYSIS_RANK_FIRST;
+    if ((status = cmd_load_profile(cmd, path, &m)) == EXIT_OK) {
+        prof_error err = { PROF_OK, "" };
+        const profile_model *one = &m;
+        if (!(*report = report_build(&one, 1, &own, &err)))
+            status = job_failed(cmd, &err);
+    }
+    profile_model_free(&m);
+    return status;
+}
+
+/* The job's report from the summaries of its ranks. */
+static int merge_ranks(const char *cmd, const rank_summary *s, size_t n, char **paths,
+                       int summary_files, const analysis_options *o, cJSON **report,
+                       size_t *described)
+{
+    prof_error err = { PROF_OK, "" };
+    ranks_analysis *ra = ranks_analyze(s, n, o, &err);
+    if (!ra)
+        return job_failed(cmd, &err);
+    size_t d = ranks_described(ra);
+    int status = described_report(cmd, paths[d], summary_files, o, report);
+    if (*report && !(*report = ranks_report(ra, *report, &err)))
+        status = job_failed(cmd, &err);
+    ranks_analysis_free(ra);
+    if (described)
+        *described = d;
+    return status;
+}
+
+int cmd_job_report(const char *cmd, char **paths, size_t n, int summary_files,
+                   const analysis_options *o, cJSON **report, size_t *described)
+{
+    int status = EXIT_OK;
+    *report = NULL;
+    collective_store *store = cmd_collective_store(cmd, &status);
+    if (!store)
+        return status;
+    rank_summary *s = calloc(n, sizeof *s);
+    if (!s) {
+        collective_store_close(store);
+        return cmd_error(cmd, EXIT_NOMEM, "out of memory");
+    }
+    if (summary_files) {
+        for (size_t i = 0; status == EXIT_OK && i < n; i++)
+            status = cmd_read_rank_summary(cmd, paths[i], 0, store, &s[i]);
+    } else {
+        status = cmd_rank_summaries(cmd, paths, n, o, store, s);
+    }
+    if (status == EXIT_OK)
+        status = merge_ranks(cmd, s, n, paths, summary_files, o, report, described);
+    for (size_t i = 0; i < n; i++)
+        rank_summary_free(&s[i]);
+    free(s);
+    collective_store_close(store);
+    return status;
+}
+
+/* A directory stands for the ranks of one job in it (runset.h), or for
+ * the rank summaries in it when it holds no profile. */
+static int job_directory(const char *cmd, const char *dir, cmd_job *j)
+{
+    prof_error err = { PROF_OK, "" };
+    prof_err e = runset_find(dir, &j->rs, &err);
+    if (e == PROF_ERR_EMPTY) {
+        int status = cmd_find_rank_summaries(cmd, dir, &j->found, &j->nfound);
+        if (status != EXIT_OK || j->nfound > 0) {
+            j->paths = j->found;
+            j->n = j->nfound;
+            j->summary_files = 1;
+            return status;
+        }
+    }
+    if (e != PROF_OK)
+        return cmd_error(cmd, cmd_input_status(e), "%s", err.message);
+    if (j->rs.nruns != 1) {
+        char shown[PROF_SUBJECT_MAX];
+        return cmd_usage_error(cmd, "'%s' holds %zu runs, not the ranks of one job: analyze "
+                               "one run's profiles, or compare the runs with prof compare",
+                               prof_error_subject(shown, dir), j->rs.nruns);
+    }
+    j->paths = j->rs.runs[0].paths;
+    j->n = j->rs.runs[0].npaths;
+    return EXIT_OK;
+}
+
+int cmd_job_operands(const char *cmd, int argc, char **argv, cmd_job *j)
+{
+    struct stat st;
+    int dirs = 0, summaries = 0;
+    memset(j, 0, sizeof *j);
+    j->paths = argv;
+    j->n = (size_t)argc;
+    for (int i = 0; i < argc; i++) {
+        dirs += stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode);
+        summaries += cmd_is_rank_summary(argv[i]);
+    }
+    int status = EXIT_OK;
+    if (dirs && argc > 1)
+        status = cmd_usage_error(cmd, "a directory is analyzed alone: give the directory or "
+                                 "profiles, not both");
+    else if (summaries && summaries != argc)
+        status = cmd_usage_error(cmd, "give profiles or rank summaries, not both");
+    else if (dirs)
+        status = job_directory(cmd, argv[0], j);
+    j->summary_files |= summaries > 0;
+    if (status != EXIT_OK)
+        cmd_job_free(j);
+    return status;
+}
+
+void cmd_job_free(cmd_job *j)
+{
+    runset_free(&j->rs);
+    for (size_t i = 0; i < j->nfound; i++)
+        free(j->found[i]);
+    free(j->found);
+    memset(j, 0, sizeof *j);
+}
