@@ -341,8 +341,13 @@
   const rendered = {};
   let currentTab = null;
 
+  /* The profile a report describes: of several ranks, the one marked so. */
+  function describedProfile(rep) {
+    const d = (rep.ranks || []).find((k) => k.described);
+    return rep.profiles && ((d && rep.profiles.find((q) => q.rank === d.rank)) || rep.profiles[0]);
+  }
   function profileLabel(rep, i) {
-    const p = rep.profiles && rep.profiles[0];
+    const p = describedProfile(rep);
     const path = p && p.path ? p.path : 'profile ' + (i + 1);
     return rep.profiles && rep.profiles.length > 1 ? path + ' (+' + (rep.profiles.length - 1) + ' ranks)' : path;
   }
@@ -425,11 +430,15 @@
         col.appendChild(h('h2', { text: 'Ranks' }));
         col.appendChild(objectTable(rep.ranks));
       }
+      if (rep.rank_steps && (rep.rank_steps.ranks || []).length) {
+        col.appendChild(h('h2', { text: 'Step time by rank' }));
+        rankHeatMap(col, rep.rank_steps);
+      }
       if ((rep.notes || []).length) {
         col.appendChild(h('h2', { text: 'Notes' }));
         col.appendChild(h('ul', { class: 'notes' }, rep.notes.map((n) => h('li', { text: n }))));
       }
-      const p = rep.profiles && rep.profiles[0];
+      const p = describedProfile(rep);
       if (p && p.metadata) {
         col.appendChild(h('h2', { text: 'Recording' }));
         const md = p.metadata;
@@ -512,6 +521,64 @@
       'minus its call\u2019s end) and the record\u2019s GPU time. Records joined: kernels, copies and memsets matched to the runtime call ' +
       'that launched them; short kernels count every kernel under 10 µs, joined or not.' }));
   }
+  /* The rank x step heat map (report rank_steps): a row per rank, a column
+   * per steps_per_column steps, darker where the mean step is longer; at
+   * most HEAT_CELLS cells, neighbouring columns averaged beyond that. */
+  const HEAT_CELLS = 40000;
+  function rankHeatMap(container, rs) {
+    const rows = rs.ranks, ncols = rs.columns;
+    const merge = Math.max(1, Math.ceil(rows.length * ncols / HEAT_CELLS));
+    const cols = Math.ceil(ncols / merge);
+    const cells = rows.map((r) => {
+      const out = [];
+      for (let c = 0; c < cols; c++) {
+        let sum = 0, n = 0;
+        for (let k = c * merge; k < Math.min(ncols, (c + 1) * merge); k++)
+          if (typeof r.mean_ns[k] === 'number') { sum += r.mean_ns[k]; n++; }
+        out.push(n ? sum / n : null);
+      }
+      return out;
+    });
+    let lo = Infinity, hi = -Infinity;
+    for (const row of cells) for (const v of row) if (v !== null) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+    const box = chartBox(container, 0);
+    const cellH = Math.max(2, Math.min(18, Math.floor(420 / rows.length)));
+    box.h = box.t + box.b + cellH * rows.length;
+    const cw = (box.w - box.l - box.r) / cols;
+    const root = s('svg', { viewBox: '0 0 ' + box.w + ' ' + box.h, width: box.w, height: box.h, role: 'img',
+      'aria-label': 'Step time by rank', class: 'heatmap' });
+    const per = rs.steps_per_column * merge;
+    const shade = (v) => { /* light yellow to dark red */
+      const t = hi > lo ? (v - lo) / (hi - lo) : 0.5;
+      const mix = (a, b) => Math.round(a + (b - a) * t);
+      return 'rgb(' + mix(255, 165) + ',' + mix(237, 15) + ',' + mix(160, 21) + ')';
+    };
+    rows.forEach((r, i) => {
+      const y = box.t + i * cellH;
+      if (rows.length <= 64 || i % Math.ceil(rows.length / 32) === 0)
+        root.appendChild(s('text', { x: box.l - 6, y: y + cellH / 2 + 4, 'text-anchor': 'end', class: 'axis' }, 'rank ' + r.rank));
+      cells[i].forEach((v, c) => {
+        const first = rs.first_step + c * per;
+        root.appendChild(s('rect', { x: (box.l + c * cw).toFixed(2), y: y, width: Math.max(0.5, cw).toFixed(2), height: cellH,
+          fill: v === null ? '#eee' : shade(v), class: 'heat', 'data-rank': r.rank, 'data-col': c,
+          'data-raw': v === null ? '' : v },
+          s('title', null, 'rank ' + r.rank + ', steps ' + first + '\u2013' + (first + per - 1) + ': ' +
+            (v === null ? 'no step' : 'mean ' + fmtNs(v)))));
+      });
+    });
+    const ax = s('g', { class: 'axis' });
+    const yb = box.t + cellH * rows.length;
+    for (const c of [0, Math.floor(cols / 2), cols - 1]) {
+      ax.appendChild(s('text', { x: box.l + (c + 0.5) * cw, y: yb + 17, 'text-anchor': 'middle' }, String(rs.first_step + c * per)));
+    }
+    ax.appendChild(s('text', { class: 'axis-label', x: (box.l + box.w - box.r) / 2, y: box.h - 8, 'text-anchor': 'middle' }, 'step'));
+    root.appendChild(ax);
+    container.appendChild(h('div', { class: 'chart' }, root));
+    container.appendChild(h('p', { class: 'chart-caption', text: 'Each rank\u2019s mean step time, ' + per + ' step' + (per > 1 ? 's' : '') +
+      ' a column; darker is slower (' + fmtNs(lo === Infinity ? 0 : lo) + ' to ' + fmtNs(hi === -Infinity ? 0 : hi) +
+      '). prof view DIR --rank N shows rank N in full.' }));
+  }
+
   function objectTable(rows) {
     const keys = [];
     for (const r of rows) for (const k of Object.keys(r)) if (keys.indexOf(k) < 0 && typeof r[k] !== 'object') keys.push(k);

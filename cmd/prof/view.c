@@ -3,12 +3,14 @@
  * file with --html. The page renders the analyze report; with two profiles
  * it also shows their comparison. */
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -29,11 +31,15 @@ extern char **environ;
 static const char usage[] =
     "usage: prof view RUN.prof [SECOND.prof] [--port N] [--bind ADDR] [--html FILE]\n"
     "                 [--no-open]\n"
+    "       prof view DIR [--rank N] [...]\n"
     "\n"
     "Shows the analysis of a profile as a dashboard in the browser: summary,\n"
     "operations, memory, steps, call graph, timeline and bottlenecks. With two\n"
     "profiles (before and after) it also shows their comparison, with a\n"
-    "differential flame graph.\n"
+    "differential flame graph. A directory is the ranks of one job, as prof analyze\n"
+    "takes it: the dashboard shows every rank's row, a rank x step heat map of step\n"
+    "time, the cross-rank findings, and the rank that holds the job back (or the\n"
+    "one --rank names) in full, its timeline included.\n"
     "\n"
     "The dashboard is served on http://127.0.0.1:8051/ until Ctrl+C; the page\n"
     "and its scripts are built into prof and load nothing from elsewhere.\n"
@@ -43,6 +49,7 @@ static const char usage[] =
     "                     machine only; 0.0.0.0 exposes the profile to the network)\n"
     "      --html FILE    write the dashboard as one self-contained HTML file\n"
     "                     instead of serving it (\"-\" for standard output)\n"
+    "      --rank N       of a directory's ranks, the one shown in full\n"
     "      --no-open      do not open a browser (it is opened only when standard\n"
     "                     output is a terminal and a display is available)\n"
     "  -h, --help         show this help\n"
@@ -57,21 +64,23 @@ typedef struct view_args {
     const char *bind;
     const char *html;
     int no_open;
+    int rank;              /* --rank, or ANALYSIS_RANK_SLOWEST */
 } view_args;
 
-enum { OPT_HTML = CMD_FIRST_LONG, OPT_NO_OPEN };
+enum { OPT_HTML = CMD_FIRST_LONG, OPT_NO_OPEN, OPT_RANK };
 
 static const struct option long_options[] = {
     { "port", required_argument, NULL, 'p' },
     { "bind", required_argument, NULL, 'b' },
     { "html", required_argument, NULL, OPT_HTML },
     { "no-open", no_argument, NULL, OPT_NO_OPEN },
+    { "rank", required_argument, NULL, OPT_RANK },
     { 0, 0, 0, 0 }
 };
 
 static void init_args(void *args)
 {
-    *(view_args *)args = (view_args){ 8051, "127.0.0.1", NULL, 0 };
+    *(view_args *)args = (view_args){ 8051, "127.0.0.1", NULL, 0, ANALYSIS_RANK_SLOWEST };
 }
 
 static int parse_option(void *args, int c, const char *arg)
@@ -89,6 +98,13 @@ static int parse_option(void *args, int c, const char *arg)
     case 'b': a->bind = arg; return EXIT_OK;
     case OPT_HTML: a->html = arg; return EXIT_OK;
     case OPT_NO_OPEN: a->no_open = 1; return EXIT_OK;
+    case OPT_RANK:
+        v = strtoul(arg, &end, 10);
+        if (!*arg || *end || v > INT_MAX || arg[0] == '-')
+            return cmd_usage_error(CMD, "--rank takes a rank, a whole number from 0, not '%s'",
+                                   arg);
+        a->rank = (int)v;
+        return EXIT_OK;
     }
     return EXIT_USAGE;
 }
@@ -295,11 +311,54 @@ out:
     return status;
 }
 
+/* A directory of the ranks of one job: the job's report (cmd_job_report),
+ * its described rank's profile behind the timeline. */
+static int view_job(char **argv, const view_args *a)
+{
+    cmd_job job;
+    int status = cmd_job_operands(CMD, 1, argv, &job);
+    if (status != EXIT_OK)
+        return status;
+    if (job.summary_files || job.n < 2) {
+        cmd_job_free(&job);
+        return cmd_usage_error(CMD, "'%s' holds %s: prof view takes a directory of the "
+                               "profiles of two or more ranks of one job", argv[0],
+                               job.summary_files ? "rank summaries, which have no timeline "
+                                                   "(prof analyze merges them)"
+                                                 : "one profile");
+    }
+    analysis_options opts;
+    analysis_options_default(&opts);
+    opts.top = VIEW_PAGE_ROWS;
+    opts.others = 1;
+    opts.rank = a->rank;
+    cJSON *report = NULL;
+    size_t d = 0;
+    cmd_trace trace = { -1, "" };
+    const char *readable = NULL;
+    status = cmd_job_report(CMD, job.paths, job.n, 0, &opts, &report, &d);
+    if (status == EXIT_OK)
+        status = cmd_trace_open(CMD, job.paths[d], &trace, &readable);
+    if (status == EXIT_OK && a->html)
+        status = write_html(a->html, &report, 1, NULL);
+    else if (status == EXIT_OK)
+        status = serve(&job.paths[d], &readable, 1, &report, NULL, a);
+    cJSON_Delete(report);
+    cmd_trace_release(&trace);
+    cmd_job_free(&job);
+    return status;
+}
+
 static int view_main(void *args, int argc, char **argv)
 {
     const view_args *a = args;
+    struct stat st;
     if (argc < 1)
         return cmd_usage_error(CMD, "no profile given");
+    if (argc == 1 && stat(argv[0], &st) == 0 && S_ISDIR(st.st_mode))
+        return view_job(argv, a);
+    if (a->rank != ANALYSIS_RANK_SLOWEST)
+        return cmd_usage_error(CMD, "--rank applies to a directory of ranks");
     if (argc > 2)
         return cmd_usage_error(CMD, "takes one profile, or two to compare");
     size_t n = (size_t)argc;

@@ -496,6 +496,42 @@ async function checkGpu(p, page) {
   check(p.name + ' kernel launch statistics equal the report', tbad.length === 0, tbad.join('; '));
 }
 
+/* A job's ranks: the ranks table and the heat map as the report has them,
+ * and the described rank's recording. */
+async function checkJob(p, page) {
+  const rep = JSON.parse(readFileSync(p.report, 'utf8'));
+  const rs = rep.rank_steps;
+  await page.click('#tab-summary');
+  const cells = await page.$$eval('#panel-summary svg.heatmap rect.heat', (rs) => rs.map((r) =>
+    [Number(r.getAttribute('data-rank')), Number(r.getAttribute('data-col')), r.getAttribute('data-raw'),
+      r.querySelector('title').textContent]));
+  const bad = [];
+  if (cells.length !== rs.ranks.length * rs.columns) bad.push(cells.length + ' cells for ' + rs.ranks.length + ' x ' + rs.columns);
+  for (const [rank, col, raw] of cells) {
+    const want = rs.ranks.find((r) => r.rank === rank).mean_ns[col];
+    if (want === null ? raw !== '' : !near(raw, want)) bad.push('rank ' + rank + ' column ' + col + ': ' + raw + ' vs ' + want);
+  }
+  check(p.name + ' heat map cells equal the report', bad.length === 0, bad.slice(0, 3).join('; '));
+  const slow = cells.filter((c) => c[0] === 2).map((c) => Number(c[2]));
+  const fast = cells.filter((c) => c[0] === 0).map((c) => Number(c[2]));
+  check(p.name + ' heat map shows the slow rank', slow.length > 0 && slow.every((v, i) => v > 1.2 * fast[i]),
+    JSON.stringify([slow.slice(0, 2), fast.slice(0, 2)]));
+  const fills = await page.$$eval('#panel-summary svg.heatmap rect.heat', (rs) => rs.map((r) => r.getAttribute('data-rank') + ' ' + r.getAttribute('fill')));
+  const fill = (rank) => new Set(fills.filter((f) => f.startsWith(rank + ' ')).map((f) => f.split(' ').slice(1).join(' ')));
+  check(p.name + ' heat map darker where slower', fill(2).size === 1 && fill(0).size === 1 && [...fill(2)][0] !== [...fill(0)][0],
+    JSON.stringify([[...fill(2)], [...fill(0)]]));
+  const tip = cells.find((c) => c[0] === 1 && c[1] === 0);
+  check(p.name + ' heat map cells say their steps', tip && /^rank 1, steps [0-9]+\u2013[0-9]+: mean /.test(tip[3]), tip && tip[3]);
+  const rows = await page.$$eval('#panel-summary h2', (hs) => {
+    const hd = hs.find((x) => x.textContent === 'Ranks');
+    return hd ? hd.nextElementSibling.querySelectorAll('tbody tr').length : 0;
+  });
+  check(p.name + ' a row per rank', rows === rep.ranks.length, rows + ' rows');
+  const rec = await page.$eval('#panel-summary', (x) => x.textContent);
+  const described = rep.ranks.find((k) => k.described);
+  check(p.name + ' recording of the rank described', described && described.rank === 2 && rec.includes(described.path), rec.slice(-300));
+}
+
 for (const p of config.pages) {
   let opened;
   try {
@@ -514,6 +550,7 @@ for (const p of config.pages) {
     if (p.kind === 'xss') await checkIncomplete(p, page);
     if (p.kind === 'long') await checkLong(p, page);
     if (p.kind === 'gpu') await checkGpu(p, page);
+    if (p.kind === 'job') await checkJob(p, page);
     if (p.kind === 'gpu') {
       const ev = await checkEvidenceText(p, page);
       check(p.name + ' gaps read as start and duration', ev.some((t) => /^start time [0-9.]+ [mµn]?s, duration [0-9.]+ [mµn]?s/.test(t)),

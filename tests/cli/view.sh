@@ -290,6 +290,25 @@ GPU=testdata/gpu/h200_torch_train.prof
 "$PROF" analyze --format html --top 0 --sort gpu -o "$tmp/gpu-sorted.html" "$GPU" 2>"$tmp/err" ||
     not_ok "html: gpu sorted" "$(cat "$tmp/err")"
 serve gpu "$GPU" && gpu_url=$page
+# the ranks of one job (a directory): every rank's row, the rank x step
+# heat map, the rank that holds the job back in full (make_analyze's job4:
+# rank 2's steps last 115 ms, the others' 90 ms)
+mkdir -p "$tmp/an"
+"$TEST_BIN/make_analyze" "$tmp/an" >/dev/null 2>"$tmp/err" || not_ok "job fixture" "$(cat "$tmp/err")"
+mv "$tmp/an/job4" "$tmp/job"
+"$PROF" analyze --format json --top 1000 -o "$tmp/job.json" "$tmp/job" 2>"$tmp/err" || not_ok "job report" "$(cat "$tmp/err")"
+"$PROF" view "$tmp/job" --html "$tmp/job.html" 2>"$tmp/err" || not_ok "html: job" "$(cat "$tmp/err")"
+serve job "$tmp/job" && job_url=$page
+if grep -q "^Serving the dashboard of $tmp/job/rank2.prof at " "$tmp/job.out"; then ok "job: the straggler served"
+else not_ok "job: the straggler served" "$(cat "$tmp/job.out")"; fi
+"$PROF" view "$tmp/job" --rank 7 --html "$tmp/none.html" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ $rc -eq 2 ] && grep -q "rank 7: no profile of that rank" "$tmp/err" && [ ! -e "$tmp/none.html" ]; then ok "job: --rank missing"
+else not_ok "job: --rank missing" "exit $rc: $(cat "$tmp/err")"; fi
+"$PROF" view "$DEMO" --rank 1 --html "$tmp/none.html" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ $rc -eq 2 ] && grep -q -e "--rank applies to a directory of ranks" "$tmp/err"; then ok "job: --rank needs a directory"
+else not_ok "job: --rank needs a directory" "exit $rc: $(cat "$tmp/err")"; fi
 cat >"$tmp/browser.json" <<EOF
 { "screenshots": "$shots", "report": "$tmp/demo.json", "pages": [
   { "name": "served-demo", "url": "$demo_url", "kind": "demo", "served": true },
@@ -306,7 +325,9 @@ cat >"$tmp/browser.json" <<EOF
   { "name": "served-gpu", "url": "$gpu_url", "kind": "gpu", "served": true, "report": "$tmp/gpu.json" },
   { "name": "static-gpu", "url": "file://$tmp/gpu.html", "kind": "gpu", "served": false, "report": "$tmp/gpu.json" },
   { "name": "static-gpu-sorted", "url": "file://$tmp/gpu-sorted.html", "kind": "gpu", "served": false,
-    "report": "$tmp/gpu-sorted.json" }
+    "report": "$tmp/gpu-sorted.json" },
+  { "name": "served-job", "url": "$job_url", "kind": "job", "served": true, "report": "$tmp/job.json" },
+  { "name": "static-job", "url": "file://$tmp/job.html", "kind": "job", "served": false, "report": "$tmp/job.json" }
 ] }
 EOF
 if [ ! -d tests/browser/node_modules/playwright-core ] || ! command -v "${CHROMIUM:-chromium}" >/dev/null 2>&1; then
