@@ -91,14 +91,22 @@ typedef struct rank_waits {
     double basis_ns;       /* its complete steps' time, or without steps the
                               span of its matched collectives                 */
     uint64_t first_ns, last_ns; /* span of its matched collectives            */
+    double clock_offset_ns; /* aligned by ends: its clock minus the first
+                               rank's, the median over the collectives    */
 } rank_waits;
+
+/* Collectives whose ends estimate the ranks' clock offsets (align "end"). */
+#define CLOCK_SAMPLES 1024u
 
 typedef struct collective_match {
     const char *source;    /* "kernels", "regions", or NULL: too few matched  */
     const char *align;     /* "start" (one host) or "end"                     */
     int hosts_known;       /* every rank names its host                       */
     size_t matched;
-    rank_waits *ranks;     /* per model                                       */
+    rank_waits *ranks;     /* per rank                                        */
+    int64_t *ends;         /* align "end": per rank, CLOCK_SAMPLES differences
+                              of its end from the first rank's              */
+    size_t nends;          /* collectives in ends so far                      */
 } collective_match;
 
 /* A step time that grew over the run, not flagged because the machine, not
@@ -274,6 +282,9 @@ void sync_waits_json(analysis_ctx *c, cJSON *o, const uint64_t waits[MODEL_WAIT_
 int straggler_match(analysis_ctx *c);
 void rule_straggler(analysis_ctx *c);
 void straggler_rank_fields(analysis_ctx *c, cJSON *o, size_t rank_index);
+/* The note on clocks aligned by collective ends into buf; "" when the
+ * ranks share a clock or too few collectives were matched. */
+void straggler_clock_note(analysis_ctx *c, char *buf, size_t size);
 
 /* gpurules.c */
 void summary_gpu(analysis_ctx *c, cJSON *summary);

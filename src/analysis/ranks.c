@@ -603,6 +603,7 @@ void ranks_analysis_free(ranks_analysis *a)
     if (!a)
         return;
     free(a->c.coll.ranks);
+    free(a->c.coll.ends);
     free(a);
 }
 
@@ -745,6 +746,11 @@ static void ranks_note(analysis_ctx *c, cJSON *report, size_t described)
                              : "the first given, as no rank has steps (--rank N describes "
                                "another)"));
     if (!note || !cJSON_AddItemToArray(notes, note)) {
+        cJSON_Delete(note);
+        c->ok = 0;
+    }
+    straggler_clock_note(c, buf, sizeof buf);
+    if (buf[0] && (!(note = cJSON_CreateString(buf)) || !cJSON_AddItemToArray(notes, note))) {
         cJSON_Delete(note);
         c->ok = 0;
     }

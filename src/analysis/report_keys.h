@@ -58,6 +58,7 @@
 #define RK_CI95_BYTES_PER_S               "ci95_bytes_per_s"
 #define RK_CI95_BYTES_PER_STEP            "ci95_bytes_per_step"
 #define RK_CLEAN                          "clean"
+#define RK_CLOCK_OFFSET_NS                "clock_offset_ns"
 #define RK_COLLECTIVES                    "collectives"
 #define RK_COLUMNS                        "columns"
 #define RK_COMM                           "comm"

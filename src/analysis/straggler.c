@@ -8,6 +8,7 @@
  * rank's wait is how much longer its part lasted than the shortest part.
  * Without enough matched collectives, the rule compares work per step
  * instead (steps.c). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,6 +59,15 @@ static void match_one(analysis_ctx *c, const model_collective *const *parts, int
     x->ranks[last].last++;
     x->ranks[last].caused_ns += others / (double)(n - 1);
     x->matched++;
+    if (x->ends && x->nends < CLOCK_SAMPLES) {
+        uint64_t end0 = parts[0]->start_ns + parts[0]->dur_ns;
+        for (size_t r = 0; r < n; r++) {
+            uint64_t end = parts[r]->start_ns + parts[r]->dur_ns;
+            x->ends[r * CLOCK_SAMPLES + x->nends] = end >= end0 ? (int64_t)(end - end0)
+                                                               : -(int64_t)(end0 - end);
+        }
+        x->nends++;
+    }
 }
 
 /* Matches the i-th record of every rank's range (first[r], count), read
@@ -116,6 +126,23 @@ static void match_reset(analysis_ctx *c)
 {
     memset(c->coll.ranks, 0, c->nranks * sizeof *c->coll.ranks);
     c->coll.matched = 0;
+    c->coll.nends = 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of v[0..n) (sorted in place): the offset of a rank's clock
+ * from the first rank's, robust to collectives whose ends straggle. */
+static double median_offset(int64_t *v, size_t n)
+{
+    if (n == 0)
+        return 0.0;
+    qsort(v, n, sizeof *v, cmp_i64);
+    return n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2.0;
 }
 
 int straggler_match(analysis_ctx *c)
@@ -131,6 +158,8 @@ int straggler_match(analysis_ctx *c)
     int hosts = one_host(c), by_start = hosts == 1;
     x->align = by_start ? "start" : "end";
     x->hosts_known = hosts >= 0;
+    if (!by_start && !(x->ends = xcalloc(c, n, CLOCK_SAMPLES * sizeof *x->ends)))
+        goto out;
     if (match_kernels(c, cur, first, parts, by_start) != 0)
         goto out;
     x->source = "kernels";
@@ -148,6 +177,8 @@ int straggler_match(analysis_ctx *c)
         rank_waits *k = &x->ranks[r];
         double steps = (double)c->ranks[r].steps_count * c->ranks[r].step_mean;
         k->basis_ns = steps > 0 ? steps : (double)(k->last_ns - k->first_ns);
+        if (x->source && x->ends)
+            k->clock_offset_ns = median_offset(&x->ends[r * CLOCK_SAMPLES], x->nends);
     }
     rc = c->ok ? 0 : -1;
 out:
@@ -227,4 +258,31 @@ void straggler_rank_fields(analysis_ctx *c, cJSON *o, size_t r)
     jnum(c, o, RK_WAIT_NS, k->wait_ns);
     jnum(c, o, RK_CAUSED_WAIT_NS, k->caused_ns);
     jnum(c, o, RK_CAUSED_WAIT_SHARE, k->basis_ns > 0 ? k->caused_ns / k->basis_ns : 0.0);
+    if (x->ends)
+        jnum(c, o, RK_CLOCK_OFFSET_NS, k->clock_offset_ns);
+}
+
+/* Ranks whose clocks were aligned by the ends of their collectives: how,
+ * and the largest offset found. */
+void straggler_clock_note(analysis_ctx *c, char *buf, size_t size)
+{
+    const collective_match *x = &c->coll;
+    buf[0] = '\0';
+    if (!x->source || !x->ends)
+        return;
+    double most = 0;
+    size_t at = 0;
+    for (size_t r = 0; r < c->nranks; r++)
+        if (fabs(x->ranks[r].clock_offset_ns) > fabs(most)) {
+            most = x->ranks[r].clock_offset_ns;
+            at = r;
+        }
+    char d[32];
+    fmt_text(buf, size, "%s: their clocks were aligned by the ends of %zu collectives, which "
+             "end on every rank at once; the largest offset from rank %d's clock is rank %d's, "
+             "%s%s (each rank's in ranks[].clock_offset_ns)",
+             x->hosts_known ? "the ranks ran on different hosts"
+                            : "the profiles do not say which host each rank ran on",
+             x->nends, c->ranks[0].rank, c->ranks[at].rank, most < 0 ? "-" : "",
+             fmt_duration(d, fabs(most)));
 }

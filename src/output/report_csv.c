@@ -32,7 +32,8 @@ static const char *const rank_columns[] = { RK_RANK, RK_PATH, RK_DESCRIBED, RK_S
                                             RK_LAST_ARRIVALS, RK_WAIT_NS, RK_CAUSED_WAIT_NS,
                                             RK_CAUSED_WAIT_SHARE, RK_FINDINGS_HIGH,
                                             RK_FINDINGS_MEDIUM, RK_FINDINGS_LOW,
-                                            RK_TOP_FINDING_RULE, RK_TOP_FINDING, NULL };
+                                            RK_TOP_FINDING_RULE, RK_TOP_FINDING,
+                                            RK_CLOCK_OFFSET_NS, NULL };
 static const char *const bottleneck_columns[] = { RK_SEVERITY, RK_RULE, RK_SUBJECT,
                                                   RK_IMPACT_SHARE, RK_TITLE, RK_RECOMMENDATION,
                                                   NULL };

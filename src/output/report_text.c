@@ -604,6 +604,7 @@ static void render_ranks(textout *t, const cJSON *r)
     int coll = get(ranks->child, RK_LAST_ARRIVALS) != NULL;
     int gpu = any_rank_has(ranks, RK_GPU_BUSY_SHARE), mem = any_rank_has(ranks, RK_MEMORY_PEAK_BYTES);
     int found = any_rank_has(ranks, RK_FINDINGS_HIGH);
+    int clock = any_rank_has(ranks, RK_CLOCK_OFFSET_NS);
     textout_heading(t, "Ranks (* the rank described above)\n");
     textout_sgr(t, "2");
     fprintf(t->out, "  %-6s %9s %10s %10s  ", "rank", "steps", "mean step", "p50 step");
@@ -615,6 +616,8 @@ static void render_ranks(textout *t, const cJSON *r)
         fprintf(t->out, "%9s %11s  ", "last in", "others wait");
     if (found)
         fprintf(t->out, "%12s  ", "high/med/low");
+    if (clock)
+        fprintf(t->out, "%12s  ", "clock offset");
     fputs("file", t->out);
     textout_sgr(t, "0");
     fputc('\n', t->out);
@@ -644,6 +647,13 @@ static void render_ranks(textout *t, const cJSON *r)
                 snprintf(sev, sizeof sev, "%.0f/%.0f/%.0f", num(k, RK_FINDINGS_HIGH),
                          num(k, RK_FINDINGS_MEDIUM), num(k, RK_FINDINGS_LOW));
             fprintf(t->out, "%12s  ", sev);
+        }
+        if (clock) {
+            double off = num(k, RK_CLOCK_OFFSET_NS);
+            char signed_dur[FMT_BUF + 1];
+            snprintf(signed_dur, sizeof signed_dur, "%s%s", off < 0 ? "-" : "",
+                     dur(b4, fabs(off)));
+            fprintf(t->out, "%12s  ", get(k, RK_CLOCK_OFFSET_NS) ? signed_dur : "-");
         }
         textout_put_safe(t, str(k, RK_PATH));
         fputc('\n', t->out);

@@ -235,9 +235,9 @@ assert any(n.startswith("4 ranks: every section but ranks describes rank 2 (") a
     "$PYTHON" tests/support/validate_report.py formats/report.schema.json "$tmp/job4.json" >>"$err" 2>&1
 then ok ranks-json; else not_ok ranks-json "$(tail -n 5 "$err")"; fi
 run analyze --format csv --table ranks "$tmp/job4"
-if status_is ranks-csv 0 && [ "$(head -n 1 "$out")" = "$(printf 'rank,path,described,steps,mean_step_ns,p50_step_ns,comm_ns_per_step,work_ns_per_step,gpu_busy_share,gpu_idle_share,comm_exposed_share,memory_peak_series,memory_peak_bytes,collectives,last_arrivals,wait_ns,caused_wait_ns,caused_wait_share,findings_high,findings_medium,findings_low,top_finding_rule,top_finding\r')" ] &&
+if status_is ranks-csv 0 && [ "$(head -n 1 "$out")" = "$(printf 'rank,path,described,steps,mean_step_ns,p50_step_ns,comm_ns_per_step,work_ns_per_step,gpu_busy_share,gpu_idle_share,comm_exposed_share,memory_peak_series,memory_peak_bytes,collectives,last_arrivals,wait_ns,caused_wait_ns,caused_wait_share,findings_high,findings_medium,findings_low,top_finding_rule,top_finding,clock_offset_ns\r')" ] &&
     [ "$(wc -l <"$out")" -eq 5 ] &&
-    grep -q "^2,$tmp/job4/rank2.prof,true,50,115000000,115000000,0,115000000,0.39130434782608[0-9]*,0.6086956521739[0-9]*,0,gpu.allocated,3221225472,,,,,,3,1,0,hot_operation,gemm takes 100.0% of GPU busy time in its own code.\$" "$out"
+    grep -q "^2,$tmp/job4/rank2.prof,true,50,115000000,115000000,0,115000000,0.39130434782608[0-9]*,0.6086956521739[0-9]*,0,gpu.allocated,3221225472,,,,,,3,1,0,hot_operation,gemm takes 100.0% of GPU busy time in its own code,.\$" "$out"
 then ok ranks-csv; else not_ok ranks-csv "$(cat "$out")"; fi
 # In a synchronised job every rank's steps last alike: the rank described
 # is the one the others wait for in the collectives (make_ranks: rank 1
@@ -258,6 +258,30 @@ assert any("describes rank 1 (" in n and "the one the others wait for most" in n
     else not_ok ranks-straggler-described "$(tail -n 3 "$err")"; fi
 else
     not_ok ranks-straggler-described "make_ranks: $(cat "$err")"
+fi
+
+# Ranks on two hosts (make_ranks HOSTS: host 1's clock 1.500037 s ahead):
+# their clocks are aligned by the collectives' ends, the offset found is
+# said, and the straggler is the same as on one clock; on one host no
+# offset is given.
+mkdir -p "$tmp/hosts2"
+if "$TEST_BIN/make_ranks" "$tmp/hosts2" 4 3800 2 2>"$err"; then
+    run analyze --format json "$tmp/hosts2"
+    if status_is ranks-clock-offset 0 && "$PYTHON" -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+one = json.load(open(sys.argv[2]))
+off = {k["rank"]: k["clock_offset_ns"] for k in r["ranks"]}
+assert off == {0: 0, 1: 1500037000, 2: 0, 3: 1500037000}, off
+assert [k["rank"] for k in r["ranks"] if k["described"]] == [1]
+assert [k["caused_wait_ns"] for k in r["ranks"]] == [k["caused_wait_ns"] for k in one["ranks"]]
+assert any("different hosts: their clocks were aligned by the ends of 100 collectives" in n and
+           "rank 1\x27s, 1.500 s" in n for n in r["notes"]), r["notes"]
+assert all("clock_offset_ns" not in k for k in one["ranks"])
+' "$out" "$tmp/sync4.json" 2>"$err"; then ok ranks-clock-offset
+    else not_ok ranks-clock-offset "$(tail -n 3 "$err")"; fi
+else
+    not_ok ranks-clock-offset "make_ranks: $(cat "$err")"
 fi
 
 # ---- rank summaries, merged ------------------------------------------------------------------

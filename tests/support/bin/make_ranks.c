@@ -7,8 +7,10 @@
  * longer than the others (a straggler: the others wait for it in every
  * all-reduce, which ends on every rank at once, so that all step times
  * are alike), and every layer's time jitters a little. Seeded by the rank:
- * the same arguments give the same bytes.
- * usage: make_ranks DIR RANKS EVENTS */
+ * the same arguments give the same bytes. With HOSTS, the ranks are spread
+ * over that many hosts in turn (rank r on host r mod HOSTS, named nodeH),
+ * each host's clock H x 1.5 s + H x 37 us ahead of host 0's.
+ * usage: make_ranks DIR RANKS EVENTS [HOSTS] */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -16,23 +18,24 @@
 
 #define US 1000ull
 #define LAYERS 8
-#define STEP_EVENTS (2 + 2 * 2 * LAYERS + 3 + 1) /* regions, kernels, comm, memory */
+#define STEP_EVENTS (2ul + 2 * 2 * LAYERS + 3 + 1) /* regions, kernels, comm, memory */
 /* from a step's start to the all-reduce's end, the same on every rank */
 #define STEP_SPAN_US (300 + (uint64_t)(2 * LAYERS * 200 * 1.15 * 1.25) + 400)
 
 static const char metadata_fmt[] =
     "{\"format\":\"prof\",\"libprof_version\":\"" PROF_VERSION_STRING "\","
     "\"clock\":{\"source\":\"synthetic\",\"origin_epoch_ns\":1767225600000000000},"
-    "\"host\":\"node0\",\"pid\":%d,\"argv\":[\"train\"],\"rank\":%d,\"world_size\":%d}";
+    "\"host\":\"node%d\",\"pid\":%d,\"argv\":[\"train\"],\"rank\":%d,\"world_size\":%d}";
 
 static const char *const layer_names[LAYERS] = { "layer0", "layer1", "layer2", "layer3",
                                                  "layer4", "layer5", "layer6", "layer7" };
 
-static int write_rank(const char *dir, int rank, int world, unsigned long events)
+static int write_rank(const char *dir, int rank, int world, unsigned long events, int hosts)
 {
     char path[4096], metadata[512];
+    int host = rank % hosts;
     snprintf(path, sizeof path, "%s/rank%d.prof", dir, rank);
-    snprintf(metadata, sizeof metadata, metadata_fmt, 5000 + rank, rank, world);
+    snprintf(metadata, sizeof metadata, metadata_fmt, host, 5000 + rank, rank, world);
     synth *s = synth_open(path, metadata);
     if (!s)
         return -1;
@@ -40,7 +43,9 @@ static int write_rank(const char *dir, int rank, int world, unsigned long events
     synth_rng rng = { 0x9e3779b97f4a7c15ull ^ (uint64_t)(unsigned)rank };
     double slow = rank == 1 ? 1.15 : 1.0;
     uint32_t device = (uint32_t)rank % 8;
-    uint64_t t = 1000 * US, corr = 1, steps = events / STEP_EVENTS;
+    uint64_t skew = (unsigned long long)(unsigned)host * 1500037ull * US;
+    uint64_t t = 1000 * US + skew, corr = 1;
+    uint64_t steps = events / STEP_EVENTS;
     for (uint64_t step = 0; step < steps; step++) {
         uint64_t start = t;
         synth_region(s, 0, "next_batch", PROF_KIND_DATA, 0, t, synth_jitter(&rng, 300 * US, 0.05));
@@ -79,18 +84,18 @@ static int write_rank(const char *dir, int rank, int world, unsigned long events
 
 int main(int argc, char **argv)
 {
-    if (argc != 4) {
-        fputs("usage: make_ranks DIR RANKS EVENTS\n", stderr);
+    if (argc != 4 && argc != 5) {
+        fputs("usage: make_ranks DIR RANKS EVENTS [HOSTS]\n", stderr);
         return 2;
     }
-    int ranks = atoi(argv[2]);
+    int ranks = atoi(argv[2]), hosts = argc == 5 ? atoi(argv[4]) : 1;
     unsigned long events = strtoul(argv[3], NULL, 10);
-    if (ranks < 1 || events < STEP_EVENTS) {
-        fputs("make_ranks: RANKS >= 1 and EVENTS of a step at least\n", stderr);
+    if (ranks < 1 || events < STEP_EVENTS || hosts < 1) {
+        fputs("make_ranks: RANKS >= 1, HOSTS >= 1 and EVENTS of a step at least\n", stderr);
         return 2;
     }
     for (int r = 0; r < ranks; r++)
-        if (write_rank(argv[1], r, ranks, events) != 0)
+        if (write_rank(argv[1], r, ranks, events, hosts) != 0)
             return 1;
     return 0;
 }
