@@ -373,6 +373,8 @@ DEP_CMD  += chromium:chromium npm:npm curl:curl
 DEP_CMD  += strace:strace
 # Python module, Debian package (the binding's tests run $(PYTHON)); and its headers
 DEP_PY   := torch:python3-torch jsonschema:python3-jsonschema
+# the per-rank step on a distributed engine (examples/dask_ranks.py, its test)
+DEP_PY   += dask:python3-dask distributed:python3-distributed
 
 # deps_install PC CMD PY EXTRA: installs the Debian packages of the missing
 # pkg-config modules, commands and Python modules (EXTRA: shell that adds
