@@ -147,6 +147,10 @@ int cmd_rank_summaries(const char *cmd, char **paths, size_t n, const analysis_o
 int cmd_is_rank_summary(const char *path)
 {
     char head[64];
+    struct stat st;
+    /* a FIFO or a device is left to the reader, which refuses it at once */
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return 0;
     FILE *f = fopen(path, "rb");
     if (!f)
         return 0;

@@ -785,6 +785,9 @@ cJSON *ranks_report(ranks_analysis *a, cJSON *report, prof_error *err)
         return prof_error_set(err, PROF_ERR_CORRUPT, "rank %d's report lacks its sections",
                               c->ranks[a->described].rank), NULL;
     }
+    /* a summary's report is another machine's: no cross-rank part of its own */
+    cJSON_DeleteItemFromObjectCaseSensitive(report, RK_RANKS);
+    cJSON_DeleteItemFromObjectCaseSensitive(report, RK_RANK_STEPS);
     ranks_profiles(c, report);
     rule_straggler(c);
     report_sort_bottlenecks(c, c->bottlenecks);
