@@ -1,6 +1,6 @@
 #!/bin/sh
-# bench.sh - the reading and export benchmarks of `make bench`
-# (tests/bench/analyze.sh, tests/bench/export.sh) run end to end on a small
+# bench.sh - the reading, export and many-ranks benchmarks of `make bench`
+# (tests/bench/analyze.sh, export.sh, ranks.sh) run end to end on a small
 # profile, and the comparison benchmarks (compare_aa, compare_busy) on a few pairs, so that a change to their helpers (make_big, run_measured,
 # prof_frames.py) cannot leave `make bench` broken until someone runs it.
 # The figures themselves mean nothing at this size and are not checked.
@@ -38,6 +38,11 @@ bench bench-analyze tests/bench/analyze.sh "prof analyze / zstd -d:" "(target <=
     "peak RSS" "bytes per extra step" "json + pandas" "the reader alone"
 bench bench-export tests/bench/export.sh "throughput:" "Chrome trace / .prof size:" \
     "(target about 1)"
+# (only ranks.sh reads these)
+BENCH_RANKS=16 BENCH_RANKS_MID=12 BENCH_RANK_EVENTS=2000 BENCH_TRACE_COPIES=3
+export BENCH_RANKS BENCH_RANKS_MID BENCH_RANK_EVENTS BENCH_TRACE_COPIES
+bench bench-ranks tests/bench/ranks.sh "peak RSS, 16 ranks over 10:" "(target about 1: flat)" \
+    "wall per rank, 16 ranks over 12:" "CPU over wall, 16 ranks:"
 
 # compare_aa on 50 pairs a case: it runs and prints its table
 if "${B:-build}/rel/tests/bench/compare_aa" 50 >"$out" 2>"$err" &&
