@@ -276,13 +276,6 @@ static int emit(cJSON *report, const analyze_args *a)
     return status;
 }
 
-static int analysis_failed(const prof_error *err)
-{
-    if (err->code == PROF_ERR_INVALID)
-        return cmd_usage_error(CMD, "%s", err->message);
-    return cmd_error(CMD, cmd_input_status(err->code), "cannot analyze: %s", err->message);
-}
-
 /* One profile or trace. */
 static int analyze_one(const char *path, const analyze_args *a)
 {
@@ -293,7 +286,7 @@ static int analyze_one(const char *path, const analyze_args *a)
         prof_error err = { PROF_OK, "" };
         const profile_model *one = &m;
         cJSON *report = report_build(&one, 1, &a->opts, &err);
-        status = report ? emit(report, a) : analysis_failed(&err);
+        status = report ? emit(report, a) : cmd_analysis_failed(CMD, &err);
     }
     profile_model_free(&m);
     return status;
@@ -310,20 +303,10 @@ static int analyze_ranks(char **paths, size_t n, int summary_files, const analyz
 /* One summary file: the report it holds. */
 static int analyze_summary(const char *path, const analyze_args *a)
 {
-    rank_summary s;
-    collective_store *mem = collective_store_open(-1);
-    if (!mem)
-        return cmd_error(CMD, EXIT_NOMEM, "out of memory");
-    int status = cmd_read_rank_summary(CMD, path, 1, mem, &s), rank = s.rank;
-    cJSON *report = s.report;
-    s.report = NULL;
-    rank_summary_free(&s);
-    collective_store_close(mem);
+    cJSON *report;
+    int rank = -1, status = cmd_summary_report(CMD, path, &report, &rank);
     if (status != EXIT_OK)
         return status;
-    if (!report)
-        return cmd_error(CMD, EXIT_INPUT, "cannot read '%s': a rank summary without its report",
-                         path);
     if (a->opts.rank >= 0 && rank != a->opts.rank)
         status = cmd_usage_error(CMD, "--rank %d: no profile of that rank among the 1 given",
                                  a->opts.rank);
@@ -361,7 +344,7 @@ static int write_summary(const char *path, const analyze_args *a)
     if (!mem)
         status = cmd_error(CMD, EXIT_NOMEM, "out of memory"), cJSON_Delete(report);
     else if (!report || rank_summary_build(&m, report, 1, mem, &s, &err) != PROF_OK)
-        status = analysis_failed(&err);
+        status = cmd_analysis_failed(CMD, &err);
     else if (!(doc = rank_summary_json(&s)))
         status = cmd_error(CMD, EXIT_NOMEM, "out of memory writing the summary");
     else

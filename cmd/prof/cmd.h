@@ -179,6 +179,14 @@ void cmd_job_free(cmd_job *j);
 int cmd_job_report(const char *cmd, char **paths, size_t n, int summary_files,
                    const analysis_options *o, cJSON **report, size_t *described);
 
+/* The one-line error of a failed analysis: a usage error for profiles that
+ * are not ranks of one job, the output status for the collectives' file.
+ * Returns the status. */
+int cmd_analysis_failed(const char *cmd, const prof_error *err);
+/* The report a rank summary file holds (*rank: its rank, when not NULL).
+ * EXIT_OK or the status, reported. */
+int cmd_summary_report(const char *cmd, const char *path, cJSON **report, int *rank);
+
 /* The store of a job's collectives: an unlinked file under $TMPDIR (else
  * /tmp). NULL with the error reported (*status). */
 collective_store *cmd_collective_store(const char *cmd, int *status);

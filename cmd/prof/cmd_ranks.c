@@ -4,7 +4,6 @@
  * cores, one model per thread at a time, so that memory follows the
  * threads, not the ranks; and the summary files written on other machines
  * found and read in their place. */
-#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -213,58 +212,57 @@ int cmd_read_rank_summary(const char *cmd, const char *path, int keep_report,
     return status;
 }
 
-static int by_name(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int cmd_find_rank_summaries(const char *cmd, const char *dir, char ***paths, size_t *n)
 {
-    char shown[PROF_SUBJECT_MAX];
-    DIR *d = opendir(dir);
+    char **files;
+    size_t nfiles;
+    prof_error err = { PROF_OK, "" };
     *paths = NULL;
     *n = 0;
-    if (!d)
-        return cmd_error(cmd, EXIT_INPUT, "cannot read directory '%s': %s",
-                         prof_error_subject(shown, dir), strerror(errno));
-    size_t cap = 0;
-    int status = EXIT_OK;
-    struct dirent *ent;
-    while (status == EXIT_OK && (ent = readdir(d))) {
-        struct stat st;
-        char *path = NULL;
-        if (ent->d_name[0] == '.')
-            continue;
-        if (asprintf(&path, "%s/%s", dir, ent->d_name) < 0) {
-            status = cmd_error(cmd, EXIT_NOMEM, "out of memory");
-            break;
-        }
-        if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && cmd_is_rank_summary(path)) {
-            if (vec_grow(paths, &cap, *n + 1, sizeof **paths) < 0) {
-                free(path);
-                status = cmd_error(cmd, EXIT_NOMEM, "out of memory");
-                break;
-            }
-            (*paths)[(*n)++] = path;
-        } else {
-            free(path);
-        }
+    prof_err e = runset_list_files(dir, &files, &nfiles, &err);
+    if (e != PROF_OK)
+        return cmd_error(cmd, cmd_input_status(e), "%s", err.message);
+    for (size_t i = 0; i < nfiles; i++) { /* in place: those kept move down */
+        if (cmd_is_rank_summary(files[i]))
+            files[(*n)++] = files[i];
+        else
+            free(files[i]);
     }
-    closedir(d);
-    if (*paths)
-        qsort(*paths, *n, sizeof **paths, by_name);
-    return status;
+    *paths = files;
+    return EXIT_OK;
 }
 
 /* ---- a job's operands and report ------------------------------------------------------ */
 
-static int job_failed(const char *cmd, const prof_error *err)
+int cmd_analysis_failed(const char *cmd, const prof_error *err)
 {
     if (err->code == PROF_ERR_INVALID)
         return cmd_usage_error(cmd, "%s", err->message);
     return cmd_error(cmd, err->code == PROF_ERR_IO ? EXIT_OUTPUT : cmd_input_status(err->code),
                      "cannot analyze: %s%s", err->message,
                      err->code == PROF_ERR_IO ? TMPDIR_HINT : "");
+}
+
+int cmd_summary_report(const char *cmd, const char *path, cJSON **report, int *rank)
+{
+    rank_summary s;
+    collective_store *mem = collective_store_open(-1); /* its collectives go unread */
+    *report = NULL;
+    if (!mem)
+        return cmd_error(cmd, EXIT_NOMEM, "out of memory");
+    int status = cmd_read_rank_summary(cmd, path, 1, mem, &s);
+    if (status == EXIT_OK) {
+        *report = s.report;
+        s.report = NULL;
+        if (rank)
+            *rank = s.rank;
+        if (!*report)
+            status = cmd_error(cmd, EXIT_INPUT, "cannot read '%s': a rank summary without its "
+                               "report", path);
+        rank_summary_free(&s);
+    }
+    collective_store_close(mem);
+    return status;
 }
 
 /* The described rank's own report: from its profile, or from the summary
@@ -274,22 +272,8 @@ static int described_report(const char *cmd, const char *path, int summary_file,
 {
     int status;
     *report = NULL;
-    if (summary_file) {
-        rank_summary full;
-        collective_store *mem = collective_store_open(-1);
-        if (!mem)
-            return cmd_error(cmd, EXIT_NOMEM, "out of memory");
-        if ((status = cmd_read_rank_summary(cmd, path, 1, mem, &full)) == EXIT_OK) {
-            *report = full.report;
-            full.report = NULL;
-            if (!*report)
-                status = cmd_error(cmd, EXIT_INPUT, "cannot read '%s': a rank summary without "
-                                   "its report", path);
-            rank_summary_free(&full);
-        }
-        collective_store_close(mem);
-        return status;
-    }
+    if (summary_file)
+        return cmd_summary_report(cmd, path, report, NULL);
     profile_model m;
     memset(&m, 0, sizeof m);
     analysis_options own = *o;
@@ -298,7 +282,7 @@ static int described_report(const char *cmd, const char *path, int summary_file,
         prof_error err = { PROF_OK, "" };
         const profile_model *one = &m;
         if (!(*report = report_build(&one, 1, &own, &err)))
-            status = job_failed(cmd, &err);
+            status = cmd_analysis_failed(cmd, &err);
     }
     profile_model_free(&m);
     return status;
@@ -312,11 +296,11 @@ static int merge_ranks(const char *cmd, const rank_summary *s, size_t n, char **
     prof_error err = { PROF_OK, "" };
     ranks_analysis *ra = ranks_analyze(s, n, o, &err);
     if (!ra)
-        return job_failed(cmd, &err);
+        return cmd_analysis_failed(cmd, &err);
     size_t d = ranks_described(ra);
     int status = described_report(cmd, paths[d], summary_files, o, report);
     if (*report && !(*report = ranks_report(ra, *report, &err)))
-        status = job_failed(cmd, &err);
+        status = cmd_analysis_failed(cmd, &err);
     ranks_analysis_free(ra);
     if (described)
         *described = d;

@@ -81,8 +81,7 @@ static int by_name(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The regular files of dir (names starting with '.' left out), sorted. */
-static prof_err list_files(const char *dir, char ***out, size_t *n, prof_error *err)
+prof_err runset_list_files(const char *dir, char ***out, size_t *n, prof_error *err)
 {
     DIR *d = opendir(dir);
     char shown[PROF_SUBJECT_MAX];
@@ -164,7 +163,7 @@ static prof_err scan(const char *dir, member **out, size_t *n, size_t *skipped, 
     char **paths;
     size_t npaths;
     *out = NULL;
-    prof_err rc = list_files(dir, &paths, &npaths, err);
+    prof_err rc = runset_list_files(dir, &paths, &npaths, err);
     probe_work w = { .paths = paths, .n = npaths };
     atomic_init(&w.next, 0);
     if (rc == PROF_OK) {

@@ -36,4 +36,9 @@ typedef struct runset {
 prof_err runset_find(const char *path, runset *out, prof_error *err);
 void runset_free(runset *s);
 
+/* The regular files of dir (names starting with '.' left out), sorted by
+ * name, as paths "dir/name" into *paths (the caller frees each and the
+ * array). PROF_ERR_IO (an unreadable directory) or PROF_ERR_NOMEM. */
+prof_err runset_list_files(const char *dir, char ***paths, size_t *n, prof_error *err);
+
 #endif
