@@ -236,16 +236,25 @@ static void keep_message(prof_msg_level level, const char *msg, void *arg)
     snprintf(s->msg, sizeof s->msg, "%s", msg);
 }
 
-/* The one warning: which file is written instead of which. */
+/* The one warning: which file is written instead of which. The child is
+ * forked before the parent records and starts once it does (a pipe), so
+ * that it runs no code forked from a process with threads: this test is
+ * about the name, a_recorder_beside_a_recording_one_gets_its_own_name
+ * about the fork. */
 Test(record_output, the_other_name_is_said_once)
 {
     said s = { 0 };
     prof_config c = { 0 };
     c.output = test_path("said.prof");
-    cr_assert_eq(prof_start(&c), 0);
+    int go[2];
+    cr_assert_eq(pipe(go), 0);
     pid_t pid = fork();
     cr_assert_geq(pid, 0);
     if (pid == 0) {
+        char b;
+        close(go[1]);
+        if (read(go[0], &b, 1) != 1) /* the parent records */
+            _exit(2);
         prof_set_message_handler(keep_message, &s);
         int ok = prof_start(&c) == 0 && prof_stop() == 0;
         char *alt = rt_output_alt_name(c.output, (long)getpid(), 0);
@@ -254,7 +263,12 @@ Test(record_output, the_other_name_is_said_once)
                  alt ? alt : "", c.output);
         _exit(ok && s.n == 1 && s.level == PROF_MSG_WARNING && strcmp(s.msg, want) == 0 ? 0 : 1);
     }
+    close(go[0]);
+    int started = prof_start(&c);
+    cr_assert_eq(write(go[1], "g", 1), 1);
+    close(go[1]);
     cr_assert(wait_ok(pid), "the child got no such warning");
+    cr_assert_eq(started, 0);
     cr_assert_eq(prof_stop(), 0);
 }
 
