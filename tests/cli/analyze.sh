@@ -350,7 +350,7 @@ if "$TEST_BIN/make_ranks" "$tmp/r8" 8 40000 2>"$err" &&
     then ok ranks-threads-alike; else not_ok ranks-threads-alike "$(cat "$err")"; fi
     case "$PROF" in
     */asan/*) # AddressSanitizer holds freed memory in quarantine: no measure
-        echo "ok ranks-memory-flat # SKIP peak memory is not measured under AddressSanitizer" ;;
+        echo "ok ranks-memory-flat # skip peak memory is not measured under AddressSanitizer" ;;
     *)
     if "$PYTHON" - "$PROF" "$tmp/r8" "$tmp/r48" 2>"$err" <<'PY'
 import subprocess, sys

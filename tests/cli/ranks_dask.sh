@@ -12,7 +12,7 @@ cli_tmp ranks-dask
 PY=/usr/bin/python3
 
 if ! "$PY" -c 'import dask, distributed' 2>/dev/null; then
-    echo "ok dask # SKIP python3-dask and python3-distributed are not installed (make deps)"
+    echo "ok dask # skip python3-dask and python3-distributed are not installed (make deps)"
     exit 0
 fi
 mkdir -p "$tmp/job"
