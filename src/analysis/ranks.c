@@ -510,9 +510,10 @@ prof_err rank_summary_parse(const char *text, size_t len, int keep_report,
 /* Several summaries must be distinct ranks of one world. */
 static prof_err check_ranks(const rank_summary *s, size_t n, prof_error *err)
 {
-    char other[PROF_SUBJECT_MAX];
     for (size_t i = 0; i < n; i++) {
-        const char *path = s[i].path;
+        /* Paths shortened, two at most: the reason always fits the message. */
+        char shown[PROF_SUBJECT_MAX], other[PROF_SUBJECT_MAX];
+        const char *path = prof_error_subject(shown, s[i].path);
         if (s[i].rank < 0 || s[i].world_size <= 0)
             return prof_error_set(err, PROF_ERR_INVALID, "not ranks of one job: '%s' has no "
                                   "rank in its metadata", path);
