@@ -237,7 +237,17 @@ int ops_grew_alike(const op_growth *g, size_t n, double step_ratio);
 void rule_step_slowdown(analysis_ctx *c);
 void rule_step_outliers(analysis_ctx *c);
 void rule_straggler_work(analysis_ctx *c);
+/* The steps a rank's time is divided by for its figures per step (its
+ * sampled steps, else its kept steps; 0 without), its COMM self time per
+ * step, and its work per step: mean step time less that (rules.md §4.9). */
+double rank_step_basis(const profile_model *m, const step_stats *s);
 double rank_comm_per_step(const profile_model *m, const step_stats *s);
+double rank_work_per_step(const rank_summary *s);
+/* rankrules.c: the slowest rank against the fastest, and the ranks that
+ * stand out (rules.md §4.12, §4.13), after rule_straggler; memory_series
+ * is the ranks table's (NULL without one). */
+void rule_rank_spread(analysis_ctx *c);
+void rule_rank_outliers(analysis_ctx *c, const char *memory_series);
 
 /* leak.c */
 double leak_capacity(const cJSON *meta, const char *series, double override_bytes);

@@ -37,6 +37,9 @@
 #define SK_SIZE "size"
 #define SK_FIRST "first"
 #define SK_SUM "sum_ns"
+#define SK_OPS "operations"
+#define SK_GPU "gpu"
+#define SK_NS_PER_STEP "ns_per_step"
 #define SK_HIGH "high"
 #define SK_MEDIUM "medium"
 #define SK_LOW "low"
@@ -125,6 +128,46 @@ static void summary_buckets(rank_summary *s, const profile_model *m, const step_
     }
 }
 
+static int by_self_time(const void *a, const void *b, void *arg)
+{
+    const model_op *ops = arg;
+    const model_op *x = &ops[*(const uint32_t *)a], *y = &ops[*(const uint32_t *)b];
+    if (x->self_ns != y->self_ns)
+        return x->self_ns < y->self_ns ? 1 : -1;
+    return strcmp(x->name, y->name);
+}
+
+/* The operations and kernels a rank spends most of its work on, per step,
+ * for the cross-rank rules to say where two ranks differ (rules.md §4.12).
+ * Communication is left out: its time is mostly waiting for other ranks. */
+static void summary_ops(analysis_ctx *c, rank_summary *s, const profile_model *m, double basis)
+{
+    if (basis <= 0 || m->nops == 0 || m->nops > UINT32_MAX)
+        return;
+    uint32_t *order = xcalloc(c, m->nops, sizeof *order);
+    if (!order || !(s->ops = cJSON_CreateArray())) {
+        free(order);
+        c->ok = 0;
+        return;
+    }
+    for (size_t i = 0; i < m->nops; i++)
+        order[i] = (uint32_t)i;
+    qsort_r(order, m->nops, sizeof *order, by_self_time, m->ops);
+    size_t kept[2] = { 0, 0 };
+    for (size_t i = 0; i < m->nops; i++) {
+        const model_op *op = &m->ops[order[i]];
+        int gpu = op->kind == MODEL_KIND_GPU;
+        if (op->comm || op->kind == PROF_KIND_COMM || op->self_ns == 0 || kept[gpu] == RANK_OPS)
+            continue;
+        kept[gpu]++;
+        cJSON *o = jpush_obj(c, s->ops);
+        jstr(c, o, RK_NAME, op->name);
+        jbool(c, o, SK_GPU, gpu);
+        jnum(c, o, SK_NS_PER_STEP, (double)op->self_ns / basis);
+    }
+    free(order);
+}
+
 static void summary_steps_and_row(analysis_ctx *c, rank_summary *s, const profile_model *m)
 {
     step_stats st;
@@ -139,6 +182,8 @@ static void summary_steps_and_row(analysis_ctx *c, rank_summary *s, const profil
     s->step_p50 = st.p50;
     s->comm_per_step = rank_comm_per_step(m, &st);
     summary_buckets(s, m, &st);
+    if (st.n > 0)
+        summary_ops(c, s, m, rank_step_basis(m, &st));
     step_stats_free(&st);
     cJSON *o = s->row = cJSON_CreateObject();
     if (!o)
@@ -206,6 +251,7 @@ void rank_summary_free(rank_summary *s)
     cJSON_Delete(s->peaks);
     cJSON_Delete(s->findings);
     cJSON_Delete(s->report);
+    cJSON_Delete(s->ops);
     free(s->host);
     collective_list_free(&s->kernels);
     collective_list_free(&s->regions);
@@ -303,6 +349,7 @@ cJSON *rank_summary_json(const rank_summary *s)
     ok = c.ok && add_buckets(o, s) && add_ref(o, SK_ROW, s->row) &&
          add_ref(o, SK_LAUNCHES, s->launches) &&
          add_ref(o, SK_PEAKS, s->peaks) && add_ref(o, SK_FINDINGS, s->findings) &&
+         add_ref(o, SK_OPS, s->ops) &&
          add_collectives(o, SK_KERNELS, s, &s->kernels) &&
          add_collectives(o, SK_REGIONS, s, &s->regions) &&
          add_ref(o, SK_REPORT, s->report);
@@ -424,6 +471,26 @@ static prof_err parse_buckets(const cJSON *b, rank_summary *s, prof_error *err)
     return PROF_OK;
 }
 
+/* The operations a summary keeps (summary_ops), taken out of o: absent,
+ * or as many as it writes, each as it writes it. */
+static prof_err take_ops(cJSON *o, rank_summary *s, prof_error *err)
+{
+    cJSON *ops = cJSON_GetObjectItemCaseSensitive(o, SK_OPS), *x;
+    if (!ops)
+        return PROF_OK;
+    if (!cJSON_IsArray(ops) || cJSON_GetArraySize(ops) > 2 * RANK_OPS)
+        return corrupt(err, "operations that are not as written");
+    cJSON_ArrayForEach(x, ops) {
+        double v;
+        if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(x, RK_NAME)) ||
+            !cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(x, SK_GPU)) ||
+            !figure(cJSON_GetObjectItemCaseSensitive(x, SK_NS_PER_STEP), &v) || !(v >= 0))
+            return corrupt(err, "operations that are not as written");
+    }
+    s->ops = cJSON_DetachItemViaPointer(o, ops);
+    return PROF_OK;
+}
+
 /* An object member taken out of o (NULL when absent or not an object). */
 static cJSON *take_object(cJSON *o, const char *key)
 {
@@ -475,6 +542,8 @@ static prof_err parse_fields(cJSON *o, int keep_report, collective_store *store,
             return corrupt(err, "a memory peak that is not a number");
     }
     prof_err be = parse_buckets(cJSON_GetObjectItemCaseSensitive(o, SK_BUCKETS), s, err);
+    if (be == PROF_OK)
+        be = take_ops(o, s, err);
     if (be != PROF_OK)
         return be;
     s->store = store;
@@ -791,6 +860,8 @@ cJSON *ranks_report(ranks_analysis *a, cJSON *report, prof_error *err)
     cJSON_DeleteItemFromObjectCaseSensitive(report, RK_RANK_STEPS);
     ranks_profiles(c, report);
     rule_straggler(c);
+    rule_rank_spread(c);
+    rule_rank_outliers(c, ranks_memory_series(&c->ranks[a->described]));
     report_sort_bottlenecks(c, c->bottlenecks);
     ranks_note(c, report, a->described);
     section_ranks(c, report, a->described);

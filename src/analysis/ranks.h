@@ -67,6 +67,7 @@ const model_collective *collective_cursor_next(collective_cursor *c);
 /* ---- a rank's summary (ranks.c) ---- */
 
 #define RANK_BUCKETS 256 /* columns of the rank x step heat map */
+#define RANK_OPS 10      /* operations (and kernels) a summary keeps */
 
 typedef struct rank_summary {
     cJSON *profile;        /* its entry of the report's "profiles"              */
@@ -76,6 +77,9 @@ typedef struct rank_summary {
     cJSON *findings;       /* of its own report: counts by severity and the
                               first finding, or NULL when built without one    */
     cJSON *report;         /* its own report, kept for a summary file; NULL      */
+    cJSON *ops;            /* its RANK_OPS heaviest operations and as many
+                              kernels, by time per step, outside communication:
+                              [{name, gpu, ns_per_step}]; NULL without steps   */
     int rank, world_size;
     const char *path;      /* in profile                                         */
     char *host;            /* from its metadata; "" when it names none           */

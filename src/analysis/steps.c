@@ -304,15 +304,19 @@ void rule_step_outliers(analysis_ctx *c)
 }
 
 /* COMM-kind self time per sampled step: the waiting that step time hides. */
-double rank_comm_per_step(const profile_model *m, const step_stats *s)
+double rank_step_basis(const profile_model *m, const step_stats *s)
 {
     double sampled = sampled_steps(m);
-    if (sampled <= 0)
-        sampled = (double)s->n;
-    return sampled > 0 ? (double)m->kind_ns[PROF_KIND_COMM] / sampled : 0.0;
+    return sampled > 0 ? sampled : (double)s->n;
 }
 
-static double work_per_step(const rank_summary *s)
+double rank_comm_per_step(const profile_model *m, const step_stats *s)
+{
+    double basis = rank_step_basis(m, s);
+    return basis > 0 ? (double)m->kind_ns[PROF_KIND_COMM] / basis : 0.0;
+}
+
+double rank_work_per_step(const rank_summary *s)
 {
     return s->step_mean - s->comm_per_step;
 }
@@ -339,12 +343,12 @@ void rule_straggler_work(analysis_ctx *c)
         size_t k = 0;
         for (size_t q = 0; q < n; q++)
             if (q != r && per_rank[q].steps_n > 0)
-                others[k++] = work_per_step(&per_rank[q]);
+                others[k++] = rank_work_per_step(&per_rank[q]);
         if (k == 0)
             continue;
         qsort(others, k, sizeof *others, cmp_double);
         double med = k % 2 ? others[k / 2] : (others[k / 2 - 1] + others[k / 2]) / 2.0;
-        double mine = work_per_step(&per_rank[r]);
+        double mine = rank_work_per_step(&per_rank[r]);
         if (med <= 0 || mine / med < 1.10)
             continue;
         double ratio = mine / med;

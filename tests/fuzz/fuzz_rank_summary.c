@@ -4,7 +4,8 @@
  * in memory); an accepted one is written back out, and must read back;
  * from the second write on, what is read back writes out the same bytes
  * (the first write makes strings valid UTF-8, escaping what was not; the
- * next writes those characters as they are), then it is merged with a copy of itself as another rank and the
+ * next writes those characters as they are), then it is merged with copies
+ * of itself as other ranks, one slowed down, and the
  * report it holds rendered as text, JSON and CSV (every table), as
  * `prof analyze SUMMARY...` would. Output goes to /dev/null. */
 #include <stdint.h>
@@ -48,33 +49,53 @@ static char *written(const rank_summary *s, size_t *len)
     return text;
 }
 
-/* s and a copy of it as the next rank of a world one larger, merged. */
-static void merge_with_copy(rank_summary *s, const char *text, size_t len,
-                            collective_store *store)
+/* The copy made the slow rank: its steps and operations half as long
+ * again, so that the cross-rank rules (spread, outliers) have a rank to
+ * set apart. */
+static void slow_down(rank_summary *s)
 {
-    rank_summary two[2];
+    cJSON *o;
+    s->step_mean *= 1.5;
+    cJSON_ArrayForEach(o, s->ops) {
+        cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "ns_per_step");
+        if (cJSON_IsNumber(v))
+            cJSON_SetNumberValue(v, v->valuedouble * 1.5);
+    }
+}
+
+/* s and COPIES copies of it as the next ranks of a world that holds them,
+ * the first copy slowed down, merged. */
+#define COPIES 3
+static void merge_with_copies(rank_summary *s, const char *text, size_t len,
+                              collective_store *store)
+{
+    rank_summary all[COPIES + 1];
     prof_error err = { PROF_OK, "" };
-    CHECK(rank_summary_parse(text, len, 0, store, &two[1], &err) == PROF_OK);
-    two[0] = *s;
+    for (size_t i = 1; i <= COPIES; i++)
+        CHECK(rank_summary_parse(text, len, 0, store, &all[i], &err) == PROF_OK);
+    slow_down(&all[1]);
+    all[0] = *s;
     int rank = s->rank >= 0 && s->rank < 1000000 ? s->rank : 0;
-    two[0].rank = rank;
-    two[1].rank = rank + 1;
-    two[0].world_size = two[1].world_size = rank + 2;
+    for (size_t i = 0; i <= COPIES; i++) {
+        all[i].rank = rank + (int)i;
+        all[i].world_size = rank + COPIES + 1;
+    }
     cJSON *report = s->report;
     s->report = NULL;
-    two[0].report = NULL;
+    all[0].report = NULL;
     analysis_options o;
     analysis_options_default(&o);
     o.rank = ANALYSIS_RANK_SLOWEST;
-    ranks_analysis *a = ranks_analyze(two, 2, &o, &err);
+    ranks_analysis *a = ranks_analyze(all, COPIES + 1, &o, &err);
     CHECK(a != NULL);
-    CHECK(ranks_described(a) < 2);
+    CHECK(ranks_described(a) <= COPIES);
     if (report && (report = ranks_report(a, report, &err)) != NULL) {
         render_all(report);
         cJSON_Delete(report);
     }
     ranks_analysis_free(a);
-    rank_summary_free(&two[1]);
+    for (size_t i = 1; i <= COPIES; i++)
+        rank_summary_free(&all[i]);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -107,7 +128,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     free(text3);
     rank_summary_free(&third);
     rank_summary_free(&again);
-    merge_with_copy(&s, text, len, store);
+    merge_with_copies(&s, text, len, store);
     free(text);
     rank_summary_free(&s);
     collective_store_close(store);

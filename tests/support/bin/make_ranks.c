@@ -9,8 +9,10 @@
  * are alike), and every layer's time jitters a little. Seeded by the rank:
  * the same arguments give the same bytes. With HOSTS, the ranks are spread
  * over that many hosts in turn (rank r on host r mod HOSTS, named nodeH),
- * each host's clock H x 1.5 s + H x 37 us ahead of host 0's.
- * usage: make_ranks DIR RANKS EVENTS [HOSTS] */
+ * each host's clock H x 1.5 s + H x 37 us ahead of host 0's. With ODD, rank
+ * ODD stands out: its kernels take half their time (its GPU idles more)
+ * and it holds 6 GiB instead of about 4.
+ * usage: make_ranks DIR RANKS EVENTS [HOSTS [ODD]] */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -30,7 +32,8 @@ static const char metadata_fmt[] =
 static const char *const layer_names[LAYERS] = { "layer0", "layer1", "layer2", "layer3",
                                                  "layer4", "layer5", "layer6", "layer7" };
 
-static int write_rank(const char *dir, int rank, int world, unsigned long events, int hosts)
+static int write_rank(const char *dir, int rank, int world, unsigned long events, int hosts,
+                      int odd)
 {
     char path[4096], metadata[512];
     int host = rank % hosts;
@@ -42,6 +45,7 @@ static int write_rank(const char *dir, int rank, int world, unsigned long events
     synth_thread(s, 0, 5000u + (uint64_t)rank, "train");
     synth_rng rng = { 0x9e3779b97f4a7c15ull ^ (uint64_t)(unsigned)rank };
     double slow = rank == 1 ? 1.15 : 1.0;
+    uint64_t memory = rank == odd ? 6ull << 30 : (4ull << 30) + ((uint64_t)rank << 20);
     uint32_t device = (uint32_t)rank % 8;
     uint64_t skew = (unsigned long long)(unsigned)host * 1500037ull * US;
     uint64_t t = 1000 * US + skew, corr = 1;
@@ -56,7 +60,7 @@ static int write_rank(const char *dir, int rank, int world, unsigned long events
                 uint64_t dur = (uint64_t)((double)synth_jitter(&rng, 200 * US, 0.05) * slow);
                 synth_region(s, 0, layer_names[l], PROF_KIND_COMPUTE, 1, t, dur);
                 synth_gpu_kernel(s, pass ? "gemm_bwd" : "gemm_fwd", device, 7, corr++,
-                                 t + 20 * US, dur - 40 * US);
+                                 t + 20 * US, rank == odd ? dur / 2 : dur - 40 * US);
                 t += dur;
             }
             synth_region(s, 0, pass ? "backward" : "forward", PROF_KIND_COMPUTE, 0, begin,
@@ -71,7 +75,7 @@ static int write_rank(const char *dir, int rank, int world, unsigned long events
         t = end;
         synth_region(s, 0, "optimizer.step", PROF_KIND_COMPUTE, 0, t, 250 * US);
         t += 250 * US;
-        synth_memory(s, 0, "gpu.allocated", t, (4ull << 30) + ((uint64_t)rank << 20));
+        synth_memory(s, 0, "gpu.allocated", t, memory);
         synth_step(s, 0, step, PROF_STEP_SAMPLED, start, t - start);
     }
     prof_error err;
@@ -84,18 +88,19 @@ static int write_rank(const char *dir, int rank, int world, unsigned long events
 
 int main(int argc, char **argv)
 {
-    if (argc != 4 && argc != 5) {
-        fputs("usage: make_ranks DIR RANKS EVENTS [HOSTS]\n", stderr);
+    if (argc < 4 || argc > 6) {
+        fputs("usage: make_ranks DIR RANKS EVENTS [HOSTS [ODD]]\n", stderr);
         return 2;
     }
-    int ranks = atoi(argv[2]), hosts = argc == 5 ? atoi(argv[4]) : 1;
+    int ranks = atoi(argv[2]), hosts = argc >= 5 ? atoi(argv[4]) : 1;
+    int odd = argc == 6 ? atoi(argv[5]) : -1;
     unsigned long events = strtoul(argv[3], NULL, 10);
     if (ranks < 1 || events < STEP_EVENTS || hosts < 1) {
         fputs("make_ranks: RANKS >= 1, HOSTS >= 1 and EVENTS of a step at least\n", stderr);
         return 2;
     }
     for (int r = 0; r < ranks; r++)
-        if (write_rank(argv[1], r, ranks, events, hosts) != 0)
+        if (write_rank(argv[1], r, ranks, events, hosts, odd) != 0)
             return 1;
     return 0;
 }
