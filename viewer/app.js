@@ -338,6 +338,16 @@
   /* ---------- the document being shown ---------- */
   let doc = null;          /* {reports:[...], compare, server} */
   let serverMode = false;
+  /* A job's rank other than the one the job's view describes (?rank=N):
+   * served by prof view DIR, whose server builds its view when asked. */
+  const pageRank = (() => {
+    const r = new URLSearchParams(location.search).get('rank');
+    return r !== null && /^[0-9]{1,10}$/.test(r) ? r : null;
+  })();
+  function rankQuery() { return serverMode && pageRank !== null ? '&rank=' + pageRank : ''; }
+  /* Where a click on rank r goes: its view, or the job's own for the one
+   * the job's view describes first. */
+  function rankHref(r) { return '?rank=' + encodeURIComponent(String(r)); }
   const rendered = {};
   let currentTab = null;
 
@@ -428,11 +438,22 @@
       }
       if ((rep.ranks || []).length) {
         col.appendChild(h('h2', { text: 'Ranks' }));
-        col.appendChild(objectTable(rep.ranks));
+        if (serverMode) {
+          const d = rep.ranks.find((k) => k.described);
+          col.appendChild(h('p', { class: 'chart-caption', 'data-section': 'rank-nav' },
+            'Showing rank ' + (d ? d.rank : '?') + ' in full. Click a rank to show it instead' +
+            (pageRank !== null ? '; ' : '.'),
+            pageRank !== null ? h('a', { href: '/', text: 'back to the rank that holds the job back' }) : null));
+        }
+        col.appendChild(ranksTable(rep.ranks));
       }
       if (rep.rank_steps && (rep.rank_steps.ranks || []).length) {
         col.appendChild(h('h2', { text: 'Step time by rank' }));
-        rankHeatMap(col, rep.rank_steps);
+        rankHeatMap(col, rep.rank_steps, 'mean_ns');
+        if (rep.rank_steps.ranks.some((r) => Array.isArray(r.gpu_idle_share))) {
+          col.appendChild(h('h2', { text: 'GPU idle time by rank' }));
+          rankHeatMap(col, rep.rank_steps, 'gpu_idle_share');
+        }
       }
       if ((rep.notes || []).length) {
         col.appendChild(h('h2', { text: 'Notes' }));
@@ -525,16 +546,20 @@
    * per steps_per_column steps, darker where the mean step is longer; at
    * most HEAT_CELLS cells, neighbouring columns averaged beyond that. */
   const HEAT_CELLS = 40000;
-  function rankHeatMap(container, rs) {
+  /* field: mean_ns (step time) or gpu_idle_share (of the devices' time) */
+  function rankHeatMap(container, rs, field) {
     const rows = rs.ranks, ncols = rs.columns;
+    const idle = field === 'gpu_idle_share';
+    const fmt = idle ? fmtPct : fmtNs;
     const merge = Math.max(1, Math.ceil(rows.length * ncols / HEAT_CELLS));
     const cols = Math.ceil(ncols / merge);
     const cells = rows.map((r) => {
       const out = [];
       for (let c = 0; c < cols; c++) {
         let sum = 0, n = 0;
+        const v = r[field] || [];
         for (let k = c * merge; k < Math.min(ncols, (c + 1) * merge); k++)
-          if (typeof r.mean_ns[k] === 'number') { sum += r.mean_ns[k]; n++; }
+          if (typeof v[k] === 'number') { sum += v[k]; n++; }
         out.push(n ? sum / n : null);
       }
       return out;
@@ -546,7 +571,7 @@
     box.h = box.t + box.b + cellH * rows.length;
     const cw = (box.w - box.l - box.r) / cols;
     const root = s('svg', { viewBox: '0 0 ' + box.w + ' ' + box.h, width: box.w, height: box.h, role: 'img',
-      'aria-label': 'Step time by rank', class: 'heatmap' });
+      'aria-label': idle ? 'GPU idle time by rank' : 'Step time by rank', class: 'heatmap', 'data-field': field });
     const per = rs.steps_per_column * merge;
     const shade = (v) => { /* light yellow to dark red */
       const t = hi > lo ? (v - lo) / (hi - lo) : 0.5;
@@ -560,10 +585,11 @@
       cells[i].forEach((v, c) => {
         const first = rs.first_step + c * per;
         root.appendChild(s('rect', { x: (box.l + c * cw).toFixed(2), y: y, width: Math.max(0.5, cw).toFixed(2), height: cellH,
-          fill: v === null ? '#eee' : shade(v), class: 'heat', 'data-rank': r.rank, 'data-col': c,
-          'data-raw': v === null ? '' : v },
+          fill: v === null ? '#eee' : shade(v), class: 'heat' + (serverMode ? ' heat-link' : ''), 'data-rank': r.rank, 'data-col': c,
+          'data-raw': v === null ? '' : v, onclick: serverMode ? () => { location.search = rankHref(r.rank); } : null },
           s('title', null, 'rank ' + r.rank + ', steps ' + first + '\u2013' + (first + per - 1) + ': ' +
-            (v === null ? 'no step' : 'mean ' + fmtNs(v)))));
+            (v === null ? (idle ? 'no GPU time' : 'no step') : (idle ? 'GPU idle ' + fmt(v) : 'mean ' + fmt(v))) +
+            (serverMode ? ' (click: show rank ' + r.rank + ')' : ''))));
       });
     });
     const ax = s('g', { class: 'axis' });
@@ -574,11 +600,30 @@
     ax.appendChild(s('text', { class: 'axis-label', x: (box.l + box.w - box.r) / 2, y: box.h - 8, 'text-anchor': 'middle' }, 'step'));
     root.appendChild(ax);
     container.appendChild(h('div', { class: 'chart' }, root));
-    container.appendChild(h('p', { class: 'chart-caption', text: 'Each rank\u2019s mean step time, ' + per + ' step' + (per > 1 ? 's' : '') +
-      ' a column; darker is slower (' + fmtNs(lo === Infinity ? 0 : lo) + ' to ' + fmtNs(hi === -Infinity ? 0 : hi) +
-      '). prof view DIR --rank N shows rank N in full.' }));
+    container.appendChild(h('p', { class: 'chart-caption', text: (idle
+      ? 'The share of each rank\u2019s GPU time its devices were idle in its steps, ' : 'Each rank\u2019s mean step time, ') +
+      per + ' step' + (per > 1 ? 's' : '') + ' a column; darker is ' + (idle ? 'idler' : 'slower') + ' (' +
+      fmt(lo === Infinity ? 0 : lo) + ' to ' + fmt(hi === -Infinity ? 0 : hi) +
+      '). ' + (serverMode ? 'Click a rank\u2019s row to show it in full.' : 'prof view DIR --rank N shows rank N in full.') }));
   }
 
+  /* The ranks table; served, each rank a link to its own view. */
+  function ranksTable(rows) {
+    const wrap = objectTable(rows);
+    wrap.querySelector('table').setAttribute('data-table', 'ranks');
+    if (!serverMode) return wrap;
+    const trs = wrap.querySelectorAll('tbody tr');
+    rows.forEach((r, i) => {
+      const td = trs[i] && trs[i].firstChild;
+      if (!td || typeof r.rank !== 'number') return;
+      trs[i].setAttribute('data-rank', r.rank);
+      if (r.described) { trs[i].setAttribute('aria-current', 'true'); return; }
+      const text = td.textContent;
+      td.textContent = '';
+      td.appendChild(h('a', { href: rankHref(r.rank), class: 'rank-link', text }));
+    });
+    return wrap;
+  }
   function objectTable(rows) {
     const keys = [];
     for (const r of rows) for (const k of Object.keys(r)) if (keys.indexOf(k) < 0 && typeof r[k] !== 'object') keys.push(k);
@@ -1192,7 +1237,7 @@
       const my = ++seq;
       const t0 = Math.max(0, Math.floor(win[0])), t1 = Math.ceil(win[1]);
       status.textContent = 'Loading events…';
-      fetch('/api/events?profile=' + idx + '&t0=' + t0 + '&t1=' + t1).then((r) => {
+      fetch('/api/events?profile=' + idx + rankQuery() + '&t0=' + t0 + '&t1=' + t1).then((r) => {
         if (!r.ok) throw new Error('HTTP ' + r.status);
         return r.json();
       }).then((data) => {
@@ -1581,7 +1626,11 @@
     try { start(JSON.parse(inline.textContent)); } catch (e) { fail(e.message); }
   } else {
     serverMode = true;
-    fetch('/api/view').then((r) => { if (!r.ok) throw new Error('HTTP ' + r.status); return r.json(); })
+    fetch('/api/view' + (pageRank !== null ? '?rank=' + pageRank : ''))
+      .then((r) => {
+        if (r.ok) return r.json();
+        return r.text().then((t) => { throw new Error((t || '').trim() || 'HTTP ' + r.status); });
+      })
       .then((d) => { try { start(d); } catch (e) { fail(e.message); } }, (e) => fail(e.message));
   }
 })();

@@ -178,6 +178,21 @@ void cmd_job_free(cmd_job *j);
  * reported. */
 int cmd_job_report(const char *cmd, char **paths, size_t n, int summary_files,
                    const analysis_options *o, cJSON **report, size_t *described);
+/* The same in steps, the ranks' summaries kept for the report of any rank
+ * (prof view's click-through): cmd_job_open summarises and merges them
+ * (EXIT_OK, or the status reported, *out NULL); cmd_job_rank_report gives
+ * the job's report with paths[index] described, as --rank of its rank
+ * would (with msg, nothing is printed: a failure's message goes there).
+ * Not reentrant on one job: callers on several threads hold a lock. */
+typedef struct cmd_job_state cmd_job_state;
+int cmd_job_open(const char *cmd, char **paths, size_t n, int summary_files,
+                 const analysis_options *o, cmd_job_state **out);
+size_t cmd_job_described(const cmd_job_state *j);
+size_t cmd_job_rank_index(const cmd_job_state *j, long rank); /* SIZE_MAX: none */
+int cmd_job_rank(const cmd_job_state *j, size_t index);
+int cmd_job_rank_report(const char *cmd, cmd_job_state *j, size_t index, cJSON **report,
+                        char *msg, size_t size);
+void cmd_job_close(cmd_job_state *j);
 
 /* The one-line error of a failed analysis: a usage error for profiles that
  * are not ranks of one job, the output status for the collectives' file.

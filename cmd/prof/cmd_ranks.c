@@ -265,73 +265,140 @@ int cmd_summary_report(const char *cmd, const char *path, cJSON **report, int *r
     return status;
 }
 
-/* The described rank's own report: from its profile, or from the summary
- * file that holds it. */
-static int described_report(const char *cmd, const char *path, int summary_file,
-                            const analysis_options *o, cJSON **report)
+/* A rank's own report, from its profile, as each rank's is built for its
+ * summary; with msg, nothing is printed and a failure's message goes there. */
+static int own_report(const char *cmd, const char *path, const analysis_options *o,
+                      cJSON **report, char *msg, size_t size)
 {
-    int status;
-    *report = NULL;
-    if (summary_file)
-        return cmd_summary_report(cmd, path, report, NULL);
     profile_model m;
     memset(&m, 0, sizeof m);
     analysis_options own = *o;
     own.rank = ANALYSIS_RANK_FIRST;
-    if ((status = cmd_load_profile(cmd, path, &m)) == EXIT_OK) {
+    int status = msg ? cmd_load_quiet(path, &m, NULL, NULL, msg, size)
+                     : cmd_load_profile(cmd, path, &m);
+    if (status == EXIT_OK) {
         prof_error err = { PROF_OK, "" };
         const profile_model *one = &m;
-        if (!(*report = report_build(&one, 1, &own, &err)))
-            status = cmd_analysis_failed(cmd, &err);
+        if (!(*report = report_build(&one, 1, &own, &err))) {
+            if (msg)
+                snprintf(msg, size, "cannot analyze '%s': %s", path, err.message);
+            status = msg ? cmd_input_status(err.code) : cmd_analysis_failed(cmd, &err);
+        }
     }
     profile_model_free(&m);
     return status;
 }
 
-/* The job's report from the summaries of its ranks. */
-static int merge_ranks(const char *cmd, const rank_summary *s, size_t n, char **paths,
-                       int summary_files, const analysis_options *o, cJSON **report,
-                       size_t *described)
+/* A job's ranks as summaries, kept for the report of any of them. */
+struct cmd_job_state {
+    char **paths;
+    size_t n;
+    int summary_files;
+    analysis_options opts;
+    collective_store *store;
+    rank_summary *s;
+    ranks_analysis *ra;
+};
+
+int cmd_job_open(const char *cmd, char **paths, size_t n, int summary_files,
+                 const analysis_options *o, cmd_job_state **out)
+{
+    int status = EXIT_OK;
+    cmd_job_state *j = *out = calloc(1, sizeof *j);
+    if (!j || !(j->s = calloc(n, sizeof *j->s))) {
+        free(j);
+        *out = NULL;
+        return cmd_error(cmd, EXIT_NOMEM, "out of memory");
+    }
+    j->paths = paths;
+    j->n = n;
+    j->summary_files = summary_files;
+    j->opts = *o;
+    if (!(j->store = cmd_collective_store(cmd, &status)))
+        goto fail;
+    if (summary_files) {
+        for (size_t i = 0; status == EXIT_OK && i < n; i++)
+            status = cmd_read_rank_summary(cmd, paths[i], 0, j->store, &j->s[i]);
+    } else {
+        status = cmd_rank_summaries(cmd, paths, n, o, j->store, j->s);
+    }
+    if (status != EXIT_OK)
+        goto fail;
+    prof_error err = { PROF_OK, "" };
+    if (!(j->ra = ranks_analyze(j->s, n, o, &err))) {
+        status = cmd_analysis_failed(cmd, &err);
+        goto fail;
+    }
+    return EXIT_OK;
+fail:
+    cmd_job_close(j);
+    *out = NULL;
+    return status;
+}
+
+size_t cmd_job_described(const cmd_job_state *j)
+{
+    return ranks_described(j->ra);
+}
+
+size_t cmd_job_rank_index(const cmd_job_state *j, long rank)
+{
+    for (size_t i = 0; i < j->n; i++)
+        if (j->s[i].rank == rank)
+            return i;
+    return SIZE_MAX;
+}
+
+int cmd_job_rank(const cmd_job_state *j, size_t index)
+{
+    return j->s[index].rank;
+}
+
+int cmd_job_rank_report(const char *cmd, cmd_job_state *j, size_t index, cJSON **report,
+                        char *msg, size_t size)
 {
     prof_error err = { PROF_OK, "" };
-    ranks_analysis *ra = ranks_analyze(s, n, o, &err);
-    if (!ra)
+    *report = NULL;
+    int status = j->summary_files ? cmd_summary_report(cmd, j->paths[index], report, NULL)
+                                  : own_report(cmd, j->paths[index], &j->opts, report, msg,
+                                               size);
+    if (!*report)
+        return status;
+    *report = index == ranks_described(j->ra) ? ranks_report(j->ra, *report, &err)
+                                              : ranks_report_rank(j->ra, index, *report, &err);
+    if (*report)
+        return EXIT_OK;
+    if (!msg)
         return cmd_analysis_failed(cmd, &err);
-    size_t d = ranks_described(ra);
-    int status = described_report(cmd, paths[d], summary_files, o, report);
-    if (*report && !(*report = ranks_report(ra, *report, &err)))
-        status = cmd_analysis_failed(cmd, &err);
-    ranks_analysis_free(ra);
-    if (described)
-        *described = d;
-    return status;
+    snprintf(msg, size, "cannot analyze: %s", err.message);
+    return cmd_input_status(err.code);
+}
+
+void cmd_job_close(cmd_job_state *j)
+{
+    if (!j)
+        return;
+    ranks_analysis_free(j->ra);
+    for (size_t i = 0; i < j->n; i++)
+        rank_summary_free(&j->s[i]);
+    free(j->s);
+    collective_store_close(j->store);
+    free(j);
 }
 
 int cmd_job_report(const char *cmd, char **paths, size_t n, int summary_files,
                    const analysis_options *o, cJSON **report, size_t *described)
 {
-    int status = EXIT_OK;
+    cmd_job_state *j;
     *report = NULL;
-    collective_store *store = cmd_collective_store(cmd, &status);
-    if (!store)
+    int status = cmd_job_open(cmd, paths, n, summary_files, o, &j);
+    if (status != EXIT_OK)
         return status;
-    rank_summary *s = calloc(n, sizeof *s);
-    if (!s) {
-        collective_store_close(store);
-        return cmd_error(cmd, EXIT_NOMEM, "out of memory");
-    }
-    if (summary_files) {
-        for (size_t i = 0; status == EXIT_OK && i < n; i++)
-            status = cmd_read_rank_summary(cmd, paths[i], 0, store, &s[i]);
-    } else {
-        status = cmd_rank_summaries(cmd, paths, n, o, store, s);
-    }
-    if (status == EXIT_OK)
-        status = merge_ranks(cmd, s, n, paths, summary_files, o, report, described);
-    for (size_t i = 0; i < n; i++)
-        rank_summary_free(&s[i]);
-    free(s);
-    collective_store_close(store);
+    size_t d = cmd_job_described(j);
+    status = cmd_job_rank_report(cmd, j, d, report, NULL, 0);
+    if (described)
+        *described = d;
+    cmd_job_close(j);
     return status;
 }
 

@@ -245,9 +245,9 @@ static char *json_text(const cJSON *report)
  * only sigwait here sees them, and the redirect file is removed whichever
  * of them ends the server. */
 static int serve(char **paths, const char *const *readable, size_t n, cJSON *const *reports,
-                 const cJSON *compare, const view_args *a)
+                 const cJSON *compare, const view_job_source *job, const view_args *a)
 {
-    view_server_config cfg = { a->bind, a->port, n, { NULL }, { NULL }, NULL, NULL };
+    view_server_config cfg = { a->bind, a->port, n, { NULL }, { NULL }, NULL, NULL, job };
     char *texts[VIEW_MAX_PROFILES] = { NULL, NULL };
     char *cmp_text = NULL, *doc = NULL;
     int status = EXIT_OK;
@@ -311,8 +311,117 @@ out:
     return status;
 }
 
+/* ---- a job's ranks ------------------------------------------------------------------- */
+
+#define JOB_VIEWS_KEPT 8 /* views of other ranks kept for the next request */
+
+/* A job being served: its ranks' summaries, and any rank's view and
+ * profile made when first asked for, under one lock (the server answers
+ * on several threads; the job's analysis is not reentrant). */
+typedef struct served_job {
+    cmd_job_state *state;
+    char **paths;
+    size_t n;
+    pthread_mutex_t lock;
+    cmd_trace *traces;       /* each rank's imported trace, when asked for  */
+    const char **readable;   /* each rank's profile to read events from     */
+    struct {
+        size_t index;
+        char *text;
+    } kept[JOB_VIEWS_KEPT];  /* views made, the oldest replaced first       */
+    size_t next;
+} served_job;
+
+/* The view of rank index, made or kept. Called with the lock held. */
+static char *job_rank_view(served_job *j, size_t index, char *why, size_t size)
+{
+    for (size_t k = 0; k < JOB_VIEWS_KEPT; k++)
+        if (j->kept[k].text && j->kept[k].index == index)
+            return strdup(j->kept[k].text);
+    char msg[CMD_MESSAGE_MAX];
+    cJSON *report = NULL;
+    if (cmd_job_rank_report(CMD, j->state, index, &report, msg, sizeof msg) != EXIT_OK) {
+        snprintf(why, size, "%s", msg);
+        return NULL;
+    }
+    prof_error err = { PROF_OK, "" };
+    const cJSON *one = report;
+    char *text = view_document(&one, 1, NULL, &err);
+    cJSON_Delete(report);
+    if (!text) {
+        snprintf(why, size, "out of memory");
+        return NULL;
+    }
+    size_t k = j->next++ % JOB_VIEWS_KEPT;
+    free(j->kept[k].text);
+    j->kept[k].index = index;
+    j->kept[k].text = text;
+    char *copy = strdup(text);
+    if (!copy)
+        snprintf(why, size, "out of memory");
+    return copy;
+}
+
+static char *job_view(void *ctx, long rank, int *found, char *why, size_t size)
+{
+    served_job *j = ctx;
+    pthread_mutex_lock(&j->lock);
+    size_t index = cmd_job_rank_index(j->state, rank);
+    *found = index != SIZE_MAX;
+    char *text = *found ? job_rank_view(j, index, why, size) : NULL;
+    pthread_mutex_unlock(&j->lock);
+    return text;
+}
+
+/* A rank's profile for its timeline: a trace is imported when first asked
+ * for, and kept until the server stops. */
+static const char *job_path(void *ctx, long rank, int *found, char *why, size_t size)
+{
+    served_job *j = ctx;
+    pthread_mutex_lock(&j->lock);
+    size_t index = cmd_job_rank_index(j->state, rank);
+    const char *path = NULL;
+    *found = index != SIZE_MAX;
+    if (*found && !j->readable[index] &&
+        cmd_trace_open(CMD, j->paths[index], &j->traces[index], &j->readable[index]) != EXIT_OK)
+        snprintf(why, size, "cannot import rank %ld's trace", rank);
+    if (*found)
+        path = j->readable[index];
+    pthread_mutex_unlock(&j->lock);
+    return path;
+}
+
+static int served_job_init(served_job *j, cmd_job_state *state, char **paths, size_t n)
+{
+    memset(j, 0, sizeof *j);
+    j->state = state;
+    j->paths = paths;
+    j->n = n;
+    j->traces = calloc(n, sizeof *j->traces);
+    j->readable = calloc(n, sizeof *j->readable);
+    if (!j->traces || !j->readable)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        j->traces[i].fd = -1;
+    pthread_mutex_init(&j->lock, NULL);
+    return 0;
+}
+
+static void served_job_free(served_job *j)
+{
+    for (size_t i = 0; j->traces && i < j->n; i++)
+        cmd_trace_release(&j->traces[i]);
+    for (size_t k = 0; k < JOB_VIEWS_KEPT; k++)
+        free(j->kept[k].text);
+    if (j->traces && j->readable)
+        pthread_mutex_destroy(&j->lock);
+    free(j->traces);
+    free(j->readable);
+}
+
 /* A directory of the ranks of one job: the job's report (cmd_job_report),
- * its described rank's profile behind the timeline. */
+ * its described rank's profile behind the timeline, and any other rank's
+ * view and timeline when the page asks for it (served_job). */
 static int view_job(char **argv, const view_args *a)
 {
     cmd_job job;
@@ -333,18 +442,26 @@ static int view_job(char **argv, const view_args *a)
     opts.others = 1;
     opts.rank = a->rank;
     cJSON *report = NULL;
-    size_t d = 0;
-    cmd_trace trace = { -1, "" };
-    const char *readable = NULL;
-    status = cmd_job_report(CMD, job.paths, job.n, 0, &opts, &report, &d);
+    cmd_job_state *state = NULL;
+    served_job served;
+    memset(&served, 0, sizeof served);
+    status = cmd_job_open(CMD, job.paths, job.n, 0, &opts, &state);
+    size_t d = status == EXIT_OK ? cmd_job_described(state) : 0;
     if (status == EXIT_OK)
-        status = cmd_trace_open(CMD, job.paths[d], &trace, &readable);
-    if (status == EXIT_OK && a->html)
+        status = cmd_job_rank_report(CMD, state, d, &report, NULL, 0);
+    if (status == EXIT_OK && a->html) {
         status = write_html(a->html, &report, 1, NULL);
-    else if (status == EXIT_OK)
-        status = serve(&job.paths[d], &readable, 1, &report, NULL, a);
+    } else if (status == EXIT_OK && served_job_init(&served, state, job.paths, job.n) != 0) {
+        status = cmd_error(CMD, EXIT_NOMEM, "out of memory");
+    } else if (status == EXIT_OK &&
+               (status = cmd_trace_open(CMD, job.paths[d], &served.traces[d],
+                                        &served.readable[d])) == EXIT_OK) {
+        view_job_source src = { &served, cmd_job_rank(state, d), job_view, job_path };
+        status = serve(&job.paths[d], &served.readable[d], 1, &report, NULL, &src, a);
+    }
+    served_job_free(&served);
     cJSON_Delete(report);
-    cmd_trace_release(&trace);
+    cmd_job_close(state);
     cmd_job_free(&job);
     return status;
 }
@@ -374,7 +491,7 @@ static int view_main(void *args, int argc, char **argv)
         status = build_reports(argv, readable, n, reports, &compare);
     if (status == EXIT_OK)
         status = a->html ? write_html(a->html, reports, n, compare)
-                         : serve(argv, readable, n, reports, compare, a);
+                         : serve(argv, readable, n, reports, compare, NULL, a);
     for (size_t i = 0; i < n; i++) {
         cJSON_Delete(reports[i]);
         cmd_trace_release(&traces[i]);

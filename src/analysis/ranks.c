@@ -37,6 +37,8 @@
 #define SK_SIZE "size"
 #define SK_FIRST "first"
 #define SK_SUM "sum_ns"
+#define SK_GPU_NS "gpu_ns"
+#define SK_BUSY_NS "busy_ns"
 #define SK_OPS "operations"
 #define SK_GPU "gpu"
 #define SK_NS_PER_STEP "ns_per_step"
@@ -121,10 +123,17 @@ static void summary_buckets(rank_summary *s, const profile_model *m, const step_
     s->bucket_size = size;
     s->bucket_first = lo / size;
     s->nbuckets = (size_t)(hi / size - s->bucket_first + 1);
+    s->has_gpu = m->ngpus > 0;
     for (size_t i = 0; i < st->n; i++) {
-        size_t k = (size_t)(m->steps[st->index[i]].number / size - s->bucket_first);
+        const model_step *step = &m->steps[st->index[i]];
+        size_t k = (size_t)(step->number / size - s->bucket_first);
         s->bucket_sum[k] += st->dur[i];
         s->bucket_count[k]++;
+        if (s->has_gpu && (step->flags & PROF_STEP_SAMPLED) &&
+            !(step->flags & PROF_STEP_INCOMPLETE)) {
+            s->bucket_gpu[k] += (double)step->dur_ns * (double)m->ngpus;
+            s->bucket_busy[k] += (double)step->gpu_busy_ns;
+        }
     }
 }
 
@@ -328,6 +337,17 @@ static int add_buckets(cJSON *o, const rank_summary *s)
         cJSON_Delete(count);
         return 0;
     }
+    if (!s->has_gpu)
+        return 1;
+    cJSON *gpu = cJSON_CreateDoubleArray(s->bucket_gpu, (int)s->nbuckets);
+    cJSON *busy = cJSON_CreateDoubleArray(s->bucket_busy, (int)s->nbuckets);
+    ok = gpu && cJSON_AddItemToObject(b, SK_GPU_NS, gpu);
+    if (!ok)
+        cJSON_Delete(gpu);
+    if (!ok || !cJSON_AddItemToObject(b, SK_BUSY_NS, busy)) {
+        cJSON_Delete(busy);
+        return 0;
+    }
     return 1;
 }
 
@@ -445,6 +465,29 @@ static int parse_text_u64(const cJSON *v, uint64_t *out)
     return t && parse_u64(&t, UINT64_MAX, out) && *t == '\0';
 }
 
+/* The buckets' GPU time and busy time: both or neither, as many as the
+ * buckets, each a time. */
+static prof_err parse_gpu_buckets(const cJSON *b, rank_summary *s, prof_error *err)
+{
+    const cJSON *gpu = cJSON_GetObjectItemCaseSensitive(b, SK_GPU_NS);
+    const cJSON *busy = cJSON_GetObjectItemCaseSensitive(b, SK_BUSY_NS);
+    if (!gpu && !busy)
+        return PROF_OK;
+    if (!cJSON_IsArray(gpu) || !cJSON_IsArray(busy) ||
+        cJSON_GetArraySize(gpu) != (int)s->nbuckets || cJSON_GetArraySize(busy) != (int)s->nbuckets)
+        return corrupt(err, "step buckets that are not as written");
+    const cJSON *x = gpu->child, *y = busy->child;
+    for (size_t i = 0; i < s->nbuckets; i++, x = x->next, y = y->next) {
+        if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) || x->valuedouble < 0 ||
+            !cJSON_IsNumber(y) || !isfinite(y->valuedouble) || y->valuedouble < 0)
+            return corrupt(err, "step buckets that are not as written");
+        s->bucket_gpu[i] = x->valuedouble;
+        s->bucket_busy[i] = y->valuedouble;
+    }
+    s->has_gpu = 1;
+    return PROF_OK;
+}
+
 static prof_err parse_buckets(const cJSON *b, rank_summary *s, prof_error *err)
 {
     const cJSON *sum = cJSON_GetObjectItemCaseSensitive(b, SK_SUM);
@@ -468,7 +511,7 @@ static prof_err parse_buckets(const cJSON *b, rank_summary *s, prof_error *err)
         s->bucket_sum[i] = x->valuedouble;
         s->bucket_count[i] = (uint64_t)c;
     }
-    return PROF_OK;
+    return parse_gpu_buckets(b, s, err);
 }
 
 /* The operations a summary keeps (summary_ops), taken out of o: absent,
@@ -750,6 +793,45 @@ static int bucket_span(const rank_summary *s, uint64_t *lo, uint64_t *hi)
     return 1;
 }
 
+/* Appends num / den to arr, null when den is 0; a share when share,
+ * kept within [0, 1] (busy time shared out between steps may pass it). */
+static void push_ratio(analysis_ctx *c, cJSON *arr, double num, double den, int share)
+{
+    double v = den > 0 ? num / den : 0.0;
+    if (share)
+        v = v < 0 ? 0.0 : v > 1 ? 1.0 : v;
+    cJSON *x = den > 0 ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+    if (!x || !cJSON_AddItemToArray(arr, x)) {
+        cJSON_Delete(x);
+        c->ok = 0;
+    }
+}
+
+/* One rank's row of the heat map: its buckets added into cols columns of
+ * size step numbers from column first. */
+static void rank_steps_row(analysis_ctx *c, const rank_summary *s, cJSON *row, uint64_t first,
+                           uint64_t size, size_t cols, int gpu)
+{
+    double sum[RANK_BUCKETS] = { 0 }, dev[RANK_BUCKETS] = { 0 }, busy[RANK_BUCKETS] = { 0 };
+    uint64_t count[RANK_BUCKETS] = { 0 };
+    for (size_t k = 0; k < s->nbuckets; k++) {
+        size_t col = (size_t)((s->bucket_first + k) / (size / s->bucket_size) - first);
+        sum[col] += s->bucket_sum[k];
+        count[col] += s->bucket_count[k];
+        dev[col] += s->bucket_gpu[k];
+        busy[col] += s->bucket_busy[k];
+    }
+    jnum(c, row, RK_RANK, s->rank);
+    cJSON *means = jarr(c, row, RK_MEAN_NS);
+    for (size_t k = 0; k < cols; k++)
+        push_ratio(c, means, sum[k], (double)count[k], 0);
+    if (!gpu)
+        return;
+    cJSON *idle = jarr(c, row, RK_GPU_IDLE_SHARE);
+    for (size_t k = 0; k < cols; k++)
+        push_ratio(c, idle, dev[k] - busy[k], dev[k], 1);
+}
+
 /* The rank x step heat map (rules.md §4.9): every rank's mean step time in
  * at most RANK_BUCKETS columns of steps_per_column consecutive step
  * numbers, a power of two no smaller than any rank's own buckets; null
@@ -775,29 +857,11 @@ static void section_rank_steps(analysis_ctx *c, cJSON *report)
     jnum(c, o, RK_STEPS_PER_COLUMN, (double)size);
     jnum(c, o, RK_COLUMNS, (double)cols);
     arr = jarr(c, o, RK_RANKS);
-    double sum[RANK_BUCKETS];
-    uint64_t count[RANK_BUCKETS];
-    for (size_t i = 0; i < c->nranks; i++) {
-        const rank_summary *s = &c->ranks[i];
-        memset(sum, 0, sizeof sum);
-        memset(count, 0, sizeof count);
-        for (size_t k = 0; k < s->nbuckets; k++) {
-            size_t col = (size_t)((s->bucket_first + k) / (size / s->bucket_size) - lo / size);
-            sum[col] += s->bucket_sum[k];
-            count[col] += s->bucket_count[k];
-        }
-        cJSON *row = jpush_obj(c, arr), *means;
-        jnum(c, row, RK_RANK, s->rank);
-        means = jarr(c, row, RK_MEAN_NS);
-        for (size_t k = 0; k < cols; k++) {
-            cJSON *v = count[k] ? cJSON_CreateNumber(sum[k] / (double)count[k])
-                                : cJSON_CreateNull();
-            if (!v || !cJSON_AddItemToArray(means, v)) {
-                cJSON_Delete(v);
-                c->ok = 0;
-            }
-        }
-    }
+    int gpu = 0;
+    for (size_t i = 0; i < c->nranks; i++)
+        gpu |= c->ranks[i].has_gpu;
+    for (size_t i = 0; i < c->nranks; i++)
+        rank_steps_row(c, &c->ranks[i], jpush_obj(c, arr), lo / size, size, cols, gpu);
 }
 
 static void ranks_note(analysis_ctx *c, cJSON *report, size_t described)
@@ -871,5 +935,17 @@ cJSON *ranks_report(ranks_analysis *a, cJSON *report, prof_error *err)
         cJSON_Delete(report);
         return prof_error_set(err, PROF_ERR_NOMEM, "out of memory building the report"), NULL;
     }
+    return report;
+}
+
+cJSON *ranks_report_rank(ranks_analysis *a, size_t index, cJSON *report, prof_error *err)
+{
+    size_t described = a->described;
+    int rank = a->c.o.rank;
+    a->described = index;
+    a->c.o.rank = a->c.ranks[index].rank;
+    report = ranks_report(a, report, err);
+    a->described = described;
+    a->c.o.rank = rank;
     return report;
 }

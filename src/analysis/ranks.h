@@ -92,6 +92,10 @@ typedef struct rank_summary {
     size_t nbuckets;
     double bucket_sum[RANK_BUCKETS];
     uint64_t bucket_count[RANK_BUCKETS];
+    /* with GPU activity (has_gpu), of the steps that kept their events: the
+     * time of its devices in them (step time x devices) and of it busy */
+    int has_gpu;
+    double bucket_gpu[RANK_BUCKETS], bucket_busy[RANK_BUCKETS];
     collective_store *store;                     /* where its collectives are    */
     collective_list kernels;                     /* by device, stream, start     */
     collective_list regions;                     /* by start                     */
@@ -138,6 +142,10 @@ size_t ranks_described(const ranks_analysis *a);
  * the straggler findings, the note that says which rank is described, and
  * the ranks table. NULL with err set (the report freed). */
 cJSON *ranks_report(ranks_analysis *a, cJSON *report, prof_error *err);
+/* The same with s[index] described instead, as --rank of its rank would
+ * give it (report: that rank's own report, taken). Not reentrant on one
+ * analysis: callers on several threads hold a lock. */
+cJSON *ranks_report_rank(ranks_analysis *a, size_t index, cJSON *report, prof_error *err);
 void ranks_analysis_free(ranks_analysis *a);
 
 #endif

@@ -520,19 +520,27 @@ int mb_gpu_event(model_builder *b, const prof_event *ev, int comm)
 
 /* ---- steps ------------------------------------------------------------------------ */
 
-static int interval_cmp(const void *pa, const void *pb)
+/* A kept step: its interval, and where it is in the model's steps. */
+typedef struct kept_step {
+    uint64_t start, end;
+    size_t index;
+} kept_step;
+
+static int kept_cmp(const void *pa, const void *pb)
 {
-    const mb_interval *a = pa, *b = pb;
+    const kept_step *a = pa, *b = pb;
     if (a->start != b->start)
         return a->start < b->start ? -1 : 1;
-    return (a->end > b->end) - (a->end < b->end);
+    if (a->end != b->end)
+        return a->end < b->end ? -1 : 1;
+    return (a->index > b->index) - (a->index < b->index);
 }
 
 /* The steps whose activity was kept (rules.md §1: complete and sampled), by
  * start; *n 0 when none. */
-static mb_interval *kept_steps(const profile_model *m, size_t *n, uint64_t *total)
+static kept_step *kept_steps(const profile_model *m, size_t *n, uint64_t *total)
 {
-    mb_interval *v = malloc((m->nsteps ? m->nsteps : 1) * sizeof *v);
+    kept_step *v = malloc((m->nsteps ? m->nsteps : 1) * sizeof *v);
     *n = 0;
     *total = 0;
     if (!v)
@@ -542,24 +550,24 @@ static mb_interval *kept_steps(const profile_model *m, size_t *n, uint64_t *tota
         if ((st->flags & PROF_STEP_INCOMPLETE) || !(st->flags & PROF_STEP_SAMPLED) || !st->dur_ns)
             continue;
         uint64_t end = st->start_ns + st->dur_ns;
-        v[(*n)++] = (mb_interval){ st->start_ns, end < st->start_ns ? UINT64_MAX : end };
+        v[(*n)++] = (kept_step){ st->start_ns, end < st->start_ns ? UINT64_MAX : end, i };
         *total += st->dur_ns;
     }
-    /* Steps mostly arrive in order already; interval_cmp orders whole
-     * values, so leaving an ordered array as it is gives what the sort
-     * would. */
+    /* Steps mostly arrive in order already; kept_cmp orders whole values,
+     * so leaving an ordered array as it is gives what the sort would. */
     for (size_t i = 1; i < *n; i++)
-        if (interval_cmp(&v[i - 1], &v[i]) > 0) {
-            mb_sort(v, *n, sizeof *v, interval_cmp);
+        if (kept_cmp(&v[i - 1], &v[i]) > 0) {
+            mb_sort(v, *n, sizeof *v, kept_cmp);
             break;
         }
     return v;
 }
 
 /* Shares each kept stretch out to the steps it overlaps, in proportion to
- * the overlap (exact for a uniform stretch). */
-static void device_steps(model_gpu_device *d, const mb_gpu *g, const mb_interval *steps,
-                         size_t nsteps, uint64_t total)
+ * the overlap (exact for a uniform stretch); each step's share of busy
+ * time is added to its gpu_busy_ns. */
+static void device_steps(model_gpu_device *d, const mb_gpu *g, const kept_step *steps,
+                         size_t nsteps, uint64_t total, model_step *all)
 {
     double busy = 0, comm = 0, overlap = 0;
     size_t first = 0;
@@ -573,14 +581,17 @@ static void device_steps(model_gpu_device *d, const mb_gpu *g, const mb_interval
             else
                 hi = mid;
         }
+        double mine = 0;
         for (size_t i = lo; i < g->nspans && g->spans[i].start < b; i++) {
             const mb_span *s = &g->spans[i];
             uint64_t from = s->start > a ? s->start : a, to = s->end < b ? s->end : b;
             double f = (double)(to - from) / (double)(s->end - s->start);
             busy += f * (double)s->busy;
+            mine += f * (double)s->busy;
             comm += f * (double)s->comm;
             overlap += f * (double)s->overlap;
         }
+        all[steps[k].index].gpu_busy_ns += (uint64_t)(mine + 0.5);
         first = lo; /* steps by start: later ones begin no earlier */
     }
     d->step_ns = total;
@@ -616,7 +627,7 @@ int mb_gpu_finish(model_builder *b)
     uint64_t total;
     if (!m->ngpus) /* the steps are wanted for the devices alone */
         return 0;
-    mb_interval *steps = kept_steps(m, &nsteps, &total);
+    kept_step *steps = kept_steps(m, &nsteps, &total);
     if (!steps)
         return -1;
     for (size_t i = 0; i < m->ngpus; i++) {
@@ -624,7 +635,7 @@ int mb_gpu_finish(model_builder *b)
             free(steps);
             return -1;
         }
-        device_steps(&m->gpus[i], &b->gpu[i], steps, nsteps, total);
+        device_steps(&m->gpus[i], &b->gpu[i], steps, nsteps, total, m->steps);
         if (m->step_thinning)
             device_steps_scale(&m->gpus[i], m->step_totals.sampled_ns, total);
     }

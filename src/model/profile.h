@@ -90,6 +90,9 @@ typedef struct model_thread {
 typedef struct model_step {
     uint64_t number;
     uint64_t start_ns, dur_ns;
+    uint64_t gpu_busy_ns;  /* a kept step's (complete, sampled): the time its devices were
+                              busy in it, summed over them (gpu.c; shared out in
+                              proportion when step_interpolated); 0 otherwise          */
     uint32_t flags;        /* PROF_STEP_*                                               */
 } model_step;
 

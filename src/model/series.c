@@ -199,7 +199,7 @@ static void steps_thin(profile_model *m)
 int mb_step_add(model_builder *b, const prof_event *ev)
 {
     profile_model *m = b->m;
-    model_step st = { ev->value, ev->start_ns, ev->dur_ns, ev->flags };
+    model_step st = { ev->value, ev->start_ns, ev->dur_ns, 0, ev->flags };
     if (totals_add(&m->step_totals, &st) < 0)
         return -1;
     uint64_t h = step_hash(&st);

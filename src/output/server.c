@@ -3,8 +3,10 @@
  * use is reported as such). Only a fixed set of paths exists: nothing here
  * maps a URL to a file, so no request can reach anything else. Everything
  * answered is built before the server starts, except the event windows,
- * which each request reads from the profile with its own reader: the
- * handler shares no mutable state and may run on several threads.
+ * which each request reads from the profile with its own reader, and a
+ * job's other ranks, which the command's callbacks (view_job_source) give
+ * on demand: the handler shares no mutable state and may run on several
+ * threads.
  *
  * Every request must carry the run's token, drawn from the kernel's random
  * source when the server starts and printed in its URL (as Jupyter does):
@@ -35,6 +37,7 @@
 #define MAX_HOSTS 8
 #define TOKEN_BYTES 16u            /* 128 random bits, written as 32 hex digits */
 #define TOKEN_COOKIE "prof_token"
+#define JOB_WHY_MAX 512            /* a job callback's reason for a failure      */
 
 struct view_server {
     view_server_config cfg;
@@ -123,6 +126,18 @@ long view_parse_profile(const char *text, size_t nprofiles)
     return v < nprofiles ? (long)v : -1;
 }
 
+int view_parse_rank(const char *text, long *rank)
+{
+    uint64_t v = 0;
+    *rank = -1;
+    if (!text)
+        return 0;
+    if (parse_u64(text, &v) < 0 || v > INT32_MAX)
+        return -1;
+    *rank = (long)v;
+    return 0;
+}
+
 int view_parse_events(const char *profile, const char *t0, const char *t1, const char *thread,
                       size_t nprofiles, long *profile_out, timeline_query *q)
 {
@@ -141,19 +156,70 @@ int view_parse_events(const char *profile, const char *t0, const char *t1, const
     return 0;
 }
 
-/* /api/events?t0=NS&t1=NS[&thread=N|gpu][&profile=N] */
+/* What a job's callback could not give: no such rank, or why it failed. */
+static enum MHD_Result answer_job_failure(const view_server *s, struct MHD_Connection *c,
+                                          int found, const char *why)
+{
+    if (!found)
+        return respond_text(s, c, MHD_HTTP_NOT_FOUND, "no such rank\n");
+    size_t len = strlen(why);
+    char *text = malloc(len + 2);
+    if (!text)
+        return MHD_NO;
+    memcpy(text, why, len);
+    memcpy(text + len, "\n", 2);
+    return respond(s, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8", text,
+                   len + 1, MHD_RESPMEM_MUST_FREE);
+}
+
+/* The rank=N of a request on a job's other rank: 1 and *rank, 0 when it
+ * names none (or the rank view_json describes), -1 when it is malformed
+ * or the view is not of a job. */
+static int job_rank(const view_server *s, struct MHD_Connection *c, long *rank)
+{
+    if (view_parse_rank(arg(s, c, "rank"), rank) < 0 || (*rank >= 0 && !s->cfg.job))
+        return -1;
+    return *rank >= 0 && *rank != s->cfg.job->described;
+}
+
+/* /api/view[?rank=N] */
+static enum MHD_Result answer_view(const view_server *s, struct MHD_Connection *c)
+{
+    long rank;
+    int other = job_rank(s, c, &rank), found = 1;
+    if (other < 0)
+        return respond_text(s, c, MHD_HTTP_NOT_FOUND, "no such rank\n");
+    if (!other)
+        return respond_json(s, c, s->cfg.view_json);
+    char why[JOB_WHY_MAX];
+    const view_job_source *j = s->cfg.job;
+    char *json = j->view(j->ctx, rank, &found, why, sizeof why);
+    if (!json)
+        return answer_job_failure(s, c, found, why);
+    return respond(s, c, MHD_HTTP_OK, "application/json", json, strlen(json),
+                   MHD_RESPMEM_MUST_FREE);
+}
+
+/* /api/events?t0=NS&t1=NS[&thread=N|gpu][&profile=N|&rank=N] */
 static enum MHD_Result answer_events(const view_server *s, struct MHD_Connection *c)
 {
     timeline_query q;
-    long profile = 0;
+    long profile = 0, rank;
     int bad = view_parse_events(arg(s, c, "profile"), arg(s, c, "t0"), arg(s, c, "t1"),
                                 arg(s, c, "thread"), s->cfg.nprofiles, &profile, &q);
     if (bad == VIEW_BAD_WINDOW)
         return respond_text(s, c, MHD_HTTP_BAD_REQUEST, "bad profile, t0 or t1\n");
     if (bad == VIEW_BAD_THREAD)
         return respond_text(s, c, MHD_HTTP_BAD_REQUEST, "bad thread\n");
+    int other = job_rank(s, c, &rank), found = 1;
+    if (other < 0)
+        return respond_text(s, c, MHD_HTTP_NOT_FOUND, "no such rank\n");
+    const char *path = s->cfg.paths[profile];
+    char why[JOB_WHY_MAX];
+    if (other && !(path = s->cfg.job->path(s->cfg.job->ctx, rank, &found, why, sizeof why)))
+        return answer_job_failure(s, c, found, why);
     prof_error err = { PROF_OK, "" };
-    char *json = timeline_window_json(s->cfg.paths[profile], &q, &err);
+    char *json = timeline_window_json(path, &q, &err);
     if (!json)
         return respond_text(s, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot read the profile\n");
     return respond(s, c, MHD_HTTP_OK, "application/json", json, strlen(json),
@@ -225,7 +291,7 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
     if (strcmp(url, "/favicon.ico") == 0) /* browsers ask; there is none */
         return respond(s, c, MHD_HTTP_NO_CONTENT, "image/x-icon", "", 0, MHD_RESPMEM_PERSISTENT);
     if (strcmp(url, "/api/view") == 0)
-        return respond_json(s, c, s->cfg.view_json);
+        return answer_view(s, c);
     if (strcmp(url, "/api/report") == 0) {
         long p = view_parse_profile(arg(s, c, "profile"), s->cfg.nprofiles);
         return p < 0 ? respond_text(s, c, MHD_HTTP_NOT_FOUND, "no such profile\n")

@@ -13,6 +13,20 @@
 #define VIEW_MAX_PROFILES 2
 #define VIEW_EVENTS_LIMIT 20000u /* events per /api/events answer */
 
+/* A job's ranks (prof view DIR): any rank's view and events on demand, as
+ * `prof view DIR --rank N` would serve them. Both may be called from
+ * several server threads at once. rank is a rank number. */
+typedef struct view_job_source {
+    void *ctx;
+    int described;          /* the rank view_json describes                    */
+    /* That rank's view document (JSON text, freed by the server); NULL with
+     * *found 0 when the job has no such rank, else with a one-line reason. */
+    char *(*view)(void *ctx, long rank, int *found, char *why, size_t size);
+    /* The profile its events are read from (kept while serving); NULL as
+     * view. */
+    const char *(*path)(void *ctx, long rank, int *found, char *why, size_t size);
+} view_job_source;
+
 typedef struct view_server_config {
     const char *bind_addr;  /* numeric IPv4 or IPv6 address; NULL: 127.0.0.1  */
     unsigned port;          /* 0: any free port (view_server_port says which) */
@@ -21,6 +35,7 @@ typedef struct view_server_config {
     const char *reports[VIEW_MAX_PROFILES]; /* each report as JSON text       */
     const char *view_json;  /* the page's data (view_document)                */
     const char *compare_json; /* the comparison as JSON text, or NULL         */
+    const view_job_source *job; /* a job's other ranks, or NULL              */
 } view_server_config;
 
 typedef struct view_server view_server;
@@ -32,6 +47,10 @@ typedef struct view_server view_server;
 /* profile=N: 0 when absent, N when a whole number below nprofiles, -1 for
  * anything else. */
 long view_parse_profile(const char *text, size_t nprofiles);
+
+/* rank=N (a job's rank, /api/view and /api/events): 0 with *rank -1 when
+ * absent or N, a whole number up to INT32_MAX; -1 for anything else. */
+int view_parse_rank(const char *text, long *rank);
 
 #define VIEW_BAD_WINDOW (-1) /* profile, t0 or t1 malformed, or t1 < t0 */
 #define VIEW_BAD_THREAD (-2) /* thread neither "gpu" nor a 32-bit index  */

@@ -502,7 +502,7 @@ async function checkJob(p, page) {
   const rep = JSON.parse(readFileSync(p.report, 'utf8'));
   const rs = rep.rank_steps;
   await page.click('#tab-summary');
-  const cells = await page.$$eval('#panel-summary svg.heatmap rect.heat', (rs) => rs.map((r) =>
+  const cells = await page.$$eval('#panel-summary svg.heatmap[data-field="mean_ns"] rect.heat', (rs) => rs.map((r) =>
     [Number(r.getAttribute('data-rank')), Number(r.getAttribute('data-col')), r.getAttribute('data-raw'),
       r.querySelector('title').textContent]));
   const bad = [];
@@ -516,20 +516,79 @@ async function checkJob(p, page) {
   const fast = cells.filter((c) => c[0] === 0).map((c) => Number(c[2]));
   check(p.name + ' heat map shows the slow rank', slow.length > 0 && slow.every((v, i) => v > 1.2 * fast[i]),
     JSON.stringify([slow.slice(0, 2), fast.slice(0, 2)]));
-  const fills = await page.$$eval('#panel-summary svg.heatmap rect.heat', (rs) => rs.map((r) => r.getAttribute('data-rank') + ' ' + r.getAttribute('fill')));
+  const fills = await page.$$eval('#panel-summary svg.heatmap[data-field="mean_ns"] rect.heat', (rs) => rs.map((r) => r.getAttribute('data-rank') + ' ' + r.getAttribute('fill')));
   const fill = (rank) => new Set(fills.filter((f) => f.startsWith(rank + ' ')).map((f) => f.split(' ').slice(1).join(' ')));
   check(p.name + ' heat map darker where slower', fill(2).size === 1 && fill(0).size === 1 && [...fill(2)][0] !== [...fill(0)][0],
     JSON.stringify([[...fill(2)], [...fill(0)]]));
   const tip = cells.find((c) => c[0] === 1 && c[1] === 0);
   check(p.name + ' heat map cells say their steps', tip && /^rank 1, steps [0-9]+\u2013[0-9]+: mean /.test(tip[3]), tip && tip[3]);
-  const rows = await page.$$eval('#panel-summary h2', (hs) => {
-    const hd = hs.find((x) => x.textContent === 'Ranks');
-    return hd ? hd.nextElementSibling.querySelectorAll('tbody tr').length : 0;
-  });
+  const idle = await page.$$eval('#panel-summary svg.heatmap[data-field="gpu_idle_share"] rect.heat', (rs) => rs.map((r) =>
+    [Number(r.getAttribute('data-rank')), Number(r.getAttribute('data-col')), r.getAttribute('data-raw'),
+      r.querySelector('title').textContent]));
+  const badIdle = [];
+  if (idle.length !== rs.ranks.length * rs.columns) badIdle.push(idle.length + ' idle cells for ' + rs.ranks.length + ' x ' + rs.columns);
+  for (const [rank, col, raw] of idle) {
+    const want = rs.ranks.find((r) => r.rank === rank).gpu_idle_share[col];
+    if (want === null ? raw !== '' : !near(raw, want)) badIdle.push('rank ' + rank + ' column ' + col + ': ' + raw + ' vs ' + want);
+  }
+  check(p.name + ' GPU idle heat map cells equal the report', badIdle.length === 0, badIdle.slice(0, 3).join('; '));
+  const idleTip = idle.find((c) => c[0] === 2 && c[1] === 0);
+  check(p.name + ' GPU idle heat map says the share', idleTip && /: GPU idle 60\.9%/.test(idleTip[3]), idleTip && idleTip[3]);
+  const rows = await page.$$eval('#panel-summary table[data-table="ranks"] tbody tr', (trs) => trs.length);
   check(p.name + ' a row per rank', rows === rep.ranks.length, rows + ' rows');
   const rec = await page.$eval('#panel-summary', (x) => x.textContent);
   const described = rep.ranks.find((k) => k.described);
   check(p.name + ' recording of the rank described', described && described.rank === 2 && rec.includes(described.path), rec.slice(-300));
+  const links = await page.$$eval('#panel-summary a.rank-link', (as) => as.map((a) => a.getAttribute('href')));
+  if (!p.served) {
+    check(p.name + ' no rank links without the server', links.length === 0, JSON.stringify(links));
+    return;
+  }
+  check(p.name + ' a link to every other rank', JSON.stringify(links.sort()) ===
+    JSON.stringify(rep.ranks.filter((k) => !k.described).map((k) => '?rank=' + k.rank).sort()), JSON.stringify(links));
+  await checkRankClick(p, page, rep);
+}
+
+/* Served, a click on a rank shows that rank in full: its view from the
+ * server (the ranks table marks it, its recording and its own timeline),
+ * and a link goes back; a heat map cell does the same. */
+async function checkRankClick(p, page, rep) {
+  const events = [];
+  page.on('request', (r) => { if (r.url().includes('/api/events')) events.push(r.url()); });
+  const zero = rep.ranks.find((k) => k.rank === 0);
+  await Promise.all([page.waitForNavigation(), page.click('#panel-summary a.rank-link[href="?rank=0"]')]);
+  await page.waitForSelector('body[data-ready]', { timeout: 15000 });
+  await page.click('#tab-summary');
+  const shown = await page.evaluate(() => ({
+    ready: document.body.getAttribute('data-ready'),
+    search: location.search,
+    current: Array.from(document.querySelectorAll('#panel-summary table[data-table="ranks"] tr[aria-current="true"]')).map((t) => t.getAttribute('data-rank')),
+    nav: (document.querySelector('#panel-summary [data-section="rank-nav"]') || {}).textContent || '',
+    text: document.querySelector('#panel-summary').textContent,
+  }));
+  check(p.name + ' click shows rank 0 in full', shown.ready === 'true' && shown.search === '?rank=0' &&
+    JSON.stringify(shown.current) === '["0"]' && shown.text.includes(zero.path) && /^Showing rank 0 in full/.test(shown.nav),
+    JSON.stringify(shown).slice(0, 400));
+  await page.click('#tab-operations');
+  await page.waitForSelector('#panel-operations[data-rendered="true"]', { timeout: 10000 });
+  const opsText = await page.$eval('#panel-operations', (x) => x.textContent);
+  check(p.name + ' rank 0 has its own operations', !opsText.includes('rank2_only') && opsText.includes('backward'), opsText.slice(0, 200));
+  await page.click('#tab-timeline');
+  await page.waitForSelector('#panel-timeline svg rect.event', { timeout: 15000 }).catch(() => {});
+  const drawn = await page.$$eval('#panel-timeline svg rect.event', (r) => r.length);
+  check(p.name + ' rank 0 timeline from its own profile', drawn > 0 && events.length > 0 && events.every((u) => /[?&]rank=0(&|$)/.test(u)),
+    drawn + ' events; ' + events.slice(0, 2).join(' '));
+  await page.click('#tab-summary');
+  await Promise.all([page.waitForNavigation(), page.click('#panel-summary [data-section="rank-nav"] a')]);
+  await page.waitForSelector('body[data-ready]', { timeout: 15000 });
+  await page.click('#tab-summary');
+  const back = await page.evaluate(() => ({ search: location.search,
+    current: Array.from(document.querySelectorAll('#panel-summary table[data-table="ranks"] tr[aria-current="true"]')).map((t) => t.getAttribute('data-rank')) }));
+  check(p.name + ' back to the rank that holds the job back', back.search === '' && JSON.stringify(back.current) === '["2"]', JSON.stringify(back));
+  await Promise.all([page.waitForNavigation(), page.click('#panel-summary svg.heatmap[data-field="mean_ns"] rect.heat[data-rank="3"][data-col="0"]')]);
+  await page.waitForSelector('body[data-ready]', { timeout: 15000 });
+  const cell = await page.evaluate(() => location.search);
+  check(p.name + ' a heat map cell shows its rank', cell === '?rank=3', cell);
 }
 
 for (const p of config.pages) {

@@ -343,6 +343,36 @@ else
     not_ok ranks-outliers "make_ranks: $(cat "$err")"
 fi
 
+# The heat map's GPU idle time (rank_steps gpu_idle_share), one step a
+# column here, against each step's idle time computed from the kernels
+# prof export writes: the union of their intervals inside the step.
+if "$PYTHON" - "$out" "$tmp/odd16" "$PROF" 2>"$err" <<'PY'
+import json, subprocess, sys
+r = json.load(open(sys.argv[1]))
+rs = r["rank_steps"]
+assert rs["steps_per_column"] == 1, rs["steps_per_column"]
+for rank in (0, 5):
+    lines = subprocess.run([sys.argv[3], "export", "--format", "json", "%s/rank%d.prof" % (sys.argv[2], rank)],
+                           check=True, capture_output=True, text=True).stdout.splitlines()
+    ev = [json.loads(l) for l in lines]
+    kernels = sorted((e["start_ns"], e["start_ns"] + e["dur_ns"]) for e in ev if e["type"] == "gpu_kernel")
+    want = {}
+    for st in (e for e in ev if e["type"] == "step"):
+        a, b = st["start_ns"], st["start_ns"] + st["dur_ns"]
+        busy, end = 0, a
+        for s, t in kernels:
+            s, t = max(s, end), min(t, b)
+            if t > s:
+                busy += t - s
+                end = t
+        want[st["step"]] = 1 - busy / st["dur_ns"]
+    got = next(x for x in rs["ranks"] if x["rank"] == rank)["gpu_idle_share"]
+    for col, v in enumerate(got):
+        step = rs["first_step"] + col
+        assert abs(v - want[step]) < 1e-9, (rank, step, v, want[step])
+PY
+then ok ranks-heat-gpu-idle; else not_ok ranks-heat-gpu-idle "$(tail -n 3 "$err")"; fi
+
 # ---- rank summaries, merged ------------------------------------------------------------------
 # Each rank's summary (--summary), written as on the machine that holds
 # the rank, merges into the report prof analyze gives of the profiles:

@@ -15,6 +15,7 @@ DEMO=testdata/demo.prof
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/prof-cli-view.XXXXXX") || exit 1
 tmp=$(cd "$tmp" && pwd) # absolute, for file:// addresses
+PYTHON=${PYTHON:-$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3 )}
 pids=""
 cleanup() {
     for p in $pids; do kill "$p" 2>/dev/null; done
@@ -192,6 +193,8 @@ if serve demo "$DEMO"; then
         || not_ok "token: 128 bits in the URL" "'$token'" ;;
     *) not_ok "token: 128 bits in the URL" "'$page'" ;;
     esac
+    code "rank: none in one profile's view" 404 "${url}api/view?rank=0"
+    code "rank: no events of a rank in one profile's view" 404 "${url}api/events?rank=0"
     bare "token: page refused without it" 403 "$url"
     bare "token: report refused without it" 403 "${url}api/report"
     bare "token: events refused without it" 403 "${url}api/events?t0=0&t1=1"
@@ -298,7 +301,7 @@ mkdir -p "$tmp/an"
 mv "$tmp/an/job4" "$tmp/job"
 "$PROF" analyze --format json --top 1000 -o "$tmp/job.json" "$tmp/job" 2>"$tmp/err" || not_ok "job report" "$(cat "$tmp/err")"
 "$PROF" view "$tmp/job" --html "$tmp/job.html" 2>"$tmp/err" || not_ok "html: job" "$(cat "$tmp/err")"
-serve job "$tmp/job" && job_url=$page
+serve job "$tmp/job" && job_url=$page && job_base=$url && job_token=$token
 if grep -q "^Serving the dashboard of $tmp/job/rank2.prof at " "$tmp/job.out"; then ok "job: the straggler served"
 else not_ok "job: the straggler served" "$(cat "$tmp/job.out")"; fi
 "$PROF" view "$tmp/job" --rank 7 --html "$tmp/none.html" >"$tmp/out" 2>"$tmp/err"
@@ -309,6 +312,37 @@ else not_ok "job: --rank missing" "exit $rc: $(cat "$tmp/err")"; fi
 rc=$?
 if [ $rc -eq 2 ] && grep -q -e "--rank applies to a directory of ranks" "$tmp/err"; then ok "job: --rank needs a directory"
 else not_ok "job: --rank needs a directory" "exit $rc: $(cat "$tmp/err")"; fi
+# Served, any other rank's view and events on demand: the view of rank N
+# is the one prof view DIR --rank N serves, byte for byte; a rank the job
+# lacks, or a rank of a single profile's view, is not found.
+jget() { # NAME QUERY OUTPUT: a request to the job's server
+    curl -s -f -b "prof_token=$job_token" -o "$3" "$job_base$2" || not_ok "$1" "GET $2 failed"
+}
+if serve job0 "$tmp/job" --rank 0; then
+    curl -s -b "prof_token=$token" -o "$tmp/job0.view" "${url}api/view"
+    jget "job: rank 0 on demand" "api/view?rank=0" "$tmp/job-r0.view"
+    if [ -s "$tmp/job0.view" ] && cmp -s "$tmp/job0.view" "$tmp/job-r0.view"; then ok "job: rank 0 on demand is --rank 0"
+    else not_ok "job: rank 0 on demand is --rank 0" "$(cmp "$tmp/job0.view" "$tmp/job-r0.view" 2>&1)"; fi
+    code "job: another rank of a --rank view" 200 "${url}api/view?rank=1"
+    jget "job: rank 0 again" "api/view?rank=0" "$tmp/job-r0b.view"
+    if cmp -s "$tmp/job-r0.view" "$tmp/job-r0b.view"; then ok "job: rank 0 kept"; else not_ok "job: rank 0 kept" "differs"; fi
+fi
+jget "job: described rank" "api/view?rank=2" "$tmp/job-r2.view"
+jget "job: the job's view" "api/view" "$tmp/job.view"
+if cmp -s "$tmp/job-r2.view" "$tmp/job.view"; then ok "job: rank 2 is the job's view"
+else not_ok "job: rank 2 is the job's view" "differs"; fi
+for q in "api/view?rank=7" "api/view?rank=x" "api/view?rank=-1" "api/view?rank=99999999999" "api/events?rank=7"; do
+    got=$(curl -s -o /dev/null -w '%{http_code}' -b "prof_token=$job_token" "$job_base$q")
+    if [ "$got" = 404 ]; then ok "job: $q not found"; else not_ok "job: $q not found" "status $got"; fi
+done
+jget "job: rank 0 events" "api/events?rank=0" "$tmp/job-ev0.json"
+jget "job: rank 2 events" "api/events?rank=2" "$tmp/job-ev2.json"
+if "$PYTHON" -c '
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+assert a["count"] > 0 and "rank2_only" not in a["names"] and "rank2_only" in b["names"], (a["names"], b["names"])
+' "$tmp/job-ev0.json" "$tmp/job-ev2.json" 2>"$tmp/err"; then ok "job: each rank's own events"
+else not_ok "job: each rank's own events" "$(tail -n 2 "$tmp/err")"; fi
 cat >"$tmp/browser.json" <<EOF
 { "screenshots": "$shots", "report": "$tmp/demo.json", "pages": [
   { "name": "served-demo", "url": "$demo_url", "kind": "demo", "served": true },

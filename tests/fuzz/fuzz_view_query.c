@@ -4,7 +4,7 @@
  * value of a key wins; no percent-decoding is needed for these keys), and
  * the path is looked up among the page's files. Checks: an accepted
  * request's numbers read back as the decimal text it gave, the window is
- * ordered, and the profile and thread are in range. */
+ * ordered, and the profile, thread and rank are in range. */
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,8 +15,8 @@
 #include "output/viewer_assets.h"
 #include "fuzz_util.h"
 
-#define NKEYS 4
-static const char *const keys[NKEYS] = { "profile", "t0", "t1", "thread" };
+#define NKEYS 5
+static const char *const keys[NKEYS] = { "profile", "t0", "t1", "thread", "rank" };
 
 /* Points vals[i] at the first value of keys[i] in query (split in place). */
 static void split_query(char *query, const char *vals[NKEYS])
@@ -49,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(req != NULL);
     memcpy(req, data, size);
     req[size] = '\0'; /* the library hands over C strings: stop at a NUL */
-    const char *vals[NKEYS] = { NULL, NULL, NULL, NULL };
+    const char *vals[NKEYS] = { NULL, NULL, NULL, NULL, NULL };
     char *q = strchr(req, '?');
     if (q) {
         *q++ = '\0';
@@ -58,6 +58,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const viewer_asset *a = viewer_asset_find(req);
     CHECK(!a || (strcmp(a->path, req) == 0 && a->data != NULL && a->content_type != NULL));
 
+    long rank = -2;
+    if (view_parse_rank(vals[4], &rank) == 0) {
+        CHECK(vals[4] ? rank >= 0 && rank <= INT32_MAX : rank == -1);
+        if (vals[4])
+            check_number(vals[4], (uint64_t)rank);
+    } else {
+        CHECK(vals[4] != NULL && rank == -1);
+    }
     for (size_t n = 1; n <= VIEW_MAX_PROFILES; n++) {
         long p = view_parse_profile(vals[0], n);
         CHECK(p >= -1 && p < (long)n);

@@ -61,7 +61,7 @@ PAGE_NAMES = {
     # JavaScript and the DOM
     "PI", "length", "body", "clientWidth", "clientX", "clientY", "deltaY", "firstChild",
     "hash", "height", "hidden", "id", "innerHeight", "innerWidth", "key", "left", "style",
-    "textContent", "top", "width", "ok", "message", "size", "background", "margin",
+    "textContent", "top", "width", "ok", "message", "size", "background", "margin", "search",
     "maxWidth",
     # the page's objects: charts' options and series, boxes, scales, table rows
     "a", "b", "d", "h", "l", "r", "w", "x", "y", "pts", "hlines", "marks", "markers", "dash",
