@@ -307,7 +307,7 @@ Test(output_view, unreadable_profile_is_an_error)
 
 static view_server_config config(const char *addr, unsigned port)
 {
-    view_server_config c = { addr, port, 1, { "x.prof" }, { "{}" }, "{}", NULL };
+    view_server_config c = { addr, port, 1, { "x.prof" }, { "{}" }, "{}", NULL, NULL };
     return c;
 }
 
@@ -367,4 +367,20 @@ Test(output_view, window_bounds_read_back_up_to_the_largest)
     cr_assert_eq(view_parse_events(NULL, "", NULL, NULL, 1, &profile, &q), VIEW_BAD_WINDOW);
     cr_assert_eq(view_parse_events(NULL, "4294967296", NULL, "4294967296", 1, &profile, &q),
                  VIEW_BAD_THREAD);
+}
+
+Test(output_view, a_rank_reads_back_up_to_the_largest_int)
+{
+    long rank = 0;
+    cr_assert_eq(view_parse_rank(NULL, &rank), 0);
+    cr_assert_eq(rank, -1, "absent: none");
+    cr_assert_eq(view_parse_rank("0", &rank), 0);
+    cr_assert_eq(rank, 0);
+    cr_assert_eq(view_parse_rank("2147483647", &rank), 0);
+    cr_assert_eq(rank, 2147483647);
+    cr_assert_eq(view_parse_rank("2147483648", &rank), -1);
+    cr_assert_eq(view_parse_rank("-1", &rank), -1);
+    cr_assert_eq(view_parse_rank("", &rank), -1);
+    cr_assert_eq(view_parse_rank("1x", &rank), -1);
+    cr_assert_eq(view_parse_rank("99999999999999999999", &rank), -1);
 }
