@@ -34,20 +34,18 @@ typedef struct op_gap {
 /* The time per step on a summary's list of name (kernels when gpu); when it
  * is not there, 0 if the list holds every one of that class it could, else
  * at most the list's smallest of that class (*bound set). */
-static double op_time(const cJSON *ops, const char *name, int gpu, int *bound)
+static double op_time(const rank_summary *s, const char *name, int gpu, int *bound)
 {
     double least = INFINITY;
     size_t count = 0;
-    const cJSON *o;
     *bound = 0;
-    cJSON_ArrayForEach(o, ops) {
-        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, RK_GPU)) != gpu)
+    for (size_t i = 0; i < s->nops; i++) {
+        const rank_op *o = &s->ops[i];
+        if (o->gpu != gpu)
             continue;
-        double v = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "ns_per_step"));
-        const char *n = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, RK_NAME));
-        if (n && strcmp(n, name) == 0)
-            return v;
-        least = v < least ? v : least;
+        if (strcmp(o->name, name) == 0)
+            return o->ns_per_step;
+        least = o->ns_per_step < least ? o->ns_per_step : least;
         count++;
     }
     *bound = count == RANK_OPS;
@@ -70,16 +68,12 @@ static size_t op_gaps(const rank_summary *slow, const rank_summary *fast, double
                       op_gap *out)
 {
     size_t n = 0;
-    const cJSON *o;
-    cJSON_ArrayForEach(o, slow->ops) {
-        const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, RK_NAME));
-        int gpu = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, RK_GPU)), bound;
-        double v = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "ns_per_step"));
-        if (!name || n == 2 * RANK_OPS)
-            continue;
-        double f = op_time(fast->ops, name, gpu, &bound);
-        if (v - f >= SPREAD_PART * gap)
-            out[n++] = (op_gap){ name, gpu, bound, v, f };
+    for (size_t i = 0; i < slow->nops && n < 2 * RANK_OPS; i++) {
+        const rank_op *o = &slow->ops[i];
+        int bound;
+        double f = op_time(fast, o->name, o->gpu, &bound);
+        if (o->ns_per_step - f >= SPREAD_PART * gap)
+            out[n++] = (op_gap){ o->name, o->gpu, bound, o->ns_per_step, f };
     }
     qsort(out, n, sizeof *out, by_gap_desc);
     return n;

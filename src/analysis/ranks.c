@@ -149,32 +149,59 @@ static int by_self_time(const void *a, const void *b, void *arg)
 /* The operations and kernels a rank spends most of its work on, per step,
  * for the cross-rank rules to say where two ranks differ (rules.md §4.12).
  * Communication is left out: its time is mostly waiting for other ranks. */
+/* Room for n >= 1 operations and their names (len bytes with their NULs), in
+ * one block: a summary outlives the model it was built from, and one block
+ * left between the model's allocations fragments the heap less than many. */
+static rank_op *ops_alloc(size_t n, size_t len)
+{
+    rank_op *ops = malloc(n * sizeof *ops + len);
+    if (ops)
+        ops[0].name = (char *)(ops + n);
+    return ops;
+}
+
 static void summary_ops(analysis_ctx *c, rank_summary *s, const profile_model *m, double basis)
 {
     if (basis <= 0 || m->nops == 0 || m->nops > UINT32_MAX)
         return;
     uint32_t *order = xcalloc(c, m->nops, sizeof *order);
-    if (!order || !(s->ops = cJSON_CreateArray())) {
-        free(order);
-        c->ok = 0;
+    if (!order)
         return;
-    }
     for (size_t i = 0; i < m->nops; i++)
         order[i] = (uint32_t)i;
     qsort_r(order, m->nops, sizeof *order, by_self_time, m->ops);
-    size_t kept[2] = { 0, 0 };
-    for (size_t i = 0; i < m->nops; i++) {
+    const model_op *kept[2 * RANK_OPS];
+    size_t n = 0, len = 0, per_class[2] = { 0, 0 };
+    for (size_t i = 0; i < m->nops && n < 2 * RANK_OPS; i++) {
         const model_op *op = &m->ops[order[i]];
         int gpu = op->kind == MODEL_KIND_GPU;
-        if (op->comm || op->kind == PROF_KIND_COMM || op->self_ns == 0 || kept[gpu] == RANK_OPS)
+        if (op->comm || op->kind == PROF_KIND_COMM || op->self_ns == 0 ||
+            per_class[gpu] == RANK_OPS)
             continue;
-        kept[gpu]++;
-        cJSON *o = jpush_obj(c, s->ops);
-        jstr(c, o, RK_NAME, op->name);
-        jbool(c, o, SK_GPU, gpu);
-        jnum(c, o, SK_NS_PER_STEP, (double)op->self_ns / basis);
+        per_class[gpu]++;
+        kept[n++] = op;
+        len += strlen(op->name) + 1;
     }
     free(order);
+    if (n == 0)
+        return;
+    if (!(s->ops = ops_alloc(n, len))) {
+        c->ok = 0;
+        return;
+    }
+    char *name = s->ops[0].name;
+    for (size_t i = 0; i < n; i++) {
+        rank_op *o = &s->ops[s->nops++];
+        o->gpu = kept[i]->kind == MODEL_KIND_GPU;
+        o->ns_per_step = (double)kept[i]->self_ns / basis;
+        o->name = strcpy(name, kept[i]->name);
+        name += strlen(name) + 1;
+    }
+}
+
+static void ops_free(rank_summary *s)
+{
+    free(s->ops);
 }
 
 static void summary_steps_and_row(analysis_ctx *c, rank_summary *s, const profile_model *m)
@@ -260,7 +287,7 @@ void rank_summary_free(rank_summary *s)
     cJSON_Delete(s->peaks);
     cJSON_Delete(s->findings);
     cJSON_Delete(s->report);
-    cJSON_Delete(s->ops);
+    ops_free(s);
     free(s->host);
     collective_list_free(&s->kernels);
     collective_list_free(&s->regions);
@@ -351,6 +378,21 @@ static int add_buckets(cJSON *o, const rank_summary *s)
     return 1;
 }
 
+static int add_ops(cJSON *o, const rank_summary *s)
+{
+    if (!s->ops)
+        return 1;
+    analysis_ctx c = { .ok = 1 };
+    cJSON *arr = jarr(&c, o, SK_OPS);
+    for (size_t i = 0; i < s->nops; i++) {
+        cJSON *x = jpush_obj(&c, arr);
+        jstr(&c, x, RK_NAME, s->ops[i].name);
+        jbool(&c, x, SK_GPU, s->ops[i].gpu);
+        jnum(&c, x, SK_NS_PER_STEP, s->ops[i].ns_per_step);
+    }
+    return c.ok;
+}
+
 cJSON *rank_summary_json(const rank_summary *s)
 {
     cJSON *o = cJSON_CreateObject(), *steps = cJSON_CreateObject();
@@ -369,7 +411,7 @@ cJSON *rank_summary_json(const rank_summary *s)
     ok = c.ok && add_buckets(o, s) && add_ref(o, SK_ROW, s->row) &&
          add_ref(o, SK_LAUNCHES, s->launches) &&
          add_ref(o, SK_PEAKS, s->peaks) && add_ref(o, SK_FINDINGS, s->findings) &&
-         add_ref(o, SK_OPS, s->ops) &&
+         add_ops(o, s) &&
          add_collectives(o, SK_KERNELS, s, &s->kernels) &&
          add_collectives(o, SK_REGIONS, s, &s->regions) &&
          add_ref(o, SK_REPORT, s->report);
@@ -514,23 +556,38 @@ static prof_err parse_buckets(const cJSON *b, rank_summary *s, prof_error *err)
     return parse_gpu_buckets(b, s, err);
 }
 
-/* The operations a summary keeps (summary_ops), taken out of o: absent,
- * or as many as it writes, each as it writes it. */
-static prof_err take_ops(cJSON *o, rank_summary *s, prof_error *err)
+/* The operations a summary keeps (summary_ops): absent, or as many as it
+ * writes, each as it writes it. */
+static prof_err parse_ops(const cJSON *o, rank_summary *s, prof_error *err)
 {
-    cJSON *ops = cJSON_GetObjectItemCaseSensitive(o, SK_OPS), *x;
+    const cJSON *ops = cJSON_GetObjectItemCaseSensitive(o, SK_OPS), *x;
     if (!ops)
         return PROF_OK;
-    if (!cJSON_IsArray(ops) || cJSON_GetArraySize(ops) > 2 * RANK_OPS)
+    int n = cJSON_GetArraySize(ops);
+    if (!cJSON_IsArray(ops) || n > 2 * RANK_OPS)
         return corrupt(err, "operations that are not as written");
+    size_t len = 0;
     cJSON_ArrayForEach(x, ops) {
+        const cJSON *gpu = cJSON_GetObjectItemCaseSensitive(x, SK_GPU);
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(x, RK_NAME));
         double v;
-        if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(x, RK_NAME)) ||
-            !cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(x, SK_GPU)) ||
+        if (!name || !cJSON_IsBool(gpu) ||
             !figure(cJSON_GetObjectItemCaseSensitive(x, SK_NS_PER_STEP), &v) || !(v >= 0))
             return corrupt(err, "operations that are not as written");
+        len += strlen(name) + 1;
     }
-    s->ops = cJSON_DetachItemViaPointer(o, ops);
+    if (n == 0)
+        return PROF_OK;
+    if (!(s->ops = ops_alloc((size_t)n, len)))
+        return prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
+    char *at = s->ops[0].name;
+    cJSON_ArrayForEach(x, ops) {
+        rank_op *op = &s->ops[s->nops++];
+        op->name = strcpy(at, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(x, RK_NAME)));
+        at += strlen(at) + 1;
+        op->gpu = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(x, SK_GPU));
+        op->ns_per_step = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(x, SK_NS_PER_STEP));
+    }
     return PROF_OK;
 }
 
@@ -586,7 +643,7 @@ static prof_err parse_fields(cJSON *o, int keep_report, collective_store *store,
     }
     prof_err be = parse_buckets(cJSON_GetObjectItemCaseSensitive(o, SK_BUCKETS), s, err);
     if (be == PROF_OK)
-        be = take_ops(o, s, err);
+        be = parse_ops(o, s, err);
     if (be != PROF_OK)
         return be;
     s->store = store;

@@ -69,6 +69,14 @@ const model_collective *collective_cursor_next(collective_cursor *c);
 #define RANK_BUCKETS 256 /* columns of the rank x step heat map */
 #define RANK_OPS 10      /* operations (and kernels) a summary keeps */
 
+/* An operation (or kernel, gpu) a rank spends its work on: its time per
+ * step, for the cross-rank rules (rankrules.c). */
+typedef struct rank_op {
+    char *name;
+    double ns_per_step;
+    int gpu;
+} rank_op;
+
 typedef struct rank_summary {
     cJSON *profile;        /* its entry of the report's "profiles"              */
     cJSON *row;            /* its row of "ranks" as its model alone gives it     */
@@ -77,9 +85,10 @@ typedef struct rank_summary {
     cJSON *findings;       /* of its own report: counts by severity and the
                               first finding, or NULL when built without one    */
     cJSON *report;         /* its own report, kept for a summary file; NULL      */
-    cJSON *ops;            /* its RANK_OPS heaviest operations and as many
-                              kernels, by time per step, outside communication:
-                              [{name, gpu, ns_per_step}]; NULL without steps   */
+    struct rank_op *ops;   /* its RANK_OPS heaviest operations and as many
+                              kernels, by time per step, outside communication,
+                              heaviest first; none without steps                */
+    size_t nops;
     int rank, world_size;
     const char *path;      /* in profile                                         */
     char *host;            /* from its metadata; "" when it names none           */
