@@ -63,6 +63,11 @@ static int summarize_one(rank_pool *p, size_t i, char *msg, size_t size)
         }
     }
     profile_model_free(&m);
+    prof_error err = { PROF_OK, "" };
+    if (status == EXIT_OK && rank_summary_compact(&p->out[i], &err) != PROF_OK) {
+        snprintf(msg, size, "cannot analyze '%s': %s", p->paths[i], err.message);
+        status = EXIT_NOMEM;
+    }
     return status;
 }
 

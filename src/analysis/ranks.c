@@ -279,6 +279,54 @@ prof_err rank_summary_build(const profile_model *m, cJSON *report, int keep_repo
     return e;
 }
 
+/* A copy of *p in a block of its own, the original freed; 0, or -1 out
+ * of memory (*p left as it was). */
+static int move_json(cJSON **p)
+{
+    if (!*p)
+        return 0;
+    cJSON *copy = cJSON_Duplicate(*p, 1);
+    if (!copy)
+        return -1;
+    cJSON_Delete(*p);
+    *p = copy;
+    return 0;
+}
+
+static int move_block(void **p, size_t size)
+{
+    if (!*p || !size)
+        return 0;
+    void *copy = malloc(size);
+    if (!copy)
+        return -1;
+    memcpy(copy, *p, size);
+    free(*p);
+    *p = copy;
+    return 0;
+}
+
+prof_err rank_summary_compact(rank_summary *s, prof_error *err)
+{
+    size_t ops = 0;
+    for (size_t i = 0; i < s->nops; i++)
+        ops += sizeof *s->ops + strlen(s->ops[i].name) + 1;
+    char *old_ops = (char *)s->ops;
+    int bad = move_json(&s->profile) || move_json(&s->row) || move_json(&s->launches) ||
+              move_json(&s->peaks) || move_json(&s->findings) ||
+              move_block((void **)&s->host, strlen(s->host) + 1) ||
+              move_block((void **)&s->ops, ops) ||
+              move_block((void **)&s->kernels.runs, s->kernels.nruns * sizeof *s->kernels.runs) ||
+              move_block((void **)&s->regions.runs, s->regions.nruns * sizeof *s->regions.runs);
+    /* the names point into the block moved */
+    for (size_t i = 0; s->ops && (char *)s->ops != old_ops && i < s->nops; i++)
+        s->ops[i].name = (char *)s->ops + (s->ops[i].name - old_ops);
+    s->path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s->profile, RK_PATH));
+    if (bad)
+        return prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
+    return PROF_OK;
+}
+
 void rank_summary_free(rank_summary *s)
 {
     cJSON_Delete(s->profile);

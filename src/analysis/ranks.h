@@ -118,6 +118,12 @@ typedef struct rank_summary {
 prof_err rank_summary_build(const profile_model *m, cJSON *report, int keep_report,
                             collective_store *store, rank_summary *out, prof_error *err);
 
+/* Moves what the summary keeps into fresh blocks, once the model it was
+ * built from is freed: they land in the model's place instead of between
+ * the next model's blocks, and memory stays flat over thousands of ranks.
+ * PROF_ERR_NOMEM (the summary whole, partly moved). */
+prof_err rank_summary_compact(rank_summary *s, prof_error *err);
+
 /* The summary as a file holds it (formats/rank-summary.md), to be written
  * with numbers that read back exactly (report_render_json). Its members
  * refer to s's, which must outlive it; caller frees it (cJSON_Delete
