@@ -111,31 +111,48 @@ Test(record_output, a_recorder_beside_a_recording_one_gets_its_own_name)
     free(alt);
 }
 
-/* mpirun without %r: processes that share PROF_OUTPUT and start together
- * each write a whole profile, one of them under the name itself. */
+/* mpirun without %r: processes that share PROF_OUTPUT and run together
+ * each write a whole profile, one of them under the name itself. Each
+ * stops only once every one has started, as ranks of one job run side by
+ * side: on a busy machine one could otherwise finish before another was
+ * scheduled at all, and the name would be free again. */
 Test(record_output, processes_sharing_one_output_each_write_a_whole_profile)
 {
     const char *path = test_path("ranks.prof");
     setenv("PROF_OUTPUT", path, 1);
-    int go[2];
+    int go[2], started[2], finish[2];
     cr_assert_eq(pipe(go), 0);
+    cr_assert_eq(pipe(started), 0);
+    cr_assert_eq(pipe(finish), 0);
     pid_t pids[SHARERS];
     for (int i = 0; i < SHARERS; i++) {
         pids[i] = fork();
         cr_assert_geq(pids[i], 0);
         if (pids[i] == 0) {
-            char b, name[16];
+            char b = 0, name[16];
             close(go[1]);
+            close(started[0]);
+            close(finish[1]);
             if (read(go[0], &b, 1) != 0) /* all at once: when the parent closes it */
                 _exit(2);
             snprintf(name, sizeof name, "rank%d", i);
             int ok = prof_start(NULL) == 0;
             record_regions(name, SHARER_REGIONS);
+            if (write(started[1], &b, 1) != 1 || read(finish[0], &b, 1) != 0)
+                _exit(2);
             _exit(ok && prof_stop() == 0 ? 0 : 1);
         }
     }
     close(go[0]);
+    close(started[1]);
+    close(finish[0]);
     close(go[1]);
+    for (int i = 0; i < SHARERS; i++) {
+        char b;
+        cr_assert_eq(read(started[0], &b, 1), 1, "a sharer did not start");
+    }
+    close(started[0]);
+    close(finish[1]);
     for (int i = 0; i < SHARERS; i++)
         cr_assert(wait_ok(pids[i]), "sharer %d failed", i);
     int seen[SHARERS] = { 0 }, files = 0;
