@@ -345,8 +345,7 @@
     return r !== null && /^[0-9]{1,10}$/.test(r) ? r : null;
   })();
   function rankQuery() { return serverMode && pageRank !== null ? '&rank=' + pageRank : ''; }
-  /* Where a click on rank r goes: its view, or the job's own for the one
-   * the job's view describes first. */
+  /* Where a click on rank r goes: the page with that rank in full. */
   function rankHref(r) { return '?rank=' + encodeURIComponent(String(r)); }
   const rendered = {};
   let currentTab = null;
@@ -542,11 +541,11 @@
       'minus its call\u2019s end) and the record\u2019s GPU time. Records joined: kernels, copies and memsets matched to the runtime call ' +
       'that launched them; short kernels count every kernel under 10 µs, joined or not.' }));
   }
-  /* The rank x step heat map (report rank_steps): a row per rank, a column
-   * per steps_per_column steps, darker where the mean step is longer; at
-   * most HEAT_CELLS cells, neighbouring columns averaged beyond that. */
+  /* A rank x step heat map (report rank_steps) of field, mean_ns (step
+   * time) or gpu_idle_share (of the devices' time): a row per rank, a
+   * column per steps_per_column steps, darker where the value is larger;
+   * at most HEAT_CELLS cells, neighbouring columns averaged beyond that. */
   const HEAT_CELLS = 40000;
-  /* field: mean_ns (step time) or gpu_idle_share (of the devices' time) */
   function rankHeatMap(container, rs, field) {
     const rows = rs.ranks, ncols = rs.columns;
     const idle = field === 'gpu_idle_share';
