@@ -158,6 +158,10 @@ int analysis_partial(const analysis_ctx *c);
 cJSON *report_profile_entry(analysis_ctx *c, const profile_model *m);
 void report_sort_bottlenecks(analysis_ctx *c, cJSON *arr);
 
+/* report.c: qsort_r order of indexes into the model's ops (arg): by self
+ * time, largest first, then by name. */
+int ops_by_self_desc(const void *a, const void *b, void *arg);
+
 /* Sticky JSON helpers: on failure they clear ctx->ok and return NULL; a
  * NULL parent is accepted (and fails). Non-finite numbers become null. */
 cJSON *jnum(analysis_ctx *c, cJSON *o, const char *key, double v);

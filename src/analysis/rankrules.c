@@ -10,6 +10,7 @@
 #include "analysis/analysis.h"
 #include "analysis/ranks.h"
 #include "analysis/report_keys.h"
+#include "analysis/stats.h"
 
 #define SPREAD_RATIO 1.10   /* slowest over fastest work per step, to say so   */
 #define SPREAD_SHOWN 3      /* differences named in the finding                */
@@ -233,18 +234,6 @@ static double figure_value(const analysis_ctx *c, size_t i, const rank_figure *f
     return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median_of(double *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
-}
-
 typedef struct outlier {
     size_t index;
     double value;
@@ -343,10 +332,8 @@ static void figure_outliers(analysis_ctx *c, const rank_figure *f, const char *m
     }
     if (have < OUTLIER_RANKS)
         return;
-    double median = median_of(v, have);
-    for (size_t i = 0; i < have; i++)
-        v[i] = fabs(v[i] - median);
-    double mad = median_of(v, have);
+    double median = stats_quantile_select(v, have, 0.5);
+    double mad = stats_mad(v, have, median, v);
     double floor = f->relative ? f->floor * fabs(median) : f->floor;
     double cut = fmax(OUTLIER_Z * 1.4826 * mad, floor);
     int step = strcmp(f->key, RK_MEAN_STEP_NS) == 0;

@@ -137,15 +137,6 @@ static void summary_buckets(rank_summary *s, const profile_model *m, const step_
     }
 }
 
-static int by_self_time(const void *a, const void *b, void *arg)
-{
-    const model_op *ops = arg;
-    const model_op *x = &ops[*(const uint32_t *)a], *y = &ops[*(const uint32_t *)b];
-    if (x->self_ns != y->self_ns)
-        return x->self_ns < y->self_ns ? 1 : -1;
-    return strcmp(x->name, y->name);
-}
-
 /* The operations and kernels a rank spends most of its work on, per step,
  * for the cross-rank rules to say where two ranks differ (rules.md §4.12).
  * Communication is left out: its time is mostly waiting for other ranks. */
@@ -169,7 +160,7 @@ static void summary_ops(analysis_ctx *c, rank_summary *s, const profile_model *m
         return;
     for (size_t i = 0; i < m->nops; i++)
         order[i] = (uint32_t)i;
-    qsort_r(order, m->nops, sizeof *order, by_self_time, m->ops);
+    qsort_r(order, m->nops, sizeof *order, ops_by_self_desc, m->ops);
     const model_op *kept[2 * RANK_OPS];
     size_t n = 0, len = 0, per_class[2] = { 0, 0 };
     for (size_t i = 0; i < m->nops && n < 2 * RANK_OPS; i++) {

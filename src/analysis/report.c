@@ -158,7 +158,7 @@ static void section_summary(analysis_ctx *c, cJSON *report)
     summary_time(c, s);
 }
 
-static int by_self_desc(const void *a, const void *b, void *arg)
+int ops_by_self_desc(const void *a, const void *b, void *arg)
 {
     const model_op *ops = arg;
     const model_op *x = &ops[*(const uint32_t *)a], *y = &ops[*(const uint32_t *)b];
@@ -180,7 +180,7 @@ static int by_gpu_desc(const void *a, const void *b, void *arg)
         return x->gpu_ns < y->gpu_ns ? 1 : -1;
     if (x->gpu_self_ns != y->gpu_self_ns)
         return x->gpu_self_ns < y->gpu_self_ns ? 1 : -1;
-    return by_self_desc(a, b, arg);
+    return ops_by_self_desc(a, b, arg);
 }
 
 static void add_operation(analysis_ctx *c, cJSON *arr, const model_op *op)
@@ -219,7 +219,7 @@ static void section_operations(analysis_ctx *c, cJSON *report)
     if (order) {
         for (uint32_t i = 0; i < m->nops; i++)
             order[i] = i;
-        qsort_r(order, m->nops, sizeof *order, c->o.sort_gpu ? by_gpu_desc : by_self_desc,
+        qsort_r(order, m->nops, sizeof *order, c->o.sort_gpu ? by_gpu_desc : ops_by_self_desc,
                 m->ops);
         size_t keep = c->o.top > 0 && (size_t)c->o.top < m->nops ? (size_t)c->o.top : m->nops;
         for (size_t i = 0; i < keep; i++) {
