@@ -626,6 +626,9 @@ Test(model_profile, gpu_exact_in_any_order)
     size_t k = rec_union(r, N, 0xfu, u);
     uint64_t busy = union_len(u, k), gaps, gap_ns, longest[3];
     union_gaps(u, k, &gaps, &gap_ns, longest);
+    uint64_t(*u_busy)[2] = malloc((k ? k : 1) * sizeof *u_busy);
+    cr_assert_not_null(u_busy);
+    memcpy(u_busy, u, k * sizeof *u);
     size_t kc = rec_union(r, N, 1u << 1, u), kk = rec_union(r, N, 1u << 0, v);
     uint64_t comm = union_len(u, kc), overlap = 0;
     for (size_t i = 0, j = 0; i < kc && j < kk;) { /* communication ∩ computation */
@@ -640,7 +643,18 @@ Test(model_profile, gpu_exact_in_any_order)
     cr_assert_gt(gaps, 100u, "the fixture has idle gaps");
     cr_assert(comm > 0 && overlap > 0 && overlap < comm, "communication partly overlapped");
 
+    /* each step's busy time, exactly: the union clipped to the step */
+    uint64_t step_busy[STEPS] = { 0 };
+    for (uint64_t n = 0; n < STEPS; n++) {
+        uint64_t a = n * (end / STEPS), b = a + end / STEPS;
+        for (size_t i = 0; i < k; i++) {
+            uint64_t from = u_busy[i][0] > a ? u_busy[i][0] : a;
+            uint64_t to = u_busy[i][1] < b ? u_busy[i][1] : b;
+            step_busy[n] += to > from ? to - from : 0;
+        }
+    }
     model_gpu_device first = { 0 };
+    uint64_t first_steps[STEPS] = { 0 };
     for (int order = 0; order < 4; order++) {
         if (order == 1)
             qsort(r, N, sizeof *r, rec_by_stream);
@@ -674,10 +688,33 @@ Test(model_profile, gpu_exact_in_any_order)
         cr_assert_eq(d->step_busy_ns, first.step_busy_ns, "order %d", order);
         cr_assert_eq(d->step_comm_ns, first.step_comm_ns, "order %d", order);
         cr_assert_eq(d->step_overlap_ns, first.step_overlap_ns, "order %d", order);
+        /* each step's share of it (the ranks' heat map): the same in every
+         * order, summing to the device's, and each step's own busy time
+         * exactly unless stretches were merged, then within a tenth of it */
+        cr_assert_eq(m.nsteps, (size_t)STEPS);
+        uint64_t sum = 0;
+        for (size_t n = 0; n < STEPS; n++) {
+            uint64_t got = m.steps[n].gpu_busy_ns, want = step_busy[m.steps[n].number];
+            sum += got;
+            if (order == 0)
+                first_steps[n] = got;
+            cr_assert_eq(got, first_steps[n], "order %d, step %zu", order, n);
+            if (!d->step_interpolated)
+                cr_assert_eq(got, want, "step %zu: %llu, exact %llu", n, (unsigned long long)got,
+                             (unsigned long long)want);
+            else
+                cr_assert(got + want / 10 >= want && got <= want + want / 10,
+                          "step %zu: %llu, exact %llu", n, (unsigned long long)got,
+                          (unsigned long long)want);
+        }
+        cr_assert(sum + STEPS >= d->step_busy_ns && sum <= d->step_busy_ns + STEPS,
+                  "steps %llu, device %llu", (unsigned long long)sum,
+                  (unsigned long long)d->step_busy_ns);
         profile_model_free(&m);
     }
     free(r);
     free(u);
+    free(u_busy);
     free(v);
 }
 
