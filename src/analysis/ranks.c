@@ -137,9 +137,6 @@ static void summary_buckets(rank_summary *s, const profile_model *m, const step_
     }
 }
 
-/* The operations and kernels a rank spends most of its work on, per step,
- * for the cross-rank rules to say where two ranks differ (rules.md §4.12).
- * Communication is left out: its time is mostly waiting for other ranks. */
 /* Room for n >= 1 operations and their names (len bytes with their NULs), in
  * one block: a summary outlives the model it was built from, and one block
  * left between the model's allocations fragments the heap less than many. */
@@ -151,6 +148,9 @@ static rank_op *ops_alloc(size_t n, size_t len)
     return ops;
 }
 
+/* The operations and kernels a rank spends most of its work on, per step,
+ * for the cross-rank rules to say where two ranks differ (rules.md §4.12).
+ * Communication is left out: its time is mostly waiting for other ranks. */
 static void summary_ops(analysis_ctx *c, rank_summary *s, const profile_model *m, double basis)
 {
     if (basis <= 0 || m->nops == 0 || m->nops > UINT32_MAX)
@@ -188,11 +188,6 @@ static void summary_ops(analysis_ctx *c, rank_summary *s, const profile_model *m
         o->name = strcpy(name, kept[i]->name);
         name += strlen(name) + 1;
     }
-}
-
-static void ops_free(rank_summary *s)
-{
-    free(s->ops);
 }
 
 static void summary_steps_and_row(analysis_ctx *c, rank_summary *s, const profile_model *m)
@@ -326,7 +321,7 @@ void rank_summary_free(rank_summary *s)
     cJSON_Delete(s->peaks);
     cJSON_Delete(s->findings);
     cJSON_Delete(s->report);
-    ops_free(s);
+    free(s->ops);
     free(s->host);
     collective_list_free(&s->kernels);
     collective_list_free(&s->regions);

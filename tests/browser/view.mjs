@@ -496,21 +496,28 @@ async function checkGpu(p, page) {
   check(p.name + ' kernel launch statistics equal the report', tbad.length === 0, tbad.join('; '));
 }
 
-/* A job's ranks: the ranks table and the heat map as the report has them,
- * and the described rank's recording. */
-async function checkJob(p, page) {
-  const rep = JSON.parse(readFileSync(p.report, 'utf8'));
-  const rs = rep.rank_steps;
-  await page.click('#tab-summary');
-  const cells = await page.$$eval('#panel-summary svg.heatmap[data-field="mean_ns"] rect.heat', (rs) => rs.map((r) =>
+/* The cells of the heat map of field: [rank, column, raw value, tooltip]
+ * each, and how they differ from the report's rank_steps. */
+async function heatCells(page, rs, field) {
+  const cells = await page.$$eval('#panel-summary svg.heatmap[data-field="' + field + '"] rect.heat', (rects) => rects.map((r) =>
     [Number(r.getAttribute('data-rank')), Number(r.getAttribute('data-col')), r.getAttribute('data-raw'),
       r.querySelector('title').textContent]));
   const bad = [];
   if (cells.length !== rs.ranks.length * rs.columns) bad.push(cells.length + ' cells for ' + rs.ranks.length + ' x ' + rs.columns);
   for (const [rank, col, raw] of cells) {
-    const want = rs.ranks.find((r) => r.rank === rank).mean_ns[col];
+    const want = rs.ranks.find((r) => r.rank === rank)[field][col];
     if (want === null ? raw !== '' : !near(raw, want)) bad.push('rank ' + rank + ' column ' + col + ': ' + raw + ' vs ' + want);
   }
+  return { cells, bad };
+}
+
+/* A job's ranks: the ranks table and the heat maps as the report has them,
+ * and the described rank's recording. */
+async function checkJob(p, page) {
+  const rep = JSON.parse(readFileSync(p.report, 'utf8'));
+  const rs = rep.rank_steps;
+  await page.click('#tab-summary');
+  const { cells, bad } = await heatCells(page, rs, 'mean_ns');
   check(p.name + ' heat map cells equal the report', bad.length === 0, bad.slice(0, 3).join('; '));
   const slow = cells.filter((c) => c[0] === 2).map((c) => Number(c[2]));
   const fast = cells.filter((c) => c[0] === 0).map((c) => Number(c[2]));
@@ -522,15 +529,7 @@ async function checkJob(p, page) {
     JSON.stringify([[...fill(2)], [...fill(0)]]));
   const tip = cells.find((c) => c[0] === 1 && c[1] === 0);
   check(p.name + ' heat map cells say their steps', tip && /^rank 1, steps [0-9]+\u2013[0-9]+: mean /.test(tip[3]), tip && tip[3]);
-  const idle = await page.$$eval('#panel-summary svg.heatmap[data-field="gpu_idle_share"] rect.heat', (rs) => rs.map((r) =>
-    [Number(r.getAttribute('data-rank')), Number(r.getAttribute('data-col')), r.getAttribute('data-raw'),
-      r.querySelector('title').textContent]));
-  const badIdle = [];
-  if (idle.length !== rs.ranks.length * rs.columns) badIdle.push(idle.length + ' idle cells for ' + rs.ranks.length + ' x ' + rs.columns);
-  for (const [rank, col, raw] of idle) {
-    const want = rs.ranks.find((r) => r.rank === rank).gpu_idle_share[col];
-    if (want === null ? raw !== '' : !near(raw, want)) badIdle.push('rank ' + rank + ' column ' + col + ': ' + raw + ' vs ' + want);
-  }
+  const { cells: idle, bad: badIdle } = await heatCells(page, rs, 'gpu_idle_share');
   check(p.name + ' GPU idle heat map cells equal the report', badIdle.length === 0, badIdle.slice(0, 3).join('; '));
   const idleTip = idle.find((c) => c[0] === 2 && c[1] === 0);
   check(p.name + ' GPU idle heat map says the share', idleTip && /: GPU idle 60\.9%/.test(idleTip[3]), idleTip && idleTip[3]);
