@@ -92,13 +92,17 @@ typedef struct mb_rep_learned {
 
 #define MB_REP_DEPTH 32u       /* regions this deep or deeper take the general path   */
 #define MB_REP_MAX 8192u       /* regions of one outermost region the path keeps      */
-#define MB_REP_KINDS 8u        /* outermost regions learned, told apart by their first
-                                  region (a step's phases: data, forward, backward...) */
+#define MB_REP_KINDS 32u       /* outermost regions learned, told apart by their first
+                                  region (a step's phases: data, forward, backward...;
+                                  a serving or RL loop's dozen short ones)            */
 
 typedef struct mb_rep {
     mb_rep_region *cur;    /* the regions of the outermost region being read        */
     size_t ncur, cap_cur;
     mb_rep_learned learned[MB_REP_KINDS];
+    uint64_t first[MB_REP_KINDS]; /* each learned kind's first region, op << 32 | depth,
+                                     UINT64_MAX when none: looked for without
+                                     reaching into each kind's places              */
     uint32_t next_learned; /* the one a new kind replaces                           */
     uint32_t following;    /* the one cur repeats, while speculating                */
     int started;           /* cur belongs to an outermost region begun             */

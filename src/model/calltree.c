@@ -626,14 +626,24 @@ void mb_rep_init(mb_rep *r)
 {
     for (uint32_t l = 0; l < MB_REP_DEPTH; l++)
         rep_level_empty(r, l);
+    for (uint32_t k = 0; k < MB_REP_KINDS; k++)
+        r->first[k] = UINT64_MAX;
+}
+
+/* The key of a kind of outermost region: its first region's. No depth
+ * reaches 2^32 - 1 (MB_MAX_DEPTH), so no key is UINT64_MAX. */
+static uint64_t rep_key(uint32_t depth, uint32_t op)
+{
+    return (uint64_t)op << 32 | depth;
 }
 
 /* The kind of outermost region learned whose first region is reg's, or
  * MB_REP_KINDS. */
 static uint32_t rep_kind_of(const mb_rep *r, uint32_t depth, uint32_t op)
 {
+    uint64_t key = rep_key(depth, op);
     for (uint32_t k = 0; k < MB_REP_KINDS; k++)
-        if (r->learned[k].n && r->learned[k].v[0].op == op && r->learned[k].v[0].depth == depth)
+        if (r->first[k] == key)
             return k;
     return MB_REP_KINDS;
 }
@@ -816,6 +826,7 @@ static void rep_learn(model_builder *b, uint32_t tpos)
         above[d] = MODEL_NONE;
     rep_flush_sums(b->m, l); /* what the places it replaces hold */
     l->n = 0;
+    r->first[k] = UINT64_MAX;
     if (vec_grow(&l->v, &l->cap, r->ncur - 1, sizeof *l->v) < 0)
         return;
     for (size_t i = r->ncur; i-- > 0;) {
@@ -831,6 +842,7 @@ static void rep_learn(model_builder *b, uint32_t tpos)
             above[c] = MODEL_NONE;
     }
     l->n = r->ncur;
+    r->first[k] = rep_key(r->cur[0].depth, r->cur[0].op);
 }
 
 /* Replays what a repeat kept when the file ends before its outermost

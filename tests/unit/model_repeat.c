@@ -9,9 +9,11 @@
  * more, another operation, a child ending before its parent began, a child
  * of no duration at its parent's start, a duration past 2^64, a chain
  * deeper than the path keeps, sync records in between, and a thread whose
- * one outermost region wraps the whole run. Also that the path is taken:
- * it holds fewer floating nodes at once than the general way.
+ * one outermost region wraps the whole run; and steps of a dozen or more
+ * short outermost regions (a serving or RL loop). Also that the path is
+ * taken: it holds fewer floating nodes at once than the general way.
  * Run from the repository root. */
+#include "model/build.h" /* MB_REP_KINDS */
 #include "model_compare.h"
 
 #define DEMO "testdata/demo.prof"
@@ -160,6 +162,41 @@ static void write_drawn(const char *path, uint64_t seed, int steps, int wrapped)
     cr_assert_eq(synth_close(s, &err), 0, "writing %s: %s", path, err.message);
 }
 
+/* A serving or RL loop: each step is `kinds` short outermost regions of
+ * their own operations, the third of them with two children, then a
+ * memory sample; a tenth of the steps take one region more. */
+static void write_flat_steps(const char *path, int steps, int kinds)
+{
+    synth *s = synth_open(path, "{}");
+    cr_assert_not_null(s);
+    synth_rng rng = { 5 };
+    char name[16], kid[16];
+    uint64_t t = 1000000;
+    for (int step = 0; step < steps; step++) {
+        uint64_t t0 = t;
+        for (int k = 0; k < kinds; k++) {
+            uint64_t dur = synth_jitter(&rng, 20000, 0.2);
+            snprintf(name, sizeof name, "phase%d", k);
+            if (k == 2)
+                for (int c = 0; c < 2; c++) {
+                    snprintf(kid, sizeof kid, "phase2.%d", c);
+                    synth_region(s, 0, kid, PROF_KIND_COMPUTE, 1, t + 1 + 9000 * (uint64_t)c,
+                                 8000);
+                }
+            synth_region(s, 0, name, (prof_kind)(k % 3), 0, t, dur);
+            t += dur + 500;
+        }
+        if (synth_rand(&rng) % 10 == 0) {
+            synth_region(s, 0, "rare", PROF_KIND_COMPUTE, 0, t, 3000);
+            t += 3500;
+        }
+        synth_step(s, 0, (uint64_t)step, 0, t0, t - t0);
+        synth_memory(s, 0, "host.rss", t, 1000000 + (uint64_t)step);
+    }
+    prof_error err;
+    cr_assert_eq(synth_close(s, &err), 0, "writing %s: %s", path, err.message);
+}
+
 /* ---- tests ------------------------------------------------------------------------- */
 
 Test(model_repeat, demo)
@@ -228,6 +265,30 @@ Test(model_repeat, repeated_steps_take_the_path)
     profile_model_free(&repeat->m);
     free(general);
     free(repeat);
+}
+
+/* Steps of a dozen short outermost regions each: the path learns every
+ * kind and places nearly every region; with more kinds than it keeps
+ * (MB_REP_KINDS), it learns them anew in turn. Either way the model is
+ * the general way's. */
+Test(model_repeat, many_short_outermost_regions)
+{
+    const char *path = fu_path("flat.prof");
+    static const int kinds[] = { 12, MB_REP_KINDS + 8 };
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        write_flat_steps(path, 3000, kinds[i]);
+        cr_assert(assert_same_build(path), "%d kinds did not load", kinds[i]);
+        built *repeat = malloc(sizeof *repeat);
+        cr_assert_not_null(repeat);
+        mc_build(path, "PROF_MODEL_REPEAT", NULL, repeat);
+        cr_assert_eq(repeat->rc, PROF_OK);
+        uint64_t placed = repeat->m.repeated_regions, all = repeat->m.region_events;
+        if (i == 0)
+            cr_assert_gt(placed, all * 9 / 10, "%d kinds: the path placed %llu of %llu regions",
+                         kinds[i], (unsigned long long)placed, (unsigned long long)all);
+        profile_model_free(&repeat->m);
+        free(repeat);
+    }
 }
 
 /* And the drawn runs take it and leave it: some of their regions go each
