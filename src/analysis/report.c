@@ -463,10 +463,12 @@ static void waiting_notes(analysis_ctx *c, cJSON *notes)
             fmt_text(who, sizeof who, " (most of it thread %u)", t->index);
         add_note(c, notes, fmt_text(buf, sizeof buf, "%s (%s of profiled time) is not "
                  "flagged as hot: its thread records no work in it, and other threads ran "
-                 "regions during %s of its time%s; its thread waits for theirs, as PyTorch's "
-                 "main thread waits in backward while the autograd thread works: their rows "
-                 "hold that time", op->name, fmt_pct(a, sizeof a, share),
-                 fmt_pct(b, sizeof b, (double)op->others_ns / (double)op->outer_long_ns), who));
+                 "regions during %s of its time%s%s; its thread waits for theirs, as "
+                 "PyTorch's main thread waits in backward while the autograd thread works: "
+                 "their rows hold that time", op->name, fmt_pct(a, sizeof a, share),
+                 fmt_pct(b, sizeof b, (double)op->others_ns / (double)op->outer_long_ns), who,
+                 m->overlap_thinning ? " (measured over a sample of 1 ms windows of the "
+                                       "run: it was too long to keep every interval)" : ""));
     }
 }
 

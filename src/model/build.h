@@ -167,11 +167,30 @@ typedef struct mb_jthread {
                               GPU work came                                        */
 } mb_jthread;
 
+/* Thinning (series.c, overlap.c): what a hash names is kept at level k
+ * when the hash's top k bits are zero; each level keeps about half of
+ * the one before, the same on every read. */
+static inline uint64_t mb_thin_hash(uint64_t x) /* splitmix64's finisher */
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+static inline int mb_thin_keeps(uint64_t h, unsigned k)
+{
+    return k == 0 || (h >> (64 - k)) == 0;
+}
+
+/* Thinning stops here: past it, what hashes alike (a hostile file
+ * repeating one step, one window) is no longer kept. */
+#define MB_THIN_MAX 48u
+
 /* overlap.c: a thread's busy time, and its outermost calls to lay over
  * the other threads' */
-#define MB_BUSY_TOTAL_MAX 524288u     /* busy intervals kept, all threads: 12 MiB */
+#define MB_OVERLAP_WINDOW_NS 1000000u /* the windows time is thinned in: 1 ms    */
 #define MB_OVERLAP_CALL_NS 100000u    /* calls kept: 100 us or more            */
-#define MB_OVERLAP_CALLS_MAX 65536u   /* of them, per thread                   */
 #define MB_OVERLAP_THREADS 256u       /* threads past which nothing is laid    */
 
 typedef struct mb_call {
@@ -375,7 +394,7 @@ typedef struct model_builder {
     int sketched;          /* the batch's duration sketches are folded on
                               the reader's thread (pf_slim_batch.seen)     */
     size_t cap_ops, cap_nodes, cap_threads, cap_steps, cap_series, cap_sites, cap_gpus;
-    size_t busy_total;     /* overlap.c: busy intervals kept over all threads            */
+    size_t busy_total;     /* overlap.c: busy intervals and calls kept, all threads      */
     int overlap_failed;    /* overlap.c: memory ran out                                  */
     mb_thread *threads;    /* parallel to m->threads                          */
     size_t cap_bthreads;
@@ -406,7 +425,8 @@ typedef struct model_builder {
     mb_class *classes;     /* class attributes in file order, applied to the ops
                               once loaded (an attribute precedes its regions)  */
     size_t nclasses, cap_classes;
-    size_t keep;           /* steps, and samples of a series, kept (MODEL_KEEP)  */
+    size_t keep;           /* steps, samples of a series, busy intervals and long
+                              calls of all threads kept (MODEL_KEEP)           */
     int repeat;            /* the repeat path may read regions (calltree.c)      */
 } model_builder;
 

@@ -13,11 +13,20 @@
  * calls, of outer_long_ns, their time; others_thread is the thread with the
  * most time under the call that had the most.
  *
- * Exact, within bounded memory: past MB_BUSY_TOTAL_MAX intervals over all
- * threads everything kept is dropped and the model says overlap_unknown
- * (the rule then judges as it would without it). Calls past
- * MB_OVERLAP_CALLS_MAX on a thread are not kept (the share is of the calls
- * kept). Past MB_OVERLAP_THREADS threads nothing is laid. */
+ * Within bounded memory, and flat in the length of the run: past
+ * MODEL_KEEP intervals and calls over all threads (1.5 MiB; b->keep,
+ * which PROF_MODEL_KEEP lowers for tests), time is thinned in
+ * windows of MB_OVERLAP_WINDOW_NS, as series.c thins steps: a window is
+ * kept at level k when the top k bits of its number's hash are zero, and
+ * what touches no kept window is dropped, the level rising by one each
+ * time the bound is reached. The calls are then laid over the others'
+ * busy time in the kept windows only, and an operation's others_ns is
+ * the share of its calls' time in those windows that others worked,
+ * times outer_long_ns, which stays exact. A pseudo-random sample of the
+ * run's time, the same on every read; exact while nothing is thinned.
+ * Past MB_THIN_MAX levels (a hostile file) everything is dropped and the
+ * model says overlap_unknown. Past MB_OVERLAP_THREADS threads nothing is
+ * laid. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,7 +71,79 @@ static void overlap_drop(model_builder *b)
     b->m->overlap_unknown = 1;
 }
 
-/* 0 kept, -1 out of memory. */
+static int window_kept(unsigned level, uint64_t w)
+{
+    return mb_thin_keeps(mb_thin_hash(w), level);
+}
+
+/* Whether [s, e) touches a window kept at level: what does not can be
+ * dropped. A span of many windows is kept without asking (keeping more
+ * than needed changes nothing: only kept windows are measured). */
+static int span_kept(unsigned level, uint64_t s, uint64_t e)
+{
+    if (level == 0)
+        return 1;
+    uint64_t w = s / MB_OVERLAP_WINDOW_NS, last = (e > s ? e - 1 : s) / MB_OVERLAP_WINDOW_NS;
+    if (last - w >= 64)
+        return 1;
+    for (; w <= last; w++)
+        if (window_kept(level, w))
+            return 1;
+    return 0;
+}
+
+/* The time of [s, e) in the windows kept at level. */
+static uint64_t kept_ns(unsigned level, uint64_t s, uint64_t e)
+{
+    if (level == 0 || e <= s)
+        return e > s ? e - s : 0;
+    uint64_t ns = 0;
+    for (uint64_t w = s / MB_OVERLAP_WINDOW_NS; w <= (e - 1) / MB_OVERLAP_WINDOW_NS; w++) {
+        uint64_t from = w * MB_OVERLAP_WINDOW_NS, to = from + MB_OVERLAP_WINDOW_NS;
+        if (window_kept(level, w))
+            ns += (e < to ? e : to) - (s > from ? s : from);
+    }
+    return ns;
+}
+
+/* One level more, until what is kept is well under the bound. */
+static void overlap_thin(model_builder *b)
+{
+    profile_model *m = b->m;
+    do {
+        if (m->overlap_thinning == MB_THIN_MAX) {
+            overlap_drop(b);
+            return;
+        }
+        unsigned level = ++m->overlap_thinning;
+        b->busy_total = 0;
+        for (size_t t = 0; t < m->nthreads; t++) {
+            mb_busy *u = &b->threads[t].busy;
+            size_t k = 0;
+            for (size_t i = 0; i < u->n; i++)
+                if (span_kept(level, u->v[i].start, u->v[i].end))
+                    u->v[k++] = u->v[i];
+            u->n = k;
+            k = 0;
+            for (size_t i = 0; i < u->ncalls; i++)
+                if (span_kept(level, u->calls[i].start, u->calls[i].end))
+                    u->calls[k++] = u->calls[i];
+            u->ncalls = k;
+            b->busy_total += u->n + u->ncalls;
+        }
+    } while (b->busy_total >= b->keep / 4 * 3);
+}
+
+/* Room for one more interval or call: 0, or 1 when the model keeps none
+ * any more (overlap_unknown). */
+static int busy_room(model_builder *b)
+{
+    if (b->busy_total >= b->keep)
+        overlap_thin(b);
+    return b->m->overlap_unknown;
+}
+
+/* 0 kept (or dropped by thinning), -1 out of memory. */
 static int busy_add(model_builder *b, mb_busy *u, uint64_t s, uint64_t e)
 {
     if (u->n) {
@@ -74,12 +155,12 @@ static int busy_add(model_builder *b, mb_busy *u, uint64_t s, uint64_t e)
                 last->longest = e - s;
             return 0;
         }
-        u->unsorted |= s < last->start;
     }
-    if (b->busy_total == MB_BUSY_TOTAL_MAX) {
-        overlap_drop(b);
+    if (!span_kept(b->m->overlap_thinning, s, e) || busy_room(b) ||
+        !span_kept(b->m->overlap_thinning, s, e))
         return 0;
-    }
+    if (u->n)
+        u->unsorted |= s < u->v[u->n - 1].start;
     if (vec_grow(&u->v, &u->cap, u->n, sizeof *u->v) < 0)
         return -1;
     u->v[u->n++] = (mb_busy_iv){ s, e, e - s };
@@ -97,13 +178,18 @@ void mb_overlap_region(model_builder *b, uint32_t tpos, uint64_t start, uint64_t
         b->overlap_failed = 1;
         return;
     }
-    if (b->m->overlap_unknown || dur < MB_OVERLAP_CALL_NS || u->ncalls == MB_OVERLAP_CALLS_MAX)
+    if (b->m->overlap_unknown || dur < MB_OVERLAP_CALL_NS)
+        return;
+    b->m->ops[op].outer_long_ns += end - start; /* every call, kept or not */
+    if (!span_kept(b->m->overlap_thinning, start, end) || busy_room(b) ||
+        !span_kept(b->m->overlap_thinning, start, end))
         return;
     if (vec_grow(&u->calls, &u->cap_calls, u->ncalls, sizeof *u->calls) < 0) {
         b->overlap_failed = 1;
         return;
     }
     u->calls[u->ncalls++] = (mb_call){ start, end, op };
+    b->busy_total++;
 }
 
 /* The pieces of [s, e) under u's intervals of regions shorter than it,
@@ -130,10 +216,12 @@ static int clip_into(const mb_busy *u, uint64_t s, uint64_t e, mb_busy *out)
 }
 
 /* One call of thread t: the time other threads worked under it (the union
- * of their busy time in it), and the thread that worked most. */
+ * of their busy time in it), and the thread that worked most, both in the
+ * windows kept. */
 static int call_overlap(model_builder *b, size_t t, const mb_call *c, mb_busy *pieces,
                         uint64_t *ns, uint32_t *who)
 {
+    unsigned level = b->m->overlap_thinning;
     uint64_t best = 0;
     pieces->n = 0;
     *who = MODEL_NONE;
@@ -145,7 +233,7 @@ static int call_overlap(model_builder *b, size_t t, const mb_call *c, mb_busy *p
             return -1;
         uint64_t mine = 0;
         for (size_t i = before; i < pieces->n; i++)
-            mine += pieces->v[i].end - pieces->v[i].start;
+            mine += kept_ns(level, pieces->v[i].start, pieces->v[i].end);
         if (mine > best) {
             best = mine;
             *who = b->m->threads[o].index;
@@ -155,22 +243,28 @@ static int call_overlap(model_builder *b, size_t t, const mb_call *c, mb_busy *p
     busy_join(pieces);
     *ns = 0;
     for (size_t i = 0; i < pieces->n; i++)
-        *ns += pieces->v[i].end - pieces->v[i].start;
+        *ns += kept_ns(level, pieces->v[i].start, pieces->v[i].end);
     return 0;
 }
 
-int mb_overlap_finish(model_builder *b)
+/* An operation's time under others' work: what was measured in the kept
+ * windows (covered of kept), scaled to all its calls' time. */
+static uint64_t others_scaled(uint64_t outer, uint64_t kept, uint64_t covered)
+{
+    if (kept == outer || kept == 0)
+        return covered;
+    double v = (double)outer * ((double)covered / (double)kept) + 0.5;
+    return v >= (double)outer ? outer : (uint64_t)v;
+}
+
+/* The calls of every thread laid over the others' busy time: per
+ * operation, its calls' time in the kept windows and the part of it
+ * others worked (kept[], covered[]). */
+static int calls_laid(model_builder *b, uint64_t *kept, uint64_t *covered, uint64_t *best)
 {
     profile_model *m = b->m;
-    if (b->overlap_failed)
-        return -1;
-    if (m->overlap_unknown || m->nthreads < 2 || m->nthreads > MB_OVERLAP_THREADS)
-        return 0;
-    for (size_t t = 0; t < m->nthreads; t++)
-        busy_join(&b->threads[t].busy);
-    uint64_t *best = calloc(m->nops ? m->nops : 1, sizeof *best);
     mb_busy pieces = { 0 };
-    int rc = best ? 0 : -1;
+    int rc = 0;
     for (size_t t = 0; rc == 0 && t < m->nthreads; t++) {
         const mb_busy *u = &b->threads[t].busy;
         for (size_t k = 0; rc == 0 && k < u->ncalls; k++) {
@@ -179,16 +273,38 @@ int mb_overlap_finish(model_builder *b)
             uint32_t who;
             if ((rc = call_overlap(b, t, c, &pieces, &ns, &who)) < 0 || c->op >= m->nops)
                 continue;
-            model_op *op = &m->ops[c->op];
-            op->outer_long_ns += c->end - c->start;
-            op->others_ns += ns;
+            kept[c->op] += kept_ns(m->overlap_thinning, c->start, c->end);
+            covered[c->op] += ns;
             if (ns > best[c->op]) {
                 best[c->op] = ns;
-                op->others_thread = who;
+                m->ops[c->op].others_thread = who;
             }
         }
     }
     free(pieces.v);
+    return rc;
+}
+
+int mb_overlap_finish(model_builder *b)
+{
+    profile_model *m = b->m;
+    if (b->overlap_failed)
+        return -1;
+    if (m->overlap_unknown || m->nthreads < 2 || m->nthreads > MB_OVERLAP_THREADS) {
+        for (size_t i = 0; i < m->nops; i++)
+            m->ops[i].outer_long_ns = 0; /* nothing laid: as without it */
+        return 0;
+    }
+    for (size_t t = 0; t < m->nthreads; t++)
+        busy_join(&b->threads[t].busy);
+    size_t n = m->nops ? m->nops : 1;
+    uint64_t *kept = calloc(n, sizeof *kept), *covered = calloc(n, sizeof *covered),
+             *best = calloc(n, sizeof *best);
+    int rc = kept && covered && best ? calls_laid(b, kept, covered, best) : -1;
+    for (size_t i = 0; rc == 0 && i < m->nops; i++)
+        m->ops[i].others_ns = others_scaled(m->ops[i].outer_long_ns, kept[i], covered[i]);
+    free(kept);
+    free(covered);
     free(best);
     return rc;
 }

@@ -45,7 +45,9 @@ typedef struct model_op {
      * part of it during which other threads ran regions (a thread that
      * waits for another, rules.md §4.1), and the profile thread index of the
      * thread that ran most under its most covered call (MODEL_NONE: none).
-     * 0 with one thread, or with overlap_unknown. */
+     * 0 with one thread, or with overlap_unknown. outer_long_ns is exact;
+     * others_ns, once time was thinned (overlap_thinning), is its share of
+     * the calls' time in the windows kept, times outer_long_ns. */
     uint64_t outer_long_ns, others_ns;
     uint32_t others_thread;
 } model_op;
@@ -309,6 +311,8 @@ typedef struct profile_model {
     uint64_t sync_waits[MODEL_WAIT_BANDS]; /* sync_count by how long each waited         */
     int overlap_unknown;          /* the threads' busy time was past what overlap.c keeps:
                                      no model_op.others_ns                              */
+    unsigned overlap_thinning;    /* 0: every busy interval kept; k: those in the 1 ms
+                                     windows kept at thinning level k (overlap.c)        */
     uint64_t dropped_events;
     uint64_t kind_ns[5];          /* self time by prof_kind                              */
     int has_gpu;                  /* any GPU kernel/copy/memset record                   */

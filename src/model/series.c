@@ -26,37 +26,18 @@ size_t mb_keep_limit(void)
     return (size_t)n;
 }
 
-/* splitmix64's finisher: every input bit moves the top bits. */
-static uint64_t thin_hash(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
-/* Whether a hash is kept at thinning level k: its top k bits are zero. */
-static int thin_keeps(uint64_t h, unsigned k)
-{
-    return k == 0 || (h >> (64 - k)) == 0;
-}
-
-/* Thinning stops here: past it, steps or samples that hash alike (a
- * hostile file repeating one) are no longer kept. */
-#define THIN_MAX 48u
-
 /* A step by its end, a sample by its time: the sample the recorder takes
  * as it closes a step (record/api.c step_close) has the step's end for
  * time, so the two are kept or dropped together and the per-step points of
  * the leak rule (rules.md §4.2) survive thinning as a sample of steps. */
 static uint64_t step_hash(const model_step *st)
 {
-    return thin_hash(st->start_ns + st->dur_ns);
+    return mb_thin_hash(st->start_ns + st->dur_ns);
 }
 
 static uint64_t sample_hash(const model_sample *x)
 {
-    return thin_hash(x->t_ns);
+    return mb_thin_hash(x->t_ns);
 }
 
 static int long_less(const model_long_step *a, const model_long_step *b)
@@ -191,7 +172,7 @@ static void steps_thin(profile_model *m)
     size_t k = 0;
     m->step_thinning++;
     for (size_t i = 0; i < m->nsteps; i++)
-        if (thin_keeps(step_hash(&m->steps[i]), m->step_thinning))
+        if (mb_thin_keeps(step_hash(&m->steps[i]), m->step_thinning))
             m->steps[k++] = m->steps[i];
     m->nsteps = k;
 }
@@ -203,10 +184,10 @@ int mb_step_add(model_builder *b, const prof_event *ev)
     if (totals_add(&m->step_totals, &st) < 0)
         return -1;
     uint64_t h = step_hash(&st);
-    while (thin_keeps(h, m->step_thinning) && m->nsteps >= b->keep &&
-           m->step_thinning < THIN_MAX)
+    while (mb_thin_keeps(h, m->step_thinning) && m->nsteps >= b->keep &&
+           m->step_thinning < MB_THIN_MAX)
         steps_thin(m);
-    if (!thin_keeps(h, m->step_thinning) || m->nsteps >= b->keep)
+    if (!mb_thin_keeps(h, m->step_thinning) || m->nsteps >= b->keep)
         return 0;
     if (vec_grow(&m->steps, &b->cap_steps, m->nsteps, sizeof *m->steps) < 0)
         return -1;
@@ -309,7 +290,7 @@ static void series_thin(model_series *s)
     size_t k = 0;
     s->thinning++;
     for (size_t i = 0; i < s->nsamples; i++)
-        if (thin_keeps(sample_hash(&s->samples[i]), s->thinning))
+        if (mb_thin_keeps(sample_hash(&s->samples[i]), s->thinning))
             s->samples[k++] = s->samples[i];
     s->nsamples = k;
 }
@@ -325,9 +306,9 @@ int mb_sample_add(model_builder *b, const prof_event *ev, int is_memory)
     extremes_add(s, ev->start_ns, v, &b->series_state[i].final_t);
     model_sample x = { ev->start_ns, MODEL_NONE, v };
     uint64_t h = sample_hash(&x);
-    while (thin_keeps(h, s->thinning) && s->nsamples >= b->keep && s->thinning < THIN_MAX)
+    while (mb_thin_keeps(h, s->thinning) && s->nsamples >= b->keep && s->thinning < MB_THIN_MAX)
         series_thin(s);
-    if (!thin_keeps(h, s->thinning) || s->nsamples >= b->keep)
+    if (!mb_thin_keeps(h, s->thinning) || s->nsamples >= b->keep)
         return 0;
     if (vec_grow(&s->samples, &b->series_state[i].cap, s->nsamples, sizeof *s->samples) < 0)
         return -1;

@@ -230,7 +230,18 @@ Test(analysis_rules, a_region_that_waits_for_another_thread_is_not_hot)
     const char *note = au_note(r, "backward (");
     cr_assert_not_null(note);
     cr_assert(strstr(note, "is not flagged as hot") && strstr(note, "during 80.0% of its time") &&
-              strstr(note, "(most of it thread autograd)"), "%s", note);
+              strstr(note, "(most of it thread autograd)") && !strstr(note, "sample"), "%s",
+              note);
+    cJSON_Delete(r);
+
+    /* thinned (rules.md §4.1): the same verdict, and the note says so */
+    cr_assert_eq(setenv("PROF_MODEL_KEEP", "300", 1), 0);
+    r = au_report(write_backward("waits_thinned.prof", 1), NULL);
+    unsetenv("PROF_MODEL_KEEP");
+    cr_assert_null(au_finding(r, "hot_operation", "backward"), "its thread waits");
+    note = au_note(r, "backward (");
+    cr_assert(note && strstr(note, "measured over a sample of 1 ms windows"), "%s",
+              note ? note : "no note");
     cJSON_Delete(r);
 
     r = au_report(write_backward("works.prof", 0), NULL);

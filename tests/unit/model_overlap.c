@@ -4,14 +4,17 @@
  * thread that worked most; only regions shorter than the call count (a
  * wait covers the work it waits for, and is no work to lay under it);
  * regions that arrive out of order; and the
- * limits: calls under 100 us and past 65,536 a thread are not laid, and
- * past 524,288 busy intervals the model says it does not know. */
+ * limits: calls under 100 us are not laid, and past 65,536 busy intervals
+ * and calls time is thinned in windows, the share kept close to the
+ * whole's. */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <unistd.h>
 
+#include "analysis/analysis.h" /* op_waits_for_others */
 #include "analysis_util.h"
 #include "import/import.h"
 #include "prof.h"
@@ -108,38 +111,83 @@ static void worker_under_wait(const char *name, uint64_t n, uint64_t every, uint
     au_load(path, m);
 }
 
-/* Past MB_OVERLAP_CALLS_MAX calls of 100 us or more on a thread, the rest
- * are not laid: 70,000 back to back on thread 1, the first 65,536 under a
- * region of thread 0. */
-Test(model_overlap, calls_past_the_limit_are_not_laid)
+/* Past MODEL_KEEP busy intervals and calls, time is thinned in 1 ms
+ * windows: 70,000 calls of 100 us back to back on thread 1 under one
+ * region of thread 0. Their time stays exact; the wait is still covered
+ * whole, and the calls, under a longer wait, by nothing. */
+Test(model_overlap, many_calls_are_thinned_not_cut)
 {
     profile_model m;
     worker_under_wait("many_calls.prof", 70000, 100 * US, 100 * US, &m);
-    cr_assert_eq(m.overlap_unknown, 0, "back to back: one busy interval");
+    cr_assert_eq(m.overlap_unknown, 0);
+    cr_assert_geq(m.overlap_thinning, 1u);
     const model_op *work = op_named(&m, "work"), *wait = op_named(&m, "wait");
-    cr_assert_eq(work->outer_long_ns, 65536 * 100 * US);
+    cr_assert_eq(work->outer_long_ns, 70000 * 100 * US, "every call's time");
     cr_assert_eq(work->others_ns, 0, "under the longer wait");
     cr_assert_eq(wait->others_ns, wait->outer_long_ns);
     cr_assert_eq(wait->others_thread, 1);
     profile_model_free(&m);
 }
 
-/* Past MB_BUSY_TOTAL_MAX busy intervals (524,288 regions with gaps between
- * them) the model keeps none and says so: no op has others_ns. */
-Test(model_overlap, past_the_busy_intervals_kept_the_model_says_it_does_not_know)
+/* Past MODEL_KEEP busy intervals (530,000 regions with gaps between them)
+ * the windows kept still say that the worker ran half of the wait; below
+ * it, nothing is thinned and the figure is exact. */
+Test(model_overlap, past_the_busy_intervals_kept_time_is_thinned)
 {
     profile_model m;
     worker_under_wait("many_gaps.prof", 530000, 2 * US, US, &m);
-    cr_assert_eq(m.overlap_unknown, 1);
-    cr_assert_eq(op_named(&m, "wait")->others_ns, 0);
-    cr_assert_eq(op_named(&m, "wait")->outer_long_ns, 0);
+    cr_assert_eq(m.overlap_unknown, 0);
+    cr_assert_geq(m.overlap_thinning, 3u, "about 1 in 8 windows kept, or fewer");
+    const model_op *wait = op_named(&m, "wait");
+    cr_assert_eq(wait->outer_long_ns, 530000 * 2 * US);
+    double share = (double)wait->others_ns / (double)wait->outer_long_ns;
+    cr_assert(share > 0.499 && share < 0.501, "half of it: %.5f", share);
     profile_model_free(&m);
 
-    /* one fewer than the limit, with the wait's own interval: known */
-    worker_under_wait("fewer_gaps.prof", 524287, 2 * US, US, &m);
-    cr_assert_eq(m.overlap_unknown, 0);
-    cr_assert_eq(op_named(&m, "wait")->others_ns, 524287 * US, "half of it, exactly");
+    worker_under_wait("fewer_gaps.prof", 60000, 2 * US, US, &m);
+    cr_assert_eq(m.overlap_thinning, 0u);
+    cr_assert_eq(op_named(&m, "wait")->others_ns, 60000 * US, "half of it, exactly");
     profile_model_free(&m);
+}
+
+/* Every busy interval in one window (65,536 of 1 ns, 1 ns apart): thinning
+ * drops that window at last; nothing is known of the wait, which is then
+ * judged as without it, and memory stays bounded. */
+Test(model_overlap, one_window_past_the_bound_is_dropped)
+{
+    profile_model m;
+    worker_under_wait("one_window.prof", 70000, 2, 1, &m);
+    const model_op *wait = op_named(&m, "wait");
+    cr_assert_eq(wait->others_ns, 0);
+    cr_assert(m.overlap_unknown || m.overlap_thinning >= 1);
+    profile_model_free(&m);
+}
+
+/* Thinned well below its size (PROF_MODEL_KEEP=2000, 1 window in 16 or
+ * fewer kept), the waiting run of
+ * write_waiting keeps about what the whole of it gives: the share of
+ * backward under the others' work within two points of 90%, the same
+ * thread named, the rule's verdict unchanged. */
+Test(model_overlap, thinned_share_is_close_to_the_whole)
+{
+    const char *path = write_waiting("thinned.prof");
+    profile_model whole, thin;
+    au_load(path, &whole);
+    cr_assert_eq(setenv("PROF_MODEL_KEEP", "2000", 1), 0);
+    au_load(path, &thin);
+    unsetenv("PROF_MODEL_KEEP");
+    cr_assert_eq(whole.overlap_thinning, 0u);
+    cr_assert_geq(thin.overlap_thinning, 4u);
+    const model_op *a = op_named(&whole, "backward"), *b = op_named(&thin, "backward");
+    cr_assert_eq(a->outer_long_ns, b->outer_long_ns);
+    double sa = (double)a->others_ns / (double)a->outer_long_ns;
+    double sb = (double)b->others_ns / (double)b->outer_long_ns;
+    cr_assert(sa > 0.899 && sa < 0.901, "whole: %.4f", sa);
+    cr_assert(sb > 0.88 && sb < 0.92, "thinned: %.4f against %.4f", sb, sa);
+    cr_assert_eq(a->others_thread, b->others_thread);
+    cr_assert_eq(op_waits_for_others(a), op_waits_for_others(b));
+    profile_model_free(&whole);
+    profile_model_free(&thin);
 }
 
 /* n threads, as a Kineto trace (the synthetic writer stops at 64): thread
