@@ -28,6 +28,10 @@
 #      as the 10x longer run of item 1, with 10x the steps. The same again
 #      for runs of short steps, where steps dominate (19 events a step:
 #      about 52,000 and 523,000 steps, the second past the limit).
+#   4. A serving or RL loop (make_big -r: a dozen short outermost regions
+#      a step, 15 events, 66,000 and 664,000 steps): analyze at 10 million
+#      events against the in-process decompression of its own frames
+#      (target <= 2x), and its peak memory against 1 million (about 1).
 #
 # Times are of whole processes with their output thrown away, the least of
 # ROUNDS (3) runs (tests/support/bin/run_measured): wall time, and CPU time
@@ -91,6 +95,12 @@ n_few=$("$BIN/make_big" -s $((EVENTS / 150)) $((EVENTS / 10)) "$tmp/few.prof") |
 n_many=$("$BIN/make_big" -s $((EVENTS / 15)) "$EVENTS" "$tmp/many.prof") || exit 1
 few_steps=$(steps_of "$tmp/few.prof")
 many_steps=$(steps_of "$tmp/many.prof")
+# a serving or RL loop: a dozen short outermost regions a step, 15 events
+n_rl1=$("$BIN/make_big" -r $((EVENTS / 10)) "$tmp/rl1.prof") || exit 1
+n_rl=$("$BIN/make_big" -r "$EVENTS" "$tmp/rl.prof") || exit 1
+"$PYTHON" tests/bench/prof_frames.py "$tmp/rl.prof" "$tmp/rl.zst" >/dev/null || exit 1
+rl1_steps=$(steps_of "$tmp/rl1.prof")
+rl_steps=$(steps_of "$tmp/rl.prof")
 # The ratio's sides - in-process decompression, the reader alone and
 # analyze - are measured in turns, TURNS times, each keeping its least
 # (peak memory too, as run_measured does): on shared cores whose speed
@@ -101,6 +111,7 @@ many_steps=$(steps_of "$tmp/many.prof")
 TURNS=7
 least() { awk -v a="$1" -v b="$2" 'BEGIN { print (a == "" || b + 0 < a + 0) ? b : a }'; }
 zin_s='' read_s='' readslim_s='' prof_big_s='' prof_big_cpu='' prof_big_kib=''
+zrl_s='' prof_rl_s='' prof_rl_cpu='' prof_rl_kib=''
 turn=0
 while [ $turn -lt $TURNS ]; do
     turn=$((turn + 1))
@@ -108,6 +119,13 @@ while [ $turn -lt $TURNS ]; do
     # shellcheck disable=SC2086 # three numbers, split on purpose
     set -- $floor
     zin_s=$(least "$zin_s" "$1")
+    floor=$("$BIN/zstd_frames" 1 "$tmp/rl.zst") || exit 1
+    # shellcheck disable=SC2086 # three numbers, split on purpose
+    set -- $floor
+    zrl_s=$(least "$zrl_s" "$1")
+    measure one "$PROF" analyze "$tmp/rl.prof"
+    prof_rl_s=$(least "$prof_rl_s" "$one_s") prof_rl_cpu=$(least "$prof_rl_cpu" "$one_cpu")
+    prof_rl_kib=$(least "$prof_rl_kib" "$one_kib")
     floor=$("$BIN/read_floor" 1 "$tmp/big.prof") || exit 1
     # shellcheck disable=SC2086 # three numbers, split on purpose
     set -- $floor
@@ -123,6 +141,7 @@ measure prof_small "$PROF" analyze "$tmp/small.prof"
 measure prof_deep "$PROF" analyze "$tmp/deep.prof"
 measure prof_few "$PROF" analyze "$tmp/few.prof"
 measure prof_many "$PROF" analyze "$tmp/many.prof"
+measure prof_rl1 "$PROF" analyze "$tmp/rl1.prof"
 measure cmp_few "$PROF" compare "$tmp/few.prof" "$tmp/few.prof"
 measure cmp_many "$PROF" compare "$tmp/many.prof" "$tmp/many.prof"
 measure view_few "$PROF" view --html "$tmp/few.html" "$tmp/few.prof"
@@ -165,6 +184,13 @@ echo "  peak RSS $n_many events over $many_steps steps / $n_few over $few_steps:
     -v b="$(val prof_few kib)" -v n="$many_steps" -v m="$few_steps" \
     'BEGIN { if (n > m) printf "%.0f", (a - b) * 1024 / (n - m); else printf "-" }') bytes per extra step" \
     "(target about 1)"
+line "prof analyze ($n_rl1 events, serving/RL steps)" prof_rl1
+line "prof analyze ($n_rl events, serving/RL steps)" prof_rl
+printf '%-46s %8.3f s (one thread, in memory)\n' "  its zstd frames decompressed in process" "$zrl_s"
+echo "  prof analyze / in-process decompression: $(ratio "$prof_rl_s" "$zrl_s")x wall," \
+    "$(ratio "$prof_rl_cpu" "$zrl_s")x CPU (target <= 2)"
+echo "  peak RSS $n_rl events over $rl_steps steps / $n_rl1 over $rl1_steps:" \
+    "$(ratio "$(val prof_rl kib)" "$(val prof_rl1 kib)")x (target about 1)"
 line "prof compare, a run with itself ($n_few events)" cmp_few
 line "prof compare, a run with itself ($n_many events)" cmp_many
 echo "  peak RSS of compare over $many_steps steps / over $few_steps:" \

@@ -8,9 +8,11 @@
  * benchmark can compare with a json + pandas script over the same run.
  * With -s STEPS, the model is made as many layers deep as it takes to
  * spread the events over about STEPS steps (the benchmark compares memory
- * at 1 and at 10 million events over the same steps). Seeded: the same
- * arguments give the same bytes.
- * usage: make_big [-s STEPS] EVENTS OUT.prof [TRACE.json] */
+ * at 1 and at 10 million events over the same steps). With -r, the steps
+ * are a serving or RL loop's instead: a dozen short outermost regions (one
+ * of them with two children) and the step, 15 events a step, a memory
+ * sample every 16 steps. Seeded: the same arguments give the same bytes.
+ * usage: make_big [-s STEPS | -r] EVENTS OUT.prof [TRACE.json] */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,16 +102,59 @@ static uint64_t step(big *b, uint64_t number, uint64_t t0)
     return t;
 }
 
+/* A step of a serving or RL loop: 15 events (rl_phases). */
+static const struct {
+    const char *name;
+    prof_kind kind;
+    double us;
+} rl_phases[] = {
+    { "env.reset_if_done", PROF_KIND_DATA, 4 },  { "env.observe", PROF_KIND_DATA, 12 },
+    { "obs.to_tensor", PROF_KIND_COMPUTE, 6 },   { "policy", PROF_KIND_COMPUTE, 0 },
+    { "sample_action", PROF_KIND_COMPUTE, 5 },   { "env.step", PROF_KIND_DATA, 30 },
+    { "reward", PROF_KIND_COMPUTE, 3 },          { "buffer.add", PROF_KIND_COMPUTE, 4 },
+    { "advantage", PROF_KIND_COMPUTE, 3 },       { "value.update", PROF_KIND_COMPUTE, 6 },
+    { "metrics", PROF_KIND_COMPUTE, 2 },         { "log", PROF_KIND_IO, 2 },
+};
+
+static uint64_t rl_step(big *b, uint64_t number, uint64_t t0)
+{
+    uint64_t t = t0;
+    for (size_t i = 0; i < sizeof rl_phases / sizeof rl_phases[0]; i++) {
+        uint64_t s = t;
+        if (rl_phases[i].us == 0) { /* the policy: an encoder and a head */
+            t = leaf(b, "policy.encoder", PROF_KIND_COMPUTE, 1, t + US / 2, 25);
+            t = leaf(b, "policy.head", PROF_KIND_COMPUTE, 1, t, 8);
+            region(b, rl_phases[i].name, rl_phases[i].kind, 0, s, t + US / 2 - s);
+            t += US / 2;
+        } else {
+            t = leaf(b, rl_phases[i].name, rl_phases[i].kind, 0, t, rl_phases[i].us);
+        }
+        t += US / 4;
+    }
+    synth_step(b->s, 0, number, PROF_STEP_SAMPLED, t0, t - t0);
+    b->events++;
+    if (number % 16 == 15) {
+        synth_memory(b->s, 0, "host.rss", t, (uint64_t)(3e9 + 1e6 * synth_gauss(&b->rng)));
+        b->events++;
+    }
+    return t;
+}
+
 int main(int argc, char **argv)
 {
     uint64_t steps = 0;
+    int rl = 0;
     if (argc >= 3 && strcmp(argv[1], "-s") == 0) {
         steps = strtoull(argv[2], NULL, 10);
         argc -= 2;
         argv += 2;
+    } else if (argc >= 2 && strcmp(argv[1], "-r") == 0) {
+        rl = 1;
+        argc--;
+        argv++;
     }
     if (argc < 3 || argc > 4) {
-        fputs("usage: make_big [-s STEPS] EVENTS OUT.prof [TRACE.json]\n", stderr);
+        fputs("usage: make_big [-s STEPS | -r] EVENTS OUT.prof [TRACE.json]\n", stderr);
         return 2;
     }
     uint64_t want = strtoull(argv[1], NULL, 10);
@@ -140,7 +185,7 @@ int main(int argc, char **argv)
     synth_thread(b.s, 0, 4242, "train");
     uint64_t t = 1000 * US;
     for (uint64_t n = 0; b.events < want; n++)
-        t = step(&b, n, t);
+        t = rl ? rl_step(&b, n, t) : step(&b, n, t);
     prof_error err;
     int failed = synth_close(b.s, &err) < 0;
     if (failed)
