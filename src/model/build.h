@@ -395,6 +395,9 @@ typedef struct model_builder {
                               the reader's thread (pf_slim_batch.seen)     */
     size_t cap_ops, cap_nodes, cap_threads, cap_steps, cap_series, cap_sites, cap_gpus;
     size_t busy_total;     /* overlap.c: busy intervals and calls kept, all threads      */
+    uint64_t win_last;     /* overlap.c: the last window asked about, at win_level, */
+    unsigned win_level;    /*   and whether it is kept (win_level 0: none asked)      */
+    int win_kept;
     int overlap_failed;    /* overlap.c: memory ran out                                  */
     mb_thread *threads;    /* parallel to m->threads                          */
     size_t cap_bthreads;

@@ -76,19 +76,27 @@ static int window_kept(unsigned level, uint64_t w)
     return mb_thin_keeps(mb_thin_hash(w), level);
 }
 
-/* Whether [s, e) touches a window kept at level: what does not can be
- * dropped. A span of many windows is kept without asking (keeping more
- * than needed changes nothing: only kept windows are measured). */
-static int span_kept(unsigned level, uint64_t s, uint64_t e)
+/* Whether [s, e) touches a window kept at the model's level: what does not
+ * can be dropped. A span of many windows is kept without asking (keeping
+ * more than needed changes nothing: only kept windows are measured). Short
+ * regions come dozens to a window: the last window's answer is kept. */
+static int span_kept(model_builder *b, uint64_t s, uint64_t e)
 {
+    unsigned level = b->m->overlap_thinning;
     if (level == 0)
         return 1;
     uint64_t w = s / MB_OVERLAP_WINDOW_NS, last = (e > s ? e - 1 : s) / MB_OVERLAP_WINDOW_NS;
     if (last - w >= 64)
         return 1;
-    for (; w <= last; w++)
-        if (window_kept(level, w))
+    for (; w <= last; w++) {
+        if (w != b->win_last || level != b->win_level) {
+            b->win_last = w;
+            b->win_level = level;
+            b->win_kept = window_kept(level, w);
+        }
+        if (b->win_kept)
             return 1;
+    }
     return 0;
 }
 
@@ -115,18 +123,18 @@ static void overlap_thin(model_builder *b)
             overlap_drop(b);
             return;
         }
-        unsigned level = ++m->overlap_thinning;
+        m->overlap_thinning++;
         b->busy_total = 0;
         for (size_t t = 0; t < m->nthreads; t++) {
             mb_busy *u = &b->threads[t].busy;
             size_t k = 0;
             for (size_t i = 0; i < u->n; i++)
-                if (span_kept(level, u->v[i].start, u->v[i].end))
+                if (span_kept(b, u->v[i].start, u->v[i].end))
                     u->v[k++] = u->v[i];
             u->n = k;
             k = 0;
             for (size_t i = 0; i < u->ncalls; i++)
-                if (span_kept(level, u->calls[i].start, u->calls[i].end))
+                if (span_kept(b, u->calls[i].start, u->calls[i].end))
                     u->calls[k++] = u->calls[i];
             u->ncalls = k;
             b->busy_total += u->n + u->ncalls;
@@ -156,8 +164,7 @@ static int busy_add(model_builder *b, mb_busy *u, uint64_t s, uint64_t e)
             return 0;
         }
     }
-    if (!span_kept(b->m->overlap_thinning, s, e) || busy_room(b) ||
-        !span_kept(b->m->overlap_thinning, s, e))
+    if (!span_kept(b, s, e) || busy_room(b) || !span_kept(b, s, e))
         return 0;
     if (u->n)
         u->unsorted |= s < u->v[u->n - 1].start;
@@ -181,8 +188,7 @@ void mb_overlap_region(model_builder *b, uint32_t tpos, uint64_t start, uint64_t
     if (b->m->overlap_unknown || dur < MB_OVERLAP_CALL_NS)
         return;
     b->m->ops[op].outer_long_ns += end - start; /* every call, kept or not */
-    if (!span_kept(b->m->overlap_thinning, start, end) || busy_room(b) ||
-        !span_kept(b->m->overlap_thinning, start, end))
+    if (!span_kept(b, start, end) || busy_room(b) || !span_kept(b, start, end))
         return;
     if (vec_grow(&u->calls, &u->cap_calls, u->ncalls, sizeof *u->calls) < 0) {
         b->overlap_failed = 1;
