@@ -952,6 +952,43 @@ static int recent_push_run(mb_thread *t, const pf_slim *v, size_t n)
     return 0;
 }
 
+/* An outermost region that is a whole learned kind by itself (a leaf at
+ * depth 0: a serving or RL loop's short phases): rep_begin, rep_follow_run
+ * and rep_commit in one, for the case they would keep it. 1 kept, 0 left
+ * for them. */
+static int rep_leaf(model_builder *b, uint32_t tpos, const mb_reg *reg, uint32_t op)
+{
+    mb_thread *t = &b->threads[tpos];
+    mb_rep *r = &t->rep;
+    uint64_t s = reg->start_ns, e = s + reg->dur_ns;
+    if (reg->depth != 0 || r->started || t->top != 0 || r->skip || !b->repeat || e < s ||
+        r->min_end[1] <= s)
+        return 0;
+    uint32_t k = rep_kind_of(r, 0, op);
+    if (k == MB_REP_KINDS || r->learned[k].n != 1 || r->learned[k].v[0].kind != reg->kind)
+        return 0;
+    for (uint32_t l = 0; l < r->top; l++)
+        rep_level_empty(r, l);
+    r->top = 0;
+    r->ncur = 0;
+    r->following = k;
+    r->backoff = 0;
+    mb_rep_learned *l = &r->learned[k];
+    mb_rep_path *p = &l->v[0];
+    p->dur += reg->dur_ns;
+    p->self += reg->dur_ns; /* nothing waits below it */
+    p->gpu_ns += reg->gpu_ns;
+    p->kernels += reg->kernels;
+    l->commits++;
+    profile_model *m = b->m;
+    m->threads[tpos].regions++;
+    m->repeated_regions++;
+    m->threads[tpos].busy_ns += reg->dur_ns;
+    m->profiled_ns += reg->dur_ns;
+    mb_overlap_region(b, tpos, s, reg->dur_ns, op);
+    return 1;
+}
+
 /* Regions handed over slim, in a row with nothing else of their thread
  * between them: mb_region for each. With no sync record waiting, none
  * can come before the run ends (records are whole events), so only the
@@ -973,6 +1010,10 @@ int mb_region_run(model_builder *b, uint32_t tpos, const pf_slim *v, size_t n,
         mb_thread *t = &b->threads[tpos];
         mb_reg reg = { v[i].start_ns, v[i].dur_ns, pf_slim_depth(&v[i]), pf_slim_kind(&v[i]),
                        g ? g[i].ns : 0, g ? g[i].kernels : 0 };
+        if (rep_leaf(b, tpos, &reg, v[i].tag)) {
+            i++;
+            continue;
+        }
         if (!t->rep.started)
             rep_begin(b, t, &reg, v[i].tag);
         size_t kept =
