@@ -189,7 +189,8 @@ static inline int mb_thin_keeps(uint64_t h, unsigned k)
 
 /* overlap.c: a thread's busy time, and its outermost calls to lay over
  * the other threads' */
-#define MB_OVERLAP_WINDOW_NS 1000000u /* the windows time is thinned in: 1 ms    */
+#define MB_OVERLAP_WINDOW_SHIFT 20u   /* the windows time is thinned in: 2^20 ns,
+                                         about 1 ms (a shift, not a division)   */
 #define MB_OVERLAP_CALL_NS 100000u    /* calls kept: 100 us or more            */
 #define MB_OVERLAP_THREADS 256u       /* threads past which nothing is laid    */
 

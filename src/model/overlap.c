@@ -16,7 +16,8 @@
  * Within bounded memory, and flat in the length of the run: past
  * MODEL_KEEP intervals and calls over all threads (1.5 MiB; b->keep,
  * which PROF_MODEL_KEEP lowers for tests), time is thinned in
- * windows of MB_OVERLAP_WINDOW_NS, as series.c thins steps: a window is
+ * windows of 2^MB_OVERLAP_WINDOW_SHIFT ns (about 1 ms), as series.c thins
+ * steps: a window is
  * kept at level k when the top k bits of its number's hash are zero, and
  * what touches no kept window is dropped, the level rising by one each
  * time the bound is reached. The calls are then laid over the others'
@@ -85,7 +86,7 @@ static int span_kept(model_builder *b, uint64_t s, uint64_t e)
     unsigned level = b->m->overlap_thinning;
     if (level == 0)
         return 1;
-    uint64_t w = s / MB_OVERLAP_WINDOW_NS, last = (e > s ? e - 1 : s) / MB_OVERLAP_WINDOW_NS;
+    uint64_t w = s >> MB_OVERLAP_WINDOW_SHIFT, last = (e > s ? e - 1 : s) >> MB_OVERLAP_WINDOW_SHIFT;
     if (last - w >= 64)
         return 1;
     for (; w <= last; w++) {
@@ -106,8 +107,8 @@ static uint64_t kept_ns(unsigned level, uint64_t s, uint64_t e)
     if (level == 0 || e <= s)
         return e > s ? e - s : 0;
     uint64_t ns = 0;
-    for (uint64_t w = s / MB_OVERLAP_WINDOW_NS; w <= (e - 1) / MB_OVERLAP_WINDOW_NS; w++) {
-        uint64_t from = w * MB_OVERLAP_WINDOW_NS, to = from + MB_OVERLAP_WINDOW_NS;
+    for (uint64_t w = s >> MB_OVERLAP_WINDOW_SHIFT; w <= (e - 1) >> MB_OVERLAP_WINDOW_SHIFT; w++) {
+        uint64_t from = w << MB_OVERLAP_WINDOW_SHIFT, to = from + (1ull << MB_OVERLAP_WINDOW_SHIFT);
         if (window_kept(level, w))
             ns += (e < to ? e : to) - (s > from ? s : from);
     }
@@ -142,13 +143,16 @@ static void overlap_thin(model_builder *b)
     } while (b->busy_total >= b->keep / 4 * 3);
 }
 
-/* Room for one more interval or call: 0, or 1 when the model keeps none
- * any more (overlap_unknown). */
-static int busy_room(model_builder *b)
+/* Whether [s, e) is to be kept: it touches a kept window, with room for
+ * it made (which may thin, and then drop it after all). */
+static int busy_keeps(model_builder *b, uint64_t s, uint64_t e)
 {
-    if (b->busy_total >= b->keep)
-        overlap_thin(b);
-    return b->m->overlap_unknown;
+    if (!span_kept(b, s, e))
+        return 0;
+    if (b->busy_total < b->keep)
+        return 1;
+    overlap_thin(b);
+    return !b->m->overlap_unknown && span_kept(b, s, e);
 }
 
 /* 0 kept (or dropped by thinning), -1 out of memory. */
@@ -164,7 +168,7 @@ static int busy_add(model_builder *b, mb_busy *u, uint64_t s, uint64_t e)
             return 0;
         }
     }
-    if (!span_kept(b, s, e) || busy_room(b) || !span_kept(b, s, e))
+    if (!busy_keeps(b, s, e))
         return 0;
     if (u->n)
         u->unsorted |= s < u->v[u->n - 1].start;
@@ -188,7 +192,7 @@ void mb_overlap_region(model_builder *b, uint32_t tpos, uint64_t start, uint64_t
     if (b->m->overlap_unknown || dur < MB_OVERLAP_CALL_NS)
         return;
     b->m->ops[op].outer_long_ns += end - start; /* every call, kept or not */
-    if (!span_kept(b, start, end) || busy_room(b) || !span_kept(b, start, end))
+    if (!busy_keeps(b, start, end))
         return;
     if (vec_grow(&u->calls, &u->cap_calls, u->ncalls, sizeof *u->calls) < 0) {
         b->overlap_failed = 1;
