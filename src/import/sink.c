@@ -11,7 +11,11 @@
  * region that outlives its parent is cut at the parent's end. Points (API
  * calls, syncs, marks) are written when they leave the window, inside the
  * regions still open, which is before their parents end. Memory per thread
- * is the window and the stack, whatever the trace's length.
+ * is the window and the stack, whatever the trace's length. Most items
+ * come in order: those that sort after the last one that did wait in a
+ * queue (a sorted run), the others in the heap, and the earlier of the
+ * two heads leaves first. Items that tie on start, kind and end leave in
+ * the order they came.
  *
  * Everything else goes straight to its block: GPU activity to the GPU
  * block (the model orders it), steps and memory samples to a thread's
@@ -56,6 +60,8 @@ typedef struct item {
 typedef struct heap_key {
     int64_t start, end;
     uint32_t slot;
+    uint32_t seq;        /* arrival order, which breaks ties (modulo 2^32: a
+                            window holds far fewer)                        */
     uint32_t region;
 } heap_key;
 
@@ -69,6 +75,9 @@ typedef struct sink_thread {
     uint32_t index;
     heap_key *heap;      /* pending items by start; their events stay put */
     size_t nheap, cap_heap;
+    heap_key *run;       /* pending items in order, a ring: run_head first */
+    size_t run_head, nrun, cap_run;
+    uint32_t seq;        /* the next item's                                */
     prof_event *pending; /* the pending items' events, by slot             */
     uint32_t *free_slots;
     size_t nslots, cap_pending, nfree, cap_free;
@@ -360,7 +369,34 @@ static int item_before(const heap_key *a, const heap_key *b)
         return a->start < b->start;
     if (a->region != b->region) /* a region opens before a point at its start */
         return a->region > b->region;
-    return a->end > b->end;     /* the outer of two regions first             */
+    if (a->end != b->end)
+        return a->end > b->end; /* the outer of two regions first             */
+    return (int32_t)(a->seq - b->seq) < 0;
+}
+
+/* The run's k-th item. */
+static heap_key *run_at(const sink_thread *t, size_t k)
+{
+    return &t->run[(t->run_head + k) & (t->cap_run - 1)];
+}
+
+/* Room for one more item in the run: its ring doubled, in order, when
+ * full (up to the window). 0 when memory ran out. */
+static int run_room(sink_thread *t)
+{
+    if (t->nrun < t->cap_run)
+        return 1;
+    size_t cap = t->cap_run ? 2 * t->cap_run : 16;
+    heap_key *v = malloc(cap * sizeof *v);
+    if (!v)
+        return 0;
+    for (size_t k = 0; k < t->nrun; k++)
+        v[k] = *run_at(t, k);
+    free(t->run);
+    t->run = v;
+    t->cap_run = cap;
+    t->run_head = 0;
+    return 1;
 }
 
 static void heap_up(heap_key *h, size_t i)
@@ -407,14 +443,28 @@ static prof_err close_region(import_sink *s, sink_thread *t)
     return write_timed(s, t, o->ev, o->start, o->end);
 }
 
+/* The earliest pending item of t: the run's head or the heap's top. */
+static heap_key earliest_out(sink_thread *t)
+{
+    heap_key k;
+    if (t->nrun && (!t->nheap || item_before(run_at(t, 0), &t->heap[0]))) {
+        k = *run_at(t, 0);
+        t->run_head = (t->run_head + 1) & (t->cap_run - 1);
+        t->nrun--;
+        return k;
+    }
+    k = t->heap[0];
+    t->heap[0] = t->heap[--t->nheap];
+    heap_down(t->heap, t->nheap, 0);
+    return k;
+}
+
 /* The earliest pending item of t leaves the window. */
 static prof_err item_out(import_sink *s, sink_thread *t)
 {
-    heap_key k = t->heap[0];
+    heap_key k = earliest_out(t);
     item it = { k.start, k.end, t->pending[k.slot], (uint8_t)k.region };
     t->free_slots[t->nfree++] = k.slot;
-    t->heap[0] = t->heap[--t->nheap];
-    heap_down(t->heap, t->nheap, 0);
     if (it.start < t->last_start)
         s->counts.reordered++;
     else
@@ -459,25 +509,33 @@ static prof_err item_in(import_sink *s, sink_thread *t, const item *it)
     if (s->failed)
         return s->failed;
     origin_from(s, it->start);
-    if (t->nheap == SINK_WINDOW) {
+    if (t->nheap + t->nrun == SINK_WINDOW) {
         prof_err e = item_out(s, t);
         if (e)
             return e;
     }
     uint32_t slot;
-    if (vec_grow_small(&t->heap, &t->cap_heap, t->nheap, sizeof *t->heap) < 0 ||
-        !slot_take(t, &slot))
+    if (!slot_take(t, &slot))
         return fail_nomem(s);
+    heap_key k = { it->start, it->end, slot, t->seq++, it->region };
+    if (!t->nrun || !item_before(&k, run_at(t, t->nrun - 1))) {
+        if (!run_room(t))
+            return fail_nomem(s);
+        *run_at(t, t->nrun++) = k;
+    } else {
+        if (vec_grow_small(&t->heap, &t->cap_heap, t->nheap, sizeof *t->heap) < 0)
+            return fail_nomem(s);
+        t->heap[t->nheap] = k;
+        heap_up(t->heap, t->nheap++);
+    }
     t->pending[slot] = it->ev;
-    t->heap[t->nheap] = (heap_key){ it->start, it->end, slot, it->region };
-    heap_up(t->heap, t->nheap++);
     return PROF_OK;
 }
 
 static prof_err thread_drain(import_sink *s, sink_thread *t)
 {
     prof_err e = PROF_OK;
-    while (!e && t->nheap)
+    while (!e && t->nheap + t->nrun)
         e = item_out(s, t);
     while (!e && t->depth)
         e = close_region(s, t);
@@ -978,6 +1036,7 @@ void sink_abandon(import_sink *s)
     hmap_free(&s->name_index);
     for (size_t i = 0; i < s->nthreads; i++) {
         free(s->threads[i]->heap);
+        free(s->threads[i]->run);
         free(s->threads[i]->pending);
         free(s->threads[i]->free_slots);
         free(s->threads[i]->stack);

@@ -858,6 +858,40 @@ Test(import_kineto, times_exact_to_the_nanosecond)
     profile_model_free(&m);
 }
 
+/* An operation and the one it calls often share their start and duration
+ * to the microsecond (torch::distributed::reducer::mul_out and aten::mul
+ * in a real DDP trace); the trace lists the caller first, and so it nests.
+ * 3,000 such pairs, past the importer's window, every seventh written
+ * after the pair that follows it, so that both of the window's orders
+ * meet them. */
+Test(import_kineto, a_call_sharing_its_callers_interval_nests_under_it)
+{
+    size_t cap = 3000 * 260 + 64, n = 0;
+    char *t = malloc(cap);
+    cr_assert_not_null(t);
+    n += (size_t)snprintf(t + n, cap - n, "{\"traceEvents\": [");
+    for (int i = 0; i < 3000; i++) {
+        int k = i % 7 == 0 && i + 1 < 3000 ? i + 1 : i % 7 == 1 && i > 0 ? i - 1 : i;
+        for (int j = 0; j < 2; j++)
+            n += (size_t)snprintf(t + n, cap - n,
+                                  "%s{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"%s\", "
+                                  "\"pid\": 1, \"tid\": 1, \"ts\": %d, \"dur\": 9}",
+                                  i || j ? "," : "", j ? "callee" : "caller", 1000 + 20 * k);
+    }
+    n += (size_t)snprintf(t + n, cap - n, "]}");
+    import_counts c;
+    prof_error err;
+    cr_assert_eq(read_bytes(t, n, &c, &err), PROF_OK, "%s", err.message);
+    free(t);
+    cr_assert_eq(c.regions, 6000);
+    profile_model m;
+    cr_assert_eq(profile_model_load(fx_path("bytes.prof"), &m, NULL, NULL, &err), PROF_OK);
+    cr_expect_eq(mu_op(&m, "caller")->self_ns, 0, "every caller holds its callee");
+    cr_expect_eq(mu_op(&m, "callee")->self_ns, mu_op(&m, "callee")->incl_ns, "a leaf");
+    cr_expect_eq(mu_op(&m, "callee")->calls, 3000);
+    profile_model_free(&m);
+}
+
 /* ---- the real traces, when there -------------------------------------------------------------- */
 
 /* A gzip file, whole, NUL-terminated. */
