@@ -1,8 +1,10 @@
 #!/bin/sh
-# bench.sh - the reading, export and many-ranks benchmarks of `make bench`
-# (tests/bench/analyze.sh, export.sh, ranks.sh) run end to end on a small
-# profile, and the comparison benchmarks (compare_aa, compare_busy) on a few pairs, so that a change to their helpers (make_big, run_measured,
-# prof_frames.py) cannot leave `make bench` broken until someone runs it.
+# bench.sh - the reading, import, export and many-ranks benchmarks of `make
+# bench` (tests/bench/analyze.sh, import.sh, export.sh, ranks.sh) run end to
+# end on a small profile or trace, and the comparison benchmarks
+# (compare_aa, compare_busy) on a few pairs, so that a change to their
+# helpers (make_big, make_kineto.py, run_measured, prof_frames.py) cannot
+# leave `make bench` broken until someone runs it.
 # The figures themselves mean nothing at this size and are not checked.
 # Plain build only: the benchmarks measure the plain prof in $B.
 # variants: rel
@@ -35,7 +37,12 @@ bench() {
 }
 
 bench bench-analyze tests/bench/analyze.sh "prof analyze / zstd -d:" "(target <= 2)" \
-    "peak RSS" "bytes per extra step" "json + pandas" "the reader alone"
+    "peak RSS" "bytes per extra step" "json + pandas" "the reader alone" "serving/RL steps" \
+    "its zstd frames decompressed in process"
+BENCH_IMPORT_MB=3 BENCH_IMPORT_SMALL_MB=2
+export BENCH_IMPORT_MB BENCH_IMPORT_SMALL_MB
+bench bench-import tests/bench/import.sh "json.load / prof import time:" \
+    "prof import, stacks and memory" "peak RSS 3 MB / 2 MB trace:"
 bench bench-export tests/bench/export.sh "throughput:" "Chrome trace / .prof size:" \
     "(target about 1)"
 # (only ranks.sh reads these)
