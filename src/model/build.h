@@ -99,10 +99,13 @@ typedef struct mb_rep_learned {
 typedef struct mb_rep {
     mb_rep_region *cur;    /* the regions of the outermost region being read        */
     size_t ncur, cap_cur;
-    mb_rep_learned learned[MB_REP_KINDS];
-    uint64_t first[MB_REP_KINDS]; /* each learned kind's first region, op << 32 | depth,
-                                     UINT64_MAX when none: looked for without
-                                     reaching into each kind's places              */
+    mb_rep_learned *learned; /* cap_kinds of them, grown as kinds are learned up
+                                to MB_REP_KINDS: a thread that learns one kind
+                                costs one kind's room, not 32                  */
+    uint64_t *first;       /* each learned kind's first region, op << 32 | depth,
+                              UINT64_MAX when none: looked for without reaching
+                              into each kind's places                          */
+    uint32_t cap_kinds;
     uint32_t next_learned; /* the one a new kind replaces                           */
     uint32_t following;    /* the one cur repeats, while speculating                */
     int started;           /* cur belongs to an outermost region begun             */

@@ -626,8 +626,31 @@ void mb_rep_init(mb_rep *r)
 {
     for (uint32_t l = 0; l < MB_REP_DEPTH; l++)
         rep_level_empty(r, l);
-    for (uint32_t k = 0; k < MB_REP_KINDS; k++)
-        r->first[k] = UINT64_MAX;
+}
+
+/* Room for kind k (learned in order, 0 first): the kinds grown to hold
+ * it, at least 4. 0, or -1 when memory ran out (then nothing is learned). */
+static int rep_kinds_room(mb_rep *r, uint32_t k)
+{
+    if (k < r->cap_kinds)
+        return 0;
+    uint32_t cap = r->cap_kinds ? 2 * r->cap_kinds : 4;
+    if (cap > MB_REP_KINDS)
+        cap = MB_REP_KINDS;
+    mb_rep_learned *l = realloc(r->learned, cap * sizeof *l);
+    if (!l)
+        return -1;
+    r->learned = l;
+    uint64_t *f = realloc(r->first, cap * sizeof *f);
+    if (!f)
+        return -1;
+    r->first = f;
+    for (uint32_t i = r->cap_kinds; i < cap; i++) {
+        l[i] = (mb_rep_learned){ NULL, 0, 0, 0 };
+        f[i] = UINT64_MAX;
+    }
+    r->cap_kinds = cap;
+    return 0;
 }
 
 /* The key of a kind of outermost region: its first region's. No depth
@@ -642,7 +665,7 @@ static uint64_t rep_key(uint32_t depth, uint32_t op)
 static uint32_t rep_kind_of(const mb_rep *r, uint32_t depth, uint32_t op)
 {
     uint64_t key = rep_key(depth, op);
-    for (uint32_t k = 0; k < MB_REP_KINDS; k++)
+    for (uint32_t k = 0; k < r->cap_kinds; k++)
         if (r->first[k] == key)
             return k;
     return MB_REP_KINDS;
@@ -818,6 +841,8 @@ static void rep_learn(model_builder *b, uint32_t tpos)
 {
     mb_rep *r = &b->threads[tpos].rep;
     uint32_t k = rep_kind_of(r, r->cur[0].depth, r->cur[0].op);
+    if (k == MB_REP_KINDS && rep_kinds_room(r, r->next_learned % MB_REP_KINDS) < 0)
+        return;
     if (k == MB_REP_KINDS)
         k = r->next_learned++ % MB_REP_KINDS;
     mb_rep_learned *l = &r->learned[k];
@@ -1108,7 +1133,7 @@ int mb_tree_finish(model_builder *b)
         /* Still waiting: their parents never ended (a cut-short file). */
         if (rep_flush(b, i) < 0 || orphans_to_root(b, i, 0) < 0)
             return -1;
-        for (uint32_t k = 0; k < MB_REP_KINDS; k++)
+        for (uint32_t k = 0; k < t->rep.cap_kinds; k++)
             rep_flush_sums(m, &t->rep.learned[k]);
         t->top = 0;
         for (size_t k = 0; k < t->nsyncs; k++)
@@ -1136,8 +1161,10 @@ void mb_tree_free(model_builder *b)
         free(b->threads[i].syncs);
         free(b->threads[i].sync_regions);
         free(b->threads[i].rep.cur);
-        for (uint32_t k = 0; k < MB_REP_KINDS; k++)
+        for (uint32_t k = 0; k < b->threads[i].rep.cap_kinds; k++)
             free(b->threads[i].rep.learned[k].v);
+        free(b->threads[i].rep.learned);
+        free(b->threads[i].rep.first);
     }
     free(b->threads);
     free(b->pool);
