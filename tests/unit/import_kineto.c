@@ -623,6 +623,17 @@ static prof_err read_bytes(const char *text, size_t n, import_counts *c, prof_er
     return e;
 }
 
+/* read_bytes of text (n bytes, freed), which must import, and the model
+ * of what it made. */
+static void load_bytes(char *text, size_t n, import_counts *c, profile_model *m)
+{
+    prof_error err;
+    cr_assert_eq(read_bytes(text, n, c, &err), PROF_OK, "%s", err.message);
+    free(text);
+    cr_assert_eq(profile_model_load(fx_path("bytes.prof"), m, NULL, NULL, &err), PROF_OK, "%s",
+                 err.message);
+}
+
 static void expect_refused(const char *text, prof_err code, const char *says)
 {
     import_counts c;
@@ -742,12 +753,9 @@ Test(import_kineto, long_name_cut_at_a_character)
     }
     n += (size_t)snprintf(t + n, cap - n, "\"}]}");
     import_counts c;
-    prof_error err;
-    cr_assert_eq(read_bytes(t, n, &c, &err), PROF_OK, "%s", err.message);
-    free(t);
-    cr_expect_eq(c.regions, 1);
     profile_model m;
-    cr_assert_eq(profile_model_load(fx_path("bytes.prof"), &m, NULL, NULL, &err), PROF_OK);
+    load_bytes(t, n, &c, &m);
+    cr_expect_eq(c.regions, 1);
     cr_assert_eq(m.nops, 1);
     size_t len = strlen(m.ops[0].name);
     cr_expect_eq(len, 65535, "1 + 32767 two-byte characters: %zu", len);
@@ -880,12 +888,9 @@ Test(import_kineto, a_call_sharing_its_callers_interval_nests_under_it)
     }
     n += (size_t)snprintf(t + n, cap - n, "]}");
     import_counts c;
-    prof_error err;
-    cr_assert_eq(read_bytes(t, n, &c, &err), PROF_OK, "%s", err.message);
-    free(t);
-    cr_assert_eq(c.regions, 6000);
     profile_model m;
-    cr_assert_eq(profile_model_load(fx_path("bytes.prof"), &m, NULL, NULL, &err), PROF_OK);
+    load_bytes(t, n, &c, &m);
+    cr_assert_eq(c.regions, 6000);
     cr_expect_eq(mu_op(&m, "caller")->self_ns, 0, "every caller holds its callee");
     cr_expect_eq(mu_op(&m, "callee")->self_ns, mu_op(&m, "callee")->incl_ns, "a leaf");
     cr_expect_eq(mu_op(&m, "callee")->calls, 3000);
