@@ -742,22 +742,32 @@ static int rep_replay(model_builder *b, uint32_t tpos)
     return 0;
 }
 
-/* The outermost region arrived: its kept regions are in their places'
- * sums, which count one repeat more. */
-static void rep_commit(model_builder *b, uint32_t tpos)
+/* A repeat of the kind followed committed: n regions, the outermost of
+ * them [start, start + dur) of op, in their places' sums, which count one
+ * repeat more. */
+static void rep_counted(model_builder *b, uint32_t tpos, size_t n, uint64_t start, uint64_t dur,
+                        uint32_t op)
 {
     profile_model *m = b->m;
     mb_rep *r = &b->threads[tpos].rep;
     r->learned[r->following].commits++;
+    r->backoff = 0;
+    m->threads[tpos].regions += n;
+    m->repeated_regions += n;
+    m->threads[tpos].busy_ns += dur;
+    m->profiled_ns += dur;
+    mb_overlap_region(b, tpos, start, dur, op);
+}
+
+/* The outermost region arrived: its kept regions are in their places'
+ * sums, which count one repeat more. */
+static void rep_commit(model_builder *b, uint32_t tpos)
+{
+    mb_rep *r = &b->threads[tpos].rep;
     const mb_rep_region *outer = &r->cur[r->ncur - 1];
-    m->threads[tpos].regions += r->ncur;
-    m->repeated_regions += r->ncur;
-    m->threads[tpos].busy_ns += outer->dur;
-    m->profiled_ns += outer->dur;
-    mb_overlap_region(b, tpos, outer->start, outer->dur, outer->op);
+    rep_counted(b, tpos, r->ncur, outer->start, outer->dur, outer->op);
     r->started = 0;
     r->speculating = 0;
-    r->backoff = 0;
 }
 
 /* Keeps a region of op and kind at depth d, [s, s + dur), as cur[*ncur],
@@ -841,10 +851,11 @@ static void rep_learn(model_builder *b, uint32_t tpos)
 {
     mb_rep *r = &b->threads[tpos].rep;
     uint32_t k = rep_kind_of(r, r->cur[0].depth, r->cur[0].op);
-    if (k == MB_REP_KINDS && rep_kinds_room(r, r->next_learned % MB_REP_KINDS) < 0)
-        return;
-    if (k == MB_REP_KINDS)
+    if (k == MB_REP_KINDS) {
+        if (rep_kinds_room(r, r->next_learned % MB_REP_KINDS) < 0)
+            return;
         k = r->next_learned++ % MB_REP_KINDS;
+    }
     mb_rep_learned *l = &r->learned[k];
     uint32_t above[MB_REP_DEPTH]; /* the node of the region that adopts at each level */
     for (uint32_t d = 0; d < MB_REP_DEPTH; d++)
@@ -997,20 +1008,12 @@ static int rep_leaf(model_builder *b, uint32_t tpos, const mb_reg *reg, uint32_t
     r->top = 0;
     r->ncur = 0;
     r->following = k;
-    r->backoff = 0;
-    mb_rep_learned *l = &r->learned[k];
-    mb_rep_path *p = &l->v[0];
+    mb_rep_path *p = &r->learned[k].v[0];
     p->dur += reg->dur_ns;
     p->self += reg->dur_ns; /* nothing waits below it */
     p->gpu_ns += reg->gpu_ns;
     p->kernels += reg->kernels;
-    l->commits++;
-    profile_model *m = b->m;
-    m->threads[tpos].regions++;
-    m->repeated_regions++;
-    m->threads[tpos].busy_ns += reg->dur_ns;
-    m->profiled_ns += reg->dur_ns;
-    mb_overlap_region(b, tpos, s, reg->dur_ns, op);
+    rep_counted(b, tpos, 1, s, reg->dur_ns, op);
     return 1;
 }
 
