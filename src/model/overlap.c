@@ -15,12 +15,11 @@
  *
  * Within bounded memory, and flat in the length of the run: past
  * MODEL_KEEP intervals and calls over all threads (1.5 MiB; b->keep,
- * which PROF_MODEL_KEEP lowers for tests), time is thinned in
- * windows of 2^MB_OVERLAP_WINDOW_SHIFT ns (about 1 ms), as series.c thins
- * steps: a window is
- * kept at level k when the top k bits of its number's hash are zero, and
- * what touches no kept window is dropped, the level rising by one each
- * time the bound is reached. The calls are then laid over the others'
+ * which PROF_MODEL_KEEP lowers for tests), time is thinned in windows of
+ * 2^MB_OVERLAP_WINDOW_SHIFT ns (about 1 ms), as series.c thins steps: a
+ * window is kept at level k when the top k bits of its number's hash are
+ * zero, and what touches no kept window is dropped, the level rising by
+ * one each time the bound is reached. The calls are then laid over the others'
  * busy time in the kept windows only, and an operation's others_ns is
  * the share of its calls' time in those windows that others worked,
  * times outer_long_ns, which stays exact. A pseudo-random sample of the
@@ -86,7 +85,8 @@ static int span_kept(model_builder *b, uint64_t s, uint64_t e)
     unsigned level = b->m->overlap_thinning;
     if (level == 0)
         return 1;
-    uint64_t w = s >> MB_OVERLAP_WINDOW_SHIFT, last = (e > s ? e - 1 : s) >> MB_OVERLAP_WINDOW_SHIFT;
+    uint64_t w = s >> MB_OVERLAP_WINDOW_SHIFT;
+    uint64_t last = (e > s ? e - 1 : s) >> MB_OVERLAP_WINDOW_SHIFT;
     if (last - w >= 64)
         return 1;
     for (; w <= last; w++) {
