@@ -194,6 +194,9 @@ static inline int mb_thin_keeps(uint64_t h, unsigned k)
  * the other threads' */
 #define MB_OVERLAP_WINDOW_SHIFT 20u   /* the windows time is thinned in: 2^20 ns,
                                          about 1 ms (a shift, not a division)   */
+#define MB_OVERLAP_LOOK 65536u        /* windows a span is looked at in, at most:
+                                         a longer one (68 s) is kept, and measured
+                                         on that many spread over it             */
 #define MB_OVERLAP_CALL_NS 100000u    /* calls kept: 100 us or more            */
 #define MB_OVERLAP_THREADS 256u       /* threads past which nothing is laid    */
 
@@ -207,9 +210,17 @@ typedef struct mb_busy_iv {
     uint64_t longest;      /* the longest region joined into it                         */
 } mb_busy_iv;
 
+/* Windows [from, upto) looked at, at a thinning level: kept, the first
+ * of them kept there, or UINT64_MAX (overlap.c, span_kept). */
+typedef struct mb_scanned {
+    uint64_t from, upto, kept;
+    unsigned level;
+} mb_scanned;
+
 typedef struct mb_busy {
     mb_busy_iv *v;         /* the union of its outermost regions                        */
     size_t n, cap;
+    mb_scanned scanned;    /* the windows its latest spans were looked for in         */
     int unsorted;          /* a region came before the last interval's start            */
     mb_call *calls;        /* outermost calls of MB_OVERLAP_CALL_NS or more              */
     size_t ncalls, cap_calls;
@@ -399,9 +410,6 @@ typedef struct model_builder {
                               the reader's thread (pf_slim_batch.seen)     */
     size_t cap_ops, cap_nodes, cap_threads, cap_steps, cap_series, cap_sites, cap_gpus;
     size_t busy_total;     /* overlap.c: busy intervals and calls kept, all threads      */
-    uint64_t win_last;     /* overlap.c: the last window asked about, at win_level, */
-    unsigned win_level;    /*   and whether it is kept (win_level 0: none asked)      */
-    int win_kept;
     int overlap_failed;    /* overlap.c: memory ran out                                  */
     mb_thread *threads;    /* parallel to m->threads                          */
     size_t cap_bthreads;

@@ -77,38 +77,49 @@ static int window_kept(unsigned level, uint64_t w)
 }
 
 /* Whether [s, e) touches a window kept at the model's level: what does not
- * can be dropped. A span of many windows is kept without asking (keeping
- * more than needed changes nothing: only kept windows are measured). Short
- * regions come dozens to a window: the last window's answer is kept. */
-static int span_kept(model_builder *b, uint64_t s, uint64_t e)
+ * can be dropped. A thread's spans come mostly in time order, and short
+ * ones dozens to a window: the windows are looked at from where its last
+ * span's look ended, up to the first kept one, so each is hashed about
+ * once, and a long span stops at its first kept window. */
+static int span_kept(model_builder *b, mb_busy *u, uint64_t s, uint64_t e)
 {
     unsigned level = b->m->overlap_thinning;
     if (level == 0)
         return 1;
     uint64_t w = s >> MB_OVERLAP_WINDOW_SHIFT;
     uint64_t last = (e > s ? e - 1 : s) >> MB_OVERLAP_WINDOW_SHIFT;
-    if (last - w >= 64)
-        return 1;
-    for (; w <= last; w++) {
-        if (w != b->win_last || level != b->win_level) {
-            b->win_last = w;
-            b->win_level = level;
-            b->win_kept = window_kept(level, w);
-        }
-        if (b->win_kept)
-            return 1;
+    if (last - w >= MB_OVERLAP_LOOK)
+        return 1; /* 68 s or more: few, kept without looking */
+    mb_scanned *c = &u->scanned;
+    if (c->level != level || w < c->from || w > c->upto || c->kept < w)
+        *c = (mb_scanned){ w, w, UINT64_MAX, level };
+    while (c->kept == UINT64_MAX && c->upto <= last) {
+        if (window_kept(level, c->upto))
+            c->kept = c->upto;
+        c->upto++;
     }
-    return 0;
+    return c->kept <= last;
 }
 
-/* The time of [s, e) in the windows kept at level. */
+/* The time of [s, e) in the windows kept at level; over more than
+ * MB_OVERLAP_LOOK windows, its time times the share kept of that many
+ * spread evenly over it. */
 static uint64_t kept_ns(unsigned level, uint64_t s, uint64_t e)
 {
     if (level == 0 || e <= s)
         return e > s ? e - s : 0;
+    uint64_t first = s >> MB_OVERLAP_WINDOW_SHIFT;
+    uint64_t wins = ((e - 1) >> MB_OVERLAP_WINDOW_SHIFT) - first;
+    if (wins >= MB_OVERLAP_LOOK) {
+        uint64_t kept = 0, every = wins / MB_OVERLAP_LOOK;
+        for (uint64_t i = 0; i < MB_OVERLAP_LOOK; i++)
+            kept += (uint64_t)window_kept(level, first + i * every);
+        return (uint64_t)((double)(e - s) * ((double)kept / MB_OVERLAP_LOOK));
+    }
     uint64_t ns = 0;
     for (uint64_t w = s >> MB_OVERLAP_WINDOW_SHIFT; w <= (e - 1) >> MB_OVERLAP_WINDOW_SHIFT; w++) {
-        uint64_t from = w << MB_OVERLAP_WINDOW_SHIFT, to = from + (1ull << MB_OVERLAP_WINDOW_SHIFT);
+        uint64_t from = w << MB_OVERLAP_WINDOW_SHIFT, width = 1ull << MB_OVERLAP_WINDOW_SHIFT;
+        uint64_t to = from > UINT64_MAX - width ? UINT64_MAX : from + width;
         if (window_kept(level, w))
             ns += (e < to ? e : to) - (s > from ? s : from);
     }
@@ -130,12 +141,12 @@ static void overlap_thin(model_builder *b)
             mb_busy *u = &b->threads[t].busy;
             size_t k = 0;
             for (size_t i = 0; i < u->n; i++)
-                if (span_kept(b, u->v[i].start, u->v[i].end))
+                if (span_kept(b, u, u->v[i].start, u->v[i].end))
                     u->v[k++] = u->v[i];
             u->n = k;
             k = 0;
             for (size_t i = 0; i < u->ncalls; i++)
-                if (span_kept(b, u->calls[i].start, u->calls[i].end))
+                if (span_kept(b, u, u->calls[i].start, u->calls[i].end))
                     u->calls[k++] = u->calls[i];
             u->ncalls = k;
             b->busy_total += u->n + u->ncalls;
@@ -143,16 +154,16 @@ static void overlap_thin(model_builder *b)
     } while (b->busy_total >= b->keep / 4 * 3);
 }
 
-/* Whether [s, e) is to be kept: it touches a kept window, with room for
- * it made (which may thin, and then drop it after all). */
-static int busy_keeps(model_builder *b, uint64_t s, uint64_t e)
+/* Whether [s, e) of thread u is to be kept: it touches a kept window,
+ * with room for it made (which may thin, and then drop it after all). */
+static int busy_keeps(model_builder *b, mb_busy *u, uint64_t s, uint64_t e)
 {
-    if (!span_kept(b, s, e))
+    if (!span_kept(b, u, s, e))
         return 0;
     if (b->busy_total < b->keep)
         return 1;
     overlap_thin(b);
-    return !b->m->overlap_unknown && span_kept(b, s, e);
+    return !b->m->overlap_unknown && span_kept(b, u, s, e);
 }
 
 /* 0 kept (or dropped by thinning), -1 out of memory. */
@@ -168,7 +179,7 @@ static int busy_add(model_builder *b, mb_busy *u, uint64_t s, uint64_t e)
             return 0;
         }
     }
-    if (!busy_keeps(b, s, e))
+    if (!busy_keeps(b, u, s, e))
         return 0;
     if (u->n)
         u->unsorted |= s < u->v[u->n - 1].start;
@@ -192,7 +203,7 @@ void mb_overlap_region(model_builder *b, uint32_t tpos, uint64_t start, uint64_t
     if (b->m->overlap_unknown || dur < MB_OVERLAP_CALL_NS)
         return;
     b->m->ops[op].outer_long_ns += end - start; /* every call, kept or not */
-    if (!busy_keeps(b, start, end))
+    if (!busy_keeps(b, u, start, end))
         return;
     if (vec_grow(&u->calls, &u->cap_calls, u->ncalls, sizeof *u->calls) < 0) {
         b->overlap_failed = 1;
