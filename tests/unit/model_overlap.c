@@ -129,6 +129,21 @@ Test(model_overlap, many_calls_are_thinned_not_cut)
     profile_model_free(&m);
 }
 
+/* Calls of 70 ms (67 windows) are thinned like short ones: 70,000 of
+ * them back to back under one wait leave the model knowing, not giving
+ * up at the last level. */
+Test(model_overlap, long_calls_are_thinned_too)
+{
+    profile_model m;
+    worker_under_wait("long_calls.prof", 70000, 70 * FX_MS, 70 * FX_MS, &m);
+    cr_assert_eq(m.overlap_unknown, 0);
+    cr_assert_geq(m.overlap_thinning, 1u);
+    const model_op *work = op_named(&m, "work"), *wait = op_named(&m, "wait");
+    cr_assert_eq(work->outer_long_ns, 70000 * 70 * FX_MS);
+    cr_assert_eq(wait->others_ns, wait->outer_long_ns);
+    profile_model_free(&m);
+}
+
 /* Past MODEL_KEEP busy intervals (530,000 regions with gaps between them)
  * the windows kept still say that the worker ran half of the wait; below
  * it, nothing is thinned and the figure is exact. */
