@@ -170,7 +170,7 @@ static void write_flat_steps(const char *path, int steps, int kinds)
     synth *s = synth_open(path, "{}");
     cr_assert_not_null(s);
     synth_rng rng = { 5 };
-    char name[16], kid[16];
+    char name[32], kid[32];
     uint64_t t = 1000000;
     for (int step = 0; step < steps; step++) {
         uint64_t t0 = t;
