@@ -182,6 +182,15 @@ void *xcalloc(analysis_ctx *c, size_t n, size_t size);
 size_t report_points(analysis_ctx *c, const void *series, size_t n, stats_value_fn value,
                      size_t **keep);
 
+/* An item by a value, for qsort with by_value_desc: the largest value
+ * first, ties in index order. */
+typedef struct valued {
+    double value;
+    size_t index;
+} valued;
+
+int by_value_desc(const void *a, const void *b);
+
 /* Which of n items a per-name list shows (options max_names): NULL when
  * it shows every one; else a flag per item (caller frees), set for the
  * max_names of largest weight (ties: the first), with *cut the number

@@ -120,17 +120,12 @@ const char *fmt_pct(char *buf, size_t size, double share)
 
 /* ---- lists cut to the report's limits ---------------------------------------- */
 
-typedef struct weighted {
-    double w;
-    size_t i;
-} weighted;
-
-static int by_weight_desc(const void *pa, const void *pb)
+int by_value_desc(const void *pa, const void *pb)
 {
-    const weighted *a = pa, *b = pb;
-    if (a->w != b->w)
-        return a->w < b->w ? 1 : -1;
-    return (a->i > b->i) - (a->i < b->i);
+    const valued *a = pa, *b = pb;
+    if (a->value != b->value)
+        return a->value < b->value ? 1 : -1;
+    return (a->index > b->index) - (a->index < b->index);
 }
 
 unsigned char *report_listed(analysis_ctx *c, const void *items, size_t n, stats_value_fn weight,
@@ -142,18 +137,18 @@ unsigned char *report_listed(analysis_ctx *c, const void *items, size_t n, stats
         eligible += isnan(weight(items, i)) ? 0u : 1u;
     if (max == 0 || eligible <= max)
         return NULL;
-    weighted *v = xcalloc(c, eligible, sizeof *v);
+    valued *v = xcalloc(c, eligible, sizeof *v);
     unsigned char *listed = xcalloc(c, n, 1);
     if (v && listed) {
         size_t k = 0;
         for (size_t i = 0; i < n; i++) {
             double w = weight(items, i);
             if (!isnan(w))
-                v[k++] = (weighted){ w, i };
+                v[k++] = (valued){ w, i };
         }
-        qsort(v, eligible, sizeof *v, by_weight_desc);
+        qsort(v, eligible, sizeof *v, by_value_desc);
         for (size_t j = 0; j < max; j++)
-            listed[v[j].i] = 1;
+            listed[v[j].index] = 1;
         *cut = eligible - max;
     }
     free(v);

@@ -234,19 +234,6 @@ static double figure_value(const analysis_ctx *c, size_t i, const rank_figure *f
     return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
-typedef struct outlier {
-    size_t index;
-    double value;
-} outlier;
-
-static int by_value_desc(const void *a, const void *b)
-{
-    const outlier *x = a, *y = b;
-    if (x->value != y->value)
-        return x->value < y->value ? 1 : -1;
-    return (x->index > y->index) - (x->index < y->index);
-}
-
 static const char *figure_text(char *buf, size_t size, const rank_figure *f, double v)
 {
     if (strcmp(f->key, RK_MEMORY_PEAK_BYTES) == 0)
@@ -257,7 +244,7 @@ static const char *figure_text(char *buf, size_t size, const rank_figure *f, dou
 }
 
 static void outlier_finding(analysis_ctx *c, const rank_figure *f, const char *memory,
-                            outlier *o, size_t n, size_t have, double median, double cut)
+                            valued *o, size_t n, size_t have, double median, double cut)
 {
     qsort(o, n, sizeof *o, by_value_desc);
     const rank_summary *top = &c->ranks[o[0].index];
@@ -322,7 +309,7 @@ static int time_named(const analysis_ctx *c, int rank)
 }
 
 static void figure_outliers(analysis_ctx *c, const rank_figure *f, const char *memory,
-                            double *v, outlier *o)
+                            double *v, valued *o)
 {
     size_t have = 0, n = 0;
     for (size_t i = 0; i < c->nranks; i++) {
@@ -341,7 +328,7 @@ static void figure_outliers(analysis_ctx *c, const rank_figure *f, const char *m
         double x = figure_value(c, i, f, memory);
         if (isfinite(x) && x - median > cut && cut > 0 &&
             !(step && time_named(c, c->ranks[i].rank)))
-            o[n++] = (outlier){ i, x };
+            o[n++] = (valued){ x, i };
     }
     if (n)
         outlier_finding(c, f, memory, o, n, have, median, cut);
@@ -352,7 +339,7 @@ void rule_rank_outliers(analysis_ctx *c, const char *memory_series)
     if (c->nranks < OUTLIER_RANKS)
         return;
     double *v = xcalloc(c, c->nranks, sizeof *v);
-    outlier *o = xcalloc(c, c->nranks, sizeof *o);
+    valued *o = xcalloc(c, c->nranks, sizeof *o);
     for (size_t k = 0; v && o && k < sizeof figures / sizeof *figures; k++)
         figure_outliers(c, &figures[k], memory_series, v, o);
     free(v);
