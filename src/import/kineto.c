@@ -1965,15 +1965,21 @@ static size_t event_start_guess(const unsigned char *b, size_t from, size_t len)
     return 0;
 }
 
-/* At an event start, with the event thread running and no split: hands the
- * text past a guessed event start to the helper. It may move the text
- * (st->pos changes, the event still starts there). */
+/* At an event start past split_next, with the event thread running and no
+ * split: hands the text past a guessed event start to the helper. It may
+ * move the text and read more (st->pos and st->len change, the event still
+ * starts at st->pos): the caller takes both anew. Afterwards either the
+ * helper reads or split_next is further on. */
 static void split_start(kin_parser *p, kin_stream *st)
 {
-    if (st->base + st->pos < st->split_next)
-        return;
-    while (!st->ended && st->len - st->pos < KIN_SPLIT_AHEAD && st->len < KIN_WINDOW)
+    /* refill moves what is left to the window's start, so a window read
+     * nearly to its end is filled again here rather than read alone */
+    while (!st->ended && st->len - st->pos < KIN_SPLIT_AHEAD) {
+        size_t held = st->len - st->pos;
         refill(st);
+        if (st->len - st->pos <= held)
+            break;
+    }
     size_t g = 0;
     if (st->len - st->pos >= KIN_SPLIT_AHEAD)
         g = event_start_guess(st->buf, st->pos + KIN_SPLIT_MINE, st->len);
@@ -2055,9 +2061,9 @@ static kin_end fast_read(kin_parser *p, kin_stream *st)
         }
         unsigned char c = st->buf[i];
         if (c == '{' && st->at != AT_SEPARATOR && !st->split && p->q && !st->no_helper &&
-            !st->stopping) {
+            !st->stopping && st->base + st->pos >= st->split_next) {
             split_start(p, st);
-            i = st->pos;
+            continue; /* it may have moved and read the text: i and len anew */
         }
         if (st->at == AT_SEPARATOR && c == ',') {
             st->pos = i + 1;

@@ -329,6 +329,49 @@ Test(import_kineto_fast, helper_reads_mixed_traces_as_yajl)
 /* A token past the 8 MiB limit: YAJL alone reads the rest of the piece it
  * was given, then stops; so does the fast path, whatever follows. Plain
  * and gzip. */
+/* Events of 150 to 250 KB: the helper's part ends near the window's end,
+ * and the reader fills the window again before the next split. With the
+ * text's end in that fill, the window holds less than before: the reader
+ * must read on with what it holds (a fuzzed gzip caught it reading the
+ * window's old length). Plain and gzip, ending at every event count. */
+Test(import_kineto_fast, split_refill_at_the_text_end_as_yajl)
+{
+    size_t cap = 4u << 20;
+    char *t = malloc(cap);
+    char *name = malloc(256u << 10);
+    cr_assert(t && name);
+    for (int events = 4; events <= 12; events++) {
+        size_t n = (size_t)snprintf(t, cap, "{\"traceEvents\": [");
+        for (int i = 0; i < events; i++) {
+            size_t len = 150000 + (size_t)(i * 37813 % 100000);
+            memset(name, 'L', len);
+            name[len] = '\0';
+            n += (size_t)snprintf(t + n, cap - n,
+                                  "%s{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"%s\", "
+                                  "\"pid\": 1, \"tid\": 1, \"ts\": %d, \"dur\": 5}",
+                                  i ? "," : "", name, 1000 + 10 * i);
+        }
+        size_t whole = n;
+        n += (size_t)snprintf(t + n, cap - n, "]}\n");
+        char what[64];
+        snprintf(what, sizeof what, "%d long events", events);
+        same_as_yajl_text(t, n, what);
+        snprintf(what, sizeof what, "%d long events, cut in the last", events);
+        same_as_yajl_text(t, whole - 1000, what);
+        /* gzip: reads of whole chunks end at the same byte */
+        char gz[256];
+        snprintf(gz, sizeof gz, "%s", fx_path("long.json.gz"));
+        gzFile f = gzopen(gz, "wb1");
+        cr_assert_not_null(f);
+        cr_assert_eq(gzwrite(f, t, (unsigned)n), (int)n);
+        cr_assert_eq(gzclose(f), Z_OK);
+        snprintf(what, sizeof what, "%d long events, gzip", events);
+        same_as_yajl(gz, what);
+    }
+    free(name);
+    free(t);
+}
+
 Test(import_kineto_fast, long_token_stops_where_yajl_stops)
 {
     size_t big = (8u << 20) + 16, cap = big + 4096;
