@@ -1,6 +1,7 @@
 /* jscan.c - the strict JSON subset reader of jscan.h: recursive descent
- * over bytes held in memory, strings scanned eight bytes at a time.
- * Everything it is not sure YAJL reads the same way is declined. */
+ * over bytes held in memory with the scans of jscan.h (strings eight
+ * bytes at a time). Everything it is not sure YAJL reads the same way is
+ * declined. */
 #include "import/jscan.h"
 
 #include <stdint.h>
@@ -15,154 +16,29 @@ typedef struct js {
     int limit;
 } js;
 
-#define ONES UINT64_C(0x0101010101010101)
-#define HIGHS UINT64_C(0x8080808080808080)
-
-/* Whether any of the eight bytes is '"', '\\' or below 0x20: the bytes
- * a string's scan has to look at. Exact as a yes or no (the borrows of
- * the subtractions only reach bytes above one that matches). */
-static inline uint64_t special_bytes(uint64_t w)
-{
-    uint64_t q = w ^ (ONES * '"');
-    uint64_t s = w ^ (ONES * '\\');
-    return ((q - ONES) & ~q) | ((s - ONES) & ~s) | ((w - ONES * 0x20) & ~w);
-}
-
-/* Where in the word the first byte of m (not 0) is, in memory order:
- * on a little-endian machine the least significant match, which the
- * borrows cannot fake. On a big-endian one they can, so the bytes are
- * looked at one by one from the word's start. */
-static inline size_t first_byte(uint64_t m)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    (void)m;
-    return 0;
-#else
-    return (size_t)__builtin_ctzll(m) / 8;
-#endif
-}
-
-static inline int blank(unsigned char c)
-{
-    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
-}
-
 static inline void skip_blanks(js *s)
 {
-    while (s->i < s->n && blank(s->b[s->i]))
-        s->i++;
-}
-
-/* What may follow a scalar: YAJL reads a number or a literal up to the
- * first byte that cannot continue it; the subset wants that byte to be
- * one that ends a value. */
-static inline int ends_value(unsigned char c)
-{
-    return blank(c) || c == ',' || c == '}' || c == ']';
-}
-
-static int hex(unsigned char c)
-{
-    return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
+    s->i = jscan_blanks(s->b, s->i, s->n);
 }
 
 /* The string whose quote is at s->i: [*from, *to) is its raw text and
- * s->i moves past the closing quote. *escaped says whether it holds an
- * escape (checked for form, not decoded). */
+ * s->i moves past the closing quote. */
 static jscan_result string(js *s, size_t *from, size_t *to, int *escaped)
 {
-    const unsigned char *b = s->b;
-    size_t i = s->i + 1, n = s->n;
-    *escaped = 0;
-    for (;;) {
-        while (n - i >= 8) {
-            uint64_t w, m;
-            memcpy(&w, b + i, 8);
-            if ((m = special_bytes(w) & HIGHS) != 0) {
-                i += first_byte(m); /* the lowest one is a true match */
-                break;
-            }
-            i += 8;
-        }
-        if (i >= n)
-            return JSCAN_MORE;
-        unsigned char c = b[i];
-        if (c == '"')
-            break;
-        if (c < 0x20)
-            return JSCAN_DECLINE;
-        if (c != '\\') {
-            i++;
-            continue;
-        }
-        if (n - i < 2)
-            return JSCAN_MORE;
-        c = b[i + 1];
-        if (c == 'u') {
-            if (n - i < 6)
-                return JSCAN_MORE;
-            if (!hex(b[i + 2]) || !hex(b[i + 3]) || !hex(b[i + 4]) || !hex(b[i + 5]))
-                return JSCAN_DECLINE;
-            i += 6;
-        } else if (c == '"' || c == '\\' || c == '/' || c == 'b' || c == 'f' || c == 'n' ||
-                   c == 'r' || c == 't') {
-            i += 2;
-        } else {
-            return JSCAN_DECLINE;
-        }
-        *escaped = 1;
-    }
+    size_t close;
+    jscan_result r = jscan_scan_string(s->b, s->n, s->i, &close, escaped);
+    if (r != JSCAN_DONE)
+        return r;
     *from = s->i + 1;
-    *to = i;
-    s->i = i + 1;
+    *to = close;
+    s->i = close + 1;
     return JSCAN_DONE;
 }
 
-static size_t digits(const unsigned char *b, size_t i, size_t n)
-{
-    while (i < n && b[i] >= '0' && b[i] <= '9')
-        i++;
-    return i;
-}
-
-/* A number at s->i in JSON's grammar, followed by a byte that ends it;
- * s->i moves to that byte. */
+/* A number at s->i; s->i moves to the byte that ends it. */
 static jscan_result number(js *s)
 {
-    const unsigned char *b = s->b;
-    size_t i = s->i, n = s->n;
-    if (b[i] == '-' && ++i >= n)
-        return JSCAN_MORE;
-    if (b[i] == '0')
-        i++;
-    else if (b[i] >= '1' && b[i] <= '9')
-        i = digits(b, i, n);
-    else
-        return JSCAN_DECLINE;
-    if (i < n && b[i] == '.') {
-        size_t f = digits(b, ++i, n);
-        if (f == n)
-            return JSCAN_MORE;
-        if (f == i)
-            return JSCAN_DECLINE;
-        i = f;
-    }
-    if (i < n && (b[i] == 'e' || b[i] == 'E')) {
-        if (++i < n && (b[i] == '+' || b[i] == '-'))
-            i++;
-        size_t e = digits(b, i, n);
-        if (e == n)
-            return JSCAN_MORE;
-        if (e == i)
-            return JSCAN_DECLINE;
-        i = e;
-    }
-    if (i >= n)
-        return JSCAN_MORE;
-    if (!ends_value(b[i]))
-        return JSCAN_DECLINE;
-    s->i = i;
-    return JSCAN_DONE;
+    return jscan_scan_number(s->b, s->n, s->i, &s->i);
 }
 
 /* true, false or null at s->i: *which is 't', 'f' or 'n'. */
@@ -174,7 +50,7 @@ static jscan_result literal(js *s, char *which)
     size_t l = strlen(w), have = s->n - s->i;
     if (have <= l)
         return memcmp(s->b + s->i, w, have < l ? have : l) == 0 ? JSCAN_MORE : JSCAN_DECLINE;
-    if (memcmp(s->b + s->i, w, l) != 0 || !ends_value(s->b[s->i + l]))
+    if (memcmp(s->b + s->i, w, l) != 0 || !jscan_ends_value(s->b[s->i + l]))
         return JSCAN_DECLINE;
     s->i += l;
     *which = (char)c;
@@ -358,6 +234,17 @@ static jscan_result value(js *s, int depth)
         break;
     }
     return ok ? JSCAN_DONE : JSCAN_STOP;
+}
+
+jscan_result jscan_skip(const unsigned char *buf, size_t len, size_t *pos, int depth, int limit)
+{
+    js s = { .b = buf, .i = *pos, .n = len, .limit = limit };
+    if (s.i >= s.n)
+        return JSCAN_MORE;
+    jscan_result r = skip(&s, depth);
+    if (r == JSCAN_DONE)
+        *pos = s.i;
+    return r;
 }
 
 jscan_result jscan_value(const unsigned char *buf, size_t len, size_t *pos,

@@ -285,9 +285,9 @@ static size_t copy_str(kin_parser *p, char *dst, size_t cap, const unsigned char
     return n;
 }
 
-static int str_is(const char *s, size_t n, const char *lit)
+static inline int str_is(const char *s, size_t n, const char *lit)
 {
-    size_t l = strlen(lit);
+    size_t l = strlen(lit); /* of a literal: folded */
     return n == l && memcmp(s, lit, l) == 0;
 }
 
@@ -1166,6 +1166,57 @@ static kin_ctx cur(const kin_parser *p)
     return p->ctx[p->depth];
 }
 
+/* An event's key (n > 0). */
+static inline kin_field event_key(const char *k, size_t n)
+{
+    switch (n) {
+    case 2:
+        if (memcmp(k, "ph", 2) == 0) return F_PH;
+        if (memcmp(k, "ts", 2) == 0) return F_TS;
+        return F_NONE;
+    case 3:
+        if (memcmp(k, "cat", 3) == 0) return F_CAT;
+        if (memcmp(k, "pid", 3) == 0) return F_PID;
+        if (memcmp(k, "tid", 3) == 0) return F_TID;
+        if (memcmp(k, "dur", 3) == 0) return F_DUR;
+        return F_NONE;
+    case 4:
+        if (memcmp(k, "name", 4) == 0) return F_NAME;
+        if (memcmp(k, "args", 4) == 0) return F_ARGS;
+        return F_NONE;
+    default: return F_NONE;
+    }
+}
+
+/* A key of an event's args (n > 0). */
+static inline kin_field args_key(const char *k, size_t n)
+{
+    switch (k[0]) {
+    case 'd': if (str_is(k, n, "device")) return A_DEVICE; break;
+    case 'i': if (str_is(k, n, "inDevice")) return A_IN_DEVICE; break;
+    case 's': if (str_is(k, n, "stream")) return A_STREAM; break;
+    case 'c':
+        if (str_is(k, n, "correlation")) return A_CORRELATION;
+        if (str_is(k, n, "context")) return A_CONTEXT;
+        if (str_is(k, n, "cuda_sync_kind")) return A_SYNC_KIND;
+        break;
+    case 'b': if (str_is(k, n, "bytes")) return A_BYTES; break;
+    case 'n': if (str_is(k, n, "name")) return A_META_NAME; break;
+    case 'l': if (str_is(k, n, "labels")) return A_LABELS; break;
+    case 'D':
+        if (str_is(k, n, "Device Type")) return A_DEV_TYPE;
+        if (str_is(k, n, "Device Id")) return A_DEV_ID;
+        break;
+    case 'T':
+        if (str_is(k, n, "Total Allocated")) return A_TOTAL_ALLOC;
+        if (str_is(k, n, "Total Reserved")) return A_TOTAL_RESERVED;
+        break;
+    case 'B': if (str_is(k, n, "Bytes")) return A_MEM_BYTES; break;
+    default: break;
+    }
+    return F_NONE;
+}
+
 static kin_field key_field(kin_ctx c, const char *k, size_t n)
 {
     switch (c) {
@@ -1175,49 +1226,8 @@ static kin_field key_field(kin_ctx c, const char *k, size_t n)
         if (str_is(k, n, "distributedInfo")) return T_DIST;
         if (str_is(k, n, "baseTimeNanoseconds")) return T_BASE;
         return F_NONE;
-    case C_EVENT:
-        switch (n) {
-        case 2:
-            if (memcmp(k, "ph", 2) == 0) return F_PH;
-            if (memcmp(k, "ts", 2) == 0) return F_TS;
-            return F_NONE;
-        case 3:
-            if (memcmp(k, "cat", 3) == 0) return F_CAT;
-            if (memcmp(k, "pid", 3) == 0) return F_PID;
-            if (memcmp(k, "tid", 3) == 0) return F_TID;
-            if (memcmp(k, "dur", 3) == 0) return F_DUR;
-            return F_NONE;
-        case 4:
-            if (memcmp(k, "name", 4) == 0) return F_NAME;
-            if (memcmp(k, "args", 4) == 0) return F_ARGS;
-            return F_NONE;
-        default: return F_NONE;
-        }
-    case C_ARGS:
-        switch (k[0]) {
-        case 'd': if (str_is(k, n, "device")) return A_DEVICE; break;
-        case 'i': if (str_is(k, n, "inDevice")) return A_IN_DEVICE; break;
-        case 's': if (str_is(k, n, "stream")) return A_STREAM; break;
-        case 'c':
-            if (str_is(k, n, "correlation")) return A_CORRELATION;
-            if (str_is(k, n, "context")) return A_CONTEXT;
-            if (str_is(k, n, "cuda_sync_kind")) return A_SYNC_KIND;
-            break;
-        case 'b': if (str_is(k, n, "bytes")) return A_BYTES; break;
-        case 'n': if (str_is(k, n, "name")) return A_META_NAME; break;
-        case 'l': if (str_is(k, n, "labels")) return A_LABELS; break;
-        case 'D':
-            if (str_is(k, n, "Device Type")) return A_DEV_TYPE;
-            if (str_is(k, n, "Device Id")) return A_DEV_ID;
-            break;
-        case 'T':
-            if (str_is(k, n, "Total Allocated")) return A_TOTAL_ALLOC;
-            if (str_is(k, n, "Total Reserved")) return A_TOTAL_RESERVED;
-            break;
-        case 'B': if (str_is(k, n, "Bytes")) return A_MEM_BYTES; break;
-        default: break;
-        }
-        return F_NONE;
+    case C_EVENT: return event_key(k, n);
+    case C_ARGS: return args_key(k, n);
     case C_DEVICE:
         if (str_is(k, n, "id")) return D_ID;
         if (str_is(k, n, "name")) return D_NAME;
@@ -1471,6 +1481,150 @@ static const yajl_callbacks callbacks = {
     .yajl_start_array = cb_start_array,
     .yajl_end_array = cb_end,
 };
+
+/* ---- the event reader ---------------------------------------------------------------------- */
+
+/* Most events are objects of plain keys whose used values are numbers or
+ * strings, with args an object of the same. The event reader reads those
+ * with the scans of jscan.h and calls the callbacks directly, the calls
+ * jscan_value would make, in the same order: the same key_field, the same
+ * skip of what kin_ignored ignores, the same limits. It declines what it
+ * is not sure of (an escape in a used string, a used value that is a
+ * literal or a container other than args), and jscan_value reads that
+ * event again. */
+
+/* A used member's value: a number or a string for the callbacks. */
+static jscan_result member_scalar(kin_parser *p, const unsigned char *b, size_t n, size_t *pos)
+{
+    size_t i = *pos, end;
+    int escaped;
+    jscan_result r;
+    unsigned char c = b[i];
+    if (c == '"') {
+        if ((r = jscan_scan_string(b, n, i, &end, &escaped)) != JSCAN_DONE)
+            return r;
+        if (escaped)
+            return JSCAN_DECLINE;
+        if (!cb_string(p, b + i + 1, end - i - 1))
+            return JSCAN_STOP;
+        *pos = end + 1;
+        return JSCAN_DONE;
+    }
+    if (c != '-' && (c < '0' || c > '9'))
+        return JSCAN_DECLINE;
+    if ((r = jscan_scan_number(b, n, i, &end)) != JSCAN_DONE)
+        return r;
+    if (!cb_number(p, (const char *)b + i, end - i))
+        return JSCAN_STOP;
+    *pos = end;
+    return JSCAN_DONE;
+}
+
+/* A member's value that nothing uses: strings and numbers scanned here,
+ * containers and literals by jscan_skip. */
+static inline jscan_result member_skip(const unsigned char *b, size_t n, size_t *pos, int depth,
+                                       int limit)
+{
+    size_t end;
+    int escaped;
+    jscan_result r;
+    unsigned char c = b[*pos];
+    if (c == '"') {
+        if ((r = jscan_scan_string(b, n, *pos, &end, &escaped)) == JSCAN_DONE)
+            *pos = end + 1;
+        return r;
+    }
+    if (c == '-' || (c >= '0' && c <= '9'))
+        return jscan_scan_number(b, n, *pos, pos);
+    return jscan_skip(b, n, pos, depth, limit);
+}
+
+/* After a member's value: past the comma and blanks (*closed 0) or past
+ * the closing brace (*closed 1). */
+static jscan_result member_end(const unsigned char *b, size_t n, size_t *pos, int *closed)
+{
+    size_t i = jscan_blanks(b, *pos, n);
+    if (i >= n)
+        return JSCAN_MORE;
+    unsigned char c = b[i++];
+    if (c != ',' && c != '}')
+        return JSCAN_DECLINE;
+    *closed = c == '}';
+    if (!*closed && (i = jscan_blanks(b, i, n)) >= n)
+        return JSCAN_MORE;
+    *pos = i;
+    return JSCAN_DONE;
+}
+
+/* The object whose '{' is at b[*pos]: an event (c C_EVENT, depth 0 as
+ * jscan counts) or its args (C_ARGS, 1). */
+static jscan_result event_object(kin_parser *p, const unsigned char *b, size_t n, size_t *pos,
+                                 kin_ctx c, int depth, int limit)
+{
+    size_t i, end;
+    int escaped, closed;
+    jscan_result r;
+    if (depth >= limit)
+        return JSCAN_DECLINE;
+    if (!cb_start_map(p))
+        return JSCAN_STOP;
+    if ((i = jscan_blanks(b, *pos + 1, n)) >= n)
+        return JSCAN_MORE;
+    closed = b[i] == '}';
+    i += (size_t)closed;
+    while (!closed) {
+        if (b[i] != '"')
+            return JSCAN_DECLINE;
+        if ((r = jscan_scan_string(b, n, i, &end, &escaped)) != JSCAN_DONE)
+            return r;
+        if (escaped)
+            return JSCAN_DECLINE;
+        const char *k = (const char *)b + i + 1;
+        size_t kn = end - i - 1;
+        p->field = kn == 0 ? F_NONE : c == C_EVENT ? event_key(k, kn) : args_key(k, kn);
+        if ((i = jscan_blanks(b, end + 1, n)) >= n)
+            return JSCAN_MORE;
+        if (b[i] != ':')
+            return JSCAN_DECLINE;
+        if ((i = jscan_blanks(b, i + 1, n)) >= n)
+            return JSCAN_MORE;
+        if (p->field == F_NONE)
+            r = member_skip(b, n, &i, depth + 1, limit);
+        else if (p->field == F_ARGS && b[i] == '{')
+            r = event_object(p, b, n, &i, C_ARGS, depth + 1, limit);
+        else
+            r = member_scalar(p, b, n, &i);
+        if (r != JSCAN_DONE || (r = member_end(b, n, &i, &closed)) != JSCAN_DONE)
+            return r;
+    }
+    if (!cb_end(p))
+        return JSCAN_STOP;
+    *pos = i;
+    return JSCAN_DONE;
+}
+
+static int kin_ignored(void *ctx);
+
+/* The event at b[*pos] (its '{'), read as jscan_value with the callbacks
+ * would read it. */
+static jscan_result read_event(kin_parser *p, const unsigned char *b, size_t n, size_t *pos,
+                               int limit)
+{
+    if (!p->muted && cur(p) == C_EVENTS) {
+        int depth = p->depth;
+        uint64_t cut = p->cut;
+        size_t i = *pos;
+        jscan_result r = event_object(p, b, n, &i, C_EVENT, 0, limit);
+        if (r == JSCAN_DONE)
+            *pos = i;
+        if (r != JSCAN_DECLINE)
+            return r;
+        p->depth = depth; /* undone, as the callers undo a value not read */
+        p->cut = cut;
+        p->field = F_NONE;
+    }
+    return jscan_value(b, n, pos, &callbacks, kin_ignored, p, limit);
+}
 
 /* ---- the stream ----------------------------------------------------------------------------- */
 
@@ -1757,8 +1911,6 @@ static kin_end yajl_read(kin_parser *p, kin_stream *st)
 
 /* ---- a second reader of events ------------------------------------------------------------ */
 
-static int kin_ignored(void *ctx);
-
 /* With the event thread there are two threads for two cores, and reading
  * is the slower one. So the reader guesses an event start ahead of it in
  * the window (a '{' after "}," and before '"'), a helper thread reads the
@@ -1832,8 +1984,7 @@ static void helper_read(kin_helper *w)
             return;
         uint64_t cut = g->cut;
         size_t packed = w->packed;
-        if (jscan_value(w->buf, w->len, &i, &callbacks, kin_ignored, g, KIN_DEPTH_MAX - 2) !=
-            JSCAN_DONE) {
+        if (read_event(g, w->buf, w->len, &i, KIN_DEPTH_MAX - 2) != JSCAN_DONE) {
             g->depth = 2;
             g->cut = cut;
             g->field = F_NONE;
@@ -2076,8 +2227,7 @@ static kin_end fast_read(kin_parser *p, kin_stream *st)
             return yajl_turn(p, st, TURN_EVENT, 1);
         int depth = p->depth;
         uint64_t cut = p->cut;
-        jscan_result r = jscan_value(st->buf, len, &i, &callbacks, kin_ignored, p,
-                                     KIN_DEPTH_MAX - depth);
+        jscan_result r = read_event(p, st->buf, len, &i, KIN_DEPTH_MAX - depth);
         if (r == JSCAN_DONE) {
             st->pos = i;
             st->at = AT_SEPARATOR;

@@ -166,6 +166,25 @@ Test(import_kineto_fast, fast_path_reads_odd_events_as_yajl)
         "{\"ph\": \"X\", \"name\": \"a\", \"ts\": 1} ]",
         "{\"ph\": \"X\", \"name\": \"a\", \"ts\": 1} /* comment */",
         "{\"ph\": \"X\", \"name\": \"\xff\xfe bytes\", \"ts\": 1, \"dur\": 1}",
+        /* used args that are not numbers or strings, and what the event
+         * reader declines inside args (jscan_value reads the event again) */
+        "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1, \"dur\": 1, "
+        "\"args\": {\"device\": true, \"stream\": {\"x\": 1}, \"correlation\": [1]}}",
+        "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1, \"dur\": 1, "
+        "\"args\": {\"dev\\u0069ce\": 3, \"stream\": 7, \"correlation\": null}}",
+        "{\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"name\": \"[memory]\", \"ts\": 1, "
+        "\"args\": {\"Device Type\": 1, \"Device Id\": \"0\", \"Total Allocated\": -5, "
+        "\"Bytes\": 1.5e2, \"labels\": \"a\\nb\"}}",
+        "{\"\": 5, \"ph\": \"X\", \"name\": \"e\", \"ts\": 1, \"args\": {\"\": {}, \"device\": 0}}",
+        "{\"ph\": \"X\", \"name\": 5, \"cat\": 6, \"ts\": \"7\", \"dur\": \"x\", \"args\": {}}",
+        "{\"ph\": \"X\", \"name\": \"a\", \"args\": {\"device\": 1}, \"args\": {\"device\": 2}}",
+        "{\"ph\": \"X\", \"name\": \"a\", \"args\": {\"args\": {\"device\": 1}, \"stream\": 2}}",
+        "{\"ph\": \"X\", \"name\": \"a\", \"args\": {\"device\": 1,}}",
+        "{\"ph\": \"X\", \"name\": \"a\", \"args\": {\"device\" 1}}",
+        "{\"ph\": \"X\", \"name\": \"a\", \"args\": {\"device\": 01}}",
+        "{\"ph\": \"X\", \"name\": \"a\", \"args\": {\"stream\": 1 2}}",
+        "{ \"ph\" : \"X\" ,\n\t\"name\"\r: \"sp\" , "
+        "\"args\" : { \"device\" : 3 , \"stream\" : 4 } }",
     };
     const char *head = "{\"schemaVersion\": 1, \"traceEvents\": [\n"
                        "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"before\", \"pid\": 1, "
