@@ -205,6 +205,9 @@ static int num_int(const char *t, size_t n, int64_t *out)
     int neg = n > 0 && t[0] == '-';
     i += (size_t)neg;
     uint64_t v = 0;
+    if (n - i <= 18) /* cannot pass INT64_MAX: no test a digit */
+        for (; i < n && t[i] >= '0' && t[i] <= '9'; i++)
+            v = v * 10 + (unsigned)(t[i] - '0');
     for (; i < n && t[i] >= '0' && t[i] <= '9'; i++) {
         unsigned d = (unsigned)(t[i] - '0');
         if (v > (UINT64_C(9223372036854775808) - d) / 10)
@@ -234,6 +237,12 @@ static int num_us_to_ns(const char *t, size_t n, int64_t *out)
     i += (size_t)neg;
     uint64_t us = 0;
     size_t digits = 0;
+    if (n - i <= 16) { /* epoch microseconds: no test a digit, one after */
+        for (; i < n && t[i] >= '0' && t[i] <= '9'; i++, digits++)
+            us = us * 10 + (unsigned)(t[i] - '0');
+        if (us / 10 > UINT64_C(9223372036854775) / 10) /* as the loop below */
+            return 0;
+    }
     for (; i < n && t[i] >= '0' && t[i] <= '9'; i++, digits++) {
         if (us > UINT64_C(9223372036854775) / 10) /* ns would not fit */
             return 0;
@@ -645,11 +654,31 @@ static kin_mem *mem_device(kin_parser *p, int64_t type, int64_t id)
     return m;
 }
 
+/* "prefix.what", built by hand: a trace can hold millions of these */
 static int memory_sample(kin_parser *p, const char *prefix, const char *what, int64_t bytes)
 {
     char series[64];
-    snprintf(series, sizeof series, "%s.%s", prefix, what);
+    size_t lp = strlen(prefix), lw = strlen(what);
+    if (lp + 1 + lw >= sizeof series)
+        return 1; /* not with the prefixes of memory_event */
+    memcpy(series, prefix, lp);
+    series[lp] = '.';
+    memcpy(series + lp + 1, what, lw + 1);
     return sink_ok(p, sink_memory(p->s, series, p->out->ts, bytes > 0 ? (uint64_t)bytes : 0));
+}
+
+/* "gpu" and the device's number, into 32 bytes */
+static void gpu_prefix(char *prefix, int64_t id)
+{
+    char digits[20];
+    size_t n = 0;
+    do
+        digits[n++] = (char)('0' + id % 10);
+    while ((id /= 10) > 0);
+    memcpy(prefix, "gpu", 3);
+    for (size_t i = 0; i < n; i++)
+        prefix[3 + i] = digits[n - 1 - i];
+    prefix[3 + n] = '\0';
 }
 
 /* A [memory] instant: the caching allocator's totals after an allocation
@@ -663,12 +692,10 @@ static int memory_event(kin_parser *p)
         return p->fail == PROF_OK;
     }
     (void)arg(e, N_DEV_ID, &id);
-    char prefix[32];
-    if (type == 0)
-        snprintf(prefix, sizeof prefix, "host");
-    else if (id >= 0 && id <= INT32_MAX)
-        snprintf(prefix, sizeof prefix, "gpu%d", (int)id);
-    else {
+    char prefix[32] = "host";
+    if (type != 0 && id >= 0 && id <= INT32_MAX)
+        gpu_prefix(prefix, id);
+    else if (type != 0) {
         malformed(p);
         return p->fail == PROF_OK;
     }
@@ -772,21 +799,23 @@ typedef enum {
 
 static kin_handler handler_of(const char *cat, size_t n)
 {
-    static const struct { const char *cat; kin_handler h; } cats[] = {
-        { "cpu_op", H_REGION }, { "user_annotation", H_REGION }, { "Operator", H_REGION },
-        { "python_function", H_PYTHON },
-        { "kernel", H_KERNEL }, { "Kernel", H_KERNEL },
-        { "gpu_memcpy", H_MEMCPY }, { "Memcpy", H_MEMCPY },
-        { "gpu_memset", H_MEMSET }, { "Memset", H_MEMSET },
-        { "cuda_runtime", H_API }, { "cuda_driver", H_API }, { "Runtime", H_API },
-        { "cuda_sync", H_SYNC },
-        { "gpu_user_annotation", H_SKIPPED },
-        { "Trace", H_IGNORED }, { "overhead", H_IGNORED }, { "cuda_profiler_range", H_IGNORED },
-        { "ac2g", H_IGNORED }, { "async_cpu_to_gpu", H_IGNORED }, { "async", H_IGNORED },
-        { "fwdbwd", H_IGNORED },
+#define CAT(name, h) { name, sizeof name - 1, h }
+    static const struct { const char *cat; size_t len; kin_handler h; } cats[] = {
+        CAT("cpu_op", H_REGION), CAT("user_annotation", H_REGION), CAT("Operator", H_REGION),
+        CAT("python_function", H_PYTHON),
+        CAT("kernel", H_KERNEL), CAT("Kernel", H_KERNEL),
+        CAT("gpu_memcpy", H_MEMCPY), CAT("Memcpy", H_MEMCPY),
+        CAT("gpu_memset", H_MEMSET), CAT("Memset", H_MEMSET),
+        CAT("cuda_runtime", H_API), CAT("cuda_driver", H_API), CAT("Runtime", H_API),
+        CAT("cuda_sync", H_SYNC),
+        CAT("gpu_user_annotation", H_SKIPPED),
+        CAT("Trace", H_IGNORED), CAT("overhead", H_IGNORED), CAT("cuda_profiler_range", H_IGNORED),
+        CAT("ac2g", H_IGNORED), CAT("async_cpu_to_gpu", H_IGNORED), CAT("async", H_IGNORED),
+        CAT("fwdbwd", H_IGNORED),
     };
+#undef CAT
     for (size_t i = 0; i < sizeof cats / sizeof cats[0]; i++)
-        if (str_is(cat, n, cats[i].cat))
+        if (n == cats[i].len && memcmp(cat, cats[i].cat, n) == 0)
             return cats[i].h;
     return H_UNKNOWN;
 }
@@ -893,9 +922,18 @@ typedef struct kin_packed {
 
 enum { PK_NAME = 1, PK_CAT = 2, PK_TS = 4, PK_DUR = 8, PK_BAD_TIME = 16 };
 
+/* Bits set in x: __builtin_popcount is a call into libgcc on a build
+ * for any x86-64, and this is counted for every event twice. */
+static inline size_t bits_set(uint32_t x)
+{
+    x = x - ((x >> 1) & 0x55555555u);
+    x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
+    return (((x + (x >> 4)) & 0x0F0F0F0Fu) * 0x01010101u) >> 24;
+}
+
 static size_t packed_size(const kin_packed *h)
 {
-    size_t n = sizeof *h + (size_t)__builtin_popcount(h->has) * sizeof(int64_t) + h->name_len +
+    size_t n = sizeof *h + bits_set(h->has) * sizeof(int64_t) + h->name_len +
                h->cat_len + h->pid_len + h->tid_len + h->sync_len + h->meta_len + h->labels_len;
     return (n + 7) & ~(size_t)7;
 }

@@ -88,6 +88,11 @@ int rt_cu_api_blocks_copy(const char *api_name)
     size_t skip = n > 3 && memcmp(api_name, "hip", 3) == 0 ? 3 : 0;
     if (skip && n > 13 && memcmp(api_name + n - 10, "WithStream", 10) == 0)
         n -= 10; /* hipMemcpyWithStream: synchronous too */
+    /* each is cudaMemcpy* (hipMemcpy*): most calls are not, found at once */
+    size_t at = skip ? 3 : 4;
+    if (n < at + 6 || memcmp(api_name + at, "Memcpy", 6) != 0 ||
+        (!skip && memcmp(api_name, "cuda", 4) != 0))
+        return 0;
     for (size_t i = 0; i < sizeof blocking / sizeof blocking[0]; i++) {
         size_t k = skip ? 4 : 0; /* "cuda" against "hip" */
         if (strlen(blocking[i]) - k == n - skip &&
