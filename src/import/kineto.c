@@ -1410,11 +1410,31 @@ static void set_id_num(kin_id *id, const char *t, size_t n)
     id->kind = num_int(t, n, &id->v) ? 1 : 0;
 }
 
+/* The kin_event.num slot of an integer arg, or -1. */
+static int arg_slot(kin_field f)
+{
+    switch (f) {
+    case A_DEVICE: return N_DEVICE;
+    case A_IN_DEVICE: return N_IN_DEVICE;
+    case A_STREAM: return N_STREAM;
+    case A_CONTEXT: return N_CONTEXT;
+    case A_CORRELATION: return N_CORRELATION;
+    case A_BYTES: return N_BYTES;
+    case A_DEV_TYPE: return N_DEV_TYPE;
+    case A_DEV_ID: return N_DEV_ID;
+    case A_TOTAL_ALLOC: return N_TOTAL_ALLOC;
+    case A_TOTAL_RESERVED: return N_TOTAL_RESERVED;
+    case A_MEM_BYTES: return N_MEM_BYTES;
+    default: return -1;
+    }
+}
+
 static int cb_number(void *ctx, const char *t, size_t n)
 {
     kin_parser *p = ctx;
     kin_event *e = &p->ev;
     int64_t v;
+    int slot;
     if (p->muted)
         return 1;
     switch (p->field) {
@@ -1427,17 +1447,6 @@ static int cb_number(void *ctx, const char *t, size_t n)
         break;
     case F_PID: set_id_num(&e->pid, t, n); break;
     case F_TID: set_id_num(&e->tid, t, n); break;
-    case A_DEVICE: set_num(e, N_DEVICE, t, n); break;
-    case A_IN_DEVICE: set_num(e, N_IN_DEVICE, t, n); break;
-    case A_STREAM: set_num(e, N_STREAM, t, n); break;
-    case A_CONTEXT: set_num(e, N_CONTEXT, t, n); break;
-    case A_CORRELATION: set_num(e, N_CORRELATION, t, n); break;
-    case A_BYTES: set_num(e, N_BYTES, t, n); break;
-    case A_DEV_TYPE: set_num(e, N_DEV_TYPE, t, n); break;
-    case A_DEV_ID: set_num(e, N_DEV_ID, t, n); break;
-    case A_TOTAL_ALLOC: set_num(e, N_TOTAL_ALLOC, t, n); break;
-    case A_TOTAL_RESERVED: set_num(e, N_TOTAL_RESERVED, t, n); break;
-    case A_MEM_BYTES: set_num(e, N_MEM_BYTES, t, n); break;
     case T_BASE:
         if (num_int(t, n, &v)) {
             kin_sync(p);
@@ -1448,7 +1457,10 @@ static int cb_number(void *ctx, const char *t, size_t n)
     case D_MEM: if (!num_int(t, n, &p->dev.mem)) p->dev.mem = 0; break;
     case R_RANK: p->has_rank = num_int(t, n, &p->rank); break;
     case R_WORLD: p->has_world = num_int(t, n, &p->world); break;
-    default: break;
+    default:
+        if ((slot = arg_slot(p->field)) >= 0)
+            set_num(e, slot, t, n);
+        break;
     }
     p->field = F_NONE;
     return 1;
@@ -1531,6 +1543,79 @@ static const yajl_callbacks callbacks = {
  * literal or a container other than args), and jscan_value reads that
  * event again. */
 
+/* A used number of the usual forms read in one pass, with the effect
+ * cb_number would have: an integer of up to 18 digits, or for ts and dur
+ * one of up to 16 digits with a fraction. 0 (nothing done) for any other
+ * text, which jscan_scan_number and cb_number then read: an exponent,
+ * more digits, a fraction elsewhere, the text's end. */
+static int number_at_once(kin_parser *p, const unsigned char *b, size_t n, size_t *pos)
+{
+    kin_field f = p->field;
+    int time = f == F_TS || f == F_DUR, slot = arg_slot(f);
+    if (!time && f != F_PID && f != F_TID && slot < 0)
+        return 0;
+    size_t i = *pos;
+    int neg = b[i] == '-';
+    i += (size_t)neg;
+    size_t first = i, most = i + (time ? 16 : 18);
+    uint64_t v = 0;
+    if (i < n && b[i] == '0')
+        i++; /* JSON's 0 stands alone */
+    else
+        for (; i < n && i < most && b[i] >= '0' && b[i] <= '9'; i++)
+            v = v * 10 + (unsigned)(b[i] - '0');
+    if (i == first || i >= n)
+        return 0;
+    uint64_t frac = 0;
+    if (b[i] == '.') { /* as num_us_to_ns: three places, the fourth rounds */
+        if (!time)
+            return 0;
+        size_t from = ++i;
+        unsigned place = 0;
+        int round = 0;
+        for (; i < n && b[i] >= '0' && b[i] <= '9'; i++, place++) {
+            if (place < 3)
+                frac = frac * 10 + (unsigned)(b[i] - '0');
+            else if (place == 3)
+                round = b[i] >= '5';
+        }
+        if (i == from || i >= n)
+            return 0;
+        for (; place < 3; place++)
+            frac *= 10;
+        frac += (uint64_t)round;
+    }
+    if (!jscan_ends_value(b[i]))
+        return 0;
+    kin_event *e = &p->ev;
+    if (time) {
+        uint64_t ns = v * 1000 + frac; /* v < 10^16: no wrap */
+        int ok = ns <= (uint64_t)INT64_MAX; /* num_us_to_ns's other test implies this one */
+        int64_t *to = f == F_TS ? &e->ts : &e->dur;
+        if (ok)
+            *to = neg ? -(int64_t)ns : (int64_t)ns;
+        else
+            e->bad_time = 1;
+        if (ok && f == F_TS)
+            e->has_ts = 1;
+        else if (ok)
+            e->has_dur = 1;
+    } else {
+        int64_t sv = neg ? (int64_t)(0 - v) : (int64_t)v; /* v < 10^18 */
+        if (slot >= 0) {
+            e->num[slot] = sv;
+            e->has |= 1u << slot;
+        } else {
+            kin_id *id = f == F_PID ? &e->pid : &e->tid;
+            id->kind = 1;
+            id->v = sv;
+        }
+    }
+    p->field = F_NONE;
+    *pos = i;
+    return 1;
+}
+
 /* A used member's value: a number or a string for the callbacks. */
 static jscan_result member_scalar(kin_parser *p, const unsigned char *b, size_t n, size_t *pos)
 {
@@ -1550,6 +1635,8 @@ static jscan_result member_scalar(kin_parser *p, const unsigned char *b, size_t 
     }
     if (c != '-' && (c < '0' || c > '9'))
         return JSCAN_DECLINE;
+    if (number_at_once(p, b, n, pos))
+        return JSCAN_DONE;
     if ((r = jscan_scan_number(b, n, i, &end)) != JSCAN_DONE)
         return r;
     if (!cb_number(p, (const char *)b + i, end - i))

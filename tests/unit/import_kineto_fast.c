@@ -228,6 +228,39 @@ Test(import_kineto_fast, fast_path_reads_odd_events_as_yajl)
     }
 }
 
+/* Numbers in every place the importer uses one (ts and dur in
+ * microseconds, pid and tid, integer args), at the edges of the forms the
+ * event reader reads in one pass and past them. */
+Test(import_kineto_fast, numbers_read_as_yajl)
+{
+    static const char *const nums[] = {
+        "0", "-0", "7", "-7", "0.5", "-0.5", "1.0005", "1.0004", "1.00049", "1.9999", "1.99995",
+        "2.1234567", "123456789012345", "1234567890123456", "9223372036854775", "9223372036854776",
+        "9999999999999999", "12345678901234567", "123456789012345678", "999999999999999999",
+        "1234567890123456789", "9223372036854775807", "-1234567890123456.789",
+        "1669783687464181.5", "9223372036854775.807", "9223372036854775.808", "922337203685477.9995",
+        "1.5e3", "1e2", "2E-1", "00", "01", "-01", "1.", "-", "1.e3", "4458676416431.397",
+    };
+    char doc[2048];
+    for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) {
+        const char *x = nums[i];
+        int n = snprintf(doc, sizeof doc,
+                         "{\"traceEvents\": [\n"
+                         "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\", \"pid\": 1, "
+                         "\"tid\": 1, \"ts\": 100, \"dur\": 5},\n"
+                         "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": %s, "
+                         "\"tid\": %s, \"ts\": %s, \"dur\": %s, \"args\": {\"device\": %s, "
+                         "\"stream\": %s, \"correlation\": %s, \"context\": %s}},\n"
+                         "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"b\", \"pid\": %s, "
+                         "\"tid\": %s, \"ts\": 200, \"dur\": %s}\n]}\n",
+                         x, x, x, x, x, x, x, x, x, x, x);
+        cr_assert(n > 0 && (size_t)n < sizeof doc);
+        char what[64];
+        snprintf(what, sizeof what, "number %s", x);
+        same_as_yajl_text(doc, (size_t)n, what);
+    }
+}
+
 /* Nesting inside an event, about the importer's limit: below it the fast
  * path reads it, at it YAJL finds the damage at the same byte. */
 Test(import_kineto_fast, fast_path_nesting_about_the_limit)
