@@ -68,6 +68,17 @@ static inline size_t jscan_blanks(const unsigned char *b, size_t i, size_t n)
     return i;
 }
 
+/* The same after a colon or a comma, where there is most often one space
+ * and then a token. */
+static inline size_t jscan_blanks_after(const unsigned char *b, size_t i, size_t n)
+{
+    if (i < n && b[i] == ' ')
+        i++;
+    if (i < n && b[i] > ' ')
+        return i;
+    return jscan_blanks(b, i, n);
+}
+
 /* What may follow a scalar: YAJL reads a number or a literal up to the
  * first byte that cannot continue it; the subset wants that byte to be
  * one that ends a value. */

@@ -1559,11 +1559,14 @@ static int number_at_once(kin_parser *p, const unsigned char *b, size_t n, size_
     i += (size_t)neg;
     size_t first = i, most = i + (time ? 16 : 18);
     uint64_t v = 0;
+    unsigned d;
+    if (most > n)
+        most = n;
     if (i < n && b[i] == '0')
         i++; /* JSON's 0 stands alone */
     else
-        for (; i < n && i < most && b[i] >= '0' && b[i] <= '9'; i++)
-            v = v * 10 + (unsigned)(b[i] - '0');
+        for (; i < most && (d = (unsigned)b[i] - '0') < 10; i++)
+            v = v * 10 + d;
     if (i == first || i >= n)
         return 0;
     uint64_t frac = 0;
@@ -1573,11 +1576,11 @@ static int number_at_once(kin_parser *p, const unsigned char *b, size_t n, size_
         size_t from = ++i;
         unsigned place = 0;
         int round = 0;
-        for (; i < n && b[i] >= '0' && b[i] <= '9'; i++, place++) {
+        for (; i < n && (d = (unsigned)b[i] - '0') < 10; i++, place++) {
             if (place < 3)
-                frac = frac * 10 + (unsigned)(b[i] - '0');
+                frac = frac * 10 + d;
             else if (place == 3)
-                round = b[i] >= '5';
+                round = d >= 5;
         }
         if (i == from || i >= n)
             return 0;
@@ -1675,7 +1678,7 @@ static jscan_result member_end(const unsigned char *b, size_t n, size_t *pos, in
     if (c != ',' && c != '}')
         return JSCAN_DECLINE;
     *closed = c == '}';
-    if (!*closed && (i = jscan_blanks(b, i, n)) >= n)
+    if (!*closed && (i = jscan_blanks_after(b, i, n)) >= n)
         return JSCAN_MORE;
     *pos = i;
     return JSCAN_DONE;
@@ -1711,7 +1714,7 @@ static jscan_result event_object(kin_parser *p, const unsigned char *b, size_t n
             return JSCAN_MORE;
         if (b[i] != ':')
             return JSCAN_DECLINE;
-        if ((i = jscan_blanks(b, i + 1, n)) >= n)
+        if ((i = jscan_blanks_after(b, i + 1, n)) >= n)
             return JSCAN_MORE;
         if (p->field == F_NONE)
             r = member_skip(b, n, &i, depth + 1, limit);
