@@ -670,13 +670,21 @@ prof_err sink_thread_tid(import_sink *s, uint64_t thread, uint64_t os_tid)
     return e ? fail(s, e, "cannot define a thread") : defs_out(s, 0);
 }
 
+/* Where a span of trace time ends: at most INT64_MAX, however long. */
+static int64_t span_end(int64_t ts, int64_t dur)
+{
+    if (dur <= 0)
+        return ts;
+    return ts > INT64_MAX - dur ? INT64_MAX : ts + dur;
+}
+
 prof_err sink_region(import_sink *s, uint64_t thread, const char *name, size_t len,
                      uint32_t kind, int64_t ts, int64_t dur)
 {
     sink_thread *t = thread_of(s, thread);
     if (!t)
         return s->failed;
-    item it = { ts, dur > 0 ? ts + dur : ts, { 0 }, 1 };
+    item it = { ts, span_end(ts, dur), { 0 }, 1 };
     it.ev.type = PROF_EV_REGION;
     it.ev.kind = kind == SINK_KIND_INFER ? sink_kind_of(name, len) : kind;
     if (!(it.ev.name_id = intern(s, name, len)))
@@ -695,7 +703,7 @@ prof_err sink_step(import_sink *s, uint64_t thread, uint64_t number, int64_t ts,
     ev.value = number;
     ev.flags = PROF_STEP_SAMPLED; /* a trace keeps every step's events */
     s->counts.steps++;
-    return write_timed(s, t, ev, ts, dur > 0 ? ts + dur : ts);
+    return write_timed(s, t, ev, ts, span_end(ts, dur));
 }
 
 prof_err sink_memory(import_sink *s, const char *series, int64_t ts, uint64_t bytes)
