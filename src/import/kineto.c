@@ -1098,20 +1098,18 @@ static int event_closed(kin_parser *p)
     return 1;
 }
 
-/* Packed events read by a helper (kin_helper), after the reader's own. 0
- * once the sink has failed. */
-static int queue_append(kin_queue *q, const unsigned char *packed, size_t n)
+/* Packed events read by a helper (kin_helper), after the reader's own:
+ * its block becomes the one being filled, and it gets a free one in
+ * exchange (both KIN_QBLOCK). 0 once the sink has failed. */
+static int queue_adopt(kin_queue *q, unsigned char **packed, size_t n)
 {
-    for (size_t at = 0; at < n;) {
-        kin_packed h;
-        memcpy(&h, packed + at, sizeof h);
-        size_t need = packed_size(&h);
-        if (q->fill_used + need > KIN_QBLOCK && !kin_publish(q))
-            return 0;
-        memcpy(q->block[q->fill] + q->fill_used, packed + at, need);
-        q->fill_used += need;
-        at += need;
-    }
+    if (q->fill_used && !kin_publish(q))
+        return 0;
+    /* the block being filled is the reader's alone until published */
+    unsigned char *free_block = q->block[q->fill];
+    q->block[q->fill] = *packed;
+    *packed = free_block;
+    q->fill_used = n;
     return 1;
 }
 
@@ -2295,7 +2293,7 @@ static int split_take(kin_parser *p, kin_stream *st)
     kin_helper *w = st->helper;
     helper_wait(w);
     st->split = 0;
-    if (!queue_append(p->q, w->pack, w->packed))
+    if (!queue_adopt(p->q, &w->pack, w->packed))
         return 0;
     p->cut += w->g->cut;
     st->pos = w->end;
