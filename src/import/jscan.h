@@ -16,7 +16,7 @@
  * event's bytes are args prof does not use.
  *
  * The scans it is made of (blanks, strings, numbers, a skipped value) are
- * here too, inline: the importer's event reader (kineto.c) reads the
+ * here too, inline: the importer's event reader (kineto_parse.c) reads the
  * common event with them and calls its callbacks directly, without the
  * indirect calls and the general descent of jscan_value. */
 #ifndef PROF_IMPORT_JSCAN_H

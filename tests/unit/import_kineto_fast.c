@@ -1,5 +1,5 @@
 /* import_kineto_fast.c - the Kineto importer's fast path (jscan.c, and the
- * thread that handles events, kineto.c) against YAJL alone on one thread:
+ * thread that handles events, kineto_queue.c) against YAJL alone on one thread:
  * every fixture, the real traces when ../shared/traces/ is there, traces
  * cut every few bytes, events of every odd form, nesting about the limit,
  * events longer than the window, read to the same status, message, counts
