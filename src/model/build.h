@@ -1,8 +1,8 @@
 /* build.h - the state of a profile_model while it is being built, shared by
  * the files that build it (profile.c: the event loop, operations, threads;
- * calltree.c: self time, the call tree and sync sites; gpu.c: per-device
- * activity; series.c: steps, memory series, counters). Internal to
- * src/model/. */
+ * calltree.c: self time, the call tree and sync sites; repeat.c: its
+ * repeat path; gpu.c: per-device activity; series.c: steps, memory series,
+ * counters). Internal to src/model/. */
 #ifndef PROF_MODEL_BUILD_H
 #define PROF_MODEL_BUILD_H
 
@@ -66,7 +66,7 @@ typedef struct mb_level {  /* the floating nodes waiting at one depth           
     uint64_t gen;          /* the list in the floating index, 0 none                */
 } mb_level;
 
-/* The repeat path (calltree.c): a region of the outermost region being
+/* The repeat path (repeat.c): a region of the outermost region being
  * read, kept to be committed or replayed. */
 typedef struct mb_rep_region {
     uint64_t start, dur, self;
@@ -76,7 +76,7 @@ typedef struct mb_rep_region {
 
 /* A region of the last outermost region learned: its place in the tree,
  * and what the repeats of it committed since that place last took them
- * in (calltree.c, rep_flush_sums). */
+ * in (repeat.c, mb_rep_flush_sums). */
 typedef struct mb_rep_path {
     uint32_t op, depth, kind, node;
     uint64_t dur, self;    /* sums over the repeats (the kept one's included)   */
@@ -227,7 +227,7 @@ typedef struct mb_busy {
 } mb_busy;
 
 typedef struct mb_thread {
-    mb_rep rep;            /* the repeat path (calltree.c)                              */
+    mb_rep rep;            /* the repeat path (repeat.c)                                */
     mb_busy busy;          /* overlap.c                                                 */
     mb_jthread join;       /* launch.c                                                  */
     mb_level *level;       /* by depth                                                  */
@@ -442,7 +442,7 @@ typedef struct model_builder {
     size_t nclasses, cap_classes;
     size_t keep;           /* steps, samples of a series, busy intervals and long
                               calls of all threads kept (MODEL_KEEP)           */
-    int repeat;            /* the repeat path may read regions (calltree.c)      */
+    int repeat;            /* the repeat path may read regions (repeat.c)        */
 } model_builder;
 
 /* qsort for arrays that may be empty (and NULL) */
@@ -499,7 +499,7 @@ void mb_series_index_free(model_builder *b); /* b's indexes of the series */
 size_t mb_keep_limit(void);
 void mb_step_totals_free(model_step_totals *t);
 
-/* calltree.c; mb_repeat_allowed: PROF_MODEL_REPEAT is not 0 */
+/* repeat.c; mb_repeat_allowed: PROF_MODEL_REPEAT is not 0 */
 int mb_repeat_allowed(void);
 /* What the call tree takes of a region: a region event's fields, or a
  * region handed over slim (pf_slim), by the same names. */
@@ -509,7 +509,8 @@ typedef struct mb_reg {
     uint64_t gpu_ns, kernels; /* GPU work it launched directly (launch.c), 0 none */
 } mb_reg;
 
-
+/* A region of thread tpos, by the repeat path when it can, else the
+ * general way (repeat.c). */
 int mb_region(model_builder *b, uint32_t tpos, const mb_reg *ev, uint32_t op);
 /* mb_region for each of n regions handed over slim, their tags their ops,
  * with no other event of the thread among them; g, when not NULL, the GPU
@@ -518,6 +519,27 @@ int mb_region_run(model_builder *b, uint32_t tpos, const pf_slim *v, size_t n,
                   const mb_gself *g);
 /* A new thread's repeat path, its levels empty. */
 void mb_rep_init(mb_rep *r);
+/* What the repeat path holds of thread tpos, into the tree; a learned
+ * place's sums, into its nodes (repeat.c, for mb_tree_finish). */
+int mb_rep_flush(model_builder *b, uint32_t tpos);
+void mb_rep_flush_sums(profile_model *m, mb_rep_learned *l);
+/* calltree.c: the general way of a region, and what the repeat path
+ * shares of it (a sync region's sites, the recent regions syncs are
+ * sited at) */
+int mb_region_general(model_builder *b, uint32_t tpos, const mb_reg *reg, uint32_t op);
+int mb_syncs_on_region(model_builder *b, mb_thread *t, uint64_t s, uint64_t e, uint32_t depth,
+                       uint32_t op, uint32_t kind);
+int mb_sync_region_push(mb_thread *t, uint64_t s, uint64_t e);
+/* A region of the thread among the last MB_RECENT, where syncs are sited:
+ * inline, as both ways call it for every region. */
+static inline void mb_recent_push(mb_thread *t, uint64_t s, uint64_t e, uint32_t op,
+                                  uint32_t kind, uint32_t depth)
+{
+    t->recent[t->next_recent] = (mb_recent){ s, e, op, kind, depth };
+    t->next_recent = (t->next_recent + 1) % MB_RECENT;
+    if (t->nrecent < MB_RECENT)
+        t->nrecent++;
+}
 int mb_sync_record(model_builder *b, uint32_t tpos, const prof_event *ev);
 int mb_tree_finish(model_builder *b);
 void mb_tree_free(model_builder *b);

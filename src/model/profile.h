@@ -320,7 +320,7 @@ typedef struct profile_model {
                                      their parent region: bounded by distinct call paths
                                      below one outermost region, never by events         */
     uint64_t repeated_regions;    /* of region_events, those placed by the call tree's
-                                     repeat path (a measure of it; calltree.c)           */
+                                     repeat path (a measure of it; repeat.c)             */
     model_gpu_join gpu_join;
     model_launch_stats launch_all; /* launch statistics over every stream             */
     model_launch_stats *launch;    /* per stream, by device then stream                */

@@ -1,4 +1,4 @@
-/* model_repeat.c - the repeat path of the call tree (src/model/calltree.c),
+/* model_repeat.c - the repeat path of the call tree (src/model/repeat.c),
  * which adds an outermost region that repeats a learned one straight to the
  * learned nodes, gives the model of the general way (PROF_MODEL_REPEAT=0),
  * field for field and bit for bit: on testdata/demo.prof, on the
