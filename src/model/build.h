@@ -487,8 +487,12 @@ mb_calls *mb_calls_start(prof_reader *r);
 int mb_calls_finish(mb_calls *c, profile_model *m);
 void mb_calls_abort(mb_calls *c);
 
+/* calltree.c: op's node below parent, made on first sight; a new thread's
+ * root (MODEL_NONE: no memory) */
+uint32_t mb_node_child(model_builder *b, uint32_t parent, uint32_t op);
+uint32_t mb_node_root(model_builder *b);
+
 /* profile.c */
-uint32_t mb_node_child(model_builder *b, uint32_t parent, uint32_t op); /* MODEL_NONE: no memory */
 int mb_idmap_set(mb_idmap *map, const prof_event *ev, uint32_t index);
 
 /* series.c */

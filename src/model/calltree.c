@@ -42,6 +42,56 @@
 #include "model/build.h"
 #include "prof.h" /* prof_kind */
 
+/* ---- nodes ----------------------------------------------------------------------------- */
+
+static uint32_t node_new(model_builder *b, uint32_t parent, uint32_t op)
+{
+    profile_model *m = b->m;
+    if (m->nnodes >= MODEL_NONE - 1 ||
+        vec_grow(&m->nodes, &b->cap_nodes, m->nnodes, sizeof *m->nodes) < 0 ||
+        vec_grow(&b->guess, &b->cap_guess, m->nnodes, sizeof *b->guess) < 0)
+        return MODEL_NONE;
+    b->guess[m->nnodes] = (mb_guess){ MODEL_NONE, MODEL_NONE };
+    model_node *n = &m->nodes[m->nnodes];
+    memset(n, 0, sizeof *n);
+    n->op = op;
+    n->parent = parent;
+    n->first_child = n->next_sibling = MODEL_NONE;
+    if (parent != MODEL_NONE) { /* newest first; mb_tree_finish restores first-seen order */
+        n->next_sibling = m->nodes[parent].first_child;
+        m->nodes[parent].first_child = (uint32_t)m->nnodes;
+    }
+    return (uint32_t)m->nnodes++;
+}
+
+/* The parent is in the key's upper half: the index takes its slots from
+ * the top bits of the mixed key (util/hash.h), which depend on it. (Slots
+ * from the middle bits ignored the parent, so the same operation under
+ * many parents - layer_norm in each of 260 layers - piled up in one probe
+ * run.) */
+uint32_t mb_node_child(model_builder *b, uint32_t parent, uint32_t op)
+{
+    int added;
+    uint32_t *n = hmap_slot(&b->node_index, (uint64_t)parent << 32 | op, &added);
+    if (!n)
+        return MODEL_NONE;
+    if (added) {
+        uint32_t node = node_new(b, parent, op);
+        if (node == MODEL_NONE) {
+            hmap_remove(&b->node_index, n);
+            return MODEL_NONE;
+        }
+        *n = node;
+    }
+    return *n;
+}
+
+/* A thread's root: the node its outermost regions hang under. */
+uint32_t mb_node_root(model_builder *b)
+{
+    return node_new(b, MODEL_NONE, MODEL_NONE);
+}
+
 /* ---- floating nodes --------------------------------------------------------- */
 
 /* A free node of the pool, set to init. Written whole: a node written
