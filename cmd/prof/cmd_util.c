@@ -70,8 +70,6 @@ static int trace_open_quiet(const char *input, cmd_trace *t, const char **readab
 {
     t->fd = -1;
     *readable = input;
-    if (import_detect(input) == IMPORT_NONE)
-        return EXIT_OK; /* a profile, or something the reader will name */
     prof_error err = { PROF_OK, "" };
     int output_failed;
     prof_err e = import_to_temp(input, NULL, &t->fd, t->path, sizeof t->path, &output_failed,
@@ -83,7 +81,8 @@ static int trace_open_quiet(const char *input, cmd_trace *t, const char **readab
                  err.message, cmd_import_hint(e, output_failed));
         return cmd_import_status(e, output_failed);
     }
-    *readable = t->path;
+    if (t->fd >= 0)
+        *readable = t->path;
     return EXIT_OK;
 }
 

@@ -125,6 +125,11 @@ prof_err import_to_temp(const char *path, const import_options *o, int *fd,
                         char *profile_path, size_t cap, int *output_failed, prof_error *err)
 {
     int t;
+    *fd = -1;
+    if (output_failed)
+        *output_failed = 0;
+    if (import_detect(path) == IMPORT_NONE)
+        return PROF_OK;
     if (output_failed)
         *output_failed = 1;
     prof_err e = import_temp_file(&t, err);

@@ -45,12 +45,15 @@ prof_err import_trace(const char *path, int out_fd, const import_options *o,
  * and writing: gone from disk when its last descriptor closes. */
 prof_err import_temp_file(int *fd, prof_error *err);
 
-/* For reading a trace in place: imports it into an unlinked temporary file
- * under $TMPDIR (or /tmp) and sets *fd to it and profile_path to a path
- * that opens it ("/proc/self/fd/N") for as long as *fd stays open; the
- * caller closes *fd when done. Nothing is left on disk, even if prof is
- * killed. On failure *output_failed (when not NULL) says whether the
- * temporary could not be created or written, rather than the trace read. */
+/* For reading a trace in place: when path is a trace (import_detect),
+ * imports it into an unlinked temporary file under $TMPDIR (or /tmp) and
+ * sets *fd to it and profile_path to a path that opens it
+ * ("/proc/self/fd/N") for as long as *fd stays open; the caller closes *fd
+ * when done. Nothing is left on disk, even if prof is killed. When it is
+ * not a trace (a profile, or what the reader will name), *fd is -1 and
+ * nothing is done. On failure *output_failed (when not NULL) says whether
+ * the temporary could not be created or written, rather than the trace
+ * read. */
 prof_err import_to_temp(const char *path, const import_options *o, int *fd,
                         char *profile_path, size_t cap, int *output_failed, prof_error *err);
 

@@ -50,8 +50,7 @@ static prof_err probe(const char *path, member *m, int *is_profile, prof_error *
     int fd = -1;
     *is_profile = 0;
     prof_err rc = PROF_OK;
-    if (import_detect(path) != IMPORT_NONE &&
-        (rc = import_to_temp(path, NULL, &fd, readable, sizeof readable, NULL, &e)) != PROF_OK)
+    if ((rc = import_to_temp(path, NULL, &fd, readable, sizeof readable, NULL, &e)) != PROF_OK)
         return prof_error_set(err, rc, "cannot import '%s': %s", prof_error_subject(shown, path),
                               e.message);
     rc = prof_reader_open(fd >= 0 ? readable : path, &r, &e);
