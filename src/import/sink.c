@@ -863,11 +863,6 @@ void sink_note_damage(import_sink *s, const char *what)
         fail_nomem(s);
 }
 
-const import_counts *sink_counts(const import_sink *s)
-{
-    return &s->counts;
-}
-
 const prof_error *sink_error(const import_sink *s)
 {
     return s->failed ? &s->error : NULL;

@@ -110,7 +110,6 @@ void sink_note_skipped(import_sink *s, const char *category);
  * the first call's message is kept. */
 void sink_note_damage(import_sink *s, const char *what);
 
-const import_counts *sink_counts(const import_sink *s);
 /* The first error of s (every call after it returns its code), or NULL
  * while there is none. A trace past the format's limits on names, name
  * text or threads (formats/prof-format.md §9) stops the sink with

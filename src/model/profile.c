@@ -610,22 +610,6 @@ void profile_model_free(profile_model *m)
 
 /* ---- lookups ------------------------------------------------------------------------------ */
 
-const model_op *model_find_op(const profile_model *m, const char *name)
-{
-    for (size_t i = 0; i < m->nops; i++)
-        if (strcmp(m->ops[i].name, name) == 0)
-            return &m->ops[i];
-    return NULL;
-}
-
-const model_series *model_find_series(const profile_model *m, const char *name)
-{
-    for (size_t i = 0; i < m->nseries; i++)
-        if (strcmp(m->series[i].name, name) == 0)
-            return &m->series[i];
-    return NULL;
-}
-
 double model_op_variance(const model_op *op)
 {
     return op->calls < 2 ? 0.0 : op->m2 / (double)(op->calls - 1);

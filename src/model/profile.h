@@ -347,9 +347,6 @@ void profile_model_free(profile_model *m);
  * that is absent, not a number or out of range. */
 void model_metadata_rank(const cJSON *meta, int *rank, int *world_size);
 
-/* Lookups. */
-const model_op *model_find_op(const profile_model *m, const char *name);
-const model_series *model_find_series(const profile_model *m, const char *name);
 double model_op_variance(const model_op *op); /* sample variance, 0 when calls < 2 */
 
 /* Whether a kernel of this name communicates: NCCL's (and RCCL's, which

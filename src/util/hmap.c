@@ -167,24 +167,3 @@ void hmap_remove_by(hmap *m, uint32_t *val, hmap_hash hash, const void *ctx)
     m->n--;
 }
 
-int hmap_next(const hmap *m, size_t *it, uint64_t *key, uint32_t *val)
-{
-    for (; *it < m->cap; ++*it)
-        if (m->key[*it] != HMAP_FREE) {
-            *key = m->key[*it];
-            *val = m->val[(*it)++];
-            return 1;
-        }
-    if (*it == m->cap && m->aside) {
-        ++*it;
-        *key = HMAP_FREE;
-        *val = m->aside_val;
-        return 1;
-    }
-    return 0;
-}
-
-size_t hmap_count(const hmap *m)
-{
-    return m->n + (m->aside != 0);
-}

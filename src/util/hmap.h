@@ -63,12 +63,6 @@ void hmap_clear(hmap *m);
  * index map. */
 void hmap_remove(hmap *m, uint32_t *val);
 void hmap_remove_by(hmap *m, uint32_t *val, hmap_hash hash, const void *ctx);
-/* Iteration over an integer map, in no particular order: with *it = 0
- * first, each call gives an entry's key and value and returns 1, then 0
- * once all were given. The map must not change meanwhile. */
-int hmap_next(const hmap *m, size_t *it, uint64_t *key, uint32_t *val);
-/* The number of entries. */
-size_t hmap_count(const hmap *m);
 
 /* ---- integer maps ------------------------------------------------------------ */
 

@@ -71,7 +71,7 @@ static const char *import_load(const char *trace, int python_stacks, import_coun
 /* The samples of a series, which must be there. */
 static void expect_series(const profile_model *m, const char *name, const double *want, size_t n)
 {
-    const model_series *s = model_find_series(m, name);
+    const model_series *s = mu_find_series(m, name);
     cr_assert_not_null(s, "no series %s", name);
     cr_assert_eq(s->nsamples, n, "%s: %zu samples", name, s->nsamples);
     for (size_t i = 0; i < n; i++)
@@ -202,7 +202,7 @@ Test(import_kineto, era_2021)
     /* only Bytes in 2021: a running sum per device, from 0 */
     expect_series(&m, "gpu0.allocated", (double[]){ 3211264, 0, 3211264, 0 }, 4);
     expect_series(&m, "host.allocated", (double[]){ 4, 0, 4, 0 }, 4);
-    cr_expect_null(model_find_series(&m, "gpu0.reserved"));
+    cr_expect_null(mu_find_series(&m, "gpu0.reserved"));
     /* GPU rows are "stream 7" strings; busy: HtoD 40 + sgemm 1000 + DtoH 5 + add 50 us */
     cr_assert_eq(m.ngpus, 1);
     cr_expect_eq(mu_gpu(&m, 0)->busy_ns, 2 * 1095 * US);
@@ -258,7 +258,7 @@ Test(import_kineto, era_2022)
     expect_steps(&m, 5, 2, 9800 * US);
     expect_series(&m, "gpu0.allocated", (double[]){ 47251456, 44040192, 47251456, 44040192 }, 4);
     expect_series(&m, "gpu0.reserved", (double[]){ 62914560, 62914560, 62914560, 62914560 }, 4);
-    cr_expect_eq(model_find_series(&m, "gpu0.allocated")->peak, 47251456);
+    cr_expect_eq(mu_find_series(&m, "gpu0.allocated")->peak, 47251456);
     cr_expect_eq(mu_gpu(&m, 0)->busy_ns, 2 * 1100 * US, "the memsets too");
     cr_expect_eq(mu_gpu(&m, 0)->memset_count, 2);
     cr_expect_eq(mu_op(&m, "Optimizer.zero_grad#SGD.zero_grad")->calls, 2);
@@ -290,7 +290,7 @@ Test(import_kineto, era_2023)
     cr_expect_eq(mu_gpu(&m, 1)->busy_ns, 2 * 2095 * US);
     cr_expect_eq(mu_gpu(&m, 1)->kernels, 6);
     expect_series(&m, "gpu1.allocated", (double[]){ 47251456, 44040192, 47251456, 44040192 }, 4);
-    cr_expect_null(model_find_series(&m, "gpu0.allocated"));
+    cr_expect_null(mu_find_series(&m, "gpu0.allocated"));
     cr_expect_eq(m.nthreads, 2);
     cr_expect_not_null(mu_thread_named(&m, "thread 2869224 (python3.10)"));
     cr_expect_not_null(mu_thread_named(&m, "thread 2869391 (pt_autograd_1)"));
@@ -342,7 +342,7 @@ Test(import_kineto, era_2024)
     cr_expect_eq(mu_op(&m, NCCL_KERNEL)->kind, MODEL_KIND_GPU);
     cr_expect_eq(mu_op(&m, "triton_poi_fused_relu_0")->calls, 1, "launched by cuLaunchKernel");
     cr_expect_eq(mu_gpu(&m, 0)->busy_ns, 6210 * US);
-    cr_expect_null(model_find_op(&m, "train.py(42): train_step"));
+    cr_expect_null(mu_find_op(&m, "train.py(42): train_step"));
     cJSON *meta = metadata(&m);
     const cJSON *skipped = import_obj(meta, "skipped_categories");
     cr_expect_eq(cJSON_GetObjectItem(skipped, "python_function")->valuedouble, 2);
@@ -464,9 +464,9 @@ Test(import_kineto, kinds_from_names)
         cr_expect_eq(mu_op(&m, "aten::_local_scalar_dense")->kind, PROF_KIND_SYNC, "%s", traces[i]);
         cr_expect_eq(mu_op(&m, "aten::linear")->kind, PROF_KIND_COMPUTE, "%s", traces[i]);
         cr_expect_eq(mu_op(&m, DATALOADER)->calls, 2, "%s", traces[i]);
-        cr_expect_null(model_find_op(&m, "ProfilerStep#1"), "%s: steps are no regions",
+        cr_expect_null(mu_find_op(&m, "ProfilerStep#1"), "%s: steps are no regions",
                        traces[i]);
-        cr_expect_null(model_find_op(&m, "ProfilerStep#4"), "%s", traces[i]);
+        cr_expect_null(mu_find_op(&m, "ProfilerStep#4"), "%s", traces[i]);
         profile_model_free(&m);
     }
 }
@@ -491,7 +491,7 @@ Test(import_kineto, unknown_categories_counted)
         cr_expect(v && v->valuedouble == want[i].n, "%s", want[i].cat);
     }
     cr_expect_eq(mu_op(&m, "aten::mse_loss")->calls, 2);
-    cr_expect_null(model_find_op(&m, "aten::relu"), "no ts: malformed");
+    cr_expect_null(mu_find_op(&m, "aten::relu"), "no ts: malformed");
     cr_expect_eq(m.ngpus, 0);
     cJSON_Delete(meta);
     profile_model_free(&m);
@@ -615,7 +615,7 @@ static prof_err read_bytes(const char *text, size_t n, import_counts *c, prof_er
     *err = (prof_error){ PROF_OK, "" };
     cr_assert_eq(sink_open(&s, fd, "kineto", trace, err), PROF_OK);
     prof_err e = kineto_read(trace, s, NULL, err);
-    *c = *sink_counts(s);
+    sink_describe(s, c);
     if (e == PROF_OK)
         cr_assert_eq(sink_close(s, err), PROF_OK, "%s", err->message);
     else

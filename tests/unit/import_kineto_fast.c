@@ -55,7 +55,7 @@ static reading read_one_way(const char *trace, int yajl_only, int one_thread)
         setenv("PROF_THREADS", "1", 1);
     reading r = { .e = kineto_read(trace, s, &o, &err) };
     unsetenv("PROF_THREADS");
-    r.c = *sink_counts(s);
+    sink_describe(s, &r.c);
     snprintf(r.message, sizeof r.message, "%s", err.message);
     if (r.e == PROF_OK) {
         cr_assert_eq(sink_close(s, &err), PROF_OK, "%s", err.message);

@@ -132,7 +132,7 @@ Test(import_nsys, ranges_nest_with_their_kinds)
         cr_expect_eq(o->incl_ns, want[i].incl_ms * MS, "%s incl", want[i].name);
         cr_expect_eq(o->self_ns, want[i].self_ms * MS, "%s self", want[i].name);
     }
-    cr_expect_null(model_find_op(&m, "tail"), "a range never ended is left out");
+    cr_expect_null(mu_find_op(&m, "tail"), "a range never ended is left out");
     profile_model_free(&m);
 }
 

@@ -12,6 +12,7 @@
 #include "format_util.h"
 #include "model/profile.h"
 #include "synth.h"
+#include "model_util.h"
 
 #define US 1000ull
 #define NOPS 6
@@ -281,7 +282,7 @@ static void check(const char *path, const jexpect *x, const char *what)
     cr_assert_eq(m.gpu_join.joined_ns, x->joined_ns, "%s: joined %lu, expected %lu", what,
                  (unsigned long)m.gpu_join.joined_ns, (unsigned long)x->joined_ns);
     for (int k = 0; k < NOPS; k++) {
-        const model_op *o = model_find_op(&m, op_names[k]);
+        const model_op *o = mu_find_op(&m, op_names[k]);
         if (!o) {
             cr_assert_eq(x->total[k], 0, "%s: %s missing", what, op_names[k]);
             continue;
@@ -417,7 +418,7 @@ Test(model_launch, launch_statistics)
     cr_assert_eq(q->queue_full_ns, 0);
     cr_assert_eq(m.gpu_join.short_kernels, 2);
     cr_assert_eq(m.gpu_join.short_kernel_ns, 10 * US);
-    cr_assert_eq(model_find_op(&m, "step")->gpu_ns, 310 * US);
+    cr_assert_eq(mu_find_op(&m, "step")->gpu_ns, 310 * US);
     profile_model_free(&m);
 }
 
@@ -457,8 +458,8 @@ Test(model_launch, past_the_bounds, .timeout = 120)
     prof_error err;
     cr_assert_eq(profile_model_load(path, &m, NULL, NULL, &err), PROF_OK);
     cr_assert_eq(m.gpu_join.joined, 2 * n + hold);
-    cr_assert_eq(model_find_op(&m, "run")->gpu_self_ns, n * US);
-    const model_op *tiny = model_find_op(&m, "tiny");
+    cr_assert_eq(mu_find_op(&m, "run")->gpu_self_ns, n * US);
+    const model_op *tiny = mu_find_op(&m, "tiny");
     uint64_t late = hold - 65536; /* regions that went on before their calls came */
     cr_assert_eq(m.gpu_join.late, late, "late %lu", (unsigned long)m.gpu_join.late);
     cr_assert_eq(tiny->gpu_self_ns, (hold - late) * US);

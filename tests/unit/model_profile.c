@@ -12,6 +12,7 @@
 #include "format_util.h"
 #include "model/profile.h"
 #include "synth.h"
+#include "model_util.h"
 
 #define DEMO "testdata/demo.prof"
 #define MS 1000000ull
@@ -74,7 +75,7 @@ static size_t children_of(const profile_model *m, const model_node *n)
 
 static const model_op *op(const profile_model *m, const char *name)
 {
-    const model_op *o = model_find_op(m, name);
+    const model_op *o = mu_find_op(m, name);
     cr_assert_not_null(o, "no operation %s", name);
     return o;
 }
@@ -359,7 +360,7 @@ Test(model_profile, steps_and_samples)
     cr_assert_eq(m.steps[1].flags, 0u);
     cr_assert_eq(m.steps[2].flags, PROF_STEP_SAMPLED | PROF_STEP_INCOMPLETE);
 
-    const model_series *rss = model_find_series(&m, "host.rss");
+    const model_series *rss = mu_find_series(&m, "host.rss");
     cr_assert_not_null(rss);
     cr_assert_eq(rss->is_memory, 1);
     static const uint64_t t[] = { 0, 50, 100, 150, 200, 300, 350 };
@@ -376,15 +377,15 @@ Test(model_profile, steps_and_samples)
     cr_assert_eq(rss->peak_t_ns, 150u);
     cr_assert_eq(rss->final, 970.0);
 
-    const model_series *loss = model_find_series(&m, "loss");
+    const model_series *loss = mu_find_series(&m, "loss");
     cr_assert_not_null(loss);
     cr_assert_eq(loss->is_memory, 0);
     cr_assert_eq(loss->nsamples, 2u);
     cr_assert_eq(loss->samples[0].value, 3.5, "sorted by time");
     cr_assert_eq(loss->samples[0].step, 1u);
     cr_assert_eq(loss->final, 2.5);
-    cr_assert_null(model_find_series(&m, "nope"));
-    cr_assert_null(model_find_op(&m, "nope"));
+    cr_assert_null(mu_find_series(&m, "nope"));
+    cr_assert_null(mu_find_op(&m, "nope"));
     cr_assert_eq(m.nthreads, 2u, "threads with samples only count too");
     profile_model_free(&m);
 }
@@ -1081,7 +1082,7 @@ Test(model_profile, classes_of_operations)
     cr_assert_str_eq(op(&m, "head.forward")->cls, "torch.nn.Linear");
     cr_assert_null(op(&m, "forward")->cls);
     cr_assert_str_eq(op(&m, "gemm")->cls, "cublas");
-    cr_assert_null(model_find_op(&m, "never.ran"), "no op for a name that never ran");
+    cr_assert_null(mu_find_op(&m, "never.ran"), "no op for a name that never ran");
     cr_assert_eq(m.nops, 3u);
     cr_assert_eq(m.events, 3u, "attributes are not events");
     profile_model_free(&m);
@@ -1300,7 +1301,7 @@ Test(model_profile, demo_profile)
 
     /* gpu.allocated: sampled at the start and after every step; the sample
      * taken as step k ends belongs to step k */
-    const model_series *g = model_find_series(&m, "gpu.allocated");
+    const model_series *g = mu_find_series(&m, "gpu.allocated");
     cr_assert_not_null(g);
     cr_assert_eq(g->nsamples, 301u);
     cr_assert_eq(g->samples[0].step, 0u);
@@ -1312,7 +1313,7 @@ Test(model_profile, demo_profile)
     cr_assert_gt(g->peak, 4096 * mb + 12 * mb * 299);
     cr_assert_lt(g->peak, 4096 * mb + 12 * mb * 300 + 10 * mb);
     cr_assert_eq(g->final, g->samples[300].value);
-    cr_assert_eq(model_find_series(&m, "loss")->nsamples, 300u);
+    cr_assert_eq(mu_find_series(&m, "loss")->nsamples, 300u);
     for (size_t i = 0; i < 300; i++)
         cr_assert_eq(m.steps[i].flags, PROF_STEP_SAMPLED);
     fu_free(&l);

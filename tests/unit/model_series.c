@@ -13,6 +13,7 @@
 #include "analysis_util.h"
 #include "prof.h"
 #include "synth.h"
+#include "model_util.h"
 
 #define SCHEMA "formats/report.schema.json"
 #define KEEP "512"
@@ -146,7 +147,7 @@ Test(model_series, thinned_steps_and_samples)
     cr_assert_eq((double)t->complete_dur.max, hi);
 
     /* the series: every sample counted, a subset kept, extremes exact */
-    const model_series *rss = model_find_series(&m, "host.rss");
+    const model_series *rss = mu_find_series(&m, "host.rss");
     cr_assert_not_null(rss);
     cr_assert_eq(rss->total, STEPS);
     cr_assert_gt(rss->thinning, 0u);
@@ -156,7 +157,7 @@ Test(model_series, thinned_steps_and_samples)
         peak = fmax(peak, r.rss[i]);
     cr_assert_eq(rss->peak, peak);
     cr_assert_eq(rss->final, r.rss[STEPS - 1]);
-    const model_series *loss = model_find_series(&m, "loss");
+    const model_series *loss = mu_find_series(&m, "loss");
     cr_assert_not_null(loss);
     double llo = r.loss[0];
     for (size_t i = 0; i < STEPS; i++)
@@ -266,7 +267,7 @@ Test(model_series, short_run_untouched)
     load_keeping(r.path, "8192", &m);
     cr_assert_eq(m.step_thinning, 0u);
     cr_assert_eq(m.nsteps, STEPS + 1u);
-    const model_series *rss = model_find_series(&m, "host.rss");
+    const model_series *rss = mu_find_series(&m, "host.rss");
     cr_assert_eq(rss->thinning, 0u);
     cr_assert_eq(rss->nsamples, STEPS);
     profile_model_free(&m);
@@ -356,7 +357,7 @@ Test(model_series, recorded_steps_keep_their_samples)
     profile_model m;
     load_keeping(path, "256", &m);
     cr_assert_gt(m.step_thinning, 0u);
-    const model_series *rss = model_find_series(&m, "host.rss");
+    const model_series *rss = mu_find_series(&m, "host.rss");
     cr_assert_not_null(rss, "the recorder samples host.rss at every step");
     cr_assert_gt(rss->thinning, 0u);
     size_t complete = 0, with_point = 0;

@@ -1,6 +1,7 @@
 /* model_util.h - lookups into a loaded profile_model that the unit tests
- * of the model and the importers share: an operation that must be there, a
- * GPU device that must be there, a thread by name. */
+ * of the model and the importers share: an operation or a series by name,
+ * an operation that must be there, a GPU device that must be there, a
+ * thread by name. */
 #ifndef PROF_TESTS_MODEL_UTIL_H
 #define PROF_TESTS_MODEL_UTIL_H
 
@@ -10,9 +11,27 @@
 
 #include "model/profile.h"
 
+/* The operation of that name, or NULL. */
+static inline const model_op *mu_find_op(const profile_model *m, const char *name)
+{
+    for (size_t i = 0; i < m->nops; i++)
+        if (strcmp(m->ops[i].name, name) == 0)
+            return &m->ops[i];
+    return NULL;
+}
+
+/* The series of that name, or NULL. */
+static inline const model_series *mu_find_series(const profile_model *m, const char *name)
+{
+    for (size_t i = 0; i < m->nseries; i++)
+        if (strcmp(m->series[i].name, name) == 0)
+            return &m->series[i];
+    return NULL;
+}
+
 static inline const model_op *mu_op(const profile_model *m, const char *name)
 {
-    const model_op *o = model_find_op(m, name);
+    const model_op *o = mu_find_op(m, name);
     cr_assert_not_null(o, "no operation '%s'", name);
     return o;
 }

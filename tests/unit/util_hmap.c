@@ -11,6 +11,31 @@
 
 #include "util/hmap.h"
 
+/* What the tests read of an integer map through its fields: its entries,
+ * in no particular order (with *it = 0 first, 1 for each, then 0), and
+ * their number. */
+static int hmap_next(const hmap *m, size_t *it, uint64_t *key, uint32_t *val)
+{
+    for (; *it < m->cap; ++*it)
+        if (m->key[*it] != HMAP_FREE) {
+            *key = m->key[*it];
+            *val = m->val[(*it)++];
+            return 1;
+        }
+    if (*it == m->cap && m->aside) {
+        ++*it;
+        *key = HMAP_FREE;
+        *val = m->aside_val;
+        return 1;
+    }
+    return 0;
+}
+
+static size_t hmap_count(const hmap *m)
+{
+    return m->n + (m->aside != 0);
+}
+
 static uint64_t next_rand(uint64_t *s)
 {
     *s ^= *s << 13;
