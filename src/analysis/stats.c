@@ -298,7 +298,7 @@ static void insertion_sort(double *v, size_t n)
     }
 }
 
-/* One partition step of quick_sort and select_kth (n > 2): the median of
+/* One partition step of select_kth (n > 2): the median of
  * v[0], v[n/2], v[n-1] is the pivot, and v is rearranged so that
  * [0, left) <= pivot <= [left, n), with 0 < left < n; returns left. */
 static size_t partition(double *v, size_t n)
@@ -326,43 +326,10 @@ static size_t partition(double *v, size_t n)
     return j + 1;
 }
 
-/* Quicksort (median of three, the smaller side first by recursion) with
- * comparisons inline: per-step series are sorted several times per
- * analysis and GSL's heapsort was a visible share of it. Past a depth of
- * 2 log2 n it hands the part to gsl_sort, so the worst case stays
- * n log n. */
-static void quick_sort(double *v, size_t n, unsigned depth)
-{
-    while (n > 16) {
-        if (depth-- == 0) {
-            gsl_sort(v, 1, n);
-            return;
-        }
-        size_t left = partition(v, n);
-        if (left < n - left) {
-            quick_sort(v, left, depth);
-            v += left;
-            n -= left;
-        } else {
-            quick_sort(v + left, n - left, depth);
-            n = left;
-        }
-    }
-    insertion_sort(v, n);
-}
-
-void stats_sort(double *v, size_t n)
-{
-    unsigned depth = 0;
-    for (size_t k = n; k > 1; k >>= 1)
-        depth += 2;
-    if (n > 1)
-        quick_sort(v, n, depth);
-}
-
 /* Puts the k-th smallest of v[0..n) at v[k], the smaller ones before it
- * and the larger after (quickselect, partitioned as quick_sort does; past
- * the same depth it sorts what is left, so the worst case stays n log n). */
+ * and the larger after (quickselect, median of three; past a depth of
+ * 2 log2 n it sorts what is left with gsl_sort, so the worst case stays
+ * n log n). */
 static void select_kth(double *v, size_t n, size_t k)
 {
     unsigned depth = 0;

@@ -107,9 +107,6 @@ double stats_quantile_sorted(const double *sorted, size_t n, double q);
  * gives for them sorted, found by selection in O(n): v is reordered. */
 double stats_quantile_select(double *v, size_t n, double q);
 
-/* Sorts v in place (ascending). */
-void stats_sort(double *v, size_t n);
-
 /* Median absolute deviation from `median` of n values; uses scratch[n],
  * which may be v itself (v is then overwritten). */
 double stats_mad(const double *v, size_t n, double median, double *scratch);
