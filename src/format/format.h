@@ -435,7 +435,6 @@ void pf_writer_abandon(pf_writer *w);
 
 /* The descriptor, for fsync or for the crash path. */
 int pf_writer_fd(const pf_writer *w);
-uint64_t pf_writer_offset(const pf_writer *w);
 
 /* ---- the reader's own (reader.c) --------------------------------------- */
 

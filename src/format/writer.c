@@ -345,7 +345,3 @@ int pf_writer_fd(const pf_writer *w)
     return w->fd;
 }
 
-uint64_t pf_writer_offset(const pf_writer *w)
-{
-    return w->offset;
-}

@@ -570,7 +570,7 @@ Test(format_damage, read_while_being_written)
         cr_assert_eq(count_events(path, &st), want, "after block %d", blk);
         cr_assert_eq(st.clean, 0);
         cr_assert_eq(st.truncated, 0, "%s", st.detail);
-        cr_assert_eq(st.bytes_read, pf_writer_offset(w));
+        cr_assert_eq(st.bytes_read, fu_writer_offset(w));
     }
     fu_list l;
     fu_drain(early, &l);
@@ -579,7 +579,7 @@ Test(format_damage, read_while_being_written)
     fu_free(&l);
 
     /* Half a block on disk (the writer is in the middle of a write). */
-    uint64_t at = pf_writer_offset(w);
+    uint64_t at = fu_writer_offset(w);
     const uint8_t half[20] = { 0x50, 0x42, 0x4C, 0x4B, 1, 0 };
     cr_assert_eq(pwrite(pf_writer_fd(w), half, sizeof half, (off_t)at), (ssize_t)sizeof half);
     cr_assert_eq(count_events(path, &st), want);

@@ -637,7 +637,7 @@ Test(format_roundtrip, crash_path_raw_blocks)
     want(&x, (prof_event){ .type = PROF_EV_STEP, .value = 1, .flags = PROF_STEP_INCOMPLETE,
                            .dur_ns = 100 }, "");
     PUT_OK(pf_writer_write_block_raw(w, &b));
-    uint64_t end = pf_writer_offset(w);
+    uint64_t end = fu_writer_offset(w);
     /* Closing after the crash path writes no footer: the index would lack
      * the raw blocks. */
     close_writer(w);

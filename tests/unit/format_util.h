@@ -53,6 +53,15 @@ static inline void fu_dir_remove(void)
 }
 
 /* The whole file, malloc'd; *size its length. */
+/* Where a writer's next block goes: the size of its file, as it writes
+ * each block whole at the end. */
+static inline uint64_t fu_writer_offset(const pf_writer *w)
+{
+    struct stat st;
+    cr_assert_eq(fstat(pf_writer_fd(w), &st), 0);
+    return (uint64_t)st.st_size;
+}
+
 static inline uint8_t *fu_load(const char *path, size_t *size)
 {
     FILE *f = fopen(path, "rb");
