@@ -21,134 +21,24 @@
  * block (the model orders it), steps and memory samples to a thread's
  * block (the model sorts them). Blocks are written when they pass
  * SINK_BLOCK_BYTES. The metadata is written at open as blanks and
- * replaced at close, when the trace has said what it knows of the run. */
-#include <errno.h>
-#include <stdio.h>
+ * replaced at close, when the trace has said what it knows of the run
+ * (sink_meta.c). */
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
 
-#include "format/format.h"
 #include "import/sink.h"
+#include "import/sink_int.h"
 #include "prof.h"
 #include "util/error.h"
-#include "util/hash.h"
-#include "util/hmap.h"
 #include "util/vec.h"
-
-#define SINK_WINDOW 4096             /* pending items a thread holds        */
-#define SINK_BLOCK_BYTES (256u << 10) /* a block is written past this size  */
-#define SINK_ZSTD_LEVEL 1              /* prof-format.md, Compression         */
-#define SINK_META_RESERVED (16u << 10) /* room kept for the final metadata   */
-#define SINK_STACK_MAX 256            /* nesting kept; deeper is flattened   */
-#define SINK_PENDING_SYNCS 32768      /* syncs waiting for their API call    */
-#define SINK_CATEGORIES 64            /* distinct categories noted by name   */
-#define SINK_DEVICES 1024             /* devices described in the metadata   */
-#define SINK_DEVICES_BRIEF 64         /* when the metadata would not fit      */
-#define SINK_ORIGIN_LEAD_NS 1000000000 /* time 0 this long before the first */
-#define SINK_DEFS_BYTES (256u << 10) /* pending definitions written past this */
-
-typedef struct item {
-    int64_t start, end;  /* trace ns                                       */
-    prof_event ev;       /* what is written; times set when written        */
-    uint8_t region;
-} item;
-
-/* A pending item in the heap: what orders it, and where its event is
- * (moving the keys alone keeps the heap's work small). */
-typedef struct heap_key {
-    int64_t start, end;
-    uint32_t slot;
-    uint32_t seq;        /* arrival order, which breaks ties (modulo 2^32: a
-                            window holds far fewer)                        */
-    uint32_t region;
-} heap_key;
-
-typedef struct open_region {
-    int64_t start, end;
-    prof_event ev;
-} open_region;
-
-typedef struct sink_thread {
-    uint64_t key, os_tid;
-    uint32_t index;
-    heap_key *heap;      /* pending items by start; their events stay put */
-    size_t nheap, cap_heap;
-    heap_key *run;       /* pending items in order, a ring: run_head first */
-    size_t run_head, nrun, cap_run;
-    uint32_t seq;        /* the next item's                                */
-    prof_event *pending; /* the pending items' events, by slot             */
-    uint32_t *free_slots;
-    size_t nslots, cap_pending, nfree, cap_free;
-    open_region *stack;  /* grown as deep as the thread nests: a thread costs
-                            what it holds, not SINK_STACK_MAX levels (16 KiB) */
-    size_t cap_stack;
-    uint32_t depth;
-    int64_t last_start;  /* of the last item out of the window             */
-    pf_block block;
-} sink_thread;
-
-typedef struct counted {
-    char *name;
-    uint64_t n;
-} counted;
-
-typedef struct pending_sync {
-    uint64_t correlation;
-    prof_event ev;
-    int64_t start, end;
-} pending_sync;
-
-typedef struct sink_name { /* a name as defined, id = position + 1 */
-    char *s;
-    size_t len;
-} sink_name;
-
-typedef struct device {
-    uint32_t index;
-    char *name;
-    uint64_t memory_bytes;
-} device;
-
-struct import_sink {
-    pf_writer *w;
-    char *source, *input, *host, *process_name;
-    uint64_t pid;
-    int rank, world;
-    int64_t epoch;        /* wall clock of trace time 0                    */
-    int64_t origin;       /* trace time of profile time 0                  */
-    int has_origin;
-    sink_name *names;       /* by id - 1                                    */
-    size_t nnames, cap_names;
-    uint64_t text;          /* definition text written, against PF_TEXT_MAX */
-    size_t defs_pending;    /* bytes of definitions not yet written         */
-    pf_block defs_only;     /* always empty: writing it writes definitions  */
-    hmap name_index;        /* names by FNV-1a: id                          */
-    sink_thread **threads;
-    size_t nthreads, cap_threads;
-    hmap thread_index;      /* threads by key: position                     */
-    pf_block gpu, memory;   /* memory goes to the first thread's block      */
-    rt_cu_state cu;
-    pending_sync *syncs;    /* at most SINK_PENDING_SYNCS, in no order      */
-    size_t nsyncs, cap_syncs;
-    hmap sync_index;        /* syncs by correlation: position               */
-    device *devices;
-    size_t ndevices, cap_devices;
-    counted unknown[SINK_CATEGORIES], skipped[SINK_CATEGORIES];
-    cJSON *facts;
-    char *damage;
-    import_counts counts;
-    prof_err failed;        /* sticky: the first error                      */
-    prof_error error;
-};
 
 /* ---- errors ---------------------------------------------------------------------- */
 
 /* The sink reads nothing: an I/O error here is the profile's write that
  * failed, which the command reports as an output error, not the trace's. */
-static prof_err fail(import_sink *s, prof_err code, const char *what)
+prof_err sink_fail(import_sink *s, prof_err code, const char *what)
 {
     if (!s->failed) {
         s->failed = code;
@@ -158,9 +48,9 @@ static prof_err fail(import_sink *s, prof_err code, const char *what)
     return s->failed;
 }
 
-static prof_err fail_nomem(import_sink *s)
+prof_err sink_fail_nomem(import_sink *s)
 {
-    return fail(s, PROF_ERR_NOMEM, "out of memory");
+    return sink_fail(s, PROF_ERR_NOMEM, "out of memory");
 }
 
 /* ---- the format's limits --------------------------------------------------------------
@@ -205,7 +95,7 @@ static prof_err defs_out(import_sink *s, size_t len)
     s->defs_pending = 0;
     prof_error e = { PROF_OK, "" };
     prof_err rc = pf_writer_write_block(s->w, &s->defs_only, &e);
-    return rc ? fail(s, rc, e.message) : PROF_OK;
+    return rc ? sink_fail(s, rc, e.message) : PROF_OK;
 }
 
 /* ---- time ------------------------------------------------------------------------ */
@@ -259,17 +149,17 @@ static uint32_t name_new(import_sink *s, const char *p, size_t n)
     if (text_take(s, n) != PROF_OK)
         return 0;
     if (vec_grow(&s->names, &s->cap_names, s->nnames, sizeof *s->names) < 0)
-        return fail_nomem(s), 0;
+        return sink_fail_nomem(s), 0;
     char *copy = malloc(n + 1);
     if (!copy)
-        return fail_nomem(s), 0;
+        return sink_fail_nomem(s), 0;
     memcpy(copy, p, n);
     copy[n] = '\0';
     s->names[s->nnames++] = (sink_name){ copy, n };
     uint32_t id = (uint32_t)s->nnames;
     prof_err e = pf_writer_define_string(s->w, id, copy, n);
     if (e)
-        return fail(s, e, "cannot define a name"), 0;
+        return sink_fail(s, e, "cannot define a name"), 0;
     return defs_out(s, n) == PROF_OK ? id : 0;
 }
 
@@ -283,7 +173,7 @@ static uint32_t intern(import_sink *s, const char *p, size_t n)
     uint32_t *id = hmap_slot_by(&s->name_index, hash_bytes(p, n), name_is, name_rehash, &key,
                                 &added);
     if (!id)
-        return fail_nomem(s), 0;
+        return sink_fail_nomem(s), 0;
     if (!added)
         return *id;
     uint32_t new_id = name_new(s, p, n);
@@ -308,7 +198,7 @@ static sink_thread *thread_new(import_sink *s, uint64_t key)
     sink_thread *t = calloc(1, sizeof *t);
     if (!t || vec_grow(&s->threads, &s->cap_threads, s->nthreads, sizeof *s->threads) < 0) {
         free(t);
-        return fail_nomem(s), NULL;
+        return sink_fail_nomem(s), NULL;
     }
     t->key = t->os_tid = key;
     t->index = (uint32_t)s->nthreads;
@@ -317,16 +207,16 @@ static sink_thread *thread_new(import_sink *s, uint64_t key)
     s->threads[s->nthreads++] = t;
     prof_err e = pf_writer_define_thread(s->w, t->index, key, NULL);
     if (e)
-        return fail(s, e, "cannot define a thread"), NULL;
+        return sink_fail(s, e, "cannot define a thread"), NULL;
     return defs_out(s, 0) == PROF_OK ? t : NULL;
 }
 
-static sink_thread *thread_of(import_sink *s, uint64_t key)
+sink_thread *sink_thread_of(import_sink *s, uint64_t key)
 {
     int added;
     uint32_t *i = hmap_slot(&s->thread_index, key, &added);
     if (!i)
-        return fail_nomem(s), NULL;
+        return sink_fail_nomem(s), NULL;
     if (!added)
         return s->threads[*i];
     size_t n = s->nthreads;
@@ -339,7 +229,7 @@ static sink_thread *thread_of(import_sink *s, uint64_t key)
 }
 
 /* Writes b when it is big enough, or always when force. */
-static prof_err block_out(import_sink *s, pf_block *b, int force)
+prof_err sink_block_out(import_sink *s, pf_block *b, int force)
 {
     if (s->failed)
         return s->failed;
@@ -347,7 +237,7 @@ static prof_err block_out(import_sink *s, pf_block *b, int force)
         return PROF_OK;
     prof_error e = { PROF_OK, "" };
     prof_err rc = pf_writer_write_block(s->w, b, &e);
-    return rc ? fail(s, rc, e.message) : PROF_OK;
+    return rc ? sink_fail(s, rc, e.message) : PROF_OK;
 }
 
 static prof_err put(import_sink *s, pf_block *b, const prof_event *ev)
@@ -358,8 +248,8 @@ static prof_err put(import_sink *s, pf_block *b, const prof_event *ev)
                      ? pf_put_memory(b, ev->name_id, ev->start_ns, ev->value)
                      : rt_cu_put(b, ev);
     if (e)
-        return fail(s, e, e == PROF_ERR_NOMEM ? "out of memory" : "cannot encode a record");
-    return block_out(s, b, 0);
+        return sink_fail(s, e, e == PROF_ERR_NOMEM ? "out of memory" : "cannot encode a record");
+    return sink_block_out(s, b, 0);
 }
 
 /* ---- nesting ------------------------------------------------------------------------- */
@@ -484,7 +374,7 @@ static prof_err item_out(import_sink *s, sink_thread *t)
         e = close_region(s, t);
     }
     if (!e && vec_grow_small(&t->stack, &t->cap_stack, t->depth, sizeof *t->stack) < 0)
-        e = fail_nomem(s);
+        e = sink_fail_nomem(s);
     if (!e)
         t->stack[t->depth++] = (open_region){ it.start, it.end, it.ev };
     return e;
@@ -517,15 +407,15 @@ static prof_err item_in(import_sink *s, sink_thread *t, const item *it)
     }
     uint32_t slot;
     if (!slot_take(t, &slot))
-        return fail_nomem(s);
+        return sink_fail_nomem(s);
     heap_key k = { it->start, it->end, slot, t->seq++, it->region };
     if (!t->nrun || !item_before(&k, run_at(t, t->nrun - 1))) {
         if (!run_room(t))
-            return fail_nomem(s);
+            return sink_fail_nomem(s);
         *run_at(t, t->nrun++) = k;
     } else {
         if (vec_grow_small(&t->heap, &t->cap_heap, t->nheap, sizeof *t->heap) < 0)
-            return fail_nomem(s);
+            return sink_fail_nomem(s);
         t->heap[t->nheap] = k;
         heap_up(t->heap, t->nheap++);
     }
@@ -533,14 +423,14 @@ static prof_err item_in(import_sink *s, sink_thread *t, const item *it)
     return PROF_OK;
 }
 
-static prof_err thread_drain(import_sink *s, sink_thread *t)
+prof_err sink_thread_drain(import_sink *s, sink_thread *t)
 {
     prof_err e = PROF_OK;
     while (!e && t->nheap + t->nrun)
         e = item_out(s, t);
     while (!e && t->depth)
         e = close_region(s, t);
-    return e ? e : block_out(s, &t->block, 1);
+    return e ? e : sink_block_out(s, &t->block, 1);
 }
 
 /* ---- opening ------------------------------------------------------------------------ */
@@ -582,77 +472,11 @@ prof_err sink_open(import_sink **out, int fd, const char *source, const char *in
     return PROF_OK;
 }
 
-/* ---- facts -------------------------------------------------------------------------- */
-
-void sink_set_epoch(import_sink *s, int64_t epoch_ns_of_trace_zero)
-{
-    s->epoch = epoch_ns_of_trace_zero;
-}
-
-void sink_set_rank(import_sink *s, int rank, int world_size)
-{
-    s->rank = rank >= 0 ? rank : 0;
-    s->world = world_size >= 1 ? world_size : 1;
-}
-
-static void replace_str(import_sink *s, char **dst, const char *src)
-{
-    char *c = src ? strdup(src) : NULL;
-    if (src && !c) {
-        fail_nomem(s);
-        return;
-    }
-    free(*dst);
-    *dst = c;
-}
-
-void sink_set_process(import_sink *s, uint64_t pid, const char *name)
-{
-    s->pid = pid;
-    if (name)
-        replace_str(s, &s->process_name, name);
-}
-
-void sink_set_host(import_sink *s, const char *host)
-{
-    replace_str(s, &s->host, host);
-}
-
-prof_err sink_add_device(import_sink *s, uint32_t index, const char *name, uint64_t memory_bytes)
-{
-    size_t i = 0;
-    while (i < s->ndevices && s->devices[i].index != index)
-        i++;
-    if (i == s->ndevices) {
-        if (s->ndevices >= SINK_DEVICES) /* more than any machine has */
-            return PROF_OK;
-        if (vec_grow(&s->devices, &s->cap_devices, s->ndevices, sizeof *s->devices) < 0)
-            return fail_nomem(s);
-        s->devices[s->ndevices++] = (device){ index, NULL, 0 };
-    }
-    char cut[128]; /* a device's name, not a document */
-    snprintf(cut, sizeof cut, "%s", name ? name : "");
-    replace_str(s, &s->devices[i].name, cut);
-    s->devices[i].memory_bytes = memory_bytes;
-    return s->failed;
-}
-
-prof_err sink_set_fact(import_sink *s, const char *key, const char *json_value)
-{
-    cJSON *v = cJSON_Parse(json_value);
-    if (!v)
-        return PROF_OK; /* not JSON: left out */
-    cJSON_DeleteItemFromObjectCaseSensitive(s->facts, key);
-    if (cJSON_GetArraySize(s->facts) >= 32 || !cJSON_AddItemToObject(s->facts, key, v))
-        cJSON_Delete(v);
-    return PROF_OK;
-}
-
 /* ---- activity ----------------------------------------------------------------------- */
 
 prof_err sink_thread_name(import_sink *s, uint64_t thread, const char *name)
 {
-    sink_thread *t = thread_of(s, thread);
+    sink_thread *t = sink_thread_of(s, thread);
     if (!t)
         return s->failed;
     /* every name a thread is given counts, renames too (format §9) */
@@ -660,17 +484,17 @@ prof_err sink_thread_name(import_sink *s, uint64_t thread, const char *name)
     if (text_take(s, len) != PROF_OK)
         return s->failed;
     prof_err e = pf_writer_define_thread(s->w, t->index, t->os_tid, name);
-    return e ? fail(s, e, "cannot name a thread") : defs_out(s, len);
+    return e ? sink_fail(s, e, "cannot name a thread") : defs_out(s, len);
 }
 
 prof_err sink_thread_tid(import_sink *s, uint64_t thread, uint64_t os_tid)
 {
-    sink_thread *t = thread_of(s, thread);
+    sink_thread *t = sink_thread_of(s, thread);
     if (!t || t->os_tid == os_tid)
         return s->failed;
     t->os_tid = os_tid;
     prof_err e = pf_writer_define_thread(s->w, t->index, os_tid, NULL);
-    return e ? fail(s, e, "cannot define a thread") : defs_out(s, 0);
+    return e ? sink_fail(s, e, "cannot define a thread") : defs_out(s, 0);
 }
 
 /* Where a span of trace time ends: at most INT64_MAX, however long. */
@@ -684,7 +508,7 @@ static int64_t span_end(int64_t ts, int64_t dur)
 prof_err sink_region(import_sink *s, uint64_t thread, const char *name, size_t len,
                      uint32_t kind, int64_t ts, int64_t dur)
 {
-    sink_thread *t = thread_of(s, thread);
+    sink_thread *t = sink_thread_of(s, thread);
     if (!t)
         return s->failed;
     item it = { ts, span_end(ts, dur), { 0 }, 1 };
@@ -698,7 +522,7 @@ prof_err sink_region(import_sink *s, uint64_t thread, const char *name, size_t l
 
 prof_err sink_step(import_sink *s, uint64_t thread, uint64_t number, int64_t ts, int64_t dur)
 {
-    sink_thread *t = thread_of(s, thread);
+    sink_thread *t = sink_thread_of(s, thread);
     if (!t)
         return s->failed;
     prof_event ev = { 0 };
@@ -720,14 +544,14 @@ prof_err sink_memory(import_sink *s, const char *series, int64_t ts, uint64_t by
     s->counts.memory_samples++;
     prof_err e = pf_put_memory(&s->memory, ev.name_id, ev.start_ns, ev.value);
     if (e)
-        return fail(s, e, "cannot encode a record");
+        return sink_fail(s, e, "cannot encode a record");
     /* the memory block belongs to the first thread: written once there is one */
-    return s->nthreads ? block_out(s, &s->memory, 0) : PROF_OK;
+    return s->nthreads ? sink_block_out(s, &s->memory, 0) : PROF_OK;
 }
 
 prof_err sink_mark(import_sink *s, uint64_t thread, const char *name, int64_t ts)
 {
-    sink_thread *t = thread_of(s, thread);
+    sink_thread *t = sink_thread_of(s, thread);
     if (!t)
         return s->failed;
     item it = { ts, ts, { 0 }, 0 };
@@ -760,7 +584,7 @@ static void sync_wait(import_sink *s, const prof_event *ev, int64_t start, int64
     uint32_t *i = NULL;
     if (ev->correlation && s->nsyncs < SINK_PENDING_SYNCS &&
         !(i = hmap_slot(&s->sync_index, ev->correlation, &added)))
-        return (void)fail_nomem(s);
+        return (void)sink_fail_nomem(s);
     if (!added) {
         s->counts.unplaced++;
         s->counts.syncs--;
@@ -768,7 +592,7 @@ static void sync_wait(import_sink *s, const prof_event *ev, int64_t start, int64
     }
     if (vec_grow(&s->syncs, &s->cap_syncs, s->nsyncs, sizeof *s->syncs) < 0) {
         hmap_remove(&s->sync_index, i);
-        return (void)fail_nomem(s);
+        return (void)sink_fail_nomem(s);
     }
     *i = (uint32_t)s->nsyncs;
     s->syncs[s->nsyncs++] = (pending_sync){ ev->correlation, *ev, start, end };
@@ -818,7 +642,7 @@ prof_err sink_cuda(import_sink *s, const rt_cu_rec *r)
             sync_wait(s, ev, start, end);
             continue;
         }
-        sink_thread *t = thread_of(s, out[i].tid);
+        sink_thread *t = sink_thread_of(s, out[i].tid);
         if (!t)
             return s->failed;
         item it = { start, end, *ev, ev->type == PROF_EV_REGION };
@@ -829,207 +653,38 @@ prof_err sink_cuda(import_sink *s, const rt_cu_rec *r)
     return e ? e : s->failed;
 }
 
-/* ---- notes --------------------------------------------------------------------------- */
+/* ---- kinds ------------------------------------------------------------------------------ */
 
-static void note(import_sink *s, counted *v, const char *category)
+static int has(const char *name, size_t len, const char *part)
 {
-    const char *name = category && *category ? category : "(none)";
-    size_t i = 0;
-    while (i < SINK_CATEGORIES && v[i].name && strcmp(v[i].name, name) != 0)
-        i++;
-    if (i == SINK_CATEGORIES) /* many distinct: the last slot counts the rest */
-        i = SINK_CATEGORIES - 1;
-    else if (!v[i].name && !(v[i].name = strndup(name, 64)))
-        return (void)fail_nomem(s);
-    v[i].n++;
+    size_t n = strlen(part);
+    for (size_t i = 0; i + n <= len; i++)
+        if (memcmp(name + i, part, n) == 0)
+            return 1;
+    return 0;
 }
 
-void sink_note_unknown(import_sink *s, const char *category)
+static int starts(const char *name, size_t len, const char *prefix)
 {
-    s->counts.unknown++;
-    note(s, s->unknown, category);
+    size_t n = strlen(prefix);
+    return len >= n && memcmp(name, prefix, n) == 0;
 }
 
-void sink_note_skipped(import_sink *s, const char *category)
+uint32_t sink_kind_of(const char *name, size_t len)
 {
-    s->counts.skipped++;
-    note(s, s->skipped, category);
-}
-
-void sink_note_damage(import_sink *s, const char *what)
-{
-    s->counts.damaged = 1;
-    if (!s->damage && !(s->damage = strndup(what, 200)))
-        fail_nomem(s);
-}
-
-const prof_error *sink_error(const import_sink *s)
-{
-    return s->failed ? &s->error : NULL;
-}
-
-static void describe(const counted *v, char *buf, size_t cap)
-{
-    size_t used = 0;
-    buf[0] = '\0';
-    for (size_t i = 0; i < SINK_CATEGORIES && v[i].name && used < cap; i++) {
-        int n = snprintf(buf + used, cap - used, "%s%s %llu", used ? ", " : "", v[i].name,
-                         (unsigned long long)v[i].n);
-        if (n < 0 || (size_t)n >= cap - used) { /* cut: end on the last whole entry */
-            buf[used] = '\0';
-            return;
-        }
-        used += (size_t)n;
-    }
-}
-
-void sink_describe(const import_sink *s, import_counts *out)
-{
-    *out = s->counts;
-    describe(s->skipped, out->skipped_kinds, sizeof out->skipped_kinds);
-    describe(s->unknown, out->unknown_kinds, sizeof out->unknown_kinds);
-}
-
-/* ---- closing ------------------------------------------------------------------------- */
-
-static cJSON *add_u64(cJSON *o, const char *key, uint64_t v)
-{
-    char buf[24];
-    snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
-    return cJSON_AddRawToObject(o, key, buf);
-}
-
-static int add_counted(cJSON *o, const char *key, const counted *v)
-{
-    cJSON *c = cJSON_AddObjectToObject(o, key);
-    for (size_t i = 0; c && i < SINK_CATEGORIES && v[i].name; i++)
-        if (!add_u64(c, v[i].name, v[i].n))
-            return 0;
-    return c != NULL;
-}
-
-static int add_counts(cJSON *imp, const import_sink *s)
-{
-    const import_counts *c = &s->counts;
-    cJSON *o = cJSON_AddObjectToObject(imp, "counts");
-    return o && add_u64(o, "regions", c->regions) && add_u64(o, "steps", c->steps) &&
-           add_u64(o, "kernels", c->kernels) && add_u64(o, "copies", c->copies) &&
-           add_u64(o, "memsets", c->memsets) && add_u64(o, "syncs", c->syncs) &&
-           add_u64(o, "api_calls", c->api_calls) &&
-           add_u64(o, "memory_samples", c->memory_samples) && add_u64(o, "marks", c->marks) &&
-           add_u64(o, "unknown", c->unknown) && add_u64(o, "skipped", c->skipped) &&
-           add_u64(o, "unplaced", c->unplaced) && add_u64(o, "clamped", c->clamped) &&
-           add_u64(o, "reordered", c->reordered);
-}
-
-/* brief: without the lists of categories and facts, for metadata that
- * would not fit the room reserved for it. */
-static int add_import(cJSON *meta, const import_sink *s, int brief)
-{
-    cJSON *imp = cJSON_AddObjectToObject(meta, "import");
-    if (!imp || !cJSON_AddStringToObject(imp, "source", s->source) ||
-        !cJSON_AddStringToObject(imp, "file", s->input) || !add_counts(imp, s))
-        return 0;
-    if (s->damage && !cJSON_AddStringToObject(imp, "damaged", s->damage))
-        return 0;
-    if (brief)
-        return 1;
-    if (!add_counted(imp, "unknown_categories", s->unknown) ||
-        !add_counted(imp, "skipped_categories", s->skipped))
-        return 0;
-    cJSON *facts = cJSON_Duplicate(s->facts, 1);
-    return facts && cJSON_AddItemToObject(imp, "facts", facts);
-}
-
-/* brief: the first SINK_DEVICES_BRIEF devices only. */
-static int add_devices(cJSON *meta, const import_sink *s, int brief)
-{
-    cJSON *a = cJSON_AddArrayToObject(meta, "devices");
-    size_t n = brief && s->ndevices > SINK_DEVICES_BRIEF ? SINK_DEVICES_BRIEF : s->ndevices;
-    for (size_t i = 0; a && i < n; i++) {
-        cJSON *d = cJSON_CreateObject();
-        if (!d || !cJSON_AddItemToArray(a, d) ||
-            !cJSON_AddNumberToObject(d, "index", s->devices[i].index) ||
-            !cJSON_AddStringToObject(d, "name", s->devices[i].name) ||
-            !add_u64(d, "memory_bytes", s->devices[i].memory_bytes))
-            return 0;
-    }
-    return a != NULL;
-}
-
-static char *metadata_text(const import_sink *s, int brief)
-{
-    cJSON *m = cJSON_CreateObject(), *clock, *argv, *arg;
-    char source[64];
-    snprintf(source, sizeof source, "import:%s", s->source);
-    int64_t origin_epoch = s->epoch + s->origin;
-    int ok = m && cJSON_AddStringToObject(m, "format", "prof") &&
-             cJSON_AddStringToObject(m, "libprof_version", PROF_VERSION_STRING) &&
-             (clock = cJSON_AddObjectToObject(m, "clock")) &&
-             cJSON_AddStringToObject(clock, "source", source) &&
-             add_u64(clock, "origin_epoch_ns", origin_epoch > 0 ? (uint64_t)origin_epoch : 0) &&
-             add_u64(m, "start_epoch_ns", origin_epoch > 0 ? (uint64_t)origin_epoch : 0) &&
-             cJSON_AddStringToObject(m, "host", s->host ? s->host : "") &&
-             add_u64(m, "pid", s->pid) && (argv = cJSON_AddArrayToObject(m, "argv")) &&
-             (arg = cJSON_CreateString(s->process_name ? s->process_name : s->input)) &&
-             cJSON_AddItemToArray(argv, arg) && cJSON_AddNumberToObject(m, "rank", s->rank) &&
-             cJSON_AddNumberToObject(m, "world_size", s->world) &&
-             cJSON_AddNumberToObject(m, "local_rank", 0) && add_devices(m, s, brief) &&
-             cJSON_AddObjectToObject(m, "tags") && add_import(m, s, brief);
-    char *text = ok ? cJSON_PrintUnformatted(m) : NULL;
-    cJSON_Delete(m);
-    return text;
-}
-
-static prof_err drain_all(import_sink *s)
-{
-    /* syncs whose API call never came have no thread */
-    s->counts.unplaced += s->nsyncs;
-    s->counts.syncs -= s->nsyncs;
-    s->nsyncs = 0;
-    prof_err e = PROF_OK;
-    for (size_t i = 0; i < s->nthreads && !e; i++)
-        e = thread_drain(s, s->threads[i]);
-    if (!e && s->memory.count && !s->nthreads && !thread_of(s, 0))
-        return s->failed;
-    if (!e)
-        e = block_out(s, &s->memory, 1);
-    return e ? e : block_out(s, &s->gpu, 1);
-}
-
-prof_err sink_close(import_sink *s, prof_error *err)
-{
-    return sink_finish(s, NULL, err);
-}
-
-prof_err sink_finish(import_sink *s, import_counts *counts, prof_error *err)
-{
-    prof_err e = drain_all(s);
-    if (counts)
-        sink_describe(s, counts);
-    char *text = e ? NULL : metadata_text(s, 0);
-    if (text && strlen(text) > SINK_META_RESERVED) {
-        free(text);
-        text = metadata_text(s, 1);
-    }
-    if (!e && !text)
-        e = fail_nomem(s);
-    prof_error werr = { PROF_OK, "" };
-    if (!e && (e = pf_writer_replace_metadata(s->w, text, &werr)) != PROF_OK)
-        fail(s, e, werr.message);
-    free(text);
-    if (!e) {
-        pf_writer *w = s->w;
-        s->w = NULL;
-        if ((e = pf_writer_close(w, &werr)) != PROF_OK)
-            fail(s, e, werr.message);
-    }
-    if (e && err)
-        *err = s->error;
-    if (counts)
-        counts->output_failed = s->counts.output_failed;
-    sink_abandon(s);
-    return e;
+    if (has(name, len, "DataLoader") || has(name, len, "dataloader"))
+        return PROF_KIND_DATA;
+    if (((starts(name, len, "cuda") || starts(name, len, "hip")) &&
+         has(name, len, "Synchronize")) ||
+        (len == 10 && memcmp(name, "aten::item", 10) == 0) ||
+        starts(name, len, "aten::_local_scalar_dense"))
+        return PROF_KIND_SYNC;
+    if (starts(name, len, "nccl:") || starts(name, len, "nccl") || starts(name, len, "c10d::") ||
+        starts(name, len, "gloo:") || has(name, len, "ProcessGroup") ||
+        starts(name, len, "record_param_comms") || starts(name, len, "rccl") ||
+        starts(name, len, "symm_mem::") || starts(name, len, "MPI_"))
+        return PROF_KIND_COMM;
+    return PROF_KIND_COMPUTE;
 }
 
 void sink_abandon(import_sink *s)
@@ -1070,38 +725,4 @@ void sink_abandon(import_sink *s)
     free(s->host);
     free(s->process_name);
     free(s);
-}
-
-/* ---- kinds ------------------------------------------------------------------------------ */
-
-static int has(const char *name, size_t len, const char *part)
-{
-    size_t n = strlen(part);
-    for (size_t i = 0; i + n <= len; i++)
-        if (memcmp(name + i, part, n) == 0)
-            return 1;
-    return 0;
-}
-
-static int starts(const char *name, size_t len, const char *prefix)
-{
-    size_t n = strlen(prefix);
-    return len >= n && memcmp(name, prefix, n) == 0;
-}
-
-uint32_t sink_kind_of(const char *name, size_t len)
-{
-    if (has(name, len, "DataLoader") || has(name, len, "dataloader"))
-        return PROF_KIND_DATA;
-    if (((starts(name, len, "cuda") || starts(name, len, "hip")) &&
-         has(name, len, "Synchronize")) ||
-        (len == 10 && memcmp(name, "aten::item", 10) == 0) ||
-        starts(name, len, "aten::_local_scalar_dense"))
-        return PROF_KIND_SYNC;
-    if (starts(name, len, "nccl:") || starts(name, len, "nccl") || starts(name, len, "c10d::") ||
-        starts(name, len, "gloo:") || has(name, len, "ProcessGroup") ||
-        starts(name, len, "record_param_comms") || starts(name, len, "rccl") ||
-        starts(name, len, "symm_mem::") || starts(name, len, "MPI_"))
-        return PROF_KIND_COMM;
-    return PROF_KIND_COMPUTE;
 }
