@@ -70,7 +70,8 @@ static double cmp_metric_side(const cmp_side *s, const struct metric *m, int *ha
  * between repeated runs of one command and is not part of what ran. */
 static int is_output_arg(const char *arg, const cJSON *profile)
 {
-    const char *out = cmp_str_or(cmp_get_path(profile, RK_METADATA, MK_CONFIG, NULL), MK_OUTPUT, "");
+    const char *out =
+        cmp_str_or(cmp_get_path(profile, RK_METADATA, MK_CONFIG, NULL), MK_OUTPUT, "");
     const char *path = cmp_str_or(profile, RK_PATH, ""), *base = strrchr(path, '/');
     const char *abase = strrchr(arg, '/');
     base = base ? base + 1 : path;
@@ -81,7 +82,8 @@ static int is_output_arg(const char *arg, const cJSON *profile)
 /* The recorded command line without the profile's own name, into buf. */
 static const char *command_of(const cJSON *report, char *buf, size_t size)
 {
-    const cJSON *p = cmp_first_profile(report), *argv = cmp_get(cmp_get(p, RK_METADATA), MK_ARGV), *a;
+    const cJSON *p = cmp_first_profile(report), *a;
+    const cJSON *argv = cmp_get(cmp_get(p, RK_METADATA), MK_ARGV);
     size_t len = 0;
     buf[0] = '\0';
     cJSON_ArrayForEach(a, argv) {
@@ -165,19 +167,20 @@ static void note_method(cmp_ctx *c, cJSON *notes)
     size_t nb = c->side[0].nruns, na = c->side[1].nruns;
     if (nb >= 2 || na >= 2) {
         cmp_note(c, notes, "%zu run%s before, %zu after: changes are tested against the variation "
-                       "between runs: the mean step time with Welch's t-test on per-run means; "
-                       "each operation's time per call against its run's speed (the median "
-                       "change of the operations found in every run), so that a process the "
-                       "machine ran slower throughout neither hides nor fakes a change in one "
-                       "operation. A change that slows every operation alike shows in the step "
-                       "time, not as operations slower",
-             nb, nb == 1 ? "" : "s", na);
+                           "between runs: the mean step time with Welch's t-test on per-run means; "
+                           "each operation's time per call against its run's speed (the median "
+                           "change of the operations found in every run), so that a process the "
+                           "machine ran slower throughout neither hides nor fakes a change in one "
+                           "operation. A change that slows every operation alike shows in the step "
+                           "time, not as operations slower",
+                 nb, nb == 1 ? "" : "s", na);
         return;
     }
     cmp_note(c, notes, "one run a side: changes are tested against the variation within each run "
-                   "(batch means); run-to-run variation is unknown, and whole runs of the same "
-                   "program often differ by several percent. Repeat each run (3 or more, into a "
-                   "directory a side) and compare the directories to test against it");
+                       "(batch means); run-to-run variation is unknown, and whole runs of the "
+                       "same program often differ by several percent. Repeat each run (3 or "
+                       "more, into a directory a side) and compare the directories to test "
+                       "against it");
 }
 
 static void note_differences(cmp_ctx *c, cJSON *notes)
@@ -187,27 +190,27 @@ static void note_differences(cmp_ctx *c, cJSON *notes)
     double sb = cmp_metric_side(&c->side[0], &metrics[0], &have);
     double sa = cmp_metric_side(&c->side[1], &metrics[0], &have);
     if (sb != sa)
-        cmp_note(c, notes, "step counts differ: %.0f before, %.0f after; totals are not comparable, "
-                       "compare the per-step and per-call figures", sb, sa);
+        cmp_note(c, notes, "step counts differ: %.0f before, %.0f after; totals are not "
+                           "comparable, compare the per-step and per-call figures", sb, sa);
     if (sb == 0 || sa == 0)
         cmp_note(c, notes, "no steps in the %s: step-time metrics are missing",
-             sb == 0 && sa == 0 ? "before and after profiles"
-             : sb == 0          ? "before profile"
-                                : "after profile");
+                 sb == 0 && sa == 0 ? "before and after profiles"
+                 : sb == 0          ? "before profile"
+                                    : "after profile");
     /* schedules that keep as many steps' events scale calls and totals
      * alike: only a different share is worth a note ("100% before, 100%
      * after" told the user nothing) */
     double fb = sampled_fraction(b), fa = sampled_fraction(a);
     if (fabs(fb - fa) > 0.005)
-        cmp_note(c, notes, "sampling differs: %.0f%% of steps kept their events before, %.0f%% after; "
-                       "calls and totals scale with sampling, compare means",
-             fb * 100, fa * 100);
+        cmp_note(c, notes, "sampling differs: %.0f%% of steps kept their events before, %.0f%% "
+                           "after; calls and totals scale with sampling, compare means",
+                 fb * 100, fa * 100);
     char cb[512], ca[512];
     command_of(b, cb, sizeof cb);
     command_of(a, ca, sizeof ca);
     if (strcmp(cb, ca) != 0)
         cmp_note(c, notes, "the runs come from different commands ('%s' before, '%s' after); "
-                       "operations are matched by name", cb, ca);
+                           "operations are matched by name", cb, ca);
 }
 
 /* Whole runs whose steady step times differ by this factor or more: the
@@ -247,11 +250,12 @@ static void note_run_spread(cmp_ctx *c, cJSON *notes)
     size_t fewest = c->side[0].nruns < c->side[1].nruns ? c->side[0].nruns
                                                                 : c->side[1].nruns;
     cmp_note(c, notes, "whole runs vary widely in steady step time (%s%s%s), as where the "
-                   "machine's speed changes between processes: smaller changes are hard to show%s",
-         wide[0] ? t[0] : "", wide[0] && wide[1] ? "; " : "", wide[1] ? t[1] : "",
-         fewest < 5 ? ", and slow runs falling on one side by chance can look like a change. "
-                      "Record 5 or more runs a side, on a quieter machine if one can be had"
-                    : "");
+                       "machine's speed changes between processes: smaller changes are hard "
+                       "to show%s",
+             wide[0] ? t[0] : "", wide[0] && wide[1] ? "; " : "", wide[1] ? t[1] : "",
+             fewest < 5 ? ", and slow runs falling on one side by chance can look like a change. "
+                          "Record 5 or more runs a side, on a quieter machine if one can be had"
+                        : "");
 }
 
 static void note_runs(cmp_ctx *c, cJSON *notes)
@@ -261,13 +265,14 @@ static void note_runs(cmp_ctx *c, cJSON *notes)
         for (size_t r = 0; r < s->nruns; r++) {
             const cJSON *rep = cmp_run_of(s, r), *p = cmp_first_profile(rep);
             if (cJSON_IsFalse(cmp_get(p, RK_CLEAN)))
-                cmp_note(c, notes, "the %s profile '%s' was not closed cleanly: it covers what was "
-                               "recorded before it stopped", cmp_side_name(i), cmp_str_or(p, RK_PATH, ""));
+                cmp_note(c, notes, "the %s profile '%s' was not closed cleanly: it covers what "
+                                   "was recorded before it stopped", cmp_side_name(i),
+                         cmp_str_or(p, RK_PATH, ""));
             double total = cmp_num_or(rep, RK_OPERATIONS_TOTAL, 0);
             double kept = (double)s->runs[r]->nops;
             if (total > kept)
                 cmp_note(c, notes, "the %s report holds %.0f of %.0f operations; the rest are not "
-                               "compared", cmp_side_name(i), kept, total);
+                                   "compared", cmp_side_name(i), kept, total);
         }
     }
 }
@@ -329,19 +334,19 @@ static void add_warnings(cmp_ctx *c, cJSON *cmp)
         gpu_models(r[i], v[i], sizeof v[i]);
     if (both_differ(v))
         cmp_note(c, w, "different GPUs: %s before, %s after: kernel and step times do not compare",
-             v[0], v[1]);
+                 v[0], v[1]);
     for (int i = 0; i < 2; i++)
         meta_text(cmp_get_path(cmp_first_profile(r[i]), RK_METADATA, MK_WORLD_SIZE, NULL), v[i],
                   sizeof v[i]);
     if (both_differ(v))
         cmp_note(c, w, "different world sizes: %s ranks before, %s after: each rank's share of the "
-                   "work differs", v[0], v[1]);
+                       "work differs", v[0], v[1]);
     for (int i = 0; i < 2; i++)
         meta_text(cmp_get_path(cmp_first_profile(r[i]), RK_METADATA, MK_TAGS, MK_BATCH_SIZE), v[i],
                   sizeof v[i]);
     if (both_differ(v))
         cmp_note(c, w, "different batch sizes (tag batch_size): %s before, %s after: step and "
-                   "per-call times do not compare", v[0], v[1]);
+                       "per-call times do not compare", v[0], v[1]);
 }
 
 static void add_notes(cmp_ctx *c, cJSON *notes)
@@ -712,7 +717,7 @@ static void build(cmp_ctx *c, cJSON *cmp, compare_ops *ops)
     add_run(c, cmp, 0);
     add_run(c, cmp, 1);
     cmp_put_str(c, cmp, RK_METHOD, c->side[0].nruns >= 2 || c->side[1].nruns >= 2
-                                  ? "between_runs" : "within_run");
+                                      ? "between_runs" : "within_run");
     add_warnings(c, cmp);
     add_notes(c, cmp_put_arr(c, cmp, RK_NOTES));
     add_summary(c, cmp, &steps);

@@ -144,7 +144,8 @@ static void add_side(cmp_ctx *c, cJSON *row, int which, const char *name, double
     cmp_put_num(c, o, RK_CALLS, calls);
     cmp_put_num(c, o, RK_TOTAL_NS, cmp_op_side_mean(s, name, OPF(incl_ns), &runs));
     cmp_put_num(c, o, RK_SELF_NS, cmp_op_side_mean(s, name, OPF(self_ns), &runs));
-    cmp_put_num(c, o, RK_MEAN_NS, isfinite(mean) ? mean : cmp_op_side_mean(s, name, OPF(mean_ns), &runs));
+    cmp_put_num(c, o, RK_MEAN_NS,
+                isfinite(mean) ? mean : cmp_op_side_mean(s, name, OPF(mean_ns), &runs));
     cmp_put_num(c, o, RK_STDDEV_NS, cmp_op_side_mean(s, name, OPF(stddev_ns), &runs));
     cmp_put_num(c, o, RK_SHARE, cmp_op_side_mean(s, name, OPF(incl_share), &runs));
     if (op_gpu_runs(s, name)) { /* GPU time launched in it (rules.md §3.2) */
@@ -200,7 +201,8 @@ typedef struct op_tests {
 static const cmp_op *op_in_run(const cmp_ctx *c, size_t run, const char *name)
 {
     size_t nb = c->side[0].nruns;
-    return run < nb ? cmp_side_op(&c->side[0], run, name) : cmp_side_op(&c->side[1], run - nb, name);
+    return run < nb ? cmp_side_op(&c->side[0], run, name)
+                    : cmp_side_op(&c->side[1], run - nb, name);
 }
 
 static double op_log_mean(const cmp_ctx *c, size_t run, const char *name)
@@ -445,12 +447,12 @@ static void note_speed_change(cmp_ctx *c, const cJSON *cmp, const op_tests *t, d
     if (!(fabs(change) > c->o.noise_pct / 100.0))
         return;
     cmp_note(c, cJSON_GetObjectItemCaseSensitive(cmp, RK_NOTES),
-         "every operation's time per call moved alike by %+.1f%% from before to after (the "
-         "runs' speed: the median change of the %zu operations found in every run), and each "
-         "operation is tested against it: this is a change to the whole program, or a machine "
-         "that ran one side's processes %s; the step-time test says whether it is beyond the "
-         "variation between runs",
-         100.0 * change, t->speeds.nref, change > 0 ? "slower" : "faster");
+             "every operation's time per call moved alike by %+.1f%% from before to after (the "
+             "runs' speed: the median change of the %zu operations found in every run), and each "
+             "operation is tested against it: this is a change to the whole program, or a machine "
+             "that ran one side's processes %s; the step-time test says whether it is beyond the "
+             "variation between runs",
+             100.0 * change, t->speeds.nref, change > 0 ? "slower" : "faster");
 }
 
 static void add_operation_tests(cmp_ctx *c, cJSON *cmp, const op_tests *t, size_t tested,

@@ -128,7 +128,8 @@ compare_run *cmp_run_view(const cJSON *report)
 
 prof_err compare_run_take(compare_run *r, cJSON *report, prof_error *err)
 {
-    if (!cJSON_IsObject(cmp_get(report, RK_SUMMARY)) || !cJSON_IsArray(cmp_get(report, RK_OPERATIONS))) {
+    if (!cJSON_IsObject(cmp_get(report, RK_SUMMARY)) ||
+        !cJSON_IsArray(cmp_get(report, RK_OPERATIONS))) {
         cJSON_Delete(report);
         return prof_error_set(err, PROF_ERR_INVALID,
                               "not an analyze report (no summary or operations)");

@@ -228,7 +228,7 @@ static int region(kin_parser *p)
     if (step_number(e, &n))
         return kin_sink_ok(p, sink_step(p->s, key, n, e->ts, event_dur(e)));
     return kin_sink_ok(p, sink_region(p->s, key, e->name, e->name_len, SINK_KIND_INFER, e->ts,
-                                  event_dur(e)));
+                                      event_dur(e)));
 }
 
 /* ---- CUDA activity ------------------------------------------------------------------- */

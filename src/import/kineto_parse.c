@@ -14,7 +14,7 @@ static int device_done(kin_parser *p)
     if (!d->has_id || d->id < 0 || d->id > (int64_t)UINT32_MAX)
         return 1;
     return kin_sink_ok(p, sink_add_device(p->s, (uint32_t)d->id, d->name[0] ? d->name : NULL,
-                                      d->mem > 0 ? (uint64_t)d->mem : 0));
+                                          d->mem > 0 ? (uint64_t)d->mem : 0));
 }
 
 static void dist_done(kin_parser *p)

@@ -404,7 +404,7 @@ static int recent_push_run(mb_thread *t, const pf_slim *v, size_t n)
     t->next_recent = (uint32_t)((t->next_recent + from) % MB_RECENT);
     for (size_t i = from; i < n; i++)
         mb_recent_push(t, v[i].start_ns, arrival_end(v[i].start_ns, v[i].dur_ns), v[i].tag,
-                    pf_slim_kind(&v[i]), arrival_depth(pf_slim_depth(&v[i])));
+                       pf_slim_kind(&v[i]), arrival_depth(pf_slim_depth(&v[i])));
     return 0;
 }
 
