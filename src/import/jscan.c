@@ -236,7 +236,8 @@ static jscan_result value(js *s, int depth)
     return ok ? JSCAN_DONE : JSCAN_STOP;
 }
 
-jscan_result jscan_skip(const unsigned char *buf, size_t len, size_t *pos, int depth, int limit)
+jscan_result jscan_skip_value(const unsigned char *buf, size_t len, size_t *pos, int depth,
+                              int limit)
 {
     js s = { .b = buf, .i = *pos, .n = len, .limit = limit };
     if (s.i >= s.n)

@@ -215,8 +215,30 @@ static inline jscan_result jscan_scan_number(const unsigned char *b, size_t n, s
     return JSCAN_DONE;
 }
 
+/* Containers and literals for jscan_skip. */
+jscan_result jscan_skip_value(const unsigned char *buf, size_t len, size_t *pos, int depth,
+                              int limit);
+
 /* Skips the value at buf[*pos] (no blank before it) with no callback, as
- * jscan_value skips an ignored one found `depth` containers down. */
-jscan_result jscan_skip(const unsigned char *buf, size_t len, size_t *pos, int depth, int limit);
+ * jscan_value skips an ignored one found `depth` containers down: a string
+ * or a number scanned here, the rest by jscan_skip_value. */
+static inline jscan_result jscan_skip(const unsigned char *buf, size_t len, size_t *pos,
+                                      int depth, int limit)
+{
+    size_t end;
+    int escaped;
+    jscan_result r;
+    if (*pos >= len)
+        return JSCAN_MORE;
+    unsigned char c = buf[*pos];
+    if (c == '"') {
+        if ((r = jscan_scan_string(buf, len, *pos, &end, &escaped)) == JSCAN_DONE)
+            *pos = end + 1;
+        return r;
+    }
+    if (c == '-' || (c >= '0' && c <= '9'))
+        return jscan_scan_number(buf, len, *pos, pos);
+    return jscan_skip_value(buf, len, pos, depth, limit);
+}
 
 #endif

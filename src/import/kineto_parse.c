@@ -488,25 +488,6 @@ static jscan_result member_scalar(kin_parser *p, const unsigned char *b, size_t 
     return JSCAN_DONE;
 }
 
-/* A member's value that nothing uses: strings and numbers scanned here,
- * containers and literals by jscan_skip. */
-static inline jscan_result member_skip(const unsigned char *b, size_t n, size_t *pos, int depth,
-                                       int limit)
-{
-    size_t end;
-    int escaped;
-    jscan_result r;
-    unsigned char c = b[*pos];
-    if (c == '"') {
-        if ((r = jscan_scan_string(b, n, *pos, &end, &escaped)) == JSCAN_DONE)
-            *pos = end + 1;
-        return r;
-    }
-    if (c == '-' || (c >= '0' && c <= '9'))
-        return jscan_scan_number(b, n, *pos, pos);
-    return jscan_skip(b, n, pos, depth, limit);
-}
-
 /* After a member's value: past the comma and blanks (*closed 0) or past
  * the closing brace (*closed 1). */
 static jscan_result member_end(const unsigned char *b, size_t n, size_t *pos, int *closed)
@@ -557,7 +538,7 @@ static jscan_result event_object(kin_parser *p, const unsigned char *b, size_t n
         if ((i = jscan_blanks_after(b, i + 1, n)) >= n)
             return JSCAN_MORE;
         if (p->field == F_NONE)
-            r = member_skip(b, n, &i, depth + 1, limit);
+            r = jscan_skip(b, n, &i, depth + 1, limit);
         else if (p->field == F_ARGS && b[i] == '{')
             r = event_object(p, b, n, &i, C_ARGS, depth + 1, limit);
         else
