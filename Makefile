@@ -69,7 +69,8 @@ endif
 # compiled with hidden visibility: the headers of include/ make the API
 # visible, libprof.so exports that alone, and libprof.a has every other
 # symbol made local (below).
-LIB_UTIL := src/util/crc32c.c src/util/error.c src/util/hmap.c src/util/planted.c src/util/vec.c
+LIB_UTIL := src/util/crc32c.c src/util/error.c src/util/hmap.c src/util/planted.c src/util/pool.c \
+            src/util/vec.c
 LIB_SRC  := $(sort $(LIB_UTIL) $(wildcard src/format/*.c) \
 	$(filter-out src/record/preload.c,$(wildcard src/record/*.c)))
 PRELOAD_SRC := src/record/preload.c
@@ -90,7 +91,7 @@ UNIT_SRC := $(sort $(wildcard tests/unit/*.c))
 # fits (analysis_threads)
 TSAN_UNITS := $(sort $(wildcard tests/unit/record_thread*.c tests/unit/format_prefetch.c \
 	tests/unit/format_batch_fn.c tests/unit/format_slim.c tests/unit/model_threads.c \
-	tests/unit/import_kineto_fast.c tests/unit/analysis_threads.c))
+	tests/unit/import_kineto_fast.c tests/unit/analysis_threads.c tests/unit/util_pool.c))
 TSAN_TOOL_UNITS := $(B)/tsan/tests/unit/model_threads $(B)/tsan/tests/unit/import_kineto_fast \
 	$(B)/tsan/tests/unit/analysis_threads
 BENCH_SRC := $(sort $(wildcard tests/bench/*.c))

@@ -281,7 +281,7 @@ static int analyze_one(const char *path, const analyze_args *a)
 {
     profile_model m;
     memset(&m, 0, sizeof m);
-    int status = cmd_load_profile(CMD, path, &m);
+    int status = cmd_load_profile(CMD, a->opts.tuning, path, &m);
     if (status == EXIT_OK) {
         prof_error err = { PROF_OK, "" };
         const profile_model *one = &m;
@@ -326,7 +326,7 @@ static int write_summary(const char *path, const analyze_args *a)
 {
     profile_model m;
     memset(&m, 0, sizeof m);
-    int status = cmd_load_profile(CMD, path, &m);
+    int status = cmd_load_profile(CMD, a->opts.tuning, path, &m);
     if (status != EXIT_OK) {
         profile_model_free(&m);
         return status;
@@ -356,9 +356,10 @@ static int write_summary(const char *path, const analyze_args *a)
     return status;
 }
 
-static int analyze_main(void *args, int argc, char **argv)
+static int analyze_main(void *args, const prof_tuning *t, int argc, char **argv)
 {
     analyze_args *a = args;
+    a->opts.tuning = t;
     int status = check_args(a, argc);
     if (status != EXIT_OK)
         return status;
@@ -366,7 +367,7 @@ static int analyze_main(void *args, int argc, char **argv)
         return argc == 1 ? write_summary(argv[0], a)
                          : cmd_usage_error(CMD, "--summary takes one profile, a rank's");
     cmd_job job;
-    if ((status = cmd_job_operands(CMD, argc, argv, &job)) != EXIT_OK)
+    if ((status = cmd_job_operands(CMD, t, argc, argv, &job)) != EXIT_OK)
         return status;
     if (job.n == 1)
         status = job.summary_files ? analyze_summary(job.paths[0], a)

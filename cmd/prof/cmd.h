@@ -17,6 +17,7 @@
 #include "output/textout.h"
 #include "prof_reader.h"
 #include "util/outfile.h"
+#include "util/tuning.h"
 
 enum {
     EXIT_OK = 0,
@@ -30,7 +31,9 @@ enum {
 /* A command as the front door (main.c) runs it, like git's run_builtin:
  * it answers -h and --help with usage, runs getopt_long with shortopts and
  * longopts (a missing value or an unknown option is a usage error), hands
- * each option to option() and the operands to run(). The arguments struct
+ * each option to option() and the operands to run(), with the tuning of
+ * the environment (cmd_tuning_init) that every read and import below takes.
+ * The arguments struct
  * of args_size bytes, zeroed then set by init() when there is one, is the
  * command's own; its pointers into argv stay valid until run returns. */
 typedef struct cmd_spec {
@@ -45,8 +48,18 @@ typedef struct cmd_spec {
      * command without options of its own */
     int (*option)(void *args, int c, const char *arg);
     /* the command on its operands: the exit status, its error reported */
-    int (*run)(void *args, int argc, char **argv);
+    int (*run)(void *args, const prof_tuning *t, int argc, char **argv);
 } cmd_spec;
+
+/* The tuning of the environment (util/tuning.h): PROF_THREADS=N (cores to
+ * keep busy, 1: one thread), PROF_READER_HELP=0|always, PROF_MODEL_REPEAT=0,
+ * PROF_MODEL_JOIN=0, PROF_MODEL_KEEP=N and TMPDIR, as prof-analyze(1)
+ * lists them, with a pool of threads for the command's helpers. The one
+ * place below libprof's own configuration where the environment is read.
+ * A value that is not one of those is left at its default, with a
+ * warning. */
+void cmd_tuning_init(const char *cmd, prof_tuning *t);
+void cmd_tuning_free(prof_tuning *t);
 
 /* The first value getopt_long returns for a long option without a short
  * one; every command numbers those from here. */
@@ -114,7 +127,8 @@ typedef struct cmd_trace {
     int fd;        /* the temporary profile's, or -1 */
     char path[32]; /* "/proc/self/fd/N"              */
 } cmd_trace;
-int cmd_trace_open(const char *cmd, const char *input, cmd_trace *t, const char **readable);
+int cmd_trace_open(const char *cmd, const prof_tuning *tuning, const char *input, cmd_trace *t,
+                   const char **readable);
 
 /* While a trace is imported into a temporary profile, a file size limit
  * (ulimit -f) is a write that fails (EFBIG) instead of SIGXFSZ ending
@@ -134,19 +148,19 @@ void cmd_trace_release(cmd_trace *t);
  * terminal's stderr. EXIT_OK,
  * or the input status with the error reported; *m is the caller's to free
  * either way. */
-int cmd_load_profile(const char *cmd, const char *path, profile_model *m);
+int cmd_load_profile(const char *cmd, const prof_tuning *t, const char *path, profile_model *m);
 #define CMD_MESSAGE_MAX 4608 /* a message with a path (PATH_MAX) and an error */
 /* The same without printing or touching signals (for loads on several
  * threads): the status, and the one-line message of a failure into msg;
  * progress may be NULL. */
-int cmd_load_quiet(const char *path, profile_model *m, model_progress_fn on_progress, void *arg,
-                   char *msg, size_t size);
+int cmd_load_quiet(const char *path, const prof_tuning *t, profile_model *m,
+                   model_progress_fn on_progress, void *arg, char *msg, size_t size);
 
 /* ---- the ranks of one job (cmd_ranks.c) ---- */
 
 /* Each of paths[0..n) (profiles or traces) loaded, analysed with o and
  * reduced to its summary in out[i] (ranks.h, its collectives in store),
- * on one thread per core; one
+ * on one thread per core (o->tuning's threads); one
  * model per thread in memory at a time. EXIT_OK, or the status of the
  * first path that failed, reported; out[] is the caller's to free. */
 int cmd_rank_summaries(const char *cmd, char **paths, size_t n, const analysis_options *o,
@@ -169,7 +183,7 @@ typedef struct cmd_job {
     char **found;          /* a directory's summaries   */
     size_t nfound;
 } cmd_job;
-int cmd_job_operands(const char *cmd, int argc, char **argv, cmd_job *j);
+int cmd_job_operands(const char *cmd, const prof_tuning *t, int argc, char **argv, cmd_job *j);
 void cmd_job_free(cmd_job *j);
 /* The report of several ranks of one job (n >= 2): each summarised (or its
  * summary read), merged, and the described rank's own report (from its
@@ -204,7 +218,7 @@ int cmd_summary_report(const char *cmd, const char *path, cJSON **report, int *r
 
 /* The store of a job's collectives: an unlinked file under $TMPDIR (else
  * /tmp). NULL with the error reported (*status). */
-collective_store *cmd_collective_store(const char *cmd, int *status);
+collective_store *cmd_collective_store(const char *cmd, const prof_tuning *t, int *status);
 /* The rank summary files of dir, by name, into *paths (the caller frees
  * each and the array). EXIT_OK or the status, reported. */
 int cmd_find_rank_summaries(const char *cmd, const char *dir, char ***paths, size_t *n);

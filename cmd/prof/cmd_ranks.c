@@ -50,7 +50,7 @@ static int summarize_one(rank_pool *p, size_t i, char *msg, size_t size)
 {
     profile_model m;
     memset(&m, 0, sizeof m);
-    int status = cmd_load_quiet(p->paths[i], &m, NULL, NULL, msg, size);
+    int status = cmd_load_quiet(p->paths[i], p->opts.tuning, &m, NULL, NULL, msg, size);
     if (status == EXIT_OK) {
         prof_error err = { PROF_OK, "" };
         const profile_model *one = &m;
@@ -71,7 +71,7 @@ static int summarize_one(rank_pool *p, size_t i, char *msg, size_t size)
     return status;
 }
 
-static void *pool_worker(void *arg)
+static void summarize_some(void *arg)
 {
     rank_pool *p = arg;
     char msg[CMD_MESSAGE_MAX];
@@ -91,15 +91,6 @@ static void *pool_worker(void *arg)
         progress_update(p->done_bytes, p->total_bytes, &p->bar);
         pthread_mutex_unlock(&p->lock);
     }
-    return NULL;
-}
-
-/* Threads to run: one per core (PROF_THREADS=1: one), no more than ranks. */
-static size_t pool_threads(size_t n)
-{
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t t = pf_one_thread() || cores < 1 ? 1 : (size_t)cores;
-    return t < n ? t : n;
 }
 
 int cmd_rank_summaries(const char *cmd, char **paths, size_t n, const analysis_options *o,
@@ -108,13 +99,8 @@ int cmd_rank_summaries(const char *cmd, char **paths, size_t n, const analysis_o
     rank_pool p = { .paths = paths, .n = n, .opts = *o, .store = store, .out = out,
                     .failed_at = n };
     uint64_t *bytes = calloc(n ? n : 1, sizeof *bytes);
-    size_t threads = pool_threads(n), started = 0;
-    pthread_t *tid = calloc(threads ? threads : 1, sizeof *tid);
-    if (!bytes || !tid) {
-        free(bytes);
-        free(tid);
+    if (!bytes)
         return cmd_error(cmd, EXIT_NOMEM, "out of memory");
-    }
     /* each rank's own report: the rank as it is, its series unlisted */
     p.opts.rank = ANALYSIS_RANK_FIRST;
     p.opts.list_points = 0;
@@ -131,16 +117,13 @@ int cmd_rank_summaries(const char *cmd, char **paths, size_t n, const analysis_o
     progress_init(&p.bar, stderr, isatty(STDERR_FILENO), label);
     int limit_set;
     struct sigaction limit = cmd_file_limit_fails(&limit_set);
-    for (size_t t = 1; t < threads; t++)
-        started += pthread_create(&tid[started], NULL, pool_worker, &p) == 0;
-    pool_worker(&p);
-    for (size_t t = 0; t < started; t++)
-        pthread_join(tid[t], NULL);
+    /* one rank per core at a time, no more than ranks */
+    unsigned width = tuning_threads(o->tuning);
+    pool_fan_out(tuning_pool(o->tuning), n < width ? (unsigned)n : width, summarize_some, &p);
     cmd_file_limit_restore(&limit, limit_set);
     progress_done(&p.bar);
     pthread_mutex_destroy(&p.lock);
     free(bytes);
-    free(tid);
     if (p.failed_at < n)
         return cmd_error(cmd, p.failed_status, "%s", p.failed_msg);
     return EXIT_OK;
@@ -163,11 +146,11 @@ int cmd_is_rank_summary(const char *path)
     return rank_summary_sniff(head, n);
 }
 
-collective_store *cmd_collective_store(const char *cmd, int *status)
+collective_store *cmd_collective_store(const char *cmd, const prof_tuning *t, int *status)
 {
     int fd;
     prof_error err = { PROF_OK, "" };
-    prof_err e = import_temp_file(&fd, &err);
+    prof_err e = import_temp_file(t, &fd, &err);
     collective_store *s = e == PROF_OK ? collective_store_open(fd) : NULL;
     if (e != PROF_OK)
         *status = cmd_error(cmd, e == PROF_ERR_NOMEM ? EXIT_NOMEM : EXIT_OUTPUT, "%s%s",
@@ -279,8 +262,8 @@ static int own_report(const char *cmd, const char *path, const analysis_options 
     memset(&m, 0, sizeof m);
     analysis_options own = *o;
     own.rank = ANALYSIS_RANK_FIRST;
-    int status = msg ? cmd_load_quiet(path, &m, NULL, NULL, msg, size)
-                     : cmd_load_profile(cmd, path, &m);
+    int status = msg ? cmd_load_quiet(path, o->tuning, &m, NULL, NULL, msg, size)
+                     : cmd_load_profile(cmd, o->tuning, path, &m);
     if (status == EXIT_OK) {
         prof_error err = { PROF_OK, "" };
         const profile_model *one = &m;
@@ -319,7 +302,7 @@ int cmd_job_open(const char *cmd, char **paths, size_t n, int summary_files,
     j->n = n;
     j->summary_files = summary_files;
     j->opts = *o;
-    if (!(j->store = cmd_collective_store(cmd, &status)))
+    if (!(j->store = cmd_collective_store(cmd, o->tuning, &status)))
         goto fail;
     if (summary_files) {
         for (size_t i = 0; status == EXIT_OK && i < n; i++)
@@ -409,10 +392,10 @@ int cmd_job_report(const char *cmd, char **paths, size_t n, int summary_files,
 
 /* A directory stands for the ranks of one job in it (runset.h), or for
  * the rank summaries in it when it holds no profile. */
-static int job_directory(const char *cmd, const char *dir, cmd_job *j)
+static int job_directory(const char *cmd, const prof_tuning *t, const char *dir, cmd_job *j)
 {
     prof_error err = { PROF_OK, "" };
-    prof_err e = runset_find(dir, &j->rs, &err);
+    prof_err e = runset_find(dir, t, &j->rs, &err);
     if (e == PROF_ERR_EMPTY) {
         int status = cmd_find_rank_summaries(cmd, dir, &j->found, &j->nfound);
         if (status != EXIT_OK || j->nfound > 0) {
@@ -435,7 +418,7 @@ static int job_directory(const char *cmd, const char *dir, cmd_job *j)
     return EXIT_OK;
 }
 
-int cmd_job_operands(const char *cmd, int argc, char **argv, cmd_job *j)
+int cmd_job_operands(const char *cmd, const prof_tuning *t, int argc, char **argv, cmd_job *j)
 {
     struct stat st;
     int dirs = 0, summaries = 0;
@@ -453,7 +436,7 @@ int cmd_job_operands(const char *cmd, int argc, char **argv, cmd_job *j)
     else if (summaries && summaries != argc)
         status = cmd_usage_error(cmd, "give profiles or rank summaries, not both");
     else if (dirs)
-        status = job_directory(cmd, argv[0], j);
+        status = job_directory(cmd, t, argv[0], j);
     j->summary_files |= summaries > 0;
     if (status != EXIT_OK)
         cmd_job_free(j);

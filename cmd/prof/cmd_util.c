@@ -3,6 +3,7 @@
  * choosing the text style for the terminal, and writing an output whole or
  * not at all. */
 #include <ctype.h>
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -65,14 +66,15 @@ const char *cmd_import_hint(prof_err e, int output_failed)
 }
 
 /* cmd_trace_open without printing: the message into msg. */
-static int trace_open_quiet(const char *input, cmd_trace *t, const char **readable, char *msg,
-                            size_t size)
+static int trace_open_quiet(const prof_tuning *tuning, const char *input, cmd_trace *t,
+                            const char **readable, char *msg, size_t size)
 {
     t->fd = -1;
     *readable = input;
     prof_error err = { PROF_OK, "" };
     int output_failed;
-    prof_err e = import_to_temp(input, NULL, &t->fd, t->path, sizeof t->path, &output_failed,
+    import_options o = { .tuning = tuning };
+    prof_err e = import_to_temp(input, &o, &t->fd, t->path, sizeof t->path, &output_failed,
                                 &err);
     if (e != PROF_OK) {
         char shown[PROF_SUBJECT_MAX];
@@ -86,12 +88,13 @@ static int trace_open_quiet(const char *input, cmd_trace *t, const char **readab
     return EXIT_OK;
 }
 
-int cmd_trace_open(const char *cmd, const char *input, cmd_trace *t, const char **readable)
+int cmd_trace_open(const char *cmd, const prof_tuning *tuning, const char *input, cmd_trace *t,
+                   const char **readable)
 {
     char msg[CMD_MESSAGE_MAX];
     int limit_set;
     struct sigaction limit = cmd_file_limit_fails(&limit_set);
-    int status = trace_open_quiet(input, t, readable, msg, sizeof msg);
+    int status = trace_open_quiet(tuning, input, t, readable, msg, sizeof msg);
     cmd_file_limit_restore(&limit, limit_set);
     return status == EXIT_OK ? status : cmd_error(cmd, status, "%s", msg);
 }
@@ -103,16 +106,16 @@ void cmd_trace_release(cmd_trace *t)
     t->fd = -1;
 }
 
-int cmd_load_quiet(const char *path, profile_model *m, model_progress_fn on_progress,
-                   void *arg, char *msg, size_t size)
+int cmd_load_quiet(const char *path, const prof_tuning *tuning, profile_model *m,
+                   model_progress_fn on_progress, void *arg, char *msg, size_t size)
 {
     prof_error err = { PROF_OK, "" };
     cmd_trace t;
     const char *readable;
-    int status = trace_open_quiet(path, &t, &readable, msg, size);
+    int status = trace_open_quiet(tuning, path, &t, &readable, msg, size);
     if (status != EXIT_OK)
         return status;
-    prof_err e = profile_model_load(readable, m, on_progress, arg, &err);
+    prof_err e = profile_model_load(readable, tuning, m, on_progress, arg, &err);
     cmd_trace_release(&t);
     if (e != PROF_OK) {
         snprintf(msg, size, "cannot read '%s': %s", path, err.message);
@@ -130,14 +133,14 @@ int cmd_load_quiet(const char *path, profile_model *m, model_progress_fn on_prog
     return EXIT_OK;
 }
 
-int cmd_load_profile(const char *cmd, const char *path, profile_model *m)
+int cmd_load_profile(const char *cmd, const prof_tuning *t, const char *path, profile_model *m)
 {
     progress bar;
     char msg[CMD_MESSAGE_MAX];
     int limit_set;
     struct sigaction limit = cmd_file_limit_fails(&limit_set);
     progress_init(&bar, stderr, isatty(STDERR_FILENO), path);
-    int status = cmd_load_quiet(path, m, progress_update, &bar, msg, sizeof msg);
+    int status = cmd_load_quiet(path, t, m, progress_update, &bar, msg, sizeof msg);
     progress_done(&bar);
     cmd_file_limit_restore(&limit, limit_set);
     return status == EXIT_OK ? status : cmd_error(cmd, status, "%s", msg);
@@ -379,4 +382,63 @@ int cmd_analysis_option(const char *cmd, int c, const char *arg, analysis_option
         return EXIT_OK;
     }
     return -1;
+}
+
+/* ---- the tuning of the environment ------------------------------------------------------ */
+
+/* A whole number from lo to hi in the variable name, or 0 (unset, or a
+ * warning given). */
+static unsigned long long env_count(const char *cmd, const char *name, unsigned long long lo,
+                                    unsigned long long hi)
+{
+    const char *v = getenv(name);
+    char *end;
+    if (!v || !*v)
+        return 0;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (*end || errno || !isdigit((unsigned char)*v) || n < lo || n > hi) {
+        cmd_warning(cmd, "%s='%.40s' is not a number from %llu to %llu: left at its default",
+                    name, v, lo, hi);
+        return 0;
+    }
+    return n;
+}
+
+/* The index in values (NULL-terminated; the first is the default, as
+ * when unset) of the variable name's value; 0 for another, warned of. */
+static int env_choice(const char *cmd, const char *name, const char *const *values,
+                      const char *listed)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return 0;
+    int i = cmd_name_index(values, v);
+    if (i >= 0)
+        return i;
+    cmd_warning(cmd, "%s='%.40s' is not %s: left at its default", name, v, listed);
+    return 0;
+}
+
+void cmd_tuning_init(const char *cmd, prof_tuning *t)
+{
+    memset(t, 0, sizeof *t);
+    t->threads = (unsigned)env_count(cmd, "PROF_THREADS", 1, 1024);
+    t->model_keep = (size_t)env_count(cmd, "PROF_MODEL_KEEP", 16, 1u << 30);
+    static const char *const on_off[] = { "1", "0", NULL };
+    static const char *const help[] = { "1", "0", "always", NULL }; /* as tuning_help */
+    t->no_repeat = env_choice(cmd, "PROF_MODEL_REPEAT", on_off, "0 or 1");
+    t->no_join = env_choice(cmd, "PROF_MODEL_JOIN", on_off, "0 or 1");
+    t->reader_help = (tuning_help)env_choice(cmd, "PROF_READER_HELP", help, "0, 1 or always");
+    t->tmpdir = getenv("TMPDIR");
+    /* a helper (a reader's read-ahead, the importer's event thread) mostly
+     * waits for the thread it serves: room for two per core kept busy */
+    if (tuning_helpers(t))
+        t->pool = pool_new(2 * tuning_threads(t));
+}
+
+void cmd_tuning_free(prof_tuning *t)
+{
+    pool_free(t->pool);
+    t->pool = NULL;
 }

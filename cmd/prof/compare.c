@@ -167,7 +167,7 @@ static int analyze_run(const runset_run *run, const analysis_options *o, compare
     prof_error err = { PROF_OK, "" };
     int status = m && mp ? EXIT_OK : cmd_error(CMD, EXIT_NOMEM, "out of memory");
     for (size_t i = 0; status == EXIT_OK && i < run->npaths; i++) {
-        status = cmd_load_profile(CMD, run->paths[i], &m[i]);
+        status = cmd_load_profile(CMD, o->tuning, run->paths[i], &m[i]);
         mp[i] = &m[i];
     }
     cJSON *report = NULL;
@@ -194,7 +194,7 @@ static int load_side(const char *path, const analysis_options *o, side *s)
     runset rs;
     prof_error err = { PROF_OK, "" };
     s->path = path;
-    prof_err e = runset_find(path, &rs, &err);
+    prof_err e = runset_find(path, o->tuning, &rs, &err);
     if (e != PROF_OK)
         return cmd_error(CMD, cmd_input_status(e), "%s", err.message);
     int status = EXIT_OK;
@@ -271,9 +271,10 @@ out:
     return status;
 }
 
-static int compare_main(void *args, int argc, char **argv)
+static int compare_main(void *args, const prof_tuning *t, int argc, char **argv)
 {
-    const compare_args *a = args;
+    compare_args *a = args;
+    a->analysis.tuning = t;
     if (argc != 2)
         return cmd_usage_error(CMD, argc < 2 ? "needs two sides, BEFORE and AFTER"
                                              : "takes exactly two sides, BEFORE and AFTER");

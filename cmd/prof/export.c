@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "format/format.h"
 #include "output/export.h"
 #include "util/outfile.h"
 
@@ -119,10 +120,10 @@ static int run_export(const export_args *a, prof_reader *r)
 
 /* Writes the output of a->gpu: the folded stacks of GPU time, from the
  * loaded model (export_folded_gpu). */
-static int run_export_gpu(const export_args *a)
+static int run_export_gpu(const export_args *a, const prof_tuning *t)
 {
     profile_model m;
-    int status = cmd_load_profile(CMD, a->input, &m);
+    int status = cmd_load_profile(CMD, t, a->input, &m);
     if (status == EXIT_OK) {
         outfile out;
         prof_error err = { PROF_OK, "" };
@@ -145,26 +146,28 @@ static int run_export_gpu(const export_args *a)
     return status;
 }
 
-static int export_main(void *args, int argc, char **argv)
+static int export_main(void *args, const prof_tuning *tuning, int argc, char **argv)
 {
     export_args *a = args;
     int status = check_args(a, argc, argv);
     if (status != EXIT_OK)
         return status;
     if (a->gpu)
-        return run_export_gpu(a);
+        return run_export_gpu(a, tuning);
     prof_reader *r = NULL;
     prof_error err = { PROF_OK, "" };
     cmd_trace t;
     const char *readable;
-    if ((status = cmd_trace_open(CMD, a->input, &t, &readable)) != EXIT_OK)
+    if ((status = cmd_trace_open(CMD, tuning, a->input, &t, &readable)) != EXIT_OK)
         return status;
     prof_err e = prof_reader_open(readable, &r, &err);
-    if (e != PROF_OK)
+    if (e != PROF_OK) {
         status = cmd_error(CMD, cmd_input_status(e), "cannot read '%s': %s", a->input,
                            err.message);
-    else
+    } else {
+        pf_reader_tune(r, tuning);
         status = run_export(a, r);
+    }
     prof_reader_close(r);
     cmd_trace_release(&t);
     return status;

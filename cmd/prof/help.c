@@ -72,9 +72,10 @@ static const char help_usage[] =
     "tree's man/ beside a built prof, or the installed pages), else the command's\n"
     "--help.\n";
 
-static int help_run(void *args, int argc, char **argv)
+static int help_run(void *args, const prof_tuning *t, int argc, char **argv)
 {
     (void)args;
+    (void)t;
     const cmd_command *c = argc > 0 ? cmd_find(argv[0]) : NULL;
     if (argc > 0 && !c)
         return cmd_usage_error("help", "unknown command '%s'", argv[0]);
@@ -96,9 +97,10 @@ static const char version_usage[] =
     "\n"
     "Prints the version of prof and of the .prof format it writes.\n";
 
-static int version_run(void *args, int argc, char **argv)
+static int version_run(void *args, const prof_tuning *t, int argc, char **argv)
 {
     (void)args;
+    (void)t;
     if (argc > 0)
         return cmd_usage_error("version", "unexpected argument '%s'", argv[0]);
     printf("prof %s (file format %d.%d)\n", PROF_VERSION_STRING, PF_VERSION_MAJOR,

@@ -141,7 +141,7 @@ static int import_one(const char *trace, const char *out, const import_options *
     prof_error err = { PROF_OK, "" };
     import_format f = import_detect(trace);
     int fd, w;
-    if (import_temp_file(&fd, &err) != PROF_OK)
+    if (import_temp_file(o->tuning, &fd, &err) != PROF_OK)
         return cmd_error(CMD, cmd_import_status(err.code, 1), "cannot import '%s': %s%s",
                          prof_error_subject(shown, trace), err.message,
                          cmd_import_hint(err.code, 1));
@@ -266,9 +266,10 @@ static int plan_outputs(char **argv, size_t n, const char *out, planned **plan)
     return status;
 }
 
-static int import_main(void *args, int argc, char **argv)
+static int import_main(void *args, const prof_tuning *t, int argc, char **argv)
 {
-    const import_args *a = args;
+    import_args *a = args;
+    a->opts.tuning = t;
     size_t n = (size_t)argc;
     int status = EXIT_OK;
     if (n == 0)

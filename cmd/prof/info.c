@@ -22,7 +22,7 @@ static const char usage[] =
 
 #define CMD "info"
 
-static int info_main(void *args, int argc, char **argv)
+static int info_main(void *args, const prof_tuning *tuning, int argc, char **argv)
 {
     (void)args;
     if (argc != 1)
@@ -31,10 +31,10 @@ static int info_main(void *args, int argc, char **argv)
     profile_summary s;
     prof_error err = { PROF_OK, "" };
     cmd_trace t;
-    int status = cmd_trace_open(CMD, path, &t, &readable);
+    int status = cmd_trace_open(CMD, tuning, path, &t, &readable);
     if (status != EXIT_OK)
         return status;
-    prof_err e = profile_summary_read(readable, &s, &err);
+    prof_err e = profile_summary_read(readable, tuning, &s, &err);
     cmd_trace_release(&t);
     if (e != PROF_OK) {
         profile_summary_free(&s);

@@ -181,10 +181,14 @@ int cmd_run(const cmd_command *c, int argc, char **argv)
         s->init(args);
     int first = argc, status = EXIT_OK;
     int rc = parse_options(c, argc, argv, args, &first, &status);
-    if (rc == EXIT_OK)
-        status = s->run(args, argc - first, argv + first);
-    else if (rc != HELP_SHOWN)
+    if (rc == EXIT_OK) {
+        prof_tuning t;
+        cmd_tuning_init(c->name, &t);
+        status = s->run(args, &t, argc - first, argv + first);
+        cmd_tuning_free(&t);
+    } else if (rc != HELP_SHOWN) {
         status = rc;
+    }
     free(args);
     return status;
 }

@@ -551,11 +551,11 @@ static void human_size(char *buf, size_t cap, uint64_t bytes)
 /* The line for one profile the run wrote: its size, events and the steps
  * the program made (not the last, which prof_stop closes). A summary pass
  * over the file, not an analysis. 1 when it could be read. */
-static int report_profile(const char *path, uint64_t size)
+static int report_profile(const char *path, const prof_tuning *t, uint64_t size)
 {
     profile_summary sum;
     prof_error err = { PROF_OK, "" };
-    if (profile_summary_read(path, &sum, &err) != PROF_OK) {
+    if (profile_summary_read(path, t, &sum, &err) != PROF_OK) {
         profile_summary_free(&sum);
         return cmd_error("record", 0, "cannot read '%s', which the command wrote: %s", path,
                          err.message);
@@ -583,7 +583,8 @@ static int modified_since(const struct stat *st, const struct timespec *t)
  * that was written since start; the number that could be read in
  * *readable. The number found, or -1 when none could be looked for
  * (reported). */
-static int report_written(const char *pattern, const struct timespec *start, int *readable)
+static int report_written(const char *pattern, const prof_tuning *t,
+                          const struct timespec *start, int *readable)
 {
     char *g = glob_pattern(pattern);
     glob_t gl;
@@ -604,7 +605,7 @@ static int report_written(const char *pattern, const struct timespec *start, int
             !modified_since(&st, start) || !is_profile(pattern, gl.gl_pathv[i]))
             continue;
         found++;
-        *readable += report_profile(gl.gl_pathv[i], (uint64_t)st.st_size);
+        *readable += report_profile(gl.gl_pathv[i], t, (uint64_t)st.st_size);
     }
     globfree(&gl);
     return found;
@@ -709,7 +710,7 @@ static int run_command(char **argv, const struct sigaction *pipe_action, int *ra
     return status;
 }
 
-static int record_main(void *args, int argc, char **argv)
+static int record_main(void *args, const prof_tuning *t, int argc, char **argv)
 {
     const record_opts *o = args;
     char lib[PATH_MAX];
@@ -744,7 +745,7 @@ static int record_main(void *args, int argc, char **argv)
     st = run_command(argv, &pipe_action, &ran);
     if (!ran || disabled)
         return st;
-    int found = report_written(pattern, &start, &readable);
+    int found = report_written(pattern, t, &start, &readable);
     if (found == 0)
         cmd_error("record", st, "no profile written to '%s': the command never started "
                   "recording (a static or set-user-ID program ignores LD_PRELOAD)", pattern);

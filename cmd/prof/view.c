@@ -65,6 +65,7 @@ typedef struct view_args {
     const char *html;
     int no_open;
     int rank;              /* --rank, or ANALYSIS_RANK_SLOWEST */
+    const prof_tuning *tuning;
 } view_args;
 
 enum { OPT_HTML = CMD_FIRST_LONG, OPT_NO_OPEN, OPT_RANK };
@@ -80,7 +81,7 @@ static const struct option long_options[] = {
 
 static void init_args(void *args)
 {
-    *(view_args *)args = (view_args){ 8051, "127.0.0.1", NULL, 0, ANALYSIS_RANK_SLOWEST };
+    *(view_args *)args = (view_args){ 8051, "127.0.0.1", NULL, 0, ANALYSIS_RANK_SLOWEST, NULL };
 }
 
 static int parse_option(void *args, int c, const char *arg)
@@ -112,17 +113,18 @@ static int parse_option(void *args, int c, const char *arg)
 /* The report of each profile (a page's worth of operations, the rest
  * summed up) and, for two, their comparison. EXIT_OK, or the status with
  * the error reported. */
-static int build_reports(char **paths, const char *const *readable, size_t n, cJSON **reports,
-                         cJSON **compare)
+static int build_reports(char **paths, const char *const *readable, size_t n,
+                         const prof_tuning *t, cJSON **reports, cJSON **compare)
 {
     analysis_options opts;
     analysis_options_default(&opts);
+    opts.tuning = t;
     opts.top = VIEW_PAGE_ROWS;
     opts.others = 1;
     for (size_t i = 0; i < n; i++) {
         profile_model m;
         memset(&m, 0, sizeof m);
-        int status = cmd_load_profile(CMD, readable[i], &m);
+        int status = cmd_load_profile(CMD, t, readable[i], &m);
         char *name = status == EXIT_OK && readable[i] != paths[i] ? strdup(paths[i]) : NULL;
         if (name) { /* the report names the trace, not its temporary profile */
             free(m.path);
@@ -247,7 +249,8 @@ static char *json_text(const cJSON *report)
 static int serve(char **paths, const char *const *readable, size_t n, cJSON *const *reports,
                  const cJSON *compare, const view_job_source *job, const view_args *a)
 {
-    view_server_config cfg = { a->bind, a->port, n, { NULL }, { NULL }, NULL, NULL, job };
+    view_server_config cfg = { a->bind, a->port, n, { NULL }, { NULL }, NULL, NULL, job,
+                               a->tuning };
     char *texts[VIEW_MAX_PROFILES] = { NULL, NULL };
     char *cmp_text = NULL, *doc = NULL;
     int status = EXIT_OK;
@@ -320,6 +323,7 @@ out:
  * on several threads; the job's analysis is not reentrant). */
 typedef struct served_job {
     cmd_job_state *state;
+    const prof_tuning *tuning;
     char **paths;
     size_t n;
     pthread_mutex_t lock;
@@ -383,7 +387,8 @@ static const char *job_path(void *ctx, long rank, int *found, char *why, size_t 
     const char *path = NULL;
     *found = index != SIZE_MAX;
     if (*found && !j->readable[index] &&
-        cmd_trace_open(CMD, j->paths[index], &j->traces[index], &j->readable[index]) != EXIT_OK)
+        cmd_trace_open(CMD, j->tuning, j->paths[index], &j->traces[index],
+                       &j->readable[index]) != EXIT_OK)
         snprintf(why, size, "cannot import rank %ld's trace", rank);
     if (*found)
         path = j->readable[index];
@@ -391,10 +396,12 @@ static const char *job_path(void *ctx, long rank, int *found, char *why, size_t 
     return path;
 }
 
-static int served_job_init(served_job *j, cmd_job_state *state, char **paths, size_t n)
+static int served_job_init(served_job *j, cmd_job_state *state, const prof_tuning *t,
+                           char **paths, size_t n)
 {
     memset(j, 0, sizeof *j);
     j->state = state;
+    j->tuning = t;
     j->paths = paths;
     j->n = n;
     j->traces = calloc(n, sizeof *j->traces);
@@ -425,7 +432,7 @@ static void served_job_free(served_job *j)
 static int view_job(char **argv, const view_args *a)
 {
     cmd_job job;
-    int status = cmd_job_operands(CMD, 1, argv, &job);
+    int status = cmd_job_operands(CMD, a->tuning, 1, argv, &job);
     if (status != EXIT_OK)
         return status;
     if (job.summary_files || job.n < 2) {
@@ -441,6 +448,7 @@ static int view_job(char **argv, const view_args *a)
     opts.top = VIEW_PAGE_ROWS;
     opts.others = 1;
     opts.rank = a->rank;
+    opts.tuning = a->tuning;
     cJSON *report = NULL;
     cmd_job_state *state = NULL;
     served_job served;
@@ -451,10 +459,10 @@ static int view_job(char **argv, const view_args *a)
         status = cmd_job_rank_report(CMD, state, d, &report, NULL, 0);
     if (status == EXIT_OK && a->html) {
         status = write_html(a->html, &report, 1, NULL);
-    } else if (status == EXIT_OK && served_job_init(&served, state, job.paths, job.n) != 0) {
+    } else if (status == EXIT_OK && served_job_init(&served, state, a->tuning, job.paths, job.n) != 0) {
         status = cmd_error(CMD, EXIT_NOMEM, "out of memory");
     } else if (status == EXIT_OK &&
-               (status = cmd_trace_open(CMD, job.paths[d], &served.traces[d],
+               (status = cmd_trace_open(CMD, a->tuning, job.paths[d], &served.traces[d],
                                         &served.readable[d])) == EXIT_OK) {
         view_job_source src = { &served, cmd_job_rank(state, d), job_view, job_path };
         status = serve(&job.paths[d], &served.readable[d], 1, &report, NULL, &src, a);
@@ -466,9 +474,10 @@ static int view_job(char **argv, const view_args *a)
     return status;
 }
 
-static int view_main(void *args, int argc, char **argv)
+static int view_main(void *args, const prof_tuning *t, int argc, char **argv)
 {
-    const view_args *a = args;
+    view_args *a = args;
+    a->tuning = t;
     struct stat st;
     if (argc < 1)
         return cmd_usage_error(CMD, "no profile given");
@@ -486,9 +495,9 @@ static int view_main(void *args, int argc, char **argv)
     const char *readable[VIEW_MAX_PROFILES] = { NULL, NULL };
     int status = EXIT_OK;
     for (size_t i = 0; status == EXIT_OK && i < n; i++)
-        status = cmd_trace_open(CMD, argv[i], &traces[i], &readable[i]);
+        status = cmd_trace_open(CMD, t, argv[i], &traces[i], &readable[i]);
     if (status == EXIT_OK)
-        status = build_reports(argv, readable, n, reports, &compare);
+        status = build_reports(argv, readable, n, t, reports, &compare);
     if (status == EXIT_OK)
         status = a->html ? write_html(a->html, reports, n, compare)
                          : serve(argv, readable, n, reports, compare, NULL, a);

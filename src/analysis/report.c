@@ -15,7 +15,6 @@
 #include "analysis/sections.h"
 #include "analysis/report.h"
 #include "analysis/report_keys.h"
-#include "format/format.h"
 #include "util/error.h"
 
 void analysis_options_default(analysis_options *o)
@@ -32,6 +31,7 @@ void analysis_options_default(analysis_options *o)
     o->others = 0;
     o->sort_gpu = 0;
     o->rank = ANALYSIS_RANK_FIRST;
+    o->tuning = NULL;
     o->op_row = NULL;
     o->op_arg = NULL;
 }
@@ -706,7 +706,7 @@ static void run_rules(analysis_ctx *c)
  * the steps and writes those sections; this one then fits what is left and
  * waits for it. Each series has its slot in c->leaks, so the report is the
  * same byte for byte whichever thread fits which series, and on one thread
- * (pf_one_thread). While both run, the fits only read c's model, options
+ * (a tuning without helpers). While both run, the fits only read c's model, options
  * and metadata and write their own slots; this thread writes the steps,
  * the report and c->ok, which the fits do not read (the time a leak
  * reaches capacity, which needs the mean step, is added after the join). */
@@ -715,7 +715,7 @@ typedef struct leak_work {
     size_t *series;        /* per slot of c->leaks, its index in m->series    */
     atomic_size_t next;    /* the next slot to fit                           */
     atomic_int failed;     /* a fit ran out of memory                        */
-    pthread_t thread;
+    pool_job thread;
     int started;
 } leak_work;
 
@@ -727,10 +727,9 @@ static void leak_fit_slots(leak_work *w)
             atomic_store(&w->failed, 1);
 }
 
-static void *leak_thread(void *arg)
+static void leak_thread(void *arg)
 {
     leak_fit_slots(arg);
-    return NULL;
 }
 
 static int leak_start(analysis_ctx *c, leak_work *w)
@@ -745,8 +744,9 @@ static int leak_start(analysis_ctx *c, leak_work *w)
             w->series[c->nleaks++] = i;
     w->c = c;
     /* without a thread, leak_finish fits them all */
-    if (c->nleaks && !pf_one_thread())
-        w->started = pthread_create(&w->thread, NULL, leak_thread, w) == 0;
+    const prof_tuning *t = c->o.tuning;
+    if (c->nleaks && tuning_helpers(t))
+        w->started = pool_start(tuning_pool(t), &w->thread, leak_thread, w);
     return 0;
 }
 
@@ -757,7 +757,7 @@ static void leak_finish(analysis_ctx *c, leak_work *w)
     if (w->c)
         leak_fit_slots(w);
     if (w->started)
-        pthread_join(w->thread, NULL);
+        pool_join(&w->thread);
     w->started = 0;
     w->c = NULL;
     if (atomic_load(&w->failed))

@@ -10,6 +10,7 @@
 
 #include "model/profile.h"
 #include "prof_reader.h"
+#include "util/tuning.h"
 
 /* Thresholds from the command line. */
 typedef struct analysis_options {
@@ -43,6 +44,7 @@ typedef struct analysis_options {
                                    it) or ANALYSIS_RANK_SLOWEST (analyze's: the
                                    rank the others wait for most, else the
                                    longest mean step; report.c described_rank) */
+    const prof_tuning *tuning;  /* its threads (the leak fits'); default NULL */
     int (*op_row)(void *arg, const cJSON *row); /* non-NULL: each row of
                                    "operations" is handed to it as it is built,
                                    not kept (compare reads a million without

@@ -18,6 +18,7 @@
 #include "format/records.h"
 #include "prof_reader.h"
 #include "util/crc32c.h"
+#include "util/tuning.h"
 
 /* ---- little-endian integers ------------------------------------------ */
 
@@ -438,12 +439,15 @@ int pf_writer_fd(const pf_writer *w);
 
 /* ---- the reader's own (reader.c) --------------------------------------- */
 
-/* Whether to work on one thread: PROF_THREADS=1 in the environment (the
- * reference a second thread must match, and a way to take it out when
- * measuring or debugging), or a single processor, where a second thread
- * could only take turns with the first. The reader, the model's folding
- * and the Kineto importer all ask. */
-int pf_one_thread(void);
+/* The tool's reader reads as its tuning says (util/tuning.h): with
+ * helpers, ahead on a thread of t's pool; without (one core, or
+ * PROF_THREADS=1), each block on demand; help as t->reader_help says.
+ * Called before the first read; t is not kept. prof_reader_open alone
+ * reads ahead on a thread of its own on a machine of two cores or more. */
+void pf_reader_tune(prof_reader *r, const prof_tuning *t);
+
+/* Whether r will read ahead on a thread (as opened and tuned). */
+int pf_reader_threaded(const prof_reader *r);
 
 /* Ends reading at once, as a failure of the caller's: the reader's thread
  * is stopped and joined and its batch function is never called again, so
@@ -528,10 +532,8 @@ int pf_reader_set_slim_fn(prof_reader *r, pf_slim_fn fn, pf_slim_seen_fn seen, v
  * thread, fetches and decompresses the block after the one that thread is
  * fetching, and the thread takes it instead of fetching it itself
  * (reader_int.h, pf_help); decoding stays on the thread. The events are
- * the same either way. PROF_READER_HELP=0 turns this off, =always has the
- * caller help before taking every block (tests). How many blocks the
- * thread took, once reading has ended. */
-uint64_t pf_reader_helped(const prof_reader *r);
+ * the same either way. The tuning's reader_help (PROF_READER_HELP) turns
+ * this off, or has the caller help before taking every block (tests). */
 
 /* The next block's events, slim (or the next PF_SLIM_PART of them). Whole
  * events' names are valid until closing; the batch until the next call.

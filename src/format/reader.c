@@ -36,14 +36,6 @@ static prof_err reader_init(prof_reader *r, prof_error *err)
     return PROF_OK;
 }
 
-/* One thread reads on the caller's alone. (A second one would also spin
- * while it waits: reader_prefetch.c.) */
-int pf_one_thread(void)
-{
-    const char *v = getenv("PROF_THREADS");
-    return (v && strcmp(v, "1") == 0) || sysconf(_SC_NPROCESSORS_ONLN) < 2;
-}
-
 prof_err prof_reader_open(const char *path, prof_reader **out, prof_error *err)
 {
     struct stat sb;
@@ -63,7 +55,7 @@ prof_err prof_reader_open(const char *path, prof_reader **out, prof_error *err)
         prof_reader_close(r);
         return e;
     }
-    r->want_prefetch = !pf_one_thread();
+    pf_reader_tune(r, NULL);
     *out = r;
     return PROF_OK;
 }
@@ -289,9 +281,16 @@ static int slim_taken(prof_reader *r, const pf_slim_block *s)
     return 0;
 }
 
-uint64_t pf_reader_helped(const prof_reader *r)
+void pf_reader_tune(prof_reader *r, const prof_tuning *t)
 {
-    return r->helped;
+    r->want_prefetch = r->file.fd >= 0 && tuning_helpers(t);
+    r->pool = tuning_pool(t);
+    r->help = t ? t->reader_help : TUNING_HELP_ON;
+}
+
+int pf_reader_threaded(const prof_reader *r)
+{
+    return r->want_prefetch || r->pf;
 }
 
 int pf_reader_set_slim_fn(prof_reader *r, pf_slim_fn fn, pf_slim_seen_fn seen, void *arg)

@@ -246,7 +246,7 @@ typedef struct pf_help {
  * are the flag's store and the counter's load, so that a side going to
  * sleep either sees the counter moved or is seen to sleep. */
 typedef struct prefetch {
-    pthread_t thread;
+    pool_job job;           /* the producer's thread                      */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     _Atomic uint64_t filled, taken;
@@ -277,6 +277,8 @@ struct prof_reader {
     pf_item ring[PF_RING];  /* ring[0] alone without pf                   */
     prefetch *pf;           /* NULL: blocks are fetched on demand         */
     int want_prefetch;      /* start pf at the first block (file sources) */
+    prof_pool *pool;        /* pf's thread's; NULL: a thread of its own    */
+    tuning_help help;       /* pf_reader_tune                             */
     int block_left;         /* the block fetched last has records left    */
     pf_item *item;          /* that block's item (slim: handed out whole)  */
     decoder dec;            /* the events handed out are this one's       */

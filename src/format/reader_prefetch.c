@@ -350,7 +350,7 @@ static void wake_if(prefetch *pf, atomic_int *asleep, int should)
     }
 }
 
-static void *prefetch_main(void *arg)
+static void prefetch_main(void *arg)
 {
     prefetch *pf = arg;
     prof_reader *r = pf->r;
@@ -371,7 +371,6 @@ static void *prefetch_main(void *arg)
         if (last)
             break;
     }
-    return NULL;
 }
 
 /* Starts fetching ahead; without a thread, blocks are fetched on demand
@@ -382,11 +381,8 @@ static void prefetch_start(prof_reader *r)
     if (!pf)
         return;
     pf->r = r;
-    /* PROF_READER_HELP=0 leaves the producer to fetch alone, =always has
-     * the caller help before every item (tests: the most hand-overs) */
-    const char *help = getenv("PROF_READER_HELP");
-    pf->helped = r->prod.slim_fn && !r->prod.win.on && !(help && strcmp(help, "0") == 0);
-    pf->help.always = help && strcmp(help, "always") == 0;
+    pf->helped = r->prod.slim_fn && !r->prod.win.on && r->help != TUNING_HELP_OFF;
+    pf->help.always = r->help == TUNING_HELP_ALWAYS; /* tests: the most hand-overs */
     if (r->prod.batch_fn && !r->prod.events &&
         !(r->prod.events = malloc(BATCH_EVENTS * sizeof *r->prod.events))) {
         free(pf);
@@ -401,7 +397,7 @@ static void prefetch_start(prof_reader *r)
         free(pf);
         return;
     }
-    if (pthread_create(&pf->thread, NULL, prefetch_main, pf) != 0) {
+    if (!pool_start(r->pool, &pf->job, prefetch_main, pf)) {
         pthread_cond_destroy(&pf->cv);
         pthread_mutex_destroy(&pf->mu);
         free(pf);
@@ -419,7 +415,7 @@ void pf_prefetch_stop(prof_reader *r)
     pthread_mutex_lock(&pf->mu);
     pthread_cond_broadcast(&pf->cv);
     pthread_mutex_unlock(&pf->mu);
-    pthread_join(pf->thread, NULL);
+    pool_join(&pf->job);
     pthread_cond_destroy(&pf->cv);
     pthread_mutex_destroy(&pf->mu);
     r->helped += pf->help.taken;

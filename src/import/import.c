@@ -97,9 +97,9 @@ prof_err import_trace(const char *path, int out_fd, const import_options *o,
     return sink_finish(s, counts, err);
 }
 
-prof_err import_temp_file(int *fd, prof_error *err)
+prof_err import_temp_file(const prof_tuning *t, int *fd, prof_error *err)
 {
-    const char *dir = getenv("TMPDIR");
+    const char *dir = t ? t->tmpdir : NULL;
     if (!dir || !*dir)
         dir = "/tmp";
 #ifdef O_TMPFILE
@@ -132,7 +132,7 @@ prof_err import_to_temp(const char *path, const import_options *o, int *fd,
         return PROF_OK;
     if (output_failed)
         *output_failed = 1;
-    prof_err e = import_temp_file(&t, err);
+    prof_err e = import_temp_file(o ? o->tuning : NULL, &t, err);
     if (e)
         return e;
     /* the import closes the descriptor it writes; this one stays open */

@@ -10,6 +10,7 @@
 
 #include "import/sink.h"
 #include "prof_reader.h"
+#include "util/tuning.h"
 
 typedef enum import_format {
     IMPORT_NONE = 0,   /* not a trace prof imports (a .prof file, or anything else) */
@@ -19,7 +20,7 @@ typedef enum import_format {
 
 typedef struct import_options {
     int python_stacks; /* Kineto: keep python_function events as regions */
-    int yajl_only;     /* Kineto: YAJL reads every event (the fast path's reference, for tests) */
+    const prof_tuning *tuning; /* threads, the fast path, the temporary files' directory */
 } import_options;
 
 /* The format of the file at path, from its first bytes: a gzip stream or
@@ -41,12 +42,13 @@ const char *import_format_name(import_format f); /* "kineto", "nsys", "prof" */
 prof_err import_trace(const char *path, int out_fd, const import_options *o,
                       import_counts *counts, prof_error *err);
 
-/* An unlinked temporary file under $TMPDIR (or /tmp), open for reading
- * and writing: gone from disk when its last descriptor closes. */
-prof_err import_temp_file(int *fd, prof_error *err);
+/* An unlinked temporary file in t's tmpdir (cmd/: $TMPDIR), else /tmp,
+ * open for reading and writing: gone from disk when its last descriptor
+ * closes. */
+prof_err import_temp_file(const prof_tuning *t, int *fd, prof_error *err);
 
 /* For reading a trace in place: when path is a trace (import_detect),
- * imports it into an unlinked temporary file under $TMPDIR (or /tmp) and
+ * imports it into an unlinked temporary file (import_temp_file) and
  * sets *fd to it and profile_path to a path that opens it
  * ("/proc/self/fd/N") for as long as *fd stays open; the caller closes *fd
  * when done. Nothing is left on disk, even if prof is killed. When it is

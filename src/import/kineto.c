@@ -322,7 +322,7 @@ static kin_end yajl_read(kin_parser *p, kin_stream *st)
 #define KIN_SPLIT_MINE (576u << 10)  /* the reader's part, before the guess */
 
 typedef struct kin_helper {
-    pthread_t thread;
+    pool_job thread;
     pthread_mutex_t mu;
     pthread_cond_t go, done;
     int job, quit;          /* under mu                                    */
@@ -378,7 +378,7 @@ static void helper_read(kin_helper *w)
     }
 }
 
-static void *helper_main(void *arg)
+static void helper_main(void *arg)
 {
     kin_helper *w = arg;
     pthread_mutex_lock(&w->mu);
@@ -394,7 +394,6 @@ static void *helper_main(void *arg)
         pthread_cond_signal(&w->done);
     }
     pthread_mutex_unlock(&w->mu);
-    return NULL;
 }
 
 static void helper_wait(kin_helper *w)
@@ -442,7 +441,7 @@ static kin_helper *helper_get(kin_parser *p, kin_stream *st)
     }
     int go = pthread_cond_init(&w->go, NULL) == 0;
     int done = go && pthread_cond_init(&w->done, NULL) == 0;
-    if (done && pthread_create(&w->thread, NULL, helper_main, w) == 0) {
+    if (done && pool_start(tuning_pool(p->tuning), &w->thread, helper_main, w)) {
         st->no_helper = 0;
         return st->helper = w;
     }
@@ -464,7 +463,7 @@ static void helper_end(kin_stream *st)
     w->quit = 1;
     pthread_cond_signal(&w->go);
     pthread_mutex_unlock(&w->mu);
-    pthread_join(w->thread, NULL);
+    pool_join(&w->thread);
     pthread_cond_destroy(&w->done);
     pthread_cond_destroy(&w->go);
     pthread_mutex_destroy(&w->mu);
@@ -718,8 +717,9 @@ prof_err kineto_read(const char *path, import_sink *s, const import_options *o, 
     st.direct = gzdirect(st.gz);
     st.chunk_size = st.direct ? KIN_READ : KIN_CHUNK;
     p->s = s;
+    p->tuning = o ? o->tuning : NULL;
     p->python_stacks = o && o->python_stacks;
-    p->fast = !(o && o->yajl_only);
+    p->fast = !(p->tuning && p->tuning->yajl_only);
     p->out = &p->ev;
     sink_set_epoch(s, 0); /* epoch-microsecond ts, unless baseTimeNanoseconds says */
     kin_queue_start(p);

@@ -132,6 +132,7 @@ typedef struct kin_packbuf {
 
 typedef struct kin_parser {
     import_sink *s;           /* read by both threads (kin_queue)      */
+    const prof_tuning *tuning; /* its threads                          */
     int python_stacks;
     /* what the reader writes, on cache lines of its own: a line that both
      * threads use and one writes goes back and forth between the cores,

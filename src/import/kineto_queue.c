@@ -13,12 +13,12 @@
  * handles them in the same order. Everything else that reaches the sink
  * from the reader (devices, rank, epoch, damage, malformed events) first
  * waits for the thread to catch up (kin_sync), so that the sink sees
- * exactly the calls it would on one thread. PROF_THREADS=1 keeps it on
- * one: the reference the tests compare with. */
+ * exactly the calls it would on one thread. A tuning of one thread
+ * (PROF_THREADS=1) keeps it on one: the reference the tests compare with. */
 #define KIN_QBLOCKS 8u
 
 typedef struct kin_queue {
-    pthread_t thread;
+    pool_job thread;
     pthread_mutex_t mu;
     pthread_cond_t ready; /* a block to handle, or the end     */
     pthread_cond_t freed; /* a block handled                   */
@@ -141,7 +141,7 @@ static size_t unpack(const unsigned char *b, kin_event *e)
 
 /* The thread: handles the blocks in order; after a failure of the sink it
  * only hands them back. */
-static void *kin_handle_events(void *arg)
+static void kin_handle_events(void *arg)
 {
     kin_parser *p = arg;
     kin_queue *q = p->q;
@@ -165,7 +165,6 @@ static void *kin_handle_events(void *arg)
         pthread_cond_signal(&q->freed);
     }
     pthread_mutex_unlock(&q->mu);
-    return NULL;
 }
 
 /* Hands the block being packed over (when it holds anything) and waits
@@ -246,11 +245,11 @@ int kin_queue_adopt(kin_queue *q, unsigned char **packed, size_t n)
     return 1;
 }
 
-/* Starts the thread, unless PROF_THREADS=1, there is one core, or it
- * cannot be had: then events are handled as they close. */
+/* Starts the thread, unless the tuning has no helpers (PROF_THREADS=1,
+ * one core) or it cannot be had: then events are handled as they close. */
 void kin_queue_start(kin_parser *p)
 {
-    if (pf_one_thread())
+    if (!tuning_helpers(p->tuning))
         return;
     kin_queue *q = aligned_alloc(_Alignof(kin_queue), sizeof *q);
     if (!q)
@@ -264,7 +263,7 @@ void kin_queue_start(kin_parser *p)
     int freed = ready && pthread_cond_init(&q->freed, NULL) == 0;
     p->q = q;
     p->out = &q->ev;
-    if (freed && pthread_create(&q->thread, NULL, kin_handle_events, p) == 0)
+    if (freed && pool_start(tuning_pool(p->tuning), &q->thread, kin_handle_events, p))
         return;
     p->q = NULL;
     p->out = &p->ev;
@@ -290,7 +289,7 @@ void kin_queue_end(kin_parser *p)
     q->closing = 1;
     pthread_cond_signal(&q->ready);
     pthread_mutex_unlock(&q->mu);
-    pthread_join(q->thread, NULL);
+    pool_join(&q->thread);
     p->q = NULL;
     p->out = &p->ev;
     pthread_cond_destroy(&q->freed);

@@ -357,7 +357,8 @@ typedef struct mb_queue {
 } mb_queue;
 
 typedef struct mb_join {
-    int off;               /* PROF_MODEL_JOIN=0: nothing joined                   */
+    int off;               /* the tuning's no_join (PROF_MODEL_JOIN=0): nothing
+                              joined, for measuring what it costs (make bench) */
     int hold;              /* regions wait for their launches                     */
     mb_jcall *calls;       /* a ring: call seq is at calls[seq % MB_JOIN_KEPT]    */
     size_t ncalls;         /* slots used (all, once the ring wrapped)             */
@@ -442,7 +443,9 @@ typedef struct model_builder {
     size_t nclasses, cap_classes;
     size_t keep;           /* steps, samples of a series, busy intervals and long
                               calls of all threads kept (MODEL_KEEP)           */
-    int repeat;            /* the repeat path may read regions (repeat.c)        */
+    int repeat;            /* the repeat path may read regions (repeat.c); not
+                              with the tuning's no_repeat (PROF_MODEL_REPEAT=0),
+                              the reference it must match                     */
 } model_builder;
 
 /* qsort for arrays that may be empty (and NULL) */
@@ -478,8 +481,8 @@ uint64_t mb_op_rehash(const void *ctx, uint32_t i);
 /* opcalls.c: numbers the ops of r's regions and kernels on r's thread,
  * folding there the duration sketches of the batches that say seen
  * (model_builder.sketched), and sets r to hand regions over
- * slim (pf_reader_next_slim) with their ops as tags; NULL on one thread
- * (pf_one_thread), when r has begun reading or when memory ran out: read
+ * slim (pf_reader_next_slim) with their ops as tags; NULL when r reads on
+ * the caller's thread alone (pf_reader_threaded), when r has begun reading or when memory ran out: read
  * event by event. finish checks that m's ops are numbered the same and
  * merges those sketches into them (-1: they are not, or memory ran out);
  * abort ends r's reading (its thread stopped). Both free c. */
@@ -500,11 +503,9 @@ int mb_step_add(model_builder *b, const prof_event *ev);
 int mb_sample_add(model_builder *b, const prof_event *ev, int is_memory);
 int mb_steps_series_finish(profile_model *m);
 void mb_series_index_free(model_builder *b); /* b's indexes of the series */
-size_t mb_keep_limit(void);
+size_t mb_keep_limit(const prof_tuning *t); /* its model_keep, if 16 to 2^30 */
 void mb_step_totals_free(model_step_totals *t);
 
-/* repeat.c; mb_repeat_allowed: PROF_MODEL_REPEAT is not 0 */
-int mb_repeat_allowed(void);
 /* What the call tree takes of a region: a region event's fields, or a
  * region handed over slim (pf_slim), by the same names. */
 typedef struct mb_reg {

@@ -392,10 +392,8 @@ int mb_join_release_all(model_builder *b)
  * imported trace). */
 void mb_join_start(model_builder *b, const cJSON *meta)
 {
-    const char *off = getenv("PROF_MODEL_JOIN");
     stats_init(&b->m->launch_all, MODEL_NONE, MODEL_NONE);
-    /* PROF_MODEL_JOIN=0: no join, for measuring what it costs (make bench) */
-    if ((b->join.off = off && strcmp(off, "0") == 0))
+    if (b->join.off)
         return;
     const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(meta, "config");
     const cJSON *cuda = cJSON_GetObjectItemCaseSensitive(cfg, "cuda");

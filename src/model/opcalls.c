@@ -20,9 +20,9 @@
  * sketch of all the values, whatever their order and split (sketch.h), so
  * its count, extremes and quantiles are the same; every other figure is
  * folded in file order on the loading thread. The model's figures are
- * thus bit for bit the one-thread build's. PROF_THREADS=1, or a single
- * processor (pf_one_thread, which also keeps the reader on one thread),
- * reads event by event with no tags: the one-thread build that
+ * thus bit for bit the one-thread build's. A reader without a thread
+ * (PROF_THREADS=1, a single processor: pf_reader_threaded) is read event
+ * by event with no tags: the one-thread build that
  * tests/unit/model_threads.c compares with. */
 #include <stdlib.h>
 #include <string.h>
@@ -119,7 +119,7 @@ static void sketch_calls(void *arg, const pf_slim *v, size_t n, const prof_event
 
 mb_calls *mb_calls_start(prof_reader *r)
 {
-    if (pf_one_thread())
+    if (!pf_reader_threaded(r))
         return NULL;
     mb_calls *c = calloc(1, sizeof *c);
     if (!c)

@@ -489,8 +489,8 @@ static void progress_report(prof_reader *r, model_progress_fn progress, void *ar
     }
 }
 
-static prof_err model_build(prof_reader *r, profile_model *m, model_progress_fn progress,
-                            void *arg, prof_error *err)
+static prof_err model_build(prof_reader *r, const prof_tuning *t, profile_model *m,
+                            model_progress_fn progress, void *arg, prof_error *err)
 {
     model_builder b;
     const prof_event *evs;
@@ -500,8 +500,9 @@ static prof_err model_build(prof_reader *r, profile_model *m, model_progress_fn 
     memset(&b, 0, sizeof b);
     b.m = m;
     b.free_node = MODEL_NONE;
-    b.keep = mb_keep_limit();
-    b.repeat = mb_repeat_allowed();
+    b.keep = mb_keep_limit(t);
+    b.repeat = !(t && t->no_repeat);
+    b.join.off = t && t->no_join;
     b.calls = mb_calls_start(r); /* NULL: read event by event */
     m->rank = m->world_size = -1;
     m->first_ns = UINT64_MAX;
@@ -553,27 +554,22 @@ nomem:
     return prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
 }
 
-prof_err profile_model_load(const char *path, profile_model *m, model_progress_fn progress,
-                            void *arg, prof_error *err)
+prof_err profile_model_load(const char *path, const prof_tuning *t, profile_model *m,
+                            model_progress_fn progress, void *arg, prof_error *err)
 {
     prof_reader *r;
     memset(m, 0, sizeof *m);
     prof_err e = prof_reader_open(path, &r, err);
     if (e)
         return e;
-    e = model_build(r, m, progress, arg, err);
+    pf_reader_tune(r, t);
+    e = model_build(r, t, m, progress, arg, err);
     prof_reader_close(r);
     if (e == PROF_OK && !(m->path = strdup(path))) {
         profile_model_free(m);
         return prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
     }
     return e;
-}
-
-prof_err profile_model_load_reader(prof_reader *r, profile_model *m, prof_error *err)
-{
-    memset(m, 0, sizeof *m);
-    return model_build(r, m, NULL, NULL, err);
 }
 
 void profile_model_free(profile_model *m)

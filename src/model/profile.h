@@ -16,6 +16,7 @@
 #include "model/sketch.h"
 #include "model/timebatch.h"
 #include "prof_reader.h"
+#include "util/tuning.h"
 
 #define MODEL_NONE UINT32_MAX
 
@@ -85,8 +86,9 @@ typedef struct model_thread {
  * series: past it, a deterministic pseudo-random half of them, then a
  * quarter, ... (series.c), so that memory does not grow with the length of
  * the run. What must be exact is counted over every step and sample as
- * they arrive (model_step_totals, model_series). PROF_MODEL_KEEP=N (16 or
- * more) sets another limit, for tests of the thinning. */
+ * they arrive (model_step_totals, model_series). The tuning's model_keep
+ * (PROF_MODEL_KEEP=N, 16 or more) sets another limit, for tests of the
+ * thinning. */
 #define MODEL_KEEP 65536u
 
 typedef struct model_step {
@@ -335,11 +337,8 @@ typedef struct profile_model {
  * plus a builder bounded by the distinct call paths below one outermost
  * region, a few hundred KiB per GPU device at most, and the reader's block. */
 typedef void (*model_progress_fn)(uint64_t done, uint64_t total, void *arg);
-prof_err profile_model_load(const char *path, profile_model *m, model_progress_fn progress,
-                            void *arg, prof_error *err);
-
-/* The same from an open reader (used by tests over memory). */
-prof_err profile_model_load_reader(prof_reader *r, profile_model *m, prof_error *err);
+prof_err profile_model_load(const char *path, const prof_tuning *t, profile_model *m,
+                            model_progress_fn progress, void *arg, prof_error *err);
 
 void profile_model_free(profile_model *m);
 

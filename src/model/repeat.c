@@ -110,14 +110,6 @@ void mb_rep_flush_sums(profile_model *m, mb_rep_learned *l)
     l->commits = 0;
 }
 
-/* PROF_MODEL_REPEAT=0 reads every region the general way: the reference
- * the repeat path must match, and a way to take it out when measuring. */
-int mb_repeat_allowed(void)
-{
-    const char *v = getenv("PROF_MODEL_REPEAT");
-    return !(v && strcmp(v, "0") == 0);
-}
-
 /* The first region of an outermost region: repeat a kind learned, or read
  * the general way and learn it. */
 static void rep_begin(const model_builder *b, mb_thread *t, const mb_reg *reg, uint32_t op)

@@ -15,7 +15,6 @@
 
 #include <cjson/cJSON.h>
 
-#include "format/format.h"
 #include "import/import.h"
 #include "model/profile.h"
 #include "model/runset.h"
@@ -42,7 +41,8 @@ static double meta_num(const cJSON *meta, const char *key, double fallback)
 /* *is_profile set with *m filled when path is a profile or a trace that
  * imports into one (its rank is in the imported metadata), cleared when it
  * is neither; or the reader's or the import's error. */
-static prof_err probe(const char *path, member *m, int *is_profile, prof_error *err)
+static prof_err probe(const char *path, const prof_tuning *t, member *m, int *is_profile,
+                      prof_error *err)
 {
     prof_reader *r = NULL;
     prof_error e = { PROF_OK, "" };
@@ -50,7 +50,8 @@ static prof_err probe(const char *path, member *m, int *is_profile, prof_error *
     int fd = -1;
     *is_profile = 0;
     prof_err rc = PROF_OK;
-    if ((rc = import_to_temp(path, NULL, &fd, readable, sizeof readable, NULL, &e)) != PROF_OK)
+    import_options io = { .tuning = t };
+    if ((rc = import_to_temp(path, &io, &fd, readable, sizeof readable, NULL, &e)) != PROF_OK)
         return prof_error_set(err, rc, "cannot import '%s': %s", prof_error_subject(shown, path),
                               e.message);
     rc = prof_reader_open(fd >= 0 ? readable : path, &r, &e);
@@ -118,8 +119,9 @@ prof_err runset_list_files(const char *dir, char ***out, size_t *n, prof_error *
     return rc;
 }
 
-/* Every file probed, on one thread per core: a directory of traces is
- * imported once each to learn their ranks, which is most of its scan. */
+/* Every file probed, on as many threads as the tuning has: a directory of
+ * traces is imported once each to learn their ranks, which is most of its
+ * scan. */
 typedef struct probe_work {
     char **paths;
     member *m;
@@ -127,43 +129,28 @@ typedef struct probe_work {
     prof_err *rc;
     prof_error *err;
     size_t n;
+    const prof_tuning *tuning;
     atomic_size_t next;
 } probe_work;
 
-static void *probe_thread(void *arg)
+static void probe_some(void *arg)
 {
     probe_work *w = arg;
     for (size_t i; (i = atomic_fetch_add(&w->next, 1)) < w->n;) {
         w->m[i] = (member){ w->paths[i], -1, -1, 0, 0 };
-        w->rc[i] = probe(w->paths[i], &w->m[i], &w->is_profile[i], &w->err[i]);
+        w->rc[i] = probe(w->paths[i], w->tuning, &w->m[i], &w->is_profile[i], &w->err[i]);
     }
-    return NULL;
-}
-
-static void probe_all(probe_work *w)
-{
-    long cores = pf_one_thread() ? 1 : sysconf(_SC_NPROCESSORS_ONLN);
-    size_t threads = cores < 1 ? 1 : (size_t)cores, started = 0;
-    if (threads > w->n)
-        threads = w->n ? w->n : 1;
-    pthread_t tid[64];
-    if (threads > 64)
-        threads = 64;
-    for (size_t t = 1; t < threads; t++)
-        started += pthread_create(&tid[started], NULL, probe_thread, w) == 0;
-    probe_thread(w);
-    for (size_t t = 0; t < started; t++)
-        pthread_join(tid[t], NULL);
 }
 
 /* The regular files of dir that are profiles, sorted by name. */
-static prof_err scan(const char *dir, member **out, size_t *n, size_t *skipped, prof_error *err)
+static prof_err scan(const char *dir, const prof_tuning *t, member **out, size_t *n,
+                     size_t *skipped, prof_error *err)
 {
     char **paths;
     size_t npaths;
     *out = NULL;
     prof_err rc = runset_list_files(dir, &paths, &npaths, err);
-    probe_work w = { .paths = paths, .n = npaths };
+    probe_work w = { .paths = paths, .n = npaths, .tuning = t };
     atomic_init(&w.next, 0);
     if (rc == PROF_OK) {
         w.m = calloc(npaths ? npaths : 1, sizeof *w.m);
@@ -173,8 +160,9 @@ static prof_err scan(const char *dir, member **out, size_t *n, size_t *skipped, 
         if (!w.m || !w.is_profile || !w.rc || !w.err)
             rc = prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
     }
+    unsigned width = tuning_threads(t);
     if (rc == PROF_OK)
-        probe_all(&w);
+        pool_fan_out(tuning_pool(t), npaths < width ? (unsigned)npaths : width, probe_some, &w);
     size_t kept = 0;
     for (size_t i = 0; rc == PROF_OK && i < npaths; i++) {
         if (w.rc[i] != PROF_OK) { /* the first failure in name order */
@@ -255,12 +243,12 @@ static prof_err assemble(member *v, size_t n, size_t nruns, runset *out, prof_er
     return PROF_OK;
 }
 
-static prof_err find_dir(const char *path, runset *out, prof_error *err)
+static prof_err find_dir(const char *path, const prof_tuning *t, runset *out, prof_error *err)
 {
     member *v = NULL;
     size_t n = 0, nruns = 0;
     char shown[PROF_SUBJECT_MAX];
-    prof_err rc = scan(path, &v, &n, &out->skipped, err);
+    prof_err rc = scan(path, t, &v, &n, &out->skipped, err);
     if (rc == PROF_OK && n == 0)
         rc = prof_error_set(err, PROF_ERR_EMPTY, "no profiles in directory '%s'",
                             prof_error_subject(shown, path));
@@ -276,13 +264,13 @@ static prof_err find_dir(const char *path, runset *out, prof_error *err)
     return rc;
 }
 
-prof_err runset_find(const char *path, runset *out, prof_error *err)
+prof_err runset_find(const char *path, const prof_tuning *t, runset *out, prof_error *err)
 {
     struct stat st;
     memset(out, 0, sizeof *out);
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
         out->is_dir = 1;
-        prof_err rc = find_dir(path, out, err);
+        prof_err rc = find_dir(path, t, out, err);
         if (rc != PROF_OK)
             runset_free(out);
         return rc;

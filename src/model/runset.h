@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "prof_reader.h"
+#include "util/tuning.h"
 
 #define RUNSET_JOB_WINDOW_NS (120ull * 1000000000ull) /* ranks start within 2 minutes */
 
@@ -30,10 +31,11 @@ typedef struct runset {
  * content is a profile or a trace prof imports (import.h; names starting
  * with '.' are skipped), grouped into
  * runs; anything else is one run of one profile, left for the caller to
- * open (and report). Errors: PROF_ERR_IO (an unreadable directory),
+ * open (and report). The files are probed on t's threads: a directory of
+ * traces is imported once each to learn their ranks. Errors: PROF_ERR_IO (an unreadable directory),
  * PROF_ERR_EMPTY (a directory without profiles), the reader's error for a
  * file that starts as a profile but cannot be opened, PROF_ERR_NOMEM. */
-prof_err runset_find(const char *path, runset *out, prof_error *err);
+prof_err runset_find(const char *path, const prof_tuning *t, runset *out, prof_error *err);
 void runset_free(runset *s);
 
 /* The regular files of dir (names starting with '.' left out), sorted by

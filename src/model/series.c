@@ -16,14 +16,10 @@
 
 #include "model/build.h"
 
-size_t mb_keep_limit(void)
+size_t mb_keep_limit(const prof_tuning *t)
 {
-    const char *v = getenv("PROF_MODEL_KEEP");
-    char *end;
-    unsigned long long n = v ? strtoull(v, &end, 10) : 0;
-    if (!v || *end || end == v || n < 16 || n > (1ull << 30))
-        return MODEL_KEEP;
-    return (size_t)n;
+    size_t n = t ? t->model_keep : 0;
+    return n < 16 || n > (1u << 30) ? MODEL_KEEP : n;
 }
 
 /* A step by its end, a sample by its time: the sample the recorder takes

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/format.h"
 #include "model/summary.h"
 #include "util/error.h"
 #include "util/vec.h"
@@ -59,7 +60,8 @@ static prof_err summary_add(profile_summary *s, const prof_event *ev)
     return PROF_OK;
 }
 
-prof_err profile_summary_read(const char *path, profile_summary *out, prof_error *err)
+prof_err profile_summary_read(const char *path, const prof_tuning *t, profile_summary *out,
+                              prof_error *err)
 {
     prof_reader *r;
     prof_event ev;
@@ -69,6 +71,7 @@ prof_err profile_summary_read(const char *path, profile_summary *out, prof_error
     prof_err e = prof_reader_open(path, &r, err);
     if (e)
         return e;
+    pf_reader_tune(r, t);
     prof_reader_version(r, &out->major, &out->minor);
     if (!(out->metadata = strdup(prof_reader_metadata(r)))) {
         prof_reader_close(r);

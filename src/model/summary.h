@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "prof_reader.h"
+#include "util/tuning.h"
 
 typedef struct summary_thread {
     uint32_t index;
@@ -33,7 +34,8 @@ typedef struct profile_summary {
 /* Reads the whole file once. A cut-short file is summarised up to its last
  * intact block (status.truncated says so); damage in a file that was closed
  * cleanly is an error. */
-prof_err profile_summary_read(const char *path, profile_summary *out, prof_error *err);
+prof_err profile_summary_read(const char *path, const prof_tuning *t, profile_summary *out,
+                              prof_error *err);
 void profile_summary_free(profile_summary *s);
 
 #endif

@@ -219,7 +219,7 @@ static enum MHD_Result answer_events(const view_server *s, struct MHD_Connection
     if (other && !(path = s->cfg.job->path(s->cfg.job->ctx, rank, &found, why, sizeof why)))
         return answer_job_failure(s, c, found, why);
     prof_error err = { PROF_OK, "" };
-    char *json = timeline_window_json(path, &q, &err);
+    char *json = timeline_window_json(path, s->cfg.tuning, &q, &err);
     if (!json)
         return respond_text(s, c, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot read the profile\n");
     return respond(s, c, MHD_HTTP_OK, "application/json", json, strlen(json),

@@ -36,6 +36,7 @@ typedef struct view_server_config {
     const char *view_json;  /* the page's data (view_document)                */
     const char *compare_json; /* the comparison as JSON text, or NULL         */
     const view_job_source *job; /* a job's other ranks, or NULL              */
+    const prof_tuning *tuning;  /* how windows of the profiles are read       */
 } view_server_config;
 
 typedef struct view_server view_server;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/format.h"
 #include "model/profile.h"
 #include "util/error.h"
 #include "util/hmap.h"
@@ -330,7 +331,8 @@ static void state_free(tl_state *st)
     free(st->marks);
 }
 
-char *timeline_window_json(const char *path, const timeline_query *q, prof_error *err)
+char *timeline_window_json(const char *path, const prof_tuning *t, const timeline_query *q,
+                           prof_error *err)
 {
     tl_state st = { .q = q };
     prof_reader *r = NULL;
@@ -339,6 +341,7 @@ char *timeline_window_json(const char *path, const timeline_query *q, prof_error
     FILE *f = NULL;
     if (prof_reader_open(path, &r, err) != PROF_OK)
         goto out;
+    pf_reader_tune(r, t);
     prof_reader_set_window(r, q->t0_ns, q->t1_ns);
     st.heap = malloc((q->limit ? q->limit : 1) * sizeof *st.heap);
     st.steps = malloc(STEP_LIMIT * sizeof *st.steps);

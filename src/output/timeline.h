@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "prof_reader.h"
+#include "util/tuning.h"
 
 #define TIMELINE_ALL_THREADS (-1)
 #define TIMELINE_GPU_ONLY (-2)
@@ -30,7 +31,8 @@ typedef struct timeline_query {
  * kind: 0-4 the region's prof_kind, 5 GPU kernel, 6 copy, 7 memset, 8
  * communication kernel (NCCL). Lanes: threads by index, then GPU streams by
  * device and stream. Events are in start order. NULL with err set when the
- * file cannot be read. */
-char *timeline_window_json(const char *path, const timeline_query *q, prof_error *err);
+ * file cannot be read. The file is read as t says (its threads). */
+char *timeline_window_json(const char *path, const prof_tuning *t, const timeline_query *q,
+                           prof_error *err);
 
 #endif

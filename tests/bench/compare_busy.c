@@ -70,7 +70,7 @@ static int analyze(const char *path, const analysis_options *o, cJSON **out)
 {
     profile_model m;
     prof_error err = { PROF_OK, "" };
-    if (profile_model_load(path, &m, NULL, NULL, &err) != PROF_OK) {
+    if (profile_model_load(path, NULL, &m, NULL, NULL, &err) != PROF_OK) {
         fprintf(stderr, "compare_busy: cannot read '%s': %s\n", path, err.message);
         return -1;
     }

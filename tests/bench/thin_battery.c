@@ -27,7 +27,7 @@
 #include "synth.h"
 
 #define STEPS 16000u
-#define KEEP "1024"
+#define KEEP 1024
 #define STEP_NS 20e6
 #define PHI 0.7
 #define CHECKPOINT 500u
@@ -67,15 +67,13 @@ static int write_run(const char *path, const run_shape *r)
     return synth_close(s, &err);
 }
 
-static cJSON *report_of(const char *path, const char *keep)
+/* keep: the steps and samples kept (0: MODEL_KEEP) */
+static cJSON *report_of(const char *path, size_t keep)
 {
-    if (keep)
-        setenv("PROF_MODEL_KEEP", keep, 1);
-    else
-        unsetenv("PROF_MODEL_KEEP");
+    prof_tuning t = { .model_keep = keep };
     profile_model m;
     prof_error err;
-    if (profile_model_load(path, &m, NULL, NULL, &err) != PROF_OK)
+    if (profile_model_load(path, &t, &m, NULL, NULL, &err) != PROF_OK)
         return NULL;
     const profile_model *one[1] = { &m };
     analysis_options o;
@@ -161,9 +159,9 @@ static void one_case(tally *t, unsigned c, const char *dir)
     slow.slower = 1.1;
     if (write_run(pa, &a) || write_run(pb, &b) || write_run(pc, &slow))
         return;
-    cJSON *wa = report_of(pa, NULL), *ta = report_of(pa, KEEP);
-    cJSON *wb = report_of(pb, NULL), *tb = report_of(pb, KEEP);
-    cJSON *wc = report_of(pc, NULL), *tc = report_of(pc, KEEP);
+    cJSON *wa = report_of(pa, 0), *ta = report_of(pa, KEEP);
+    cJSON *wb = report_of(pb, 0), *tb = report_of(pb, KEEP);
+    cJSON *wc = report_of(pc, 0), *tc = report_of(pc, KEEP);
     if (wa && ta && wb && tb && wc && tc) {
         t->cases++;
         double kept = num(ta, "summary.steps_kept");
@@ -218,8 +216,8 @@ int main(int argc, char **argv)
         fputs("thin_battery: no case could be written and read\n", stderr);
         return 1;
     }
-    printf("%u runs of %u steps, each read whole and keeping %s steps and samples "
-           "(kept %.0f to %.0f steps)\n\n", t.cases, STEPS, KEEP, t.kept_min, t.kept_max);
+    printf("%u runs of %u steps, each read whole and keeping %u steps and samples "
+           "(kept %.0f to %.0f steps)\n\n", t.cases, STEPS, (unsigned)KEEP, t.kept_min, t.kept_max);
     printf("%-44s %8s\n", "thinned against whole", "cases");
     printf("%-44s %4u/%u\n", "step_outliers count the same", t.outliers_same, t.cases);
     printf("%-44s %4u/%u\n", "mean step time the same", t.mean_same, t.cases);

@@ -1,14 +1,14 @@
 /* fuzz_analyze.c - libFuzzer target over everything `prof analyze`,
  * `prof compare` and `prof view` do with a profile once it is read: the
- * model is built from the input (opened from memory, as given and with its
- * checksums repaired), its promises are checked (indexes in range, steps,
+ * model is built from the input (as given and with its checksums
+ * repaired, through a memfd), its promises are checked (indexes in range, steps,
  * samples and sync sites in their order), then the report is built and
  * rendered as text (plain and styled), JSON (which must parse back), CSV
  * (every table) and HTML, the profile is compared with itself (which must
  * find no regression) and the comparison rendered, and the dashboard's
  * page data is built for one and for two profiles. Inputs whose last byte
  * is odd are read with the model's limit on kept steps and samples at its
- * least (PROF_MODEL_KEEP=16), so that thinning a long run (series.c) is
+ * least (model_keep 16), so that thinning a long run (series.c) is
  * fuzzed too. Output goes to /dev/null or memory; nothing touches the
  * disk. */
 #include <stdint.h>
@@ -153,15 +153,14 @@ static void analyze(const profile_model *m)
     }
 }
 
+/* odd last byte: the least limit on kept steps and samples */
+static prof_tuning tuning;
+
 static void load_and_analyze(const uint8_t *data, size_t size)
 {
-    prof_reader *r = NULL;
     prof_error err = { PROF_OK, "" };
-    if (prof_reader_open_memory(data, size, &r, &err) != PROF_OK)
-        return;
     profile_model m;
-    prof_err e = profile_model_load_reader(r, &m, &err);
-    prof_reader_close(r);
+    prof_err e = profile_model_load(fuzz_as_file(data, size), &tuning, &m, NULL, NULL, &err);
     if (e != PROF_OK) {
         CHECK(err.code == e && err.message[0] != '\0');
         profile_model_free(&m);
@@ -174,10 +173,7 @@ static void load_and_analyze(const uint8_t *data, size_t size)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size && (data[size - 1] & 1))
-        setenv("PROF_MODEL_KEEP", "16", 1);
-    else
-        unsetenv("PROF_MODEL_KEEP");
+    tuning.model_keep = size && (data[size - 1] & 1) ? 16 : 0;
     fuzz_as_given_and_repaired(data, size, load_and_analyze);
     return 0;
 }

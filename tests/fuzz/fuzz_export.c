@@ -63,7 +63,7 @@ static cJSON *window(const char *path, uint64_t t0, uint64_t t1, long thread, si
 {
     timeline_query q = { t0, t1, thread, limit };
     prof_error err = { PROF_OK, "" };
-    char *json = timeline_window_json(path, &q, &err);
+    char *json = timeline_window_json(path, NULL, &q, &err);
     if (!json) {
         CHECK(err.code != PROF_OK && err.message[0] != '\0');
         return NULL;

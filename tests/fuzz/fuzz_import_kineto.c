@@ -6,7 +6,7 @@
  * importer's errors with its message; an accepted input always finishes
  * into a profile that opens, reads to its clean end and loads, and holds,
  * type by type, the events its metadata's import counts say. The same
- * input read by YAJL alone (import_options.yajl_only) must give the same
+ * input read by YAJL alone (prof_tuning.yajl_only) must give the same
  * status, message and profile, byte for byte: the fast path (jscan.c)
  * reads exactly what YAJL reads. Seeds: the era fixtures of
  * testdata/kineto (tests/fuzz/corpus-import_kineto), and shapes broken
@@ -75,7 +75,7 @@ static void read_back(const char *path)
     cJSON_Delete(meta);
     prof_reader_close(r);
     profile_model m;
-    CHECK(profile_model_load(path, &m, NULL, NULL, &err) == PROF_OK);
+    CHECK(profile_model_load(path, NULL, &m, NULL, NULL, &err) == PROF_OK);
     CHECK(m.region_events == regions);
     profile_model_free(&m);
 }
@@ -128,7 +128,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int keep, ref_keep;
     prof_err e = import_into(trace, &o, &keep, &err);
     /* the fast path reads exactly as YAJL alone does */
-    o.yajl_only = 1;
+    static const prof_tuning yajl_only = { .yajl_only = 1 };
+    o.tuning = &yajl_only;
     prof_err ref = import_into(trace, &o, &ref_keep, &ref_err);
     CHECK(e == ref && strcmp(err.message, ref_err.message) == 0);
     if (e != PROF_OK) {

@@ -218,7 +218,7 @@ static void summarise(const uint8_t *data, size_t size)
     const char *path = fuzz_as_file(data, size);
     profile_summary s;
     prof_error err = { PROF_OK, "" };
-    prof_err e = profile_summary_read(path, &s, &err);
+    prof_err e = profile_summary_read(path, NULL, &s, &err);
     if (e == PROF_OK || s.metadata) {
         uint64_t sum = s.gpu_events;
         for (uint32_t i = 0; i < s.nthreads; i++)

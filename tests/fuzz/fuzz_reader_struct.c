@@ -534,7 +534,7 @@ static void model_back(const char *path, const prof_read_status *st, int valid)
 {
     profile_model m;
     prof_error err = { PROF_OK, "" };
-    prof_err e = profile_model_load(path, &m, NULL, NULL, &err);
+    prof_err e = profile_model_load(path, NULL, &m, NULL, NULL, &err);
     if (e != PROF_OK) {
         CHECK(known_error(e) && err.message[0] != '\0');
         CHECK(!valid);

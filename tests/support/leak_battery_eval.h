@@ -62,7 +62,7 @@ static inline cJSON *lb_report(const char *path)
 {
     profile_model m;
     prof_error err = { PROF_OK, "" };
-    if (profile_model_load(path, &m, NULL, NULL, &err) != PROF_OK)
+    if (profile_model_load(path, NULL, &m, NULL, NULL, &err) != PROF_OK)
         return NULL;
     const profile_model *one[1] = { &m };
     cJSON *r = report_build(one, 1, NULL, &err);

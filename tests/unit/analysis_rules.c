@@ -242,9 +242,11 @@ Test(analysis_rules, a_region_that_waits_for_another_thread_is_not_hot)
 
     /* thinned (rules.md §4.1), 92% covered: the same verdict, and the note
      * says so */
-    cr_assert_eq(setenv("PROF_MODEL_KEEP", "300", 1), 0);
-    r = au_report(write_backward_ops("waits_thinned.prof", 1, 230), NULL);
-    unsetenv("PROF_MODEL_KEEP");
+    static const prof_tuning keep300 = { .model_keep = 300 };
+    analysis_options thin;
+    analysis_options_default(&thin);
+    thin.tuning = &keep300;
+    r = au_report(write_backward_ops("waits_thinned.prof", 1, 230), &thin);
     cr_assert_null(au_finding(r, "hot_operation", "backward"), "its thread waits");
     note = au_note(r, "backward (");
     cr_assert(note && strstr(note, "measured over a sample of 1 ms windows"), "%s",

@@ -1,7 +1,7 @@
 /* analysis_threads.c - a report whose leak fits ran on a second thread
- * beside the step analysis and the first sections (src/analysis/report.c)
- * is the report built on
- * one thread (PROF_THREADS=1), byte for byte: on testdata/demo.prof, on runs
+ * beside the step analysis and the first sections (src/analysis/report.c),
+ * a thread of its own or one from a pool, is the report built on one
+ * thread (a tuning of one thread, PROF_THREADS=1), byte for byte: on testdata/demo.prof, on runs
  * of one to nine memory series of different shapes (leaks, flat noise,
  * sawtooth, a late leak, a series sampled more often than steps), and on a
  * case of every class of the leak battery. Built also under
@@ -24,15 +24,30 @@ static void teardown(void)
 
 TestSuite(analysis_threads, .fini = teardown);
 
-/* The report of path as compact JSON, built on one thread or on two. */
-static char *report_text(const char *path, int one_thread)
+/* How a report is built: on one thread, with threads of their own (the
+ * default tuning), or with threads from a pool (the tool's). */
+enum { ONE_THREAD, OWN_THREADS, POOLED };
+
+static const prof_tuning *tuning_of(int how)
 {
-    if (one_thread)
-        cr_assert_eq(setenv("PROF_THREADS", "1", 1), 0);
-    else
-        cr_assert_eq(unsetenv("PROF_THREADS"), 0);
-    cJSON *r = au_report(path, NULL);
-    cr_assert_eq(unsetenv("PROF_THREADS"), 0);
+    static const prof_tuning one = { .threads = 1 };
+    static prof_tuning pooled;
+    if (how == ONE_THREAD)
+        return &one;
+    if (how == OWN_THREADS)
+        return NULL;
+    if (!pooled.pool)
+        cr_assert_not_null(pooled.pool = pool_new(2));
+    return &pooled;
+}
+
+/* The report of path as compact JSON, built as how says. */
+static char *report_text(const char *path, int how)
+{
+    analysis_options o;
+    analysis_options_default(&o);
+    o.tuning = tuning_of(how);
+    cJSON *r = au_report(path, &o);
     char *text = cJSON_PrintUnformatted(r);
     cr_assert_not_null(text, "printing the report of %s", path);
     cJSON_Delete(r);
@@ -41,11 +56,15 @@ static char *report_text(const char *path, int one_thread)
 
 static void assert_same_both_ways(const char *path, const char *what)
 {
-    char *one = report_text(path, 1), *two = report_text(path, 0);
+    char *one = report_text(path, ONE_THREAD), *two = report_text(path, OWN_THREADS);
+    char *pooled = report_text(path, POOLED);
     cr_assert(strcmp(one, two) == 0, "%s: the report on two threads differs from one thread's",
+              what);
+    cr_assert(strcmp(one, pooled) == 0, "%s: the report with a pool differs from one thread's",
               what);
     free(one);
     free(two);
+    free(pooled);
 }
 
 /* Bytes of series k at step i: four shapes in turn, each at its own level. */

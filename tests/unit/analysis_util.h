@@ -25,18 +25,25 @@ static inline void au_assert_valid(const cJSON *doc, const char *schema_path, co
     cr_assert(ok, "%s does not match its schema: %s", what, why);
 }
 
-static inline void au_load(const char *path, profile_model *m)
+/* path loaded as t says (NULL: the default tuning). */
+static inline void au_load_tuned(const char *path, const prof_tuning *t, profile_model *m)
 {
     prof_error err = { 0 };
-    prof_err rc = profile_model_load(path, m, NULL, NULL, &err);
+    prof_err rc = profile_model_load(path, t, m, NULL, NULL, &err);
     cr_assert_eq(rc, PROF_OK, "loading %s: %s", path, err.message);
 }
 
-/* The report of one file with options o (NULL: defaults). */
+static inline void au_load(const char *path, profile_model *m)
+{
+    au_load_tuned(path, NULL, m);
+}
+
+/* The report of one file with options o (NULL: defaults), loaded with
+ * o's tuning. */
 static inline cJSON *au_report(const char *path, const analysis_options *o)
 {
     profile_model m;
-    au_load(path, &m);
+    au_load_tuned(path, o ? o->tuning : NULL, &m);
     const profile_model *one[1] = { &m };
     prof_error err = { 0 };
     cJSON *r = report_build(one, 1, o, &err);

@@ -1,7 +1,7 @@
 /* format_batch_fn.c - prof_reader_set_batch_fn: the function sees, in
  * order, exactly the events the reader hands out when reading ends with
  * 0, on the reader's thread (files) or the caller's (memory, and
- * PROF_THREADS=1); what it saw when reading fails at damage begins with
+ * a tuning of one thread); what it saw when reading fails at damage begins with
  * what was handed out; closing halfway stops it; it cannot be set once
  * reading has begun. Built also under ThreadSanitizer (TSAN_UNITS): the
  * function runs on the producing thread and the test reads what it kept
@@ -84,6 +84,9 @@ static void write_profile(const char *path, int crashed)
     cr_assert_eq(rc, 0, "writing %s: %s", path, err.message);
 }
 
+/* How the readers of a test read: the default, or one thread. */
+static prof_tuning tuning;
+
 /* The events handed out, as a list, and those the function saw, from
  * the file at path (or its bytes in memory, from_memory). */
 static void read_both(const char *path, int from_memory, fu_list *out, seen *saw)
@@ -98,6 +101,7 @@ static void read_both(const char *path, int from_memory, fu_list *out, seen *saw
         cr_assert_eq(prof_reader_open_memory(data, size, &r, &err), PROF_OK, "%s", err.message);
     } else {
         cr_assert_eq(prof_reader_open(path, &r, &err), PROF_OK, "%s", err.message);
+        pf_reader_tune(r, &tuning);
     }
     cr_assert_eq(prof_reader_set_batch_fn(r, keep, saw), 0);
     fu_drain_batch(r, out); /* closes r */
@@ -138,9 +142,8 @@ Test(format_batch_fn, one_thread)
 {
     const char *path = fu_path("clean.prof");
     write_profile(path, 0);
-    cr_assert_eq(setenv("PROF_THREADS", "1", 1), 0);
+    tuning.threads = 1;
     check_file(path, 1);
-    cr_assert_eq(unsetenv("PROF_THREADS"), 0);
 }
 
 Test(format_batch_fn, crashed_run)

@@ -1,8 +1,8 @@
 /* format_slim.c - pf_reader_set_slim_fn and pf_reader_next_slim: a reader
  * handing regions over slim gives, region for region, the events that
  * reading event by event gives, with the same status and errors, on the
- * reader's thread (files) and without one (memory, PROF_THREADS=1); the
- * regions its function tags come slim and everything else whole; a slim
+ * reader's thread (files) and without one (memory, a tuning of one
+ * thread); the regions its function tags come slim and everything else whole; a slim
  * reader refuses to be read event by event; it cannot be set once reading
  * has begun; abandoning it stops its function; a reader's thread ahead of
  * its caller shows the seen function the blocks whose batches say so, and
@@ -62,6 +62,10 @@ static void write_profile(const char *path, int crashed)
     cr_assert_eq(rc, 0, "writing %s: %s", path, err.message);
 }
 
+/* How the slim readers of a test read (each test runs in a process of
+ * its own): the default, one thread, or the caller's help as set. */
+static prof_tuning tuning;
+
 /* The file at path opened to be read slim with fu_slim_tag and
  * fu_slim_seen over names, from its bytes in memory when from_memory
  * (*data, freed by the caller after closing; NULL otherwise). */
@@ -77,6 +81,7 @@ static prof_reader *open_slim(const char *path, int from_memory, uint8_t **data,
         cr_assert_eq(prof_reader_open_memory(*data, size, &r, &err), PROF_OK, "%s", err.message);
     } else {
         cr_assert_eq(prof_reader_open(path, &r, &err), PROF_OK, "%s", err.message);
+        pf_reader_tune(r, &tuning);
     }
     cr_assert_eq(pf_reader_set_slim_fn(r, fu_slim_tag, fu_slim_seen, names), 0);
     return r;
@@ -141,9 +146,8 @@ Test(format_slim, one_thread)
 {
     const char *path = fu_path("clean.prof");
     write_profile(path, 0);
-    cr_assert_eq(setenv("PROF_THREADS", "1", 1), 0);
+    tuning.threads = 1;
     check_file(path);
-    cr_assert_eq(unsetenv("PROF_THREADS"), 0);
 }
 
 Test(format_slim, crashed_run)
@@ -458,7 +462,7 @@ Test(format_slim, damaged_file)
 }
 
 /* With the caller fetching blocks for the reader's thread before it takes
- * each one (PROF_READER_HELP=always: most of them come too late, the
+ * each one (TUNING_HELP_ALWAYS: most of them come too late, the
  * thread being ahead, and are dropped), the events, status and errors are
  * the same: of clean and crashed runs, of blocks decoded in parts from
  * the stage, of flipped copies. Read until the thread has taken blocks
@@ -471,7 +475,7 @@ Test(format_slim, the_caller_fetching_for_the_thread_changes_nothing)
     write_profile(clean, 0);
     write_profile(crashed, 1);
     write_large_blocks(many, SLOT_BLOCK);
-    cr_assert_eq(setenv("PROF_READER_HELP", "always", 1), 0);
+    tuning.reader_help = TUNING_HELP_ALWAYS;
     check_flipped_copies(clean, 4);
     check_file(many);
     for (int round = 0; round < 200 && helped < 20; round++) {
@@ -481,10 +485,9 @@ Test(format_slim, the_caller_fetching_for_the_thread_changes_nothing)
     cr_assert_geq(helped, (uint64_t)20, "the thread took %llu blocks from the caller",
                   (unsigned long long)helped);
     helped = 0;
-    cr_assert_eq(setenv("PROF_READER_HELP", "0", 1), 0);
+    tuning.reader_help = TUNING_HELP_OFF;
     check_file(clean);
     cr_assert_eq(helped, 0u, "help given when turned off");
-    cr_assert_eq(unsetenv("PROF_READER_HELP"), 0);
 }
 
 /* A slim reader hands out nothing event by event, and says why. */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "format/format.h"
+#include "format/reader_int.h" /* fu_reader_helped: the tests of the reader read its state */
 #include "prof_reader.h"
 
 static char fu_dir[64];
@@ -225,6 +226,13 @@ static inline prof_err fu_read_path(const char *path, fu_list *l, prof_error *er
     return PROF_OK;
 }
 
+/* How many blocks r's thread took from the caller (reader_prefetch.c,
+ * pf_help), once reading has ended. */
+static inline uint64_t fu_reader_helped(const prof_reader *r)
+{
+    return r->helped;
+}
+
 /* ---- the slim hand-over (pf_reader_set_slim_fn) ---------------------------- */
 
 /* What fu_slim_tag keeps on the producing side: each name by id, copied
@@ -238,7 +246,7 @@ typedef struct fu_slim_names {
     size_t whole;   /* of which whole, their names checked  */
     int nomem, bad; /* bad: a whole event without a name    */
     uint64_t helped; /* blocks the reader's thread took from
-                        the caller (pf_reader_helped)        */
+                        the caller (fu_reader_helped)        */
 } fu_slim_names;
 
 /* Tags regions with their name id and kind (FU_SLIM_TAG), but hands the
@@ -340,7 +348,7 @@ static inline void fu_drain_slim(prof_reader *r, fu_list *l, fu_slim_names *name
         }
         cr_assert_lt(++calls, (size_t)100000000, "reader does not stop");
     }
-    names->helped += pf_reader_helped(r); /* reading has ended */
+    names->helped += fu_reader_helped(r); /* reading has ended */
     fu_end(r, l, rc, pf_reader_next_slim(r, &b)); /* closes r: its thread has ended */
     cr_assert_not(names->nomem);
     cr_assert_not(names->bad, "the second function was shown a whole event without a name");

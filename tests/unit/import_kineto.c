@@ -61,7 +61,7 @@ static const char *import_load(const char *trace, int python_stacks, import_coun
     prof_error err;
     cr_assert_eq(import_opts(trace, out, python_stacks, c, &err), PROF_OK, "%s: %s", trace,
                  err.message);
-    cr_assert_eq(profile_model_load(out, m, NULL, NULL, &err), PROF_OK, "%s", err.message);
+    cr_assert_eq(profile_model_load(out, NULL, m, NULL, NULL, &err), PROF_OK, "%s", err.message);
     return out;
 }
 
@@ -551,7 +551,7 @@ static void cut_everywhere(const char *whole_path, size_t stride)
         last_regions = c.regions + c.steps;
         damaged++;
         profile_model m;
-        cr_expect_eq(profile_model_load(prof, &m, NULL, NULL, &err), PROF_OK, "cut %zu: %s", cut,
+        cr_expect_eq(profile_model_load(prof, NULL, &m, NULL, NULL, &err), PROF_OK, "cut %zu: %s", cut,
                      err.message);
         profile_model_free(&m);
     }
@@ -630,7 +630,7 @@ static void load_bytes(char *text, size_t n, import_counts *c, profile_model *m)
     prof_error err;
     cr_assert_eq(read_bytes(text, n, c, &err), PROF_OK, "%s", err.message);
     free(text);
-    cr_assert_eq(profile_model_load(fx_path("bytes.prof"), m, NULL, NULL, &err), PROF_OK, "%s",
+    cr_assert_eq(profile_model_load(fx_path("bytes.prof"), NULL, m, NULL, NULL, &err), PROF_OK, "%s",
                  err.message);
 }
 
@@ -715,7 +715,8 @@ Test(import_kineto, byte_order_mark_is_passed_over)
         for (int yajl_only = 0; yajl_only < 2; yajl_only++) {
             int fd = open(out, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
             cr_assert(fd >= 0);
-            import_options o = { .yajl_only = yajl_only };
+            prof_tuning tu = { .yajl_only = yajl_only };
+            import_options o = { .tuning = &tu };
             prof_error err = { PROF_OK, "" };
             cr_assert_eq(import_trace(traces[t], fd, &o, &c, &err), PROF_OK, "%s: %s",
                          traces[t], err.message);
@@ -859,7 +860,7 @@ Test(import_kineto, times_exact_to_the_nanosecond)
     cr_expect_eq(start_of(p, "c") - a, 1045, "an exponent, through strtod");
     cr_expect_eq(start_of(p, "d") - a, 0, "further decimals are dropped");
     profile_model m;
-    cr_assert_eq(profile_model_load(p, &m, NULL, NULL, &err), PROF_OK);
+    cr_assert_eq(profile_model_load(p, NULL, &m, NULL, NULL, &err), PROF_OK);
     cr_expect_eq(meta_u64(&m, "start_epoch_ns") + a, 1711964646000000000ull + 4458676522690655ull);
     cr_expect_eq(mu_op(&m, "c")->incl_ns, 0, "a negative dur is 0");
     cr_expect_eq(mu_op(&m, "a")->incl_ns, 1);

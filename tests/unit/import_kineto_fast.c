@@ -50,11 +50,9 @@ static reading read_one_way(const char *trace, int yajl_only, int one_thread)
     import_sink *s;
     prof_error err = { PROF_OK, "" };
     cr_assert_eq(sink_open(&s, fd, "kineto", "trace.json", &err), PROF_OK);
-    import_options o = { .yajl_only = yajl_only };
-    if (one_thread)
-        setenv("PROF_THREADS", "1", 1);
+    prof_tuning t = { .yajl_only = yajl_only, .threads = one_thread ? 1u : 0u };
+    import_options o = { .tuning = &t };
     reading r = { .e = kineto_read(trace, s, &o, &err) };
-    unsetenv("PROF_THREADS");
     sink_describe(s, &r.c);
     snprintf(r.message, sizeof r.message, "%s", err.message);
     if (r.e == PROF_OK) {

@@ -54,7 +54,7 @@ static void import_fixture(unsigned flags, import_counts *c, profile_model *m)
     cr_assert_eq(nsys_fixture_write(trace, flags), 0);
     prof_error err;
     cr_assert_eq(import(trace, out, c, &err), PROF_OK, "%s", err.message);
-    cr_assert_eq(profile_model_load(out, m, NULL, NULL, &err), PROF_OK, "%s", err.message);
+    cr_assert_eq(profile_model_load(out, NULL, m, NULL, NULL, &err), PROF_OK, "%s", err.message);
 }
 
 
@@ -359,7 +359,7 @@ Test(import_nsys, no_cuda_at_all)
     cr_assert_eq(import(trace, fx_path("nvtx.prof"), &c, &err), PROF_OK, "%s", err.message);
     cr_expect_eq(c.regions, NSYS_FX_REGIONS);
     cr_expect_eq(c.kernels + c.api_calls + c.syncs, 0);
-    cr_assert_eq(profile_model_load(fx_path("nvtx.prof"), &m, NULL, NULL, &err), PROF_OK);
+    cr_assert_eq(profile_model_load(fx_path("nvtx.prof"), NULL, &m, NULL, NULL, &err), PROF_OK);
     cr_expect_eq(m.ngpus, 0);
     profile_model_free(&m);
 }
@@ -428,7 +428,7 @@ Test(import_nsys, cut_short_anywhere)
         if (c.damaged && c.regions < NSYS_FX_REGIONS && c.regions > partial)
             partial = c.regions;
         profile_model m;
-        cr_expect_eq(profile_model_load(prof, &m, NULL, NULL, &err), PROF_OK,
+        cr_expect_eq(profile_model_load(prof, NULL, &m, NULL, NULL, &err), PROF_OK,
                      "cut %lld: %s", (long long)cut, err.message);
         if (c.damaged) {
             cJSON *meta = metadata(&m);
@@ -651,7 +651,7 @@ Test(import_nsys, one_long_name_on_thousands_of_rows)
     cr_expect_eq(c.kernels, NSYS_FX_KERNELS + LONG_ROWS);
     cr_expect_eq(c.regions, NSYS_FX_REGIONS + LONG_ROWS);
     profile_model m;
-    cr_assert_eq(profile_model_load(out, &m, NULL, NULL, &err), PROF_OK, "%s", err.message);
+    cr_assert_eq(profile_model_load(out, NULL, &m, NULL, NULL, &err), PROF_OK, "%s", err.message);
     char *cut = malloc(PF_STRING_MAX + 1);
     cr_assert_not_null(cut);
     memset(cut, 'k', PF_STRING_MAX);
@@ -741,7 +741,7 @@ Test(import_nsys, the_real_export_against_sql)
                                  "JOIN StringIds AS s ON s.id = r.nameId WHERE r.eventClass "
                                  "<> 67 AND s.value IN ('cudaMemcpy_v3020', 'cudaMemcpy')"));
     profile_model m;
-    cr_assert_eq(profile_model_load(out, &m, NULL, NULL, &err), PROF_OK, "%s", err.message);
+    cr_assert_eq(profile_model_load(out, NULL, &m, NULL, NULL, &err), PROF_OK, "%s", err.message);
     cr_expect_eq(mu_gpu(&m, 0)->busy_ns, sql_busy(db));
     cr_expect_eq((int64_t)mu_gpu(&m, 0)->kernels, (int64_t)c.kernels);
     profile_model_free(&m);

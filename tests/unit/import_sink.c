@@ -47,7 +47,7 @@ static void close_sink(import_sink *s)
 static void load(const char *path, profile_model *m)
 {
     prof_error err = { 0 };
-    cr_assert_eq(profile_model_load(path, m, NULL, NULL, &err), PROF_OK, "%s", err.message);
+    cr_assert_eq(profile_model_load(path, NULL, m, NULL, NULL, &err), PROF_OK, "%s", err.message);
 }
 
 static const model_op *op_named(const profile_model *m, const char *name)

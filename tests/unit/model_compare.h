@@ -1,7 +1,7 @@
 /* model_compare.h - what the tests that build one model two ways share
  * (model_threads: one thread or two; model_repeat: the repeat path of the
- * call tree or the general way): a model built with a variable of the
- * environment set, every field of two models compared bit for bit, and the
+ * call tree or the general way): a model built with a tuning
+ * (util/tuning.h), every field of two models compared bit for bit, and the
  * synthesized training run both build. Header-only so each test stays one
  * program; include it once. */
 #ifndef PROF_TESTS_MODEL_COMPARE_H
@@ -29,16 +29,26 @@ typedef struct built {
     profile_model m;
 } built;
 
-/* Loads path into out with variable var set to value, or unset (NULL). */
-static void mc_build(const char *path, const char *var, const char *value, built *out)
+/* The tunings the tests compare with the default (NULL). */
+static const prof_tuning mc_one_thread = { .threads = 1 };
+static const prof_tuning mc_general_way = { .no_repeat = 1 };
+static const prof_tuning mc_help_always = { .reader_help = TUNING_HELP_ALWAYS };
+
+/* Helpers on a pool of two threads, as the tool runs them (cmd_tuning_init),
+ * made once per test process. */
+static inline const prof_tuning *mc_pooled(void)
+{
+    static prof_tuning t;
+    if (!t.pool)
+        cr_assert_not_null(t.pool = pool_new(2));
+    return &t;
+}
+
+/* Loads path into out as t says. */
+static void mc_build(const char *path, const prof_tuning *t, built *out)
 {
     memset(out, 0, sizeof *out);
-    if (value)
-        cr_assert_eq(setenv(var, value, 1), 0);
-    else
-        cr_assert_eq(unsetenv(var), 0);
-    out->rc = profile_model_load(path, &out->m, NULL, NULL, &out->err);
-    cr_assert_eq(unsetenv(var), 0);
+    out->rc = profile_model_load(path, t, &out->m, NULL, NULL, &out->err);
 }
 
 #define SAME(f) cr_assert_eq(a->f, b->f, "%s: %s differs", what, #f)
@@ -235,17 +245,17 @@ static void same_model(const profile_model *a, const profile_model *b, const cha
     }
 }
 
-/* Builds path with var=value and without, and asserts the same outcome:
- * the same error, or the same model. Returns whether it loaded. */
-static int mc_assert_same_build(const char *path, const char *var, const char *value,
+/* Builds path as a and as b says, and asserts the same outcome: the same
+ * error, or the same model. Returns whether it loaded. */
+static int mc_assert_same_build(const char *path, const prof_tuning *a, const prof_tuning *b,
                                 int pending)
 {
     built *one = malloc(sizeof *one), *two = malloc(sizeof *two);
     cr_assert(one && two);
-    mc_build(path, var, value, one);
-    mc_build(path, var, NULL, two);
-    cr_assert_eq(one->rc, two->rc, "%s: loading gave %d with %s=%s, %d without", path, one->rc,
-                 var, value, two->rc);
+    mc_build(path, a, one);
+    mc_build(path, b, two);
+    cr_assert_eq(one->rc, two->rc, "%s: loading gave %d one way, %d the other", path, one->rc,
+                 two->rc);
     cr_assert_str_eq(one->err.message, two->err.message, "%s: error", path);
     if (one->rc == PROF_OK)
         same_model(&one->m, &two->m, path, pending);
@@ -303,7 +313,7 @@ static void mc_write_run(const char *path, int crashed)
 /* The run of mc_write_run cut at offsets spread over the file, the
  * footer's included (a crashed run read up to its last intact block, or an
  * error for a file that promised a footer), built both ways. */
-static void mc_assert_same_cuts(const char *var, const char *value, int pending)
+static void mc_assert_same_cuts(const prof_tuning *a, const prof_tuning *b, int pending)
 {
     const char *path = fu_path("whole.prof"), *cut = fu_path("cut.prof");
     mc_write_run(path, 0);
@@ -312,14 +322,14 @@ static void mc_assert_same_cuts(const char *var, const char *value, int pending)
     for (int i = 1; i <= MC_CUTS; i++) {
         size_t len = size / MC_CUTS * (size_t)i - (size_t)i * 13;
         fu_store(cut, data, len);
-        mc_assert_same_build(cut, var, value, pending);
+        mc_assert_same_build(cut, a, b, pending);
     }
     free(data);
 }
 
 /* Every file of the analyze fuzz corpus (damaged files: the same error),
  * built both ways. Run from the repository root. */
-static void mc_assert_same_corpus(const char *var, const char *value, int pending)
+static void mc_assert_same_corpus(const prof_tuning *a, const prof_tuning *b, int pending)
 {
     DIR *d = opendir(MC_CORPUS);
     cr_assert_not_null(d, "run from the repository root");
@@ -330,7 +340,7 @@ static void mc_assert_same_corpus(const char *var, const char *value, int pendin
             continue;
         char path[512];
         snprintf(path, sizeof path, "%s/%s", MC_CORPUS, e->d_name);
-        mc_assert_same_build(path, var, value, pending);
+        mc_assert_same_build(path, a, b, pending);
         files++;
     }
     closedir(d);

@@ -273,11 +273,12 @@ static const char *write_case(const char *name, jcase *c, int order, const char 
     return path;
 }
 
-static void check(const char *path, const jexpect *x, const char *what)
+static void check_tuned(const char *path, const prof_tuning *t, const jexpect *x,
+                        const char *what)
 {
     profile_model m;
     prof_error err;
-    cr_assert_eq(profile_model_load(path, &m, NULL, NULL, &err), PROF_OK, "%s", err.message);
+    cr_assert_eq(profile_model_load(path, t, &m, NULL, NULL, &err), PROF_OK, "%s", err.message);
     cr_assert_eq(m.gpu_join.late, 0, "%s: %lu late", what, (unsigned long)m.gpu_join.late);
     cr_assert_eq(m.gpu_join.joined_ns, x->joined_ns, "%s: joined %lu, expected %lu", what,
                  (unsigned long)m.gpu_join.joined_ns, (unsigned long)x->joined_ns);
@@ -299,6 +300,11 @@ static void check(const char *path, const jexpect *x, const char *what)
     profile_model_free(&m);
 }
 
+static void check(const char *path, const jexpect *x, const char *what)
+{
+    check_tuned(path, NULL, x, what);
+}
+
 static const char *const cuda_meta =
     "{\"format\":\"prof\",\"clock\":{\"source\":\"synthetic\"},\"config\":{\"cuda\":1}}";
 
@@ -316,9 +322,8 @@ Test(model_launch, every_order_of_regions_calls_and_records, .timeout = 60)
         snprintf(file, sizeof file, "join-%s.prof", names[order]);
         const char *path = write_case(file, &c, order, cuda_meta);
         check(path, &x, names[order]);
-        setenv("PROF_MODEL_REPEAT", "0", 1); /* the general way agrees */
-        check(path, &x, names[order]);
-        unsetenv("PROF_MODEL_REPEAT");
+        static const prof_tuning general = { .no_repeat = 1 }; /* the general way agrees */
+        check_tuned(path, &general, &x, names[order]);
     }
     free(c.r);
     free(c.l);
@@ -373,7 +378,7 @@ Test(model_launch, records_without_calls)
     check(path, &x, "half unjoined");
     profile_model m;
     prof_error err;
-    cr_assert_eq(profile_model_load(path, &m, NULL, NULL, &err), PROF_OK);
+    cr_assert_eq(profile_model_load(path, NULL, &m, NULL, NULL, &err), PROF_OK);
     cr_assert_eq(m.gpu_join.records, records);
     cr_assert_eq(m.gpu_join.joined, joined);
     profile_model_free(&m);
@@ -400,7 +405,7 @@ Test(model_launch, launch_statistics)
     cr_assert_eq(synth_close(s, NULL), 0);
     profile_model m;
     prof_error err;
-    cr_assert_eq(profile_model_load(path, &m, NULL, NULL, &err), PROF_OK);
+    cr_assert_eq(profile_model_load(path, NULL, &m, NULL, NULL, &err), PROF_OK);
     const model_launch_stats *l = &m.launch_all;
     cr_assert_eq(l->launches, 2);
     cr_assert_eq(l->cpu_ns, 70 * US);
@@ -456,7 +461,7 @@ Test(model_launch, past_the_bounds, .timeout = 120)
     cr_assert_eq(synth_close(s, NULL), 0);
     profile_model m;
     prof_error err;
-    cr_assert_eq(profile_model_load(path, &m, NULL, NULL, &err), PROF_OK);
+    cr_assert_eq(profile_model_load(path, NULL, &m, NULL, NULL, &err), PROF_OK);
     cr_assert_eq(m.gpu_join.joined, 2 * n + hold);
     cr_assert_eq(mu_find_op(&m, "run")->gpu_self_ns, n * US);
     const model_op *tiny = mu_find_op(&m, "tiny");

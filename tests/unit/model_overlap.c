@@ -188,9 +188,8 @@ Test(model_overlap, thinned_share_is_close_to_the_whole)
     const char *path = write_waiting("thinned.prof");
     profile_model whole, thin;
     au_load(path, &whole);
-    cr_assert_eq(setenv("PROF_MODEL_KEEP", "2000", 1), 0);
-    au_load(path, &thin);
-    unsetenv("PROF_MODEL_KEEP");
+    static const prof_tuning keep2000 = { .model_keep = 2000 };
+    au_load_tuned(path, &keep2000, &thin);
     cr_assert_eq(whole.overlap_thinning, 0u);
     cr_assert_geq(thin.overlap_thinning, 4u);
     const model_op *a = op_named(&whole, "backward"), *b = op_named(&thin, "backward");

@@ -30,7 +30,7 @@ TestSuite(model_repeat, .fini = teardown);
 
 static int assert_same_build(const char *path)
 {
-    return mc_assert_same_build(path, "PROF_MODEL_REPEAT", "0", 0);
+    return mc_assert_same_build(path, &mc_general_way, NULL, 0);
 }
 
 /* ---- drawn runs ------------------------------------------------------------------ */
@@ -220,12 +220,12 @@ Test(model_repeat, crashed_run)
 
 Test(model_repeat, cut_files)
 {
-    mc_assert_same_cuts("PROF_MODEL_REPEAT", "0", 0);
+    mc_assert_same_cuts(&mc_general_way, NULL, 0);
 }
 
 Test(model_repeat, fuzz_corpus)
 {
-    mc_assert_same_corpus("PROF_MODEL_REPEAT", "0", 0);
+    mc_assert_same_corpus(&mc_general_way, NULL, 0);
 }
 
 Test(model_repeat, drawn_runs)
@@ -247,13 +247,13 @@ Test(model_repeat, run_longer_than_the_path_keeps)
 }
 
 /* The path is taken: almost every region of the demo's steps, which
- * repeat, and none with PROF_MODEL_REPEAT=0. */
+ * repeat, and none with the general way (PROF_MODEL_REPEAT=0). */
 Test(model_repeat, repeated_steps_take_the_path)
 {
     built *general = malloc(sizeof *general), *repeat = malloc(sizeof *repeat);
     cr_assert(general && repeat);
-    mc_build(DEMO, "PROF_MODEL_REPEAT", "0", general);
-    mc_build(DEMO, "PROF_MODEL_REPEAT", NULL, repeat);
+    mc_build(DEMO, &mc_general_way, general);
+    mc_build(DEMO, NULL, repeat);
     cr_assert_eq(general->rc, PROF_OK);
     cr_assert_eq(repeat->rc, PROF_OK);
     cr_assert_eq(general->m.repeated_regions, 0u);
@@ -280,7 +280,7 @@ Test(model_repeat, many_short_outermost_regions)
         cr_assert(assert_same_build(path), "%d kinds did not load", kinds[i]);
         built *repeat = malloc(sizeof *repeat);
         cr_assert_not_null(repeat);
-        mc_build(path, "PROF_MODEL_REPEAT", NULL, repeat);
+        mc_build(path, NULL, repeat);
         cr_assert_eq(repeat->rc, PROF_OK);
         uint64_t placed = repeat->m.repeated_regions, all = repeat->m.region_events;
         if (i == 0)
@@ -299,7 +299,7 @@ Test(model_repeat, drawn_runs_take_the_path_and_leave_it)
     write_drawn(path, 7, 400, 0);
     built *repeat = malloc(sizeof *repeat);
     cr_assert_not_null(repeat);
-    mc_build(path, "PROF_MODEL_REPEAT", NULL, repeat);
+    mc_build(path, NULL, repeat);
     cr_assert_eq(repeat->rc, PROF_OK);
     cr_assert_gt(repeat->m.repeated_regions, repeat->m.region_events / 4,
                  "the repeat path placed %llu of %llu regions",

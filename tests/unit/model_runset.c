@@ -50,7 +50,7 @@ Test(model_runset, a_file_is_one_run_left_for_the_caller_to_open)
 {
     runset rs;
     prof_error err = { 0 };
-    cr_assert_eq(runset_find(fx_path("missing.prof"), &rs, &err), PROF_OK);
+    cr_assert_eq(runset_find(fx_path("missing.prof"), NULL, &rs, &err), PROF_OK);
     cr_assert_eq(rs.nruns, 1);
     cr_assert_eq(rs.runs[0].npaths, 1);
     cr_assert_not(rs.is_dir);
@@ -73,7 +73,7 @@ Test(model_runset, ranks_of_one_job_form_one_run_rank_0_first)
     write_member(dir, ".hidden.prof", 0, 1, 0.0);
     runset rs;
     prof_error err = { 0 };
-    cr_assert_eq(runset_find(dir, &rs, &err), PROF_OK, "%s", err.message);
+    cr_assert_eq(runset_find(dir, NULL, &rs, &err), PROF_OK, "%s", err.message);
     cr_assert(rs.is_dir);
     cr_assert_eq(rs.skipped, 1);
     cr_assert_eq(rs.nruns, 4);
@@ -97,7 +97,7 @@ Test(model_runset, a_rank_twice_starts_another_run)
     write_member(dir, "b.prof", 0, 2, 1.0);
     runset rs;
     prof_error err = { 0 };
-    cr_assert_eq(runset_find(dir, &rs, &err), PROF_OK, "%s", err.message);
+    cr_assert_eq(runset_find(dir, NULL, &rs, &err), PROF_OK, "%s", err.message);
     cr_assert_eq(rs.nruns, 2);
     runset_free(&rs);
 }
@@ -107,7 +107,7 @@ Test(model_runset, a_directory_without_profiles_is_an_error)
     const char *dir = make_dir("empty");
     runset rs;
     prof_error err = { 0 };
-    cr_assert_eq(runset_find(dir, &rs, &err), PROF_ERR_EMPTY);
+    cr_assert_eq(runset_find(dir, NULL, &rs, &err), PROF_ERR_EMPTY);
     cr_assert_not_null(strstr(err.message, "no profiles in directory"), "%s", err.message);
     cr_assert_eq(rs.nruns, 0);
 }
@@ -122,7 +122,7 @@ Test(model_runset, a_damaged_profile_in_a_directory_is_an_error)
     fclose(f);
     runset rs;
     prof_error err = { 0 };
-    cr_assert_neq(runset_find(dir, &rs, &err), PROF_OK);
+    cr_assert_neq(runset_find(dir, NULL, &rs, &err), PROF_OK);
     cr_assert_not_null(strstr(err.message, "b.prof"), "%s", err.message);
 }
 
@@ -160,7 +160,7 @@ Test(model_runset, ranks_out_of_range_are_runs_of_their_own)
     cr_assert_eq(fx_write_loop(fx_path("odd/b.prof"), meta, 3, NULL, NULL, NULL), 0);
     runset rs;
     prof_error err = { 0 };
-    cr_assert_eq(runset_find(dir, &rs, &err), PROF_OK, "%s", err.message);
+    cr_assert_eq(runset_find(dir, NULL, &rs, &err), PROF_OK, "%s", err.message);
     cr_assert_eq(rs.nruns, 2);
     runset_free(&rs);
 }

@@ -4,8 +4,8 @@
  * closing sample; what must stay exact (counts, moments, extremes, the
  * outliers, a series' peak and last value) does; and the report of the
  * thinned model agrees with the report of the whole one. The limit is
- * lowered with PROF_MODEL_KEEP so that the runs stay small; each test runs
- * in a process of its own. */
+ * lowered with the tuning's model_keep (PROF_MODEL_KEEP) so that the runs
+ * stay small. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -16,7 +16,7 @@
 #include "model_util.h"
 
 #define SCHEMA "formats/report.schema.json"
-#define KEEP "512"
+#define KEEP 512
 #define STEPS 6000u
 #define STEP_NS (10 * FX_MS)
 #define EVERY 250u     /* a checkpoint step: 8x the others      */
@@ -25,7 +25,6 @@
 static void teardown(void)
 {
     fx_remove_all();
-    unsetenv("PROF_MODEL_KEEP");
 }
 
 TestSuite(model_series, .fini = teardown);
@@ -66,25 +65,21 @@ static void long_run_write(long_run *r)
     cr_assert_eq(synth_close(s, &err), 0, "%s", err.message);
 }
 
-static void keep_at(const char *keep)
+/* Loads path keeping keep steps and samples (0: MODEL_KEEP). */
+static void load_keeping(const char *path, size_t keep, profile_model *m)
 {
-    if (keep)
-        setenv("PROF_MODEL_KEEP", keep, 1);
-    else
-        unsetenv("PROF_MODEL_KEEP");
+    prof_tuning t = { .model_keep = keep };
+    au_load_tuned(path, &t, m);
 }
 
-static void load_keeping(const char *path, const char *keep, profile_model *m)
+/* The report of path read keeping keep steps and samples (0: MODEL_KEEP). */
+static cJSON *report_keeping(const char *path, size_t keep)
 {
-    keep_at(keep);
-    au_load(path, m);
-}
-
-/* The report of path read keeping keep steps and samples (NULL: all). */
-static cJSON *report_keeping(const char *path, const char *keep)
-{
-    keep_at(keep);
-    return au_report(path, NULL);
+    prof_tuning t = { .model_keep = keep };
+    analysis_options o;
+    analysis_options_default(&o);
+    o.tuning = &t;
+    return au_report(path, &o);
 }
 
 /* n steps of STEP_NS with jitter, every fifth 8 times as long (fewer than
@@ -208,7 +203,7 @@ Test(model_series, incomplete_steps_among_complete_ones)
     prof_error err = { 0 };
     cr_assert_eq(synth_close(s, &err), 0, "%s", err.message);
     profile_model m;
-    load_keeping(path, NULL, &m);
+    load_keeping(path, 0, &m);
     const model_step_durations *got[2] = { &m.step_totals.complete_dur,
                                            &m.step_totals.all_dur };
     cr_assert_eq(m.step_totals.complete, 296);
@@ -244,8 +239,8 @@ Test(model_series, thinning_is_repeatable)
     profile_model_free(&b);
 
     /* a lower limit keeps a subset of what a higher one keeps */
-    load_keeping(r.path, "1024", &a);
-    load_keeping(r.path, "64", &b);
+    load_keeping(r.path, 1024, &a);
+    load_keeping(r.path, 64, &b);
     cr_assert_lt(b.nsteps, a.nsteps);
     size_t j = 0;
     for (size_t i = 0; i < b.nsteps; i++) {
@@ -264,7 +259,7 @@ Test(model_series, short_run_untouched)
     static long_run r;
     long_run_write(&r);
     profile_model m;
-    load_keeping(r.path, "8192", &m);
+    load_keeping(r.path, 8192, &m);
     cr_assert_eq(m.step_thinning, 0u);
     cr_assert_eq(m.nsteps, STEPS + 1u);
     const model_series *rss = mu_find_series(&m, "host.rss");
@@ -281,7 +276,7 @@ Test(model_series, report_agrees_with_whole)
 {
     static long_run r;
     long_run_write(&r);
-    cJSON *whole = report_keeping(r.path, NULL);
+    cJSON *whole = report_keeping(r.path, 0);
     cJSON *thin = report_keeping(r.path, KEEP);
     au_assert_valid(thin, SCHEMA, "report");
 
@@ -355,7 +350,7 @@ Test(model_series, recorded_steps_keep_their_samples)
     cr_assert_eq(prof_stop(), 0);
 
     profile_model m;
-    load_keeping(path, "256", &m);
+    load_keeping(path, 256, &m);
     cr_assert_gt(m.step_thinning, 0u);
     const model_series *rss = mu_find_series(&m, "host.rss");
     cr_assert_not_null(rss, "the recorder samples host.rss at every step");
@@ -379,9 +374,9 @@ Test(model_series, recorded_steps_keep_their_samples)
 }
 
 /* The step_outliers finding of a thinned read against the whole one. */
-static void outliers_agree(const char *path, const char *keep)
+static void outliers_agree(const char *path, size_t keep)
 {
-    cJSON *whole = report_keeping(path, NULL);
+    cJSON *whole = report_keeping(path, 0);
     cJSON *thin = report_keeping(path, keep);
     const cJSON *fw = au_finding(whole, "step_outliers", NULL);
     const cJSON *ft = au_finding(thin, "step_outliers", NULL);
@@ -417,8 +412,8 @@ static void outliers_agree(const char *path, const char *keep)
 Test(model_series, first_step_left_out_either_way)
 {
     const char *path = write_fifths("fifths.prof", 3000, 11);
-    outliers_agree(path, "256");
-    outliers_agree(path, "100");
+    outliers_agree(path, 256);
+    outliers_agree(path, 100);
 }
 
 /* Two steps numbered 0: the earlier one is the first step, as in step
@@ -439,7 +434,7 @@ Test(model_series, first_of_equal_numbers)
     }
     prof_error err = { 0 };
     cr_assert_eq(synth_close(s, &err), 0, "%s", err.message);
-    outliers_agree(path, "16");
+    outliers_agree(path, 16);
 }
 
 /* A NaN counter value, first in the file but late in time, is in no
@@ -454,12 +449,12 @@ Test(model_series, nan_counter_values)
         synth_counter(s, 0, "loss", i * FX_MS, (double)i);
     prof_error err = { 0 };
     cr_assert_eq(synth_close(s, &err), 0, "%s", err.message);
-    const char *keep[] = { NULL, "16" };
+    const size_t keep[] = { 0, 16 };
     for (int k = 0; k < 2; k++) {
         cJSON *r = report_keeping(path, keep[k]);
         const cJSON *c = cJSON_GetArrayItem(au_get(r, "counters"), 0);
-        cr_assert_eq(au_num(c, "min"), 1.0, "keeping %s", keep[k] ? keep[k] : "all");
-        cr_assert_eq(au_num(c, "max"), 100.0, "keeping %s", keep[k] ? keep[k] : "all");
+        cr_assert_eq(au_num(c, "min"), 1.0, "keeping %zu (0: all)", keep[k]);
+        cr_assert_eq(au_num(c, "max"), 100.0, "keeping %zu (0: all)", keep[k]);
         cJSON_Delete(r);
     }
 }
@@ -469,8 +464,8 @@ Test(model_series, nan_counter_values)
 Test(model_series, many_outliers_estimated)
 {
     const char *path = write_fifths("many.prof", 25000, 3);
-    cJSON *whole = report_keeping(path, NULL);
-    cJSON *thin = report_keeping(path, "1024");
+    cJSON *whole = report_keeping(path, 0);
+    cJSON *thin = report_keeping(path, 1024);
     const cJSON *ew = au_get(au_finding(whole, "step_outliers", NULL), "evidence");
     const cJSON *et = au_get(au_finding(thin, "step_outliers", NULL), "evidence");
     cr_assert_null(cJSON_GetObjectItemCaseSensitive(ew, "estimated"));

@@ -83,7 +83,7 @@ Test(model_summary, demo_profile)
     profile_summary s;
     fu_list l;
     prof_error err = { 0 };
-    prof_err e = profile_summary_read(DEMO, &s, &err);
+    prof_err e = profile_summary_read(DEMO, NULL, &s, &err);
     cr_assert_eq(e, PROF_OK, "%s: %s (run from the repository root)", DEMO, err.message);
     cr_assert_eq(fu_read_path(DEMO, &l, &err), PROF_OK);
     check_against_reader(&s, &l);
@@ -143,7 +143,7 @@ Test(model_summary, cut_demo_profile)
         profile_summary s;
         fu_list l;
         prof_error err = { 0 };
-        cr_assert_eq(profile_summary_read(path, &s, &err), PROF_OK, "cut at %zu: %s", cuts[k],
+        cr_assert_eq(profile_summary_read(path, NULL, &s, &err), PROF_OK, "cut at %zu: %s", cuts[k],
                      err.message);
         cr_assert_eq(fu_read_path(path, &l, &err), PROF_OK);
         check_against_reader(&s, &l);
@@ -168,7 +168,7 @@ Test(model_summary, errors)
 {
     profile_summary s;
     prof_error err = { 0 };
-    cr_assert_eq(profile_summary_read(fu_path("none.prof"), &s, &err), PROF_ERR_IO);
+    cr_assert_eq(profile_summary_read(fu_path("none.prof"), NULL, &s, &err), PROF_ERR_IO);
     cr_assert_str_eq(err.message, "cannot open: No such file or directory");
     cr_assert_null(s.metadata);
     profile_summary_free(&s);
@@ -181,11 +181,11 @@ Test(model_summary, errors)
     const char *path = fu_path("bad.prof");
     fu_store(path, bytes, size);
     free(bytes);
-    cr_assert_eq(profile_summary_read(path, &s, &err), PROF_ERR_CORRUPT);
+    cr_assert_eq(profile_summary_read(path, NULL, &s, &err), PROF_ERR_CORRUPT);
     cr_assert(strncmp(err.message, "block ", 6) == 0, "message: %s", err.message);
     cr_assert(strstr(err.message, "checksum mismatch") != NULL, "message: %s", err.message);
     profile_summary_free(&s);
-    cr_assert_eq(profile_summary_read(path, &s, NULL), PROF_ERR_CORRUPT, "err may be NULL");
+    cr_assert_eq(profile_summary_read(path, NULL, &s, NULL), PROF_ERR_CORRUPT, "err may be NULL");
     profile_summary_free(&s);
 }
 
@@ -208,7 +208,7 @@ Test(model_summary, gpu_and_threads)
 
     profile_summary s;
     fu_list l;
-    cr_assert_eq(profile_summary_read(path, &s, &err), PROF_OK, "%s", err.message);
+    cr_assert_eq(profile_summary_read(path, NULL, &s, &err), PROF_OK, "%s", err.message);
     cr_assert_eq(fu_read_path(path, &l, &err), PROF_OK);
     check_against_reader(&s, &l);
     cr_assert_eq(s.gpu_events, 2u);
@@ -230,7 +230,7 @@ Test(model_summary, gpu_and_threads)
 
     sy = synth_open(path, "{}");
     cr_assert_eq(synth_close(sy, &err), 0);
-    cr_assert_eq(profile_summary_read(path, &s, &err), PROF_OK, "%s", err.message);
+    cr_assert_eq(profile_summary_read(path, NULL, &s, &err), PROF_OK, "%s", err.message);
     cr_assert_eq(s.events, 0u);
     cr_assert_eq(s.first_ns, 0u);
     cr_assert_eq(s.last_ns, 0u);

@@ -2,12 +2,13 @@
  * decompresses and decodes blocks ahead, numbers the regions' operations
  * and hands the regions over slim (src/model/opcalls.c) is the model built
  * on one thread
- * (PROF_THREADS=1), field for field and bit for bit: on testdata/demo.prof,
+ * (a tuning of one thread, PROF_THREADS=1), field for field and bit for bit: on testdata/demo.prof,
  * on a large synthesized run of several threads with GPU activity, syncs,
  * samples and small blocks (so the ring of batches fills), on the same run
  * crashed and cut at many offsets, and on every file of the analyze fuzz
  * corpus (damaged files: the same error); with the loading thread
- * fetching blocks for the reader's; and on runs whose sync records
+ * fetching blocks for the reader's; with the reader's thread from a pool;
+ * and on runs whose sync records
  * arrive after their regions, which must then be found among the recent
  * regions however long the run of regions handed over slim before them
  * (a run notes only its last MB_RECENT as recent). Built also under ThreadSanitizer
@@ -28,7 +29,7 @@ TestSuite(model_threads, .fini = teardown);
 /* Builds path on one thread and on two: the same outcome. */
 static int assert_same_build(const char *path)
 {
-    return mc_assert_same_build(path, "PROF_THREADS", "1", 1);
+    return mc_assert_same_build(path, &mc_one_thread, NULL, 1);
 }
 
 /* Steps of one outermost region over `leaves` leaves of seven operations,
@@ -82,15 +83,13 @@ Test(model_threads, large_run)
 }
 
 /* The loading thread fetching blocks for the reader's thread before it
- * takes each one (format.h, pf_reader_helped): the same model. */
+ * takes each one (format.h, TUNING_HELP_ALWAYS): the same model. */
 Test(model_threads, the_caller_fetching_for_the_reader_changes_nothing)
 {
     const char *path = fu_path("run.prof");
     mc_write_run(path, 0);
-    cr_assert_eq(setenv("PROF_READER_HELP", "always", 1), 0);
-    cr_assert(assert_same_build(path));
-    mc_assert_same_cuts("PROF_THREADS", "1", 1);
-    cr_assert_eq(unsetenv("PROF_READER_HELP"), 0);
+    cr_assert(mc_assert_same_build(path, &mc_one_thread, &mc_help_always, 1));
+    mc_assert_same_cuts(&mc_one_thread, &mc_help_always, 1);
 }
 
 Test(model_threads, crashed_run)
@@ -114,10 +113,21 @@ Test(model_threads, late_sync_records_find_their_recent_region)
 
 Test(model_threads, cut_files)
 {
-    mc_assert_same_cuts("PROF_THREADS", "1", 1);
+    mc_assert_same_cuts(&mc_one_thread, NULL, 1);
+}
+
+/* The reader's thread taken from a pool (util/pool.h), reused from file
+ * to file: the same models. */
+Test(model_threads, pooled_threads)
+{
+    const char *path = fu_path("run.prof");
+    mc_write_run(path, 0);
+    cr_assert(mc_assert_same_build(path, &mc_one_thread, mc_pooled(), 1));
+    cr_assert(mc_assert_same_build(DEMO, &mc_one_thread, mc_pooled(), 1));
+    mc_assert_same_cuts(&mc_one_thread, mc_pooled(), 1);
 }
 
 Test(model_threads, fuzz_corpus)
 {
-    mc_assert_same_corpus("PROF_THREADS", "1", 1);
+    mc_assert_same_corpus(&mc_one_thread, NULL, 1);
 }

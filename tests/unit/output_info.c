@@ -26,7 +26,7 @@ static char *render(const char *path, const char *shown_path)
 {
     profile_summary s;
     prof_error err = { 0 };
-    prof_err e = profile_summary_read(path, &s, &err);
+    prof_err e = profile_summary_read(path, NULL, &s, &err);
     cr_assert_eq(e, PROF_OK, "%s: %s", path, err.message);
     char *text = NULL;
     size_t len = 0;
@@ -175,7 +175,7 @@ Test(output_info, write_errors_are_reported)
 {
     profile_summary s;
     prof_error err = { 0 };
-    cr_assert_eq(profile_summary_read(DEMO, &s, &err), PROF_OK, "%s", err.message);
+    cr_assert_eq(profile_summary_read(DEMO, NULL, &s, &err), PROF_OK, "%s", err.message);
 
     FILE *full = fopen("/dev/full", "w");
     cr_assert_not_null(full, "no /dev/full");

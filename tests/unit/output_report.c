@@ -35,7 +35,7 @@ static cJSON *report_of(const char *path)
     profile_model m;
     memset(&m, 0, sizeof m);
     prof_error err = { 0 };
-    cr_assert_eq(profile_model_load(path, &m, NULL, NULL, &err), PROF_OK, "%s: %s", path,
+    cr_assert_eq(profile_model_load(path, NULL, &m, NULL, NULL, &err), PROF_OK, "%s: %s", path,
                  err.message);
     const profile_model *models[] = { &m };
     cJSON *r = report_build(models, 1, NULL, &err);
@@ -263,7 +263,7 @@ static cJSON *report_listing(const char *path, int list_points)
     profile_model m;
     memset(&m, 0, sizeof m);
     prof_error err = { 0 };
-    cr_assert_eq(profile_model_load(path, &m, NULL, NULL, &err), PROF_OK, "%s: %s", path,
+    cr_assert_eq(profile_model_load(path, NULL, &m, NULL, NULL, &err), PROF_OK, "%s: %s", path,
                  err.message);
     analysis_options o;
     analysis_options_default(&o);

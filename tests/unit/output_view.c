@@ -138,7 +138,7 @@ static cJSON *window(const char *path, uint64_t t0, uint64_t t1, long thread, si
 {
     timeline_query q = { t0, t1, thread, limit };
     prof_error err = { 0 };
-    char *text = timeline_window_json(path, &q, &err);
+    char *text = timeline_window_json(path, NULL, &q, &err);
     cr_assert_not_null(text, "%s", err.message);
     cJSON *j = cJSON_Parse(text);
     cr_assert_not_null(j, "not JSON: %s", text);
@@ -301,13 +301,13 @@ Test(output_view, unreadable_profile_is_an_error)
 {
     timeline_query q = { 0, 1, TIMELINE_ALL_THREADS, 10 };
     prof_error err = { 0 };
-    cr_assert_null(timeline_window_json(fu_path("missing.prof"), &q, &err));
+    cr_assert_null(timeline_window_json(fu_path("missing.prof"), NULL, &q, &err));
     cr_assert_eq(err.code, PROF_ERR_IO);
 }
 
 static view_server_config config(const char *addr, unsigned port)
 {
-    view_server_config c = { addr, port, 1, { "x.prof" }, { "{}" }, "{}", NULL, NULL };
+    view_server_config c = { addr, port, 1, { "x.prof" }, { "{}" }, "{}", NULL, NULL, NULL };
     return c;
 }
 
