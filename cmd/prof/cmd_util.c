@@ -1,5 +1,6 @@
-/* cmd_util.c - what several commands do the same way (see cmd.h): names
- * and numbers from arguments, loading a profile with a progress bar,
+/* cmd_util.c - what several commands do the same way (see cmd.h): their
+ * one-line messages and exit statuses, names and numbers from arguments,
+ * the tuning of the environment, loading a profile with a progress bar,
  * choosing the text style for the terminal, and writing an output whole or
  * not at all. */
 #include <ctype.h>
@@ -7,6 +8,8 @@
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -16,6 +19,73 @@
 #include "import/import.h"
 #include "util/error.h"
 #include "util/progress.h"
+
+/* ---- reporting ---------------------------------------------------------- */
+
+int cmd_error(const char *cmd, int status, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "prof: %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return status;
+}
+
+void cmd_warning(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "prof: %s: warning: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+int cmd_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "prof: %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, " (see 'prof %s --help')\n", cmd);
+    return EXIT_USAGE;
+}
+
+int cmd_finish_stdout(const char *cmd)
+{
+    if (fflush(stdout) != 0 || ferror(stdout))
+        return cmd_error(cmd, EXIT_OUTPUT, "cannot write to standard output: %s",
+                         strerror(errno ? errno : EIO));
+    return EXIT_OK;
+}
+
+int cmd_input_status(prof_err e)
+{
+    switch (e) {
+    case PROF_OK: return EXIT_OK;
+    case PROF_ERR_NOMEM: return EXIT_NOMEM;
+    case PROF_ERR_INVALID: return EXIT_USAGE;
+    default: return EXIT_INPUT;
+    }
+}
+
+int cmd_exe_dir(char *dir)
+{
+    ssize_t n = readlink("/proc/self/exe", dir, PATH_MAX - 1);
+    if (n <= 0)
+        return -1;
+    dir[n] = '\0';
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        return -1;
+    *slash = '\0';
+    return 0;
+}
+
+/* ---- arguments ----------------------------------------------------------- */
 
 int cmd_name_index(const char *const *names, const char *arg)
 {

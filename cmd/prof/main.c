@@ -4,15 +4,9 @@
  * value and an unknown option are answered here for every command, so
  * each command sees only its own options and its operands. */
 #include <errno.h>
-#include <limits.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "cmd.h"
 
@@ -29,71 +23,6 @@ const cmd_command cmd_commands[] = {
 };
 
 const size_t cmd_ncommands = sizeof cmd_commands / sizeof cmd_commands[0];
-
-/* ---- reporting ---------------------------------------------------------- */
-
-int cmd_error(const char *cmd, int status, const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(stderr, "prof: %s: ", cmd);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    return status;
-}
-
-void cmd_warning(const char *cmd, const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(stderr, "prof: %s: warning: ", cmd);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-}
-
-int cmd_usage_error(const char *cmd, const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(stderr, "prof: %s: ", cmd);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, " (see 'prof %s --help')\n", cmd);
-    return EXIT_USAGE;
-}
-
-int cmd_finish_stdout(const char *cmd)
-{
-    if (fflush(stdout) != 0 || ferror(stdout))
-        return cmd_error(cmd, EXIT_OUTPUT, "cannot write to standard output: %s",
-                         strerror(errno ? errno : EIO));
-    return EXIT_OK;
-}
-
-int cmd_input_status(prof_err e)
-{
-    switch (e) {
-    case PROF_OK: return EXIT_OK;
-    case PROF_ERR_NOMEM: return EXIT_NOMEM;
-    case PROF_ERR_INVALID: return EXIT_USAGE;
-    default: return EXIT_INPUT;
-    }
-}
-
-int cmd_exe_dir(char *dir)
-{
-    ssize_t n = readlink("/proc/self/exe", dir, PATH_MAX - 1);
-    if (n <= 0)
-        return -1;
-    dir[n] = '\0';
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        return -1;
-    *slash = '\0';
-    return 0;
-}
 
 /* ---- the option loop ------------------------------------------------------- */
 

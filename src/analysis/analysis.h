@@ -18,6 +18,7 @@
 #include "model/profile.h"
 #include "prof.h"
 #include "util/fmt.h"
+#include "util/jbuild.h"
 
 #define MIB (1024.0 * 1024.0)
 #define MIN_FIT_POINTS 10
@@ -152,26 +153,51 @@ const char *analysis_import_damage(const cJSON *meta);
  * short, or it was imported from a trace that is. */
 int analysis_partial(const analysis_ctx *c);
 
-/* report.c: the entry of "profiles" of m (NULL out of memory, c->ok
+/* report_shared.c: the entry of "profiles" of m (NULL out of memory, c->ok
  * cleared), and the bottlenecks sorted by consequence, severity and impact
  * (rules.md §1) */
 cJSON *report_profile_entry(analysis_ctx *c, const profile_model *m);
 void report_sort_bottlenecks(analysis_ctx *c, cJSON *arr);
 
-/* report.c: qsort_r order of indexes into the model's ops (arg): by self
+/* report_shared.c: qsort_r order of indexes into the model's ops (arg): by self
  * time, largest first, then by name. */
 int ops_by_self_desc(const void *a, const void *b, void *arg);
 
-/* Sticky JSON helpers: on failure they clear ctx->ok and return NULL; a
- * NULL parent is accepted (and fails). Non-finite numbers become null. */
-cJSON *jnum(analysis_ctx *c, cJSON *o, const char *key, double v);
-cJSON *jstr(analysis_ctx *c, cJSON *o, const char *key, const char *v);
-cJSON *jbool(analysis_ctx *c, cJSON *o, const char *key, int v);
-cJSON *jnull(analysis_ctx *c, cJSON *o, const char *key);
-cJSON *jobj(analysis_ctx *c, cJSON *o, const char *key);
-cJSON *jarr(analysis_ctx *c, cJSON *o, const char *key);
-cJSON *jpush_obj(analysis_ctx *c, cJSON *arr);
-void jpush_num(analysis_ctx *c, cJSON *arr, double v);
+/* The report's JSON through the sticky builder (util/jbuild.h), whose
+ * flag is c->ok: on failure they clear it and return NULL; a NULL parent
+ * is accepted (and fails). Non-finite numbers become null. */
+static inline cJSON *jnum(analysis_ctx *c, cJSON *o, const char *key, double v)
+{
+    return jb_num(&c->ok, o, key, v);
+}
+static inline cJSON *jstr(analysis_ctx *c, cJSON *o, const char *key, const char *v)
+{
+    return jb_str(&c->ok, o, key, v);
+}
+static inline cJSON *jbool(analysis_ctx *c, cJSON *o, const char *key, int v)
+{
+    return jb_bool(&c->ok, o, key, v);
+}
+static inline cJSON *jnull(analysis_ctx *c, cJSON *o, const char *key)
+{
+    return jb_null(&c->ok, o, key);
+}
+static inline cJSON *jobj(analysis_ctx *c, cJSON *o, const char *key)
+{
+    return jb_obj(&c->ok, o, key);
+}
+static inline cJSON *jarr(analysis_ctx *c, cJSON *o, const char *key)
+{
+    return jb_arr(&c->ok, o, key);
+}
+static inline cJSON *jpush_obj(analysis_ctx *c, cJSON *arr)
+{
+    return jb_obj(&c->ok, arr, NULL);
+}
+static inline void jpush_num(analysis_ctx *c, cJSON *arr, double v)
+{
+    jb_num(&c->ok, arr, NULL, v);
+}
 void *xcalloc(analysis_ctx *c, size_t n, size_t size);
 
 /* ---- lists cut to the report's limits (jsonout.c) ---- */

@@ -123,7 +123,7 @@ static void add_run_step_means(cmp_ctx *c, cJSON *r, const cmp_side *s)
     cJSON *means = cmp_put_arr(c, r, RK_RUN_STEP_MEANS_NS);
     for (size_t i = 0; i < s->nruns; i++) {
         double v = run_step_mean(s, i);
-        cmp_attach(c, means, NULL, isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull());
+        jb_num(&c->ok, means, NULL, v);
     }
 }
 
@@ -140,7 +140,7 @@ static void add_run(cmp_ctx *c, cJSON *cmp, int which)
     cJSON *paths = cmp_put_arr(c, r, RK_RUN_PATHS);
     for (size_t i = 0; i < s->nruns; i++) {
         const cJSON *rp = cmp_first_profile(cmp_run_of(s, i));
-        cmp_attach(c, paths, NULL, cJSON_CreateString(cmp_str_or(rp, RK_PATH, "")));
+        jb_str(&c->ok, paths, NULL, cmp_str_or(rp, RK_PATH, ""));
         clean &= !cJSON_IsFalse(cmp_get(rp, RK_CLEAN));
     }
     add_run_step_means(c, r, s);
@@ -400,7 +400,7 @@ static void add_summary(cmp_ctx *c, cJSON *cmp, const cmp_result *steps)
             b = steps->before;
             a = steps->after;
         }
-        cJSON *row = cmp_attach(c, arr, NULL, cJSON_CreateObject());
+        cJSON *row = jb_obj(&c->ok, arr, NULL);
         cmp_put_str(c, row, RK_METRIC, metrics[i].name);
         cmp_put_str(c, row, RK_UNIT, metrics[i].unit);
         cmp_put_opt(c, row, RK_BEFORE, hb, b);
@@ -428,7 +428,7 @@ static void add_speedup(cmp_ctx *c, cJSON *cmp, const cmp_result *steps)
         basis = "profiled_time";
     }
     if (!(mb > 0 && ma > 0)) {
-        cmp_attach(c, cmp, RK_SPEEDUP, cJSON_CreateNull());
+        jb_null(&c->ok, cmp, RK_SPEEDUP);
         return;
     }
     cJSON *s = cmp_put_obj(c, cmp, RK_SPEEDUP);
@@ -502,7 +502,7 @@ static mem_side memory_side(const cmp_side *s, const char *name)
 static void add_series(cmp_ctx *c, cJSON *arr, const char *name)
 {
     mem_side b = memory_side(&c->side[0], name), a = memory_side(&c->side[1], name);
-    cJSON *row = cmp_attach(c, arr, NULL, cJSON_CreateObject());
+    cJSON *row = jb_obj(&c->ok, arr, NULL);
     cmp_put_str(c, row, RK_SERIES, name);
     cmp_put_opt(c, row, RK_BEFORE_PEAK_BYTES, b.have, b.peak);
     cmp_put_opt(c, row, RK_AFTER_PEAK_BYTES, a.have, a.peak);
@@ -570,7 +570,7 @@ static const cJSON *side_finding(const cmp_side *s, const cJSON *f)
 static void add_finding(cmp_ctx *c, cJSON *arr, const cJSON *b, const cJSON *a)
 {
     const cJSON *f = a ? a : b;
-    cJSON *row = cmp_attach(c, arr, NULL, cJSON_CreateObject());
+    cJSON *row = jb_obj(&c->ok, arr, NULL);
     cmp_put_str(c, row, RK_RULE, cmp_str_or(f, RK_RULE, ""));
     cmp_put_str(c, row, RK_SUBJECT, cmp_str_or(f, RK_SUBJECT, ""));
     cmp_put_str(c, row, RK_SEVERITY, cmp_str_or(f, RK_SEVERITY, ""));
@@ -615,7 +615,7 @@ static void add_bottlenecks(cmp_ctx *c, cJSON *cmp)
 static void add_reason(cmp_ctx *c, cJSON *arr, const char *what, const char *name,
                        const cmp_result *r)
 {
-    cJSON *o = cmp_attach(c, arr, NULL, cJSON_CreateObject());
+    cJSON *o = jb_obj(&c->ok, arr, NULL);
     cmp_put_str(c, o, RK_WHAT, what);
     cmp_put_str(c, o, RK_NAME, name);
     cmp_put_num(c, o, RK_RELATIVE, r->estimate); /* what passed the threshold */
@@ -664,7 +664,7 @@ static void add_regression(cmp_ctx *c, cJSON *cmp, const cmp_result *steps,
     cJSON *o = cmp_put_obj(c, cmp, RK_REGRESSION);
     int asked = c->o.regression_pct >= 0;
     cmp_put_opt(c, o, RK_THRESHOLD_PCT, asked, c->o.regression_pct);
-    cJSON *reasons = cmp_attach(c, o, RK_REASONS, cJSON_CreateArray());
+    cJSON *reasons = jb_arr(&c->ok, o, RK_REASONS);
     if (asked) {
         double limit = c->o.regression_pct / 100.0;
         if (cmp_regressed_past(steps, limit))

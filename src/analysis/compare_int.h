@@ -11,12 +11,14 @@
 #ifndef PROF_ANALYSIS_COMPARE_INT_H
 #define PROF_ANALYSIS_COMPARE_INT_H
 
+#include <math.h>
 #include <stddef.h>
 
 #include <cjson/cJSON.h>
 
 #include "analysis/compare.h"
 #include "analysis/compare_stats.h"
+#include "util/jbuild.h"
 
 /* One operation of one run: what compare reads of its report row, held
  * compactly so that profiles of a million names compare in memory near what
@@ -91,13 +93,32 @@ const cJSON *cmp_get_path(const cJSON *o, const char *a, const char *b, const ch
 const cJSON *cmp_first_profile(const cJSON *report);
 const cJSON *cmp_find_named(const cJSON *arr, const char *key, const char *name);
 double cmp_stat_steps(const cJSON *report);
-cJSON *cmp_attach(cmp_ctx *c, cJSON *o, const char *key, cJSON *item);
-void cmp_put_num(cmp_ctx *c, cJSON *o, const char *key, double v);
-void cmp_put_opt(cmp_ctx *c, cJSON *o, const char *key, int have, double v);
-void cmp_put_str(cmp_ctx *c, cJSON *o, const char *key, const char *v);
-void cmp_put_bool(cmp_ctx *c, cJSON *o, const char *key, int v);
-cJSON *cmp_put_obj(cmp_ctx *c, cJSON *o, const char *key);
-cJSON *cmp_put_arr(cmp_ctx *c, cJSON *o, const char *key);
+/* The comparison's JSON through the sticky builder (util/jbuild.h), whose
+ * flag is c->ok; cmp_put_opt: a number when have, else null. */
+static inline void cmp_put_num(cmp_ctx *c, cJSON *o, const char *key, double v)
+{
+    jb_num(&c->ok, o, key, v);
+}
+static inline void cmp_put_opt(cmp_ctx *c, cJSON *o, const char *key, int have, double v)
+{
+    jb_num(&c->ok, o, key, have ? v : NAN);
+}
+static inline void cmp_put_str(cmp_ctx *c, cJSON *o, const char *key, const char *v)
+{
+    jb_str(&c->ok, o, key, v);
+}
+static inline void cmp_put_bool(cmp_ctx *c, cJSON *o, const char *key, int v)
+{
+    jb_bool(&c->ok, o, key, v);
+}
+static inline cJSON *cmp_put_obj(cmp_ctx *c, cJSON *o, const char *key)
+{
+    return jb_obj(&c->ok, o, key);
+}
+static inline cJSON *cmp_put_arr(cmp_ctx *c, cJSON *o, const char *key)
+{
+    return jb_arr(&c->ok, o, key);
+}
 void cmp_note(cmp_ctx *c, cJSON *notes, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 double cmp_relative(double before, double after);

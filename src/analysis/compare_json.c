@@ -1,6 +1,6 @@
 /* compare_json.c - what compare reads of the analyze reports, and the
- * comparison's JSON, whose allocation failures are sticky in ctx->ok so
- * that the building code reads straight through. */
+ * comparison's notes and shared figures (its JSON through util/jbuild.h,
+ * whose failures stay in ctx->ok). */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -71,47 +71,6 @@ double cmp_stat_steps(const cJSON *report)
 
 /* ---- writing the comparison (sticky failures) ------------------------------ */
 
-cJSON *cmp_attach(cmp_ctx *c, cJSON *o, const char *key, cJSON *item)
-{
-    if (!item || !o || !(key ? cJSON_AddItemToObject(o, key, item) : cJSON_AddItemToArray(o, item))) {
-        cJSON_Delete(item);
-        c->ok = 0;
-        return NULL;
-    }
-    return item;
-}
-
-void cmp_put_num(cmp_ctx *c, cJSON *o, const char *key, double v)
-{
-    cmp_attach(c, o, key, isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull());
-}
-
-/* A number when have, else null. */
-void cmp_put_opt(cmp_ctx *c, cJSON *o, const char *key, int have, double v)
-{
-    cmp_put_num(c, o, key, have ? v : NAN);
-}
-
-void cmp_put_str(cmp_ctx *c, cJSON *o, const char *key, const char *v)
-{
-    cmp_attach(c, o, key, cJSON_CreateString(v));
-}
-
-void cmp_put_bool(cmp_ctx *c, cJSON *o, const char *key, int v)
-{
-    cmp_attach(c, o, key, cJSON_CreateBool(v));
-}
-
-cJSON *cmp_put_obj(cmp_ctx *c, cJSON *o, const char *key)
-{
-    return cmp_attach(c, o, key, cJSON_CreateObject());
-}
-
-cJSON *cmp_put_arr(cmp_ctx *c, cJSON *o, const char *key)
-{
-    return cmp_attach(c, o, key, cJSON_CreateArray());
-}
-
 void cmp_note(cmp_ctx *c, cJSON *notes, const char *fmt, ...)
 {
     char buf[512];
@@ -119,7 +78,7 @@ void cmp_note(cmp_ctx *c, cJSON *notes, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    cmp_attach(c, notes, NULL, cJSON_CreateString(buf));
+    jb_str(&c->ok, notes, NULL, buf);
 }
 
 /* (after - before) / before, or NaN when before is 0. */

@@ -136,7 +136,7 @@ static void add_side(cmp_ctx *c, cJSON *row, int which, const char *name, double
     size_t runs;
     double calls = cmp_op_side_mean(s, name, OPF(calls), &runs);
     if (!runs) {
-        cmp_attach(c, row, cmp_side_name(which), cJSON_CreateNull());
+        jb_null(&c->ok, row, cmp_side_name(which));
         return;
     }
     cJSON *o = cmp_put_obj(c, row, cmp_side_name(which));

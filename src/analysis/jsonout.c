@@ -1,6 +1,7 @@
-/* jsonout.c - the small helpers every report section and rule uses: JSON
- * members whose allocation failures are remembered in ctx->ok instead of
- * checked at each call, findings, severities, human-readable numbers for
+/* jsonout.c - the small helpers every report section and rule uses (the
+ * JSON members themselves through util/jbuild.h, whose failures stay in
+ * ctx->ok): allocations whose failure is remembered the same way,
+ * findings, severities, human-readable numbers for
  * titles and recommendations, and the lists and series cut to the report's
  * limits. */
 #include <math.h>
@@ -10,66 +11,6 @@
 
 #include "analysis/analysis.h"
 #include "analysis/report_keys.h"
-
-static cJSON *attach(analysis_ctx *c, cJSON *o, const char *key, cJSON *item)
-{
-    if (!item || !o || !cJSON_AddItemToObject(o, key, item)) {
-        cJSON_Delete(item);
-        c->ok = 0;
-        return NULL;
-    }
-    return item;
-}
-
-cJSON *jnum(analysis_ctx *c, cJSON *o, const char *key, double v)
-{
-    return attach(c, o, key, isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull());
-}
-
-cJSON *jstr(analysis_ctx *c, cJSON *o, const char *key, const char *v)
-{
-    return attach(c, o, key, cJSON_CreateString(v ? v : ""));
-}
-
-cJSON *jbool(analysis_ctx *c, cJSON *o, const char *key, int v)
-{
-    return attach(c, o, key, cJSON_CreateBool(v != 0));
-}
-
-cJSON *jnull(analysis_ctx *c, cJSON *o, const char *key)
-{
-    return attach(c, o, key, cJSON_CreateNull());
-}
-
-cJSON *jobj(analysis_ctx *c, cJSON *o, const char *key)
-{
-    return attach(c, o, key, cJSON_CreateObject());
-}
-
-cJSON *jarr(analysis_ctx *c, cJSON *o, const char *key)
-{
-    return attach(c, o, key, cJSON_CreateArray());
-}
-
-cJSON *jpush_obj(analysis_ctx *c, cJSON *arr)
-{
-    cJSON *item = cJSON_CreateObject();
-    if (!item || !arr || !cJSON_AddItemToArray(arr, item)) {
-        cJSON_Delete(item);
-        c->ok = 0;
-        return NULL;
-    }
-    return item;
-}
-
-void jpush_num(analysis_ctx *c, cJSON *arr, double v)
-{
-    cJSON *item = isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
-    if (!item || !arr || !cJSON_AddItemToArray(arr, item)) {
-        cJSON_Delete(item);
-        c->ok = 0;
-    }
-}
 
 void *xcalloc(analysis_ctx *c, size_t n, size_t size)
 {

@@ -406,11 +406,7 @@ void ranks_analysis_free(ranks_analysis *a)
 
 static void add_copy(analysis_ctx *c, cJSON *o, const char *key, const cJSON *item)
 {
-    cJSON *d = cJSON_Duplicate(item, 1);
-    if (!d || !cJSON_AddItemToObject(o, key, d)) {
-        cJSON_Delete(d);
-        c->ok = 0;
-    }
+    jb_attach(&c->ok, o, key, cJSON_Duplicate(item, 1));
 }
 
 /* The memory series the ranks table compares: the one with the largest
@@ -447,12 +443,9 @@ static void section_ranks(analysis_ctx *c, cJSON *report, size_t described)
     const char *memory = ranks_memory_series(&c->ranks[described]);
     for (size_t i = 0; i < c->nranks; i++) {
         const rank_summary *s = &c->ranks[i];
-        cJSON *o = cJSON_Duplicate(s->row, 1);
-        if (!o || !cJSON_AddItemToArray(arr, o)) {
-            cJSON_Delete(o);
-            c->ok = 0;
+        cJSON *o = jb_attach(&c->ok, arr, NULL, cJSON_Duplicate(s->row, 1));
+        if (!o)
             return;
-        }
         const cJSON *peak = memory ? cJSON_GetObjectItemCaseSensitive(s->peaks, memory) : NULL;
         if (cJSON_IsNumber(peak)) {
             jnum(c, o, RK_MEMORY_PEAK_BYTES, peak->valuedouble);
@@ -484,11 +477,7 @@ static void push_ratio(analysis_ctx *c, cJSON *arr, double num, double den, int 
     double v = den > 0 ? num / den : 0.0;
     if (share)
         v = v < 0 ? 0.0 : v > 1 ? 1.0 : v;
-    cJSON *x = den > 0 ? cJSON_CreateNumber(v) : cJSON_CreateNull();
-    if (!x || !cJSON_AddItemToArray(arr, x)) {
-        cJSON_Delete(x);
-        c->ok = 0;
-    }
+    jb_num(&c->ok, arr, NULL, den > 0 ? v : NAN);
 }
 
 /* One rank's row of the heat map: its buckets added into cols columns of
@@ -563,28 +552,18 @@ static void ranks_note(analysis_ctx *c, cJSON *report, size_t described)
         : d->steps_count > 0 ? "the slowest, by mean step time (--rank N describes another)"
                              : "the first given, as no rank has steps (--rank N describes "
                                "another)"));
-    if (!note || !cJSON_AddItemToArray(notes, note)) {
-        cJSON_Delete(note);
-        c->ok = 0;
-    }
+    jb_attach(&c->ok, notes, NULL, note);
     straggler_clock_note(c, buf, sizeof buf);
-    if (buf[0] && (!(note = cJSON_CreateString(buf)) || !cJSON_AddItemToArray(notes, note))) {
-        cJSON_Delete(note);
-        c->ok = 0;
-    }
+    if (buf[0])
+        jb_str(&c->ok, notes, NULL, buf);
 }
 
 /* Every rank's entry of "profiles", in the order given. */
 static void ranks_profiles(analysis_ctx *c, cJSON *report)
 {
     cJSON *arr = cJSON_CreateArray();
-    for (size_t i = 0; arr && i < c->nranks; i++) {
-        cJSON *d = cJSON_Duplicate(c->ranks[i].profile, 1);
-        if (!d || !cJSON_AddItemToArray(arr, d)) {
-            cJSON_Delete(d);
-            c->ok = 0;
-        }
-    }
+    for (size_t i = 0; arr && i < c->nranks; i++)
+        jb_attach(&c->ok, arr, NULL, cJSON_Duplicate(c->ranks[i].profile, 1));
     if (!arr || !cJSON_ReplaceItemInObjectCaseSensitive(report, RK_PROFILES, arr)) {
         cJSON_Delete(arr);
         c->ok = 0;

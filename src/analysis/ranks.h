@@ -13,7 +13,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "analysis/report.h"
+#include "analysis/options.h"
 #include "format/format.h"
 #include "model/profile.h"
 

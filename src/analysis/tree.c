@@ -162,10 +162,7 @@ void section_call_tree(analysis_ctx *c, cJSON *report)
     jnum(c, root, RK_CALLS, (double)calls);
     jnum(c, root, RK_INCL_NS, (double)incl);
     jnum(c, root, RK_SELF_NS, 0);
-    if (!threads || !root || !cJSON_AddItemToObject(root, RK_CHILDREN, threads)) {
-        cJSON_Delete(threads);
-        c->ok = 0;
-    }
+    jb_attach(&c->ok, root, RK_CHILDREN, threads);
 }
 
 static double sample_value(const void *series, size_t i)
