@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "analysis/report.h"
+#include "analysis/report_keys.h"
 #include "cmd.h"
 #include "model/profile.h"
 #include "output/html.h"
@@ -224,11 +225,11 @@ static int check_args(analyze_args *a, int nprofiles)
 static void warn_cut_short(const cJSON *report)
 {
     const cJSON *p;
-    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(report, "profiles")) {
-        if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "truncated")))
+    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(report, RK_PROFILES)) {
+        if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, RK_TRUNCATED)))
             continue;
-        const char *path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "path"));
-        const char *detail = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "detail"));
+        const char *path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, RK_PATH));
+        const char *detail = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, RK_DETAIL));
         cmd_warning(CMD, "'%s' was cut short (%s); analyzed up to its last intact block",
                     path ? path : "", detail ? detail : "");
     }
@@ -255,8 +256,8 @@ static prof_err render(FILE *out, const cJSON *report, const void *args)
 static int fails(const cJSON *report, int fail_on)
 {
     const cJSON *f;
-    cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(report, "bottlenecks")) {
-        const char *sev = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "severity"));
+    cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(report, RK_BOTTLENECKS)) {
+        const char *sev = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, RK_SEVERITY));
         int rank = sev ? cmd_name_index(severities, sev) : -1;
         if (rank >= 0 && rank <= fail_on)
             return 1;

@@ -4,24 +4,23 @@
  * (formats/compare.schema.json), as the report builder (report.c, its
  * sections and rules, compare.c) writes them and the renderers
  * (src/output/report_*.c, compare_*.c) read them. RK_NAME is "name": a
- * misspelt member is a compile error, not a silently missing value. Below
- * them, MK_NAME: the members of a profile's metadata (formats/prof-format.md
- * section 4, and the "import" object of formats/kineto-import.md and
- * nsys-import.md) that the analysis and the views read; a report carries
- * the metadata in profiles[].metadata.
+ * misspelt member is a compile error, not a silently missing value. The
+ * members of a profile's metadata, which a report carries in
+ * profiles[].metadata, are format/meta_keys.h's MK_ names, included here.
  *
  * A rule's evidence members other than these are the rule's own
  * (formats/rules.md lists them; the views show evidence generically) and
  * are spelt where the rule writes them.
  *
  * tests/cli/report_keys.sh keeps this list true: RK_ names are exactly the
- * property names the two schemas declare, each MK_ name is a metadata field
- * of the format's documents, no key literal in src/analysis or src/output
+ * property names the two schemas declare, no key literal in src/ or cmd/
  * spells one of them but through this header, and viewer/app.js reads no
  * member that is neither here nor one of the page's own names. One define
  * a line, in order; nothing else. */
 #ifndef PROF_ANALYSIS_REPORT_KEYS_H
 #define PROF_ANALYSIS_REPORT_KEYS_H
+
+#include "format/meta_keys.h"
 
 /* ---- the report and the comparison -------------------------------------------------- */
 #define RK_AFTER                          "after"
@@ -314,36 +313,5 @@
 #define RK_WITHIN_RUN_UNCOUNTED           "within_run_uncounted"
 #define RK_WORK_NS_PER_STEP               "work_ns_per_step"
 #define RK_WORLD_SIZE                     "world_size"
-
-/* ---- a profile's metadata, as the views read it -------------------------------------- */
-#define MK_ARGV                           "argv"
-#define MK_BATCH_SIZE                     "batch_size"
-#define MK_CLOCK                          "clock"
-#define MK_CONFIG                         "config"
-#define MK_COUNTS                         "counts"
-#define MK_DAMAGED                        "damaged"
-#define MK_DEVICES                        "devices"
-#define MK_FILE                           "file"
-#define MK_HOST                           "host"
-#define MK_HOST_MEMORY_BYTES              "host_memory_bytes"
-#define MK_IMPORT                         "import"
-#define MK_INDEX                          "index"
-#define MK_LIBPROF_VERSION                "libprof_version"
-#define MK_MEMORY_BYTES                   "memory_bytes"
-#define MK_NAME                           "name"
-#define MK_ORIGIN_EPOCH_NS                "origin_epoch_ns"
-#define MK_OUTPUT                         "output"
-#define MK_PID                            "pid"
-#define MK_RANK                           "rank"
-#define MK_REORDERED                      "reordered"
-#define MK_SAMPLE_RATE                    "sample_rate"
-#define MK_SCHEDULE                       "schedule"
-#define MK_SKIPPED_CATEGORIES             "skipped_categories"
-#define MK_SOURCE                         "source"
-#define MK_TAGS                           "tags"
-#define MK_UNKNOWN                        "unknown"
-#define MK_UNKNOWN_CATEGORIES             "unknown_categories"
-#define MK_UNPLACED                       "unplaced"
-#define MK_WORLD_SIZE                     "world_size"
 
 #endif

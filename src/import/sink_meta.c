@@ -7,6 +7,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "format/meta_keys.h"
 #include "import/sink.h"
 #include "import/sink_int.h"
 #include "prof.h"
@@ -160,47 +161,47 @@ static int add_counted(cJSON *o, const char *key, const counted *v)
 static int add_counts(cJSON *imp, const import_sink *s)
 {
     const import_counts *c = &s->counts;
-    cJSON *o = cJSON_AddObjectToObject(imp, "counts");
-    return o && add_u64(o, "regions", c->regions) && add_u64(o, "steps", c->steps) &&
-           add_u64(o, "kernels", c->kernels) && add_u64(o, "copies", c->copies) &&
-           add_u64(o, "memsets", c->memsets) && add_u64(o, "syncs", c->syncs) &&
-           add_u64(o, "api_calls", c->api_calls) &&
-           add_u64(o, "memory_samples", c->memory_samples) && add_u64(o, "marks", c->marks) &&
-           add_u64(o, "unknown", c->unknown) && add_u64(o, "skipped", c->skipped) &&
-           add_u64(o, "unplaced", c->unplaced) && add_u64(o, "clamped", c->clamped) &&
-           add_u64(o, "reordered", c->reordered);
+    cJSON *o = cJSON_AddObjectToObject(imp, MK_COUNTS);
+    return o && add_u64(o, MK_REGIONS, c->regions) && add_u64(o, MK_STEPS, c->steps) &&
+           add_u64(o, MK_KERNELS, c->kernels) && add_u64(o, MK_COPIES, c->copies) &&
+           add_u64(o, MK_MEMSETS, c->memsets) && add_u64(o, MK_SYNCS, c->syncs) &&
+           add_u64(o, MK_API_CALLS, c->api_calls) &&
+           add_u64(o, MK_MEMORY_SAMPLES, c->memory_samples) && add_u64(o, MK_MARKS, c->marks) &&
+           add_u64(o, MK_UNKNOWN, c->unknown) && add_u64(o, MK_SKIPPED, c->skipped) &&
+           add_u64(o, MK_UNPLACED, c->unplaced) && add_u64(o, MK_CLAMPED, c->clamped) &&
+           add_u64(o, MK_REORDERED, c->reordered);
 }
 
 /* brief: without the lists of categories and facts, for metadata that
  * would not fit the room reserved for it. */
 static int add_import(cJSON *meta, const import_sink *s, int brief)
 {
-    cJSON *imp = cJSON_AddObjectToObject(meta, "import");
-    if (!imp || !cJSON_AddStringToObject(imp, "source", s->source) ||
-        !cJSON_AddStringToObject(imp, "file", s->input) || !add_counts(imp, s))
+    cJSON *imp = cJSON_AddObjectToObject(meta, MK_IMPORT);
+    if (!imp || !cJSON_AddStringToObject(imp, MK_SOURCE, s->source) ||
+        !cJSON_AddStringToObject(imp, MK_FILE, s->input) || !add_counts(imp, s))
         return 0;
-    if (s->damage && !cJSON_AddStringToObject(imp, "damaged", s->damage))
+    if (s->damage && !cJSON_AddStringToObject(imp, MK_DAMAGED, s->damage))
         return 0;
     if (brief)
         return 1;
-    if (!add_counted(imp, "unknown_categories", s->unknown) ||
-        !add_counted(imp, "skipped_categories", s->skipped))
+    if (!add_counted(imp, MK_UNKNOWN_CATEGORIES, s->unknown) ||
+        !add_counted(imp, MK_SKIPPED_CATEGORIES, s->skipped))
         return 0;
     cJSON *facts = cJSON_Duplicate(s->facts, 1);
-    return facts && cJSON_AddItemToObject(imp, "facts", facts);
+    return facts && cJSON_AddItemToObject(imp, MK_FACTS, facts);
 }
 
 /* brief: the first SINK_DEVICES_BRIEF devices only. */
 static int add_devices(cJSON *meta, const import_sink *s, int brief)
 {
-    cJSON *a = cJSON_AddArrayToObject(meta, "devices");
+    cJSON *a = cJSON_AddArrayToObject(meta, MK_DEVICES);
     size_t n = brief && s->ndevices > SINK_DEVICES_BRIEF ? SINK_DEVICES_BRIEF : s->ndevices;
     for (size_t i = 0; a && i < n; i++) {
         cJSON *d = cJSON_CreateObject();
         if (!d || !cJSON_AddItemToArray(a, d) ||
-            !cJSON_AddNumberToObject(d, "index", s->devices[i].index) ||
-            !cJSON_AddStringToObject(d, "name", s->devices[i].name) ||
-            !add_u64(d, "memory_bytes", s->devices[i].memory_bytes))
+            !cJSON_AddNumberToObject(d, MK_INDEX, s->devices[i].index) ||
+            !cJSON_AddStringToObject(d, MK_NAME, s->devices[i].name) ||
+            !add_u64(d, MK_MEMORY_BYTES, s->devices[i].memory_bytes))
             return 0;
     }
     return a != NULL;
@@ -212,19 +213,19 @@ static char *metadata_text(const import_sink *s, int brief)
     char source[64];
     snprintf(source, sizeof source, "import:%s", s->source);
     int64_t origin_epoch = s->epoch + s->origin;
-    int ok = m && cJSON_AddStringToObject(m, "format", "prof") &&
-             cJSON_AddStringToObject(m, "libprof_version", PROF_VERSION_STRING) &&
-             (clock = cJSON_AddObjectToObject(m, "clock")) &&
-             cJSON_AddStringToObject(clock, "source", source) &&
-             add_u64(clock, "origin_epoch_ns", origin_epoch > 0 ? (uint64_t)origin_epoch : 0) &&
-             add_u64(m, "start_epoch_ns", origin_epoch > 0 ? (uint64_t)origin_epoch : 0) &&
-             cJSON_AddStringToObject(m, "host", s->host ? s->host : "") &&
-             add_u64(m, "pid", s->pid) && (argv = cJSON_AddArrayToObject(m, "argv")) &&
+    int ok = m && cJSON_AddStringToObject(m, MK_FORMAT, "prof") &&
+             cJSON_AddStringToObject(m, MK_LIBPROF_VERSION, PROF_VERSION_STRING) &&
+             (clock = cJSON_AddObjectToObject(m, MK_CLOCK)) &&
+             cJSON_AddStringToObject(clock, MK_SOURCE, source) &&
+             add_u64(clock, MK_ORIGIN_EPOCH_NS, origin_epoch > 0 ? (uint64_t)origin_epoch : 0) &&
+             add_u64(m, MK_START_EPOCH_NS, origin_epoch > 0 ? (uint64_t)origin_epoch : 0) &&
+             cJSON_AddStringToObject(m, MK_HOST, s->host ? s->host : "") &&
+             add_u64(m, MK_PID, s->pid) && (argv = cJSON_AddArrayToObject(m, MK_ARGV)) &&
              (arg = cJSON_CreateString(s->process_name ? s->process_name : s->input)) &&
-             cJSON_AddItemToArray(argv, arg) && cJSON_AddNumberToObject(m, "rank", s->rank) &&
-             cJSON_AddNumberToObject(m, "world_size", s->world) &&
-             cJSON_AddNumberToObject(m, "local_rank", 0) && add_devices(m, s, brief) &&
-             cJSON_AddObjectToObject(m, "tags") && add_import(m, s, brief);
+             cJSON_AddItemToArray(argv, arg) && cJSON_AddNumberToObject(m, MK_RANK, s->rank) &&
+             cJSON_AddNumberToObject(m, MK_WORLD_SIZE, s->world) &&
+             cJSON_AddNumberToObject(m, MK_LOCAL_RANK, 0) && add_devices(m, s, brief) &&
+             cJSON_AddObjectToObject(m, MK_TAGS) && add_import(m, s, brief);
     char *text = ok ? cJSON_PrintUnformatted(m) : NULL;
     cJSON_Delete(m);
     return text;

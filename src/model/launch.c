@@ -35,6 +35,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "format/meta_keys.h"
 #include "model/build.h"
 #include "prof.h"
 
@@ -395,10 +396,10 @@ void mb_join_start(model_builder *b, const cJSON *meta)
     stats_init(&b->m->launch_all, MODEL_NONE, MODEL_NONE);
     if (b->join.off)
         return;
-    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(meta, "config");
-    const cJSON *cuda = cJSON_GetObjectItemCaseSensitive(cfg, "cuda");
+    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(meta, MK_CONFIG);
+    const cJSON *cuda = cJSON_GetObjectItemCaseSensitive(cfg, MK_CUDA);
     b->join.hold = (cJSON_IsNumber(cuda) && cuda->valuedouble != 0) || cJSON_IsTrue(cuda) ||
-                   cJSON_GetObjectItemCaseSensitive(meta, "import") != NULL;
+                   cJSON_GetObjectItemCaseSensitive(meta, MK_IMPORT) != NULL;
 }
 
 /* GPU work of a call and one of its records met. */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/meta_keys.h"
 #include "model/build.h"
 #include "prof.h"
 #include "util/error.h"
@@ -411,8 +412,8 @@ static int thread_cmp(const void *pa, const void *pb)
 
 void model_metadata_rank(const cJSON *meta, int *rank, int *world_size)
 {
-    const cJSON *r = cJSON_GetObjectItemCaseSensitive(meta, "rank");
-    const cJSON *w = cJSON_GetObjectItemCaseSensitive(meta, "world_size");
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(meta, MK_RANK);
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(meta, MK_WORLD_SIZE);
     /* Absent, not a number or out of range: unknown (format §4: never fatal). */
     *rank = cJSON_IsNumber(r) && r->valuedouble >= 0 && r->valuedouble <= INT_MAX
                 ? (int)r->valuedouble : -1;

@@ -15,6 +15,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "format/meta_keys.h"
 #include "import/import.h"
 #include "model/profile.h"
 #include "model/runset.h"
@@ -64,7 +65,7 @@ static prof_err probe(const char *path, const prof_tuning *t, member *m, int *is
                               e.message);
     cJSON *meta = cJSON_Parse(prof_reader_metadata(r));
     model_metadata_rank(meta, &m->rank, &m->world);
-    m->start = meta_num(meta, "start_epoch_ns", 0);
+    m->start = meta_num(meta, MK_START_EPOCH_NS, 0);
     cJSON_Delete(meta);
     prof_reader_close(r);
     *is_profile = 1;

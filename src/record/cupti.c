@@ -34,6 +34,7 @@
 #include <cjson/cJSON.h>
 #include <cupti.h>
 
+#include "format/meta_keys.h"
 #include "record/cupti_translate.h"
 #include "record/runtime.h"
 
@@ -307,16 +308,16 @@ static void calibrate(void)
 
 static void add_devices(cJSON *meta)
 {
-    cJSON *devs = cJSON_GetObjectItem(meta, "devices");
+    cJSON *devs = cJSON_GetObjectItem(meta, MK_DEVICES);
     for (int i = 0; devs && i < cu.ndevices; i++) {
         cJSON *d = cJSON_CreateObject();
         if (!d || !cJSON_AddItemToArray(devs, d))
             return;
         char mem[24];
         snprintf(mem, sizeof mem, "%llu", (unsigned long long)cu.memory[i]);
-        cJSON_AddNumberToObject(d, "index", i);
-        cJSON_AddStringToObject(d, "name", cu.names[i]);
-        cJSON_AddRawToObject(d, "memory_bytes", mem);
+        cJSON_AddNumberToObject(d, MK_INDEX, i);
+        cJSON_AddStringToObject(d, MK_NAME, cu.names[i]);
+        cJSON_AddRawToObject(d, MK_MEMORY_BYTES, mem);
     }
 }
 
@@ -329,22 +330,22 @@ void rt_gpu_metadata(const rt_config *c, cJSON *meta)
     if (ok)
         calibrate();
     pthread_mutex_unlock(&cu.mu);
-    cJSON *o = cJSON_AddObjectToObject(meta, "cuda");
+    cJSON *o = cJSON_AddObjectToObject(meta, MK_CUDA);
     if (!o)
         return;
-    cJSON_AddBoolToObject(o, "requested", 1);
-    cJSON_AddBoolToObject(o, "active", ok);
+    cJSON_AddBoolToObject(o, MK_REQUESTED, 1);
+    cJSON_AddBoolToObject(o, MK_ACTIVE, ok);
     if (!ok)
-        cJSON_AddStringToObject(o, "reason", cu.reason ? cu.reason : "unknown");
-    cJSON_AddNumberToObject(o, "cupti_built_for", CUPTI_API_VERSION);
+        cJSON_AddStringToObject(o, MK_REASON, cu.reason ? cu.reason : "unknown");
+    cJSON_AddNumberToObject(o, MK_CUPTI_BUILT_FOR, CUPTI_API_VERSION);
     if (cu.version)
-        cJSON_AddNumberToObject(o, "cupti_version", cu.version);
+        cJSON_AddNumberToObject(o, MK_CUPTI_VERSION, cu.version);
     if (ok) {
         char off_ns[24];
         snprintf(off_ns, sizeof off_ns, "%lld", (long long)cu.tr.offset);
         /* profile ns = CUPTI timestamp − cupti_clock_offset_ns */
-        cJSON_AddRawToObject(o, "cupti_clock_offset_ns", off_ns);
-        cJSON_AddBoolToObject(o, "nvtx", cu.f.InitNvtx != NULL);
+        cJSON_AddRawToObject(o, MK_CUPTI_CLOCK_OFFSET_NS, off_ns);
+        cJSON_AddBoolToObject(o, MK_NVTX, cu.f.InitNvtx != NULL);
         add_devices(meta);
     }
 }

@@ -7,6 +7,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "format/meta_keys.h"
 #include "record/runtime.h"
 
 #ifndef PROF_HAVE_CUPTI
@@ -45,11 +46,11 @@ void rt_gpu_metadata(const rt_config *c, cJSON *meta)
 {
     if (!c->cuda)
         return;
-    cJSON *o = cJSON_AddObjectToObject(meta, "cuda");
+    cJSON *o = cJSON_AddObjectToObject(meta, MK_CUDA);
     if (o) {
-        cJSON_AddBoolToObject(o, "requested", 1);
-        cJSON_AddBoolToObject(o, "active", 0);
-        cJSON_AddStringToObject(o, "reason", "libprof was built without CUPTI");
+        cJSON_AddBoolToObject(o, MK_REQUESTED, 1);
+        cJSON_AddBoolToObject(o, MK_ACTIVE, 0);
+        cJSON_AddStringToObject(o, MK_REASON, "libprof was built without CUPTI");
     }
 }
 

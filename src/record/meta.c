@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "format/meta_keys.h"
 #include "record/runtime.h"
 
 /* Nanosecond epochs exceed 2^53: written as exact decimal text, not
@@ -24,7 +25,7 @@ static int add_u64(cJSON *o, const char *key, uint64_t v)
 /* /proc/self/cmdline: NUL-separated arguments. */
 static int add_argv(cJSON *meta)
 {
-    cJSON *argv = cJSON_AddArrayToObject(meta, "argv");
+    cJSON *argv = cJSON_AddArrayToObject(meta, MK_ARGV);
     if (!argv)
         return 0;
     int fd = rt_open_read("/proc/self/cmdline");
@@ -46,38 +47,38 @@ static int add_argv(cJSON *meta)
 
 static int add_clock(cJSON *meta, const rt_clock *clk)
 {
-    cJSON *c = cJSON_AddObjectToObject(meta, "clock");
-    return c && cJSON_AddStringToObject(c, "source", clk->tsc ? "tsc" : "monotonic") &&
-           add_u64(c, "origin_epoch_ns", clk->origin_epoch_ns) &&
-           add_u64(c, "origin_monotonic_ns", clk->origin_mono_ns) &&
-           (!clk->tsc || cJSON_AddNumberToObject(c, "tsc_hz", clk->hz));
+    cJSON *c = cJSON_AddObjectToObject(meta, MK_CLOCK);
+    return c && cJSON_AddStringToObject(c, MK_SOURCE, clk->tsc ? "tsc" : "monotonic") &&
+           add_u64(c, MK_ORIGIN_EPOCH_NS, clk->origin_epoch_ns) &&
+           add_u64(c, MK_ORIGIN_MONOTONIC_NS, clk->origin_mono_ns) &&
+           (!clk->tsc || cJSON_AddNumberToObject(c, MK_TSC_HZ, clk->hz));
 }
 
 static int add_schedule(cJSON *o, const rt_config *c)
 {
     if (!c->active)
-        return cJSON_AddNullToObject(o, "schedule") != NULL;
-    cJSON *s = cJSON_AddObjectToObject(o, "schedule");
-    return s && cJSON_AddNumberToObject(s, "wait", c->wait) &&
-           cJSON_AddNumberToObject(s, "warmup", c->warmup) &&
-           cJSON_AddNumberToObject(s, "active", c->active) &&
-           cJSON_AddNumberToObject(s, "repeat", c->repeat);
+        return cJSON_AddNullToObject(o, MK_SCHEDULE) != NULL;
+    cJSON *s = cJSON_AddObjectToObject(o, MK_SCHEDULE);
+    return s && cJSON_AddNumberToObject(s, MK_WAIT, c->wait) &&
+           cJSON_AddNumberToObject(s, MK_WARMUP, c->warmup) &&
+           cJSON_AddNumberToObject(s, MK_ACTIVE, c->active) &&
+           cJSON_AddNumberToObject(s, MK_REPEAT, c->repeat);
 }
 
 static int add_config(cJSON *meta, const rt_config *c)
 {
-    cJSON *o = cJSON_AddObjectToObject(meta, "config");
-    return o && cJSON_AddStringToObject(o, "output", c->output) &&
-           cJSON_AddNumberToObject(o, "sample_rate", c->sample_rate) && add_schedule(o, c) &&
-           cJSON_AddNumberToObject(o, "memory_interval_ms", c->memory_interval_ms) &&
-           add_u64(o, "buffer_bytes", c->buffer_bytes) &&
-           cJSON_AddNumberToObject(o, "flush_interval_ms", c->flush_interval_ms) &&
-           cJSON_AddNumberToObject(o, "cuda", c->cuda);
+    cJSON *o = cJSON_AddObjectToObject(meta, MK_CONFIG);
+    return o && cJSON_AddStringToObject(o, MK_OUTPUT, c->output) &&
+           cJSON_AddNumberToObject(o, MK_SAMPLE_RATE, c->sample_rate) && add_schedule(o, c) &&
+           cJSON_AddNumberToObject(o, MK_MEMORY_INTERVAL_MS, c->memory_interval_ms) &&
+           add_u64(o, MK_BUFFER_BYTES, c->buffer_bytes) &&
+           cJSON_AddNumberToObject(o, MK_FLUSH_INTERVAL_MS, c->flush_interval_ms) &&
+           cJSON_AddNumberToObject(o, MK_CUDA, c->cuda);
 }
 
 static int add_tags(cJSON *meta, const rt_config *c)
 {
-    cJSON *o = cJSON_AddObjectToObject(meta, "tags");
+    cJSON *o = cJSON_AddObjectToObject(meta, MK_TAGS);
     if (!o)
         return 0;
     for (size_t i = 0; i < c->ntags; i++)
@@ -92,24 +93,24 @@ static int add_process(cJSON *meta, const rt_config *c)
     if (gethostname(host, sizeof host - 1) != 0)
         host[0] = '\0';
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    return cJSON_AddStringToObject(meta, "host", host) &&
-           cJSON_AddNumberToObject(meta, "pid", (double)getpid()) && add_argv(meta) &&
-           cJSON_AddNumberToObject(meta, "rank", (double)c->rank) &&
-           cJSON_AddNumberToObject(meta, "world_size", (double)c->world_size) &&
-           cJSON_AddNumberToObject(meta, "local_rank", (double)c->local_rank) &&
+    return cJSON_AddStringToObject(meta, MK_HOST, host) &&
+           cJSON_AddNumberToObject(meta, MK_PID, (double)getpid()) && add_argv(meta) &&
+           cJSON_AddNumberToObject(meta, MK_RANK, (double)c->rank) &&
+           cJSON_AddNumberToObject(meta, MK_WORLD_SIZE, (double)c->world_size) &&
+           cJSON_AddNumberToObject(meta, MK_LOCAL_RANK, (double)c->local_rank) &&
            (pages <= 0 || page <= 0 ||
-            add_u64(meta, "host_memory_bytes", (uint64_t)pages * (uint64_t)page));
+            add_u64(meta, MK_HOST_MEMORY_BYTES, (uint64_t)pages * (uint64_t)page));
 }
 
 char *rt_metadata(const rt_config *c, const rt_clock *clk)
 {
     cJSON *meta = cJSON_CreateObject();
     char *text = NULL;
-    if (meta && cJSON_AddStringToObject(meta, "format", "prof") &&
-        cJSON_AddStringToObject(meta, "libprof_version", PROF_VERSION_STRING) &&
-        add_clock(meta, clk) && add_u64(meta, "start_epoch_ns", clk->origin_epoch_ns) &&
+    if (meta && cJSON_AddStringToObject(meta, MK_FORMAT, "prof") &&
+        cJSON_AddStringToObject(meta, MK_LIBPROF_VERSION, PROF_VERSION_STRING) &&
+        add_clock(meta, clk) && add_u64(meta, MK_START_EPOCH_NS, clk->origin_epoch_ns) &&
         add_process(meta, c) && add_config(meta, c) &&
-        cJSON_AddArrayToObject(meta, "devices") && add_tags(meta, c)) {
+        cJSON_AddArrayToObject(meta, MK_DEVICES) && add_tags(meta, c)) {
         rt_gpu_metadata(c, meta);
         text = cJSON_PrintUnformatted(meta);
     }

@@ -1,20 +1,24 @@
 #!/usr/bin/env python3
 """check_report_keys.py - keeps src/analysis/report_keys.h the one home of
-the member names the analysis hands the views (tests/cli/report_keys.sh
-runs it from the repository root):
+the member names the analysis hands the views, and src/format/meta_keys.h
+the one home of those of a profile's metadata (tests/cli/report_keys.sh
+runs it from the repository root with every C file of src/ and cmd/):
 
-1. the header holds nothing but its comments, its guard and one
-   `#define RK_NAME "name"` (or MK_NAME) a line, sorted, each macro named
-   after its string;
+1. each header holds nothing but its comments, its guard (report_keys.h
+   also its include of meta_keys.h) and one `#define RK_NAME "name"`
+   (meta_keys.h: MK_NAME) a line, sorted, each macro named after its
+   string;
 2. the RK_ names are exactly the property names that
    formats/report.schema.json and formats/compare.schema.json declare;
 3. each MK_ name is a metadata field of the format's documents
    (formats/prof-format.md section 4, the importers' "import" object);
-4. no C file of src/analysis or src/output spells such a name as a string
-   literal where a member name goes (the key arguments of the JSON
-   helpers, KEY_ARGS below): the builder writes RK_ names (the other
-   members it writes are a rule's own evidence), the builder and the
-   renderers read RK_ and MK_ names;
+4. no C file spells such a name as a string literal where a member name
+   goes (the key arguments of the JSON helpers, KEY_ARGS below): in
+   src/analysis and src/output the builder writes RK_ names (the other
+   members it writes are a rule's own evidence) and the builder and the
+   renderers read RK_ and MK_ names; the metadata's writers (META_WRITERS)
+   write MK_ names and nothing else; every other file reads and writes
+   MK_ names, and reads RK_ names (a command reading the report);
 5. viewer/app.js reads no member (`x.name`, or a snake_case string such as
    a table column 'self_ns') that is neither in the header, nor a value the
    schemas name, nor one of the names the page itself owns (PAGE_NAMES).
@@ -26,6 +30,11 @@ import re
 import sys
 
 HEADER = "src/analysis/report_keys.h"
+META_HEADER = "src/format/meta_keys.h"
+# the files that write a profile's metadata: every member they write is
+# one of META_HEADER's
+META_WRITERS = {"src/record/meta.c", "src/record/cupti.c", "src/record/gpu.c",
+                "src/import/sink_meta.c"}
 SCHEMAS = ["formats/report.schema.json", "formats/compare.schema.json"]
 FORMAT_DOCS = ["formats/prof-format.md", "formats/kineto-import.md", "formats/nsys-import.md"]
 VIEWER = "viewer/app.js"
@@ -37,7 +46,14 @@ KEY_ARGS = {
     "jnum": ([2], False), "jstr": ([2], False), "jbool": ([2], False),
     "jnull": ([2], False), "jobj": ([2], False), "jarr": ([2], False),
     "report_others": ([2], False), "put_step": ([2], False), "put_rate": ([2, 3], False),
-    "cJSON_AddItemToObject": ([1], False),
+    "cJSON_AddItemToObject": ([1], False), "cJSON_AddStringToObject": ([1], False),
+    "cJSON_AddNumberToObject": ([1], False), "cJSON_AddBoolToObject": ([1], False),
+    "cJSON_AddNullToObject": ([1], False), "cJSON_AddObjectToObject": ([1], False),
+    "cJSON_AddArrayToObject": ([1], False), "cJSON_AddRawToObject": ([1], False),
+    # the metadata's writers (src/record/meta.c, src/import/sink_meta.c)
+    "add_u64": ([1], False), "add_counted": ([1], False),
+    # the metadata's readers (src/model/runset.c)
+    "meta_num": ([1], True),
     # the comparison (src/analysis/compare.c)
     "attach": ([2], False), "put_num": ([2], False), "put_opt": ([2], False),
     "put_str": ([2], False), "put_bool": ([2], False), "put_obj": ([2], False),
@@ -85,11 +101,12 @@ def read(path):
 
 # ---- 1. the header ------------------------------------------------------------------
 
-def parse_header():
-    rk, mk = {}, {}
+def parse_header(path, prefix, allowed):
+    """The defines of prefix in the header at path, by name; allowed: the
+    lines besides comments and defines it may hold."""
+    table, order = {}, []
     in_comment = False
-    order = {"RK_": [], "MK_": []}
-    for no, line in enumerate(read(HEADER).splitlines(), 1):
+    for no, line in enumerate(read(path).splitlines(), 1):
         s = line.strip()
         if in_comment:
             in_comment = "*/" not in s
@@ -97,24 +114,30 @@ def parse_header():
         if s.startswith("/*"):
             in_comment = "*/" not in s
             continue
-        if s in ("", "#ifndef PROF_ANALYSIS_REPORT_KEYS_H", "#define PROF_ANALYSIS_REPORT_KEYS_H",
-                 "#endif"):
+        if s == "" or s in allowed:
             continue
-        m = re.fullmatch(r'#define ((RK_|MK_)[A-Z0-9_]+) +"([a-z0-9_]+)"', s)
+        m = re.fullmatch(r'#define (' + prefix + r'[A-Z0-9_]+) +"([a-z0-9_]+)"', s)
         if not m:
-            problem(f"{HEADER}:{no}: not a key define: {s}")
+            problem(f"{path}:{no}: not a key define: {s}")
             continue
-        macro, prefix, name = m.groups()
+        macro, name = m.groups()
         if macro != prefix + name.upper():
-            problem(f"{HEADER}:{no}: {macro} should be named {prefix + name.upper()}")
-        table = rk if prefix == "RK_" else mk
+            problem(f"{path}:{no}: {macro} should be named {prefix + name.upper()}")
         if name in table:
-            problem(f"{HEADER}:{no}: {name} twice")
+            problem(f"{path}:{no}: {name} twice")
         table[name] = macro
-        order[prefix].append(name)
-    for prefix, names in order.items():
-        if names != sorted(names):
-            problem(f"{HEADER}: the {prefix} defines are not in order")
+        order.append(name)
+    if order != sorted(order):
+        problem(f"{path}: the {prefix} defines are not in order")
+    return table
+
+
+def parse_headers():
+    rk = parse_header(HEADER, "RK_", {"#ifndef PROF_ANALYSIS_REPORT_KEYS_H",
+                                      "#define PROF_ANALYSIS_REPORT_KEYS_H",
+                                      '#include "format/meta_keys.h"', "#endif"})
+    mk = parse_header(META_HEADER, "MK_", {"#ifndef PROF_FORMAT_META_KEYS_H",
+                                           "#define PROF_FORMAT_META_KEYS_H", "#endif"})
     return rk, mk
 
 
@@ -201,6 +224,15 @@ def c_calls(src):
     return out
 
 
+def spelling(path, key, reads, rk, mk):
+    """The macro path should spell key with, or a message, or None."""
+    if path in META_WRITERS:
+        return mk.get(key) or f"no MK_ name: add MK_{key.upper()} to {META_HEADER}"
+    if path.startswith(("src/analysis/", "src/output/")):
+        return rk.get(key) or (mk.get(key) if reads else None)
+    return mk.get(key) or (rk.get(key) if reads else None)
+
+
 def check_sources(rk, mk, paths):
     for path in paths:
         src = read(path)
@@ -214,7 +246,7 @@ def check_sources(rk, mk, paths):
                 if not m:
                     continue
                 key = m.group(1)
-                macro = rk.get(key) or (mk.get(key) if reads else None)
+                macro = spelling(path, key, reads, rk, mk)
                 if macro:
                     line = src.count("\n", 0, at) + 1
                     problem(f'{path}:{line}: {name}(.., "{key}", ..): spell it {macro}')
@@ -248,7 +280,7 @@ def check_viewer(known):
 
 
 def main():
-    rk, mk = parse_header()
+    rk, mk = parse_headers()
     names, values = set(), set()
     for path in SCHEMAS:
         n, v = schema_names(json.loads(read(path)))
@@ -260,7 +292,7 @@ def main():
         problem(f"{HEADER}: RK_{name.upper()}: '{name}' is in neither schema")
     fields = documented_fields()
     for name in sorted(set(mk) - fields):
-        problem(f"{HEADER}: MK_{name.upper()}: '{name}' is no metadata field of "
+        problem(f"{META_HEADER}: MK_{name.upper()}: '{name}' is no metadata field of "
                 + ", ".join(FORMAT_DOCS))
     sources = sys.argv[1:]
     check_sources(rk, mk, sources)
