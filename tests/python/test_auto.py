@@ -96,8 +96,8 @@ def train(loader):
 train(torch.utils.data.DataLoader(data, batch_size=4))      # 6 steps
 handle.remove()
 train(torch.utils.data.DataLoader(data, batch_size=12))     # 2, unrecorded
-import prof.torch as pt
-assert pt._steps is None and prof.step is pt._prof.step
+import prof._torch_auto as pa
+assert pa._steps is None and prof.step is pa._prof.step
 assert "__init_subclass__" not in vars(torch.optim.Optimizer)
 assert not torch.nn.modules.module._global_forward_hooks
 assert not torch.nn.modules.module._global_forward_pre_hooks
@@ -249,7 +249,7 @@ class Auto(TempDirTest):
 
     def test_hooks_are_parsed(self):
         code = r"""
-import prof.torch as pt
+import prof._torch_auto as pt
 assert pt._parse_hooks(None) == (set(pt.HOOKS), 0) == pt._parse_hooks("all")
 assert pt._parse_hooks("steps, data") == ({"steps", "data"}, 0)
 assert pt._parse_hooks("none") == (set(), 0)

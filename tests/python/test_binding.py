@@ -53,7 +53,7 @@ def ctypes_only_package(tmp):
     pkg = os.path.join(root, "prof")
     if not os.path.isdir(pkg):
         os.makedirs(pkg)
-        for f in ("__init__.py", "torch.py", "libprof.so"):
+        for f in ("__init__.py", "torch.py", "_torch_base.py", "_torch_auto.py", "libprof.so"):
             shutil.copy(os.path.join(PACKAGE, "prof", f), pkg)
     return root
 
