@@ -77,8 +77,11 @@ PRELOAD_SRC := src/record/preload.c
 SO_SRC   := $(LIB_SRC) $(PRELOAD_SRC)
 TOOL_SRC := $(sort $(filter-out $(LIB_UTIL),$(wildcard src/util/*.c)) \
 	$(wildcard src/model/*.c src/analysis/*.c src/output/*.c src/import/*.c))
-# The dashboard's page (viewer/) is compiled into prof by tools/embed.sh.
-VIEWER_FILES := viewer/index.html viewer/app.css viewer/app.js
+# The dashboard's page (viewer/) is compiled into prof by tools/embed.sh;
+# its script is joined from its parts, in this order, by tools/viewer_js.sh.
+VIEWER_JS := $(addprefix viewer/js/,dom.js charts.js summary.js series.js calls.js timeline.js \
+	compare.js main.js)
+VIEWER_FILES := viewer/index.html viewer/app.css $(B)/gen/app.js
 TOOL_SRC += $(B)/gen/viewer_assets.c
 # sketch_bucket's tables, made from its definition by tools/sketch_table.c.
 TOOL_SRC += $(B)/gen/sketch_table.c
@@ -128,6 +131,11 @@ $(B)/tsan/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC tsan $<")
 	$(Q)$(CC) $(CFLAGS_ALL) $(vis) $(TSAN) -c $< -o $@
+
+$(B)/gen/app.js: $(VIEWER_JS) tools/viewer_js.sh
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  JOIN    $@")
+	$(Q)sh tools/viewer_js.sh $@ $(VIEWER_JS)
 
 $(B)/gen/viewer_assets.c: $(VIEWER_FILES) tools/embed.sh
 	@mkdir -p $(dir $@)

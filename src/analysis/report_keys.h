@@ -14,9 +14,9 @@
  *
  * tests/cli/report_keys.sh keeps this list true: RK_ names are exactly the
  * property names the two schemas declare, no key literal in src/ or cmd/
- * spells one of them but through this header, and viewer/app.js reads no
- * member that is neither here nor one of the page's own names. One define
- * a line, in order; nothing else. */
+ * spells one of them but through this header, and the dashboard's script
+ * (viewer/js/) reads no member that is neither here nor one of the page's
+ * own names. One define a line, in order; nothing else. */
 #ifndef PROF_ANALYSIS_REPORT_KEYS_H
 #define PROF_ANALYSIS_REPORT_KEYS_H
 

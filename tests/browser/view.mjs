@@ -331,7 +331,7 @@ async function checkXss(p, page, dialogs) {
       found.lanes.some((t) => t.includes('<script>')), found.lanes.slice(0, 8).join('|'));
 }
 
-// The page's duration format (viewer/app.js fmtNs), for the texts it shows.
+// The page's duration format (viewer/js/dom.js fmtNs), for the texts it shows.
 function fmtNs(ns) {
   if (ns === null || ns === undefined || !isFinite(ns)) return '–';
   const u = [[1e9, 's'], [1e6, 'ms'], [1e3, 'µs'], [1, 'ns']].find((x) => Math.abs(ns) >= x[0]) || [1, 'ns'];

@@ -19,12 +19,13 @@ runs it from the repository root with every C file of src/ and cmd/):
    renderers read RK_ and MK_ names; the metadata's writers (META_WRITERS)
    write MK_ names and nothing else; every other file reads and writes
    MK_ names, and reads RK_ names (a command reading the report);
-5. viewer/app.js reads no member (`x.name`, or a snake_case string such as
+5. the dashboard's script (viewer/js/*.js) reads no member (`x.name`, or a snake_case string such as
    a table column 'self_ns') that is neither in the header, nor a value the
    schemas name, nor one of the names the page itself owns (PAGE_NAMES).
 
 Prints one line per problem and exits 1 when there is one; else prints
 what it checked and exits 0."""
+import glob
 import json
 import re
 import sys
@@ -37,7 +38,7 @@ META_WRITERS = {"src/record/meta.c", "src/record/cupti.c", "src/record/gpu.c",
                 "src/import/sink_meta.c"}
 SCHEMAS = ["formats/report.schema.json", "formats/compare.schema.json"]
 FORMAT_DOCS = ["formats/prof-format.md", "formats/kineto-import.md", "formats/nsys-import.md"]
-VIEWER = "viewer/app.js"
+VIEWER = "viewer/js"  # the parts of the dashboard's script
 
 # The arguments that are member names, by function: (indexes, reads). A
 # write's member is the builder's, a read's may be the metadata's too.
@@ -69,7 +70,7 @@ KEY_ARGS = {
     "put_header": ([1], True),
 }
 
-# What viewer/app.js reads that is the page's own: the DOM's and the
+# What the dashboard's script reads that is the page's own: the DOM's and the
 # language's properties, the page's objects (charts, scales, boxes, rows it
 # builds), and the dashboard's own documents (the page data {reports,
 # compare} of src/output/html.c, the time windows of src/output/timeline.c).
@@ -254,29 +255,42 @@ def check_sources(rk, mk, paths):
 
 # ---- 5. the viewer ----------------------------------------------------------------------
 
-def check_viewer(known):
-    js = read(VIEWER)
+def viewer_code(js):
+    """The script without comments (code), and without strings and
+    regular expressions besides (bare); lines kept."""
     code = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"), js, flags=re.S)
     code = re.sub(r"(?<![:'\"\\])//[^\n]*", "", code)
     strings = re.compile(r"'(?:\\.|[^'\\\n])*'|\"(?:\\.|[^\"\\\n])*\"|`(?:\\.|[^`\\])*`")
     bare = strings.sub(lambda m: "''" + "\n" * m.group(0).count("\n"), code)
     bare = re.sub(r"/(?![/*])(?:\\.|[^/\\\n])+/[gimsuy]*(?=\s*[.,;)\]])", "/x/", bare)
-    seen = set()
-    # x.name and x?.name, but not x.method(...)
-    for m in re.finditer(r"(?<=[\w$)\]])\??\.([A-Za-z_$][\w$]*)(?![\w$]|\s*\()", bare):
-        seen.add((m.group(1), bare.count("\n", 0, m.start()) + 1))
-    # a member named in a string: 'self_ns', ['step_time']
-    for m in re.finditer(r"'([a-z][a-z0-9]*(?:_[a-z0-9]+)+)'", code):
-        seen.add((m.group(1), code.count("\n", 0, m.start()) + 1))
-    calls = set(re.findall(r"\.([A-Za-z_$][\w$]*)\s*\(", bare))
-    unknown = {}
-    for name, line in seen:
-        if name not in known and name not in PAGE_NAMES and name not in calls:
-            unknown.setdefault(name, line)
-    for name, line in sorted(unknown.items(), key=lambda x: x[1]):
-        problem(f"{VIEWER}:{line}: reads '{name}', which no schema declares and the page does "
+    return code, bare
+
+
+def check_viewer(known):
+    parts = {path: viewer_code(read(path)) for path in sorted(glob.glob(VIEWER + "/*.js"))}
+    if not parts:
+        problem(f"{VIEWER}: no parts of the dashboard's script")
+    # a method called in any part is no member read
+    calls = set()
+    for code, bare in parts.values():
+        calls |= set(re.findall(r"\.([A-Za-z_$][\w$]*)\s*\(", bare))
+    unknown, reads = {}, 0
+    for path, (code, bare) in parts.items():
+        seen = set()
+        # x.name and x?.name, but not x.method(...)
+        for m in re.finditer(r"(?<=[\w$)\]])\??\.([A-Za-z_$][\w$]*)(?![\w$]|\s*\()", bare):
+            seen.add((m.group(1), bare.count("\n", 0, m.start()) + 1))
+        # a member named in a string: 'self_ns', ['step_time']
+        for m in re.finditer(r"'([a-z][a-z0-9]*(?:_[a-z0-9]+)+)'", code):
+            seen.add((m.group(1), code.count("\n", 0, m.start()) + 1))
+        reads += len(seen)
+        for name, line in seen:
+            if name not in known and name not in PAGE_NAMES and name not in calls:
+                unknown.setdefault(name, (path, line))
+    for name, (path, line) in sorted(unknown.items(), key=lambda x: x[1]):
+        problem(f"{path}:{line}: reads '{name}', which no schema declares and the page does "
                 f"not own (a misspelt member? else add it to {HEADER} or PAGE_NAMES)")
-    return len(seen)
+    return reads
 
 
 def main():
@@ -302,7 +316,7 @@ def main():
     if problems:
         return 1
     print(f"{len(rk)} report and comparison members, {len(mk)} metadata members; "
-          f"{len(sources)} C files and {reads} reads of {VIEWER} checked")
+          f"{len(sources)} C files and {reads} reads of {VIEWER}/*.js checked")
     return 0
 
 
