@@ -528,15 +528,14 @@ typedef void (*pf_slim_seen_fn)(void *arg, const pf_slim *slim, size_t count,
  * memory ran out (nothing is set). */
 int pf_reader_set_slim_fn(prof_reader *r, pf_slim_fn fn, pf_slim_seen_fn seen, void *arg);
 
-/* Read slim from a file, the caller, when it would wait for the reader's
+/* The next block's events, slim (or the next PF_SLIM_PART of them). Whole
+ * events' names are valid until closing; the batch until the next call.
+ * Read slim from a file, the caller, when it would wait for the reader's
  * thread, fetches and decompresses the block after the one that thread is
  * fetching, and the thread takes it instead of fetching it itself
  * (reader_int.h, pf_help); decoding stays on the thread. The events are
  * the same either way. The tuning's reader_help (PROF_READER_HELP) turns
- * this off, or has the caller help before taking every block (tests). */
-
-/* The next block's events, slim (or the next PF_SLIM_PART of them). Whole
- * events' names are valid until closing; the batch until the next call.
+ * this off, or has the caller help before taking every block (tests).
  * Status and errors are those of prof_reader_next_batch, except memory
  * running out, for thread names or while decoding, which ends reading
  * before the batch rather than inside it.

@@ -4,7 +4,11 @@
  * per reader. A job is given to one thread by name, an idle one or a new
  * one, and that thread is busy until the job has ended: a thread is free
  * again as soon as pool_join can return, and never takes work meant for
- * another. */
+ * another. The threads block every signal they can: a command that waits
+ * for SIGINT or SIGTERM with sigwait (prof view) must get it, where one of
+ * these threads, started before it blocked them, would take the default
+ * action and end the process. */
+#include <signal.h>
 #include <stdlib.h>
 
 #include "util/pool.h"
@@ -44,6 +48,18 @@ static void *pool_thread(void *arg)
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
+}
+
+/* pthread_create, the thread born with every signal blocked. */
+static int start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    if (pthread_sigmask(SIG_SETMASK, &all, &old) != 0)
+        return -1;
+    int rc = pthread_create(t, NULL, fn, arg);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
 }
 
 prof_pool *pool_new(unsigned size)
@@ -111,7 +127,7 @@ static int give(prof_pool *p, pool_job *j)
     *w = (pool_worker){ .pool = p, .job = j };
     if (pthread_cond_init(&w->go, NULL) != 0)
         return 0;
-    if (pthread_create(&w->thread, NULL, pool_thread, w) != 0) {
+    if (start_thread(&w->thread, pool_thread, w) != 0) {
         pthread_cond_destroy(&w->go);
         return 0;
     }
@@ -123,7 +139,7 @@ int pool_start(prof_pool *p, pool_job *job, void (*fn)(void *arg), void *arg)
 {
     *job = (pool_job){ .fn = fn, .arg = arg, .pool = p };
     if (!p)
-        return pthread_create(&job->own, NULL, own_thread, job) == 0;
+        return start_thread(&job->own, own_thread, job) == 0;
     pthread_mutex_lock(&p->mu);
     int started = give(p, job);
     pthread_mutex_unlock(&p->mu);

@@ -8,7 +8,8 @@
  * caller can do the work on its own thread, and a queued job could wait
  * for the very thread that queued it (a reader's consumer for its producer,
  * which needs the consumer to run). The pool's threads live until
- * pool_free; jobs end by returning. */
+ * pool_free; jobs end by returning. Every thread started here blocks the
+ * signals it can, so that they go to the command's own thread. */
 #ifndef PROF_UTIL_POOL_H
 #define PROF_UTIL_POOL_H
 

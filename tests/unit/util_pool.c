@@ -3,10 +3,12 @@
  * that are reused; a pool of size 0 starts nothing and a NULL pool starts
  * a thread of its own; a job may start and join jobs of its own on the
  * same pool; a fan-out runs its function on the caller's thread as well
- * and returns when every share is done, however many threads it got.
- * Built also under ThreadSanitizer (TSAN_UNITS). */
+ * and returns when every share is done, however many threads it got;
+ * every thread blocks signals. Built also under ThreadSanitizer
+ * (TSAN_UNITS). */
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -192,4 +194,33 @@ Test(util_pool, fan_out_does_every_share_once)
     pool_free(none);
     fan_out_all(NULL, 3, 3); /* threads of their own */
     fan_out_all(NULL, 0, 1);
+}
+
+/* Signals go to the command's own thread: prof view waits for SIGINT and
+ * SIGTERM with sigwait, and a pool thread made before it blocked them
+ * would otherwise take one and end the process. */
+static void read_mask(void *arg)
+{
+    sigset_t *mask = arg;
+    pthread_sigmask(SIG_BLOCK, NULL, mask);
+}
+
+Test(util_pool, threads_block_signals)
+{
+    prof_pool *p = pool_new(1);
+    cr_assert_not_null(p);
+    sigset_t pooled, own;
+    sigemptyset(&pooled);
+    sigemptyset(&own);
+    pool_job a, b;
+    cr_assert_eq(pool_start(p, &a, read_mask, &pooled), 1);
+    pool_join(&a);
+    cr_assert_eq(pool_start(NULL, &b, read_mask, &own), 1);
+    pool_join(&b);
+    const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGUSR1, SIGCHLD };
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        cr_assert(sigismember(&pooled, sigs[i]), "signal %d reaches a pool thread", sigs[i]);
+        cr_assert(sigismember(&own, sigs[i]), "signal %d reaches a thread of its own", sigs[i]);
+    }
+    pool_free(p);
 }
