@@ -22,35 +22,39 @@
 
 /* ---- reporting ---------------------------------------------------------- */
 
+/* "prof: CMD: " what, the message, and tail, as one line on stderr. */
+static void say(const char *cmd, const char *what, const char *tail, const char *fmt, va_list ap)
+{
+    fprintf(stderr, "prof: %s: %s", cmd, what);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "%s\n", tail);
+}
+
 int cmd_error(const char *cmd, int status, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "prof: %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    say(cmd, "", "", fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
     return status;
 }
 
 void cmd_warning(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "prof: %s: warning: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    say(cmd, "warning: ", "", fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
 }
 
 int cmd_usage_error(const char *cmd, const char *fmt, ...)
 {
+    char tail[128];
+    snprintf(tail, sizeof tail, " (see 'prof %s --help')", cmd);
     va_list ap;
-    fprintf(stderr, "prof: %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    say(cmd, "", tail, fmt, ap);
     va_end(ap);
-    fprintf(stderr, " (see 'prof %s --help')\n", cmd);
     return EXIT_USAGE;
 }
 

@@ -17,6 +17,7 @@
 #include "format_util.h"
 #include "import/sink.h"
 #include "model/profile.h"
+#include "model_util.h"
 #include "prof.h"
 
 #define US 1000ll
@@ -42,12 +43,6 @@ static void close_sink(import_sink *s)
 {
     prof_error err = { 0 };
     cr_assert_eq(sink_close(s, &err), PROF_OK, "%s", err.message);
-}
-
-static void load(const char *path, profile_model *m)
-{
-    prof_error err = { 0 };
-    cr_assert_eq(profile_model_load(path, NULL, m, NULL, NULL, &err), PROF_OK, "%s", err.message);
 }
 
 static const model_op *op_named(const profile_model *m, const char *name)
@@ -154,7 +149,7 @@ Test(import_sink, a_long_trace_through_a_short_window)
         sink_step(s, 7, (uint64_t)i + 1, (int64_t)i * 200 * US, 200 * US);
     close_sink(s);
     profile_model m;
-    load(p, &m);
+    mu_load(p, &m);
     cr_expect_eq(m.region_events, 80000);
     cr_expect_eq(m.nsteps, 20000);
     const model_op *b = op_named(&m, "b"), *outer = op_named(&m, "outer");
@@ -244,7 +239,7 @@ Test(import_sink, gpu_activity_and_syncs_on_their_thread)
     close_sink(s);
 
     profile_model m;
-    load(p, &m);
+    mu_load(p, &m);
     cr_expect(m.has_gpu);
     cr_assert_eq(m.ngpus, 1);
     cr_expect_eq(m.gpus[0].kernels, 1);
@@ -301,7 +296,7 @@ Test(import_sink, many_syncs_wait_for_their_calls)
     cr_expect_eq(counts.unplaced, 1, "unplaced %llu", (unsigned long long)counts.unplaced);
     close_sink(s);
     profile_model m;
-    load(p, &m);
+    mu_load(p, &m);
     cr_expect_eq(m.sync_records, N, "sync records %llu", (unsigned long long)m.sync_records);
     profile_model_free(&m);
 }
@@ -322,7 +317,7 @@ Test(import_sink, metadata_told_late_and_notes)
     sink_set_fact(s, "schema", "\"2024\"");
     close_sink(s);
     profile_model m;
-    load(p, &m);
+    mu_load(p, &m);
     cr_expect_eq(m.rank, 1);
     cr_expect_eq(m.world_size, 4);
     cr_assert_eq(m.nseries, 1);

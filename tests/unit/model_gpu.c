@@ -21,13 +21,6 @@ static void teardown(void)
 
 TestSuite(model_gpu, .fini = teardown);
 
-static void load(const char *path, profile_model *m)
-{
-    prof_error err = { 0 };
-    prof_err e = profile_model_load(path, NULL, m, NULL, NULL, &err);
-    cr_assert_eq(e, PROF_OK, "%s: %s", path, err.message);
-}
-
 static void close_ok(synth *s)
 {
     prof_error err = { 0 };
@@ -51,7 +44,7 @@ Test(model_gpu, gpu_busy_union)
     close_ok(s);
 
     profile_model m;
-    load(path, &m);
+    mu_load(path, &m);
     cr_assert_eq(m.has_gpu, 1);
     cr_assert_eq(m.ngpus, 2u);
     const model_gpu_device *d = &m.gpus[0];
@@ -228,7 +221,7 @@ Test(model_gpu, gpu_busy_out_of_order)
     free(u);
 
     profile_model m;
-    load(path, &m);
+    mu_load(path, &m);
     cr_assert_eq(m.ngpus, 1u);
     cr_assert_eq(m.gpus[0].kernels, (uint64_t)N);
     cr_assert_eq(m.gpus[0].busy_ns, busy, "busy %llu, exact %llu",
@@ -316,7 +309,7 @@ Test(model_gpu, gpu_exact_in_any_order)
             write_rec(s, &r[order == 2 ? N - 1 - i : i]);
         close_ok(s);
         profile_model m;
-        load(path, &m);
+        mu_load(path, &m);
         cr_assert_eq(m.ngpus, 1u);
         const model_gpu_device *d = &m.gpus[0];
         cr_assert_eq(d->busy_ns, busy, "order %d: busy %llu, exact %llu", order,
@@ -500,7 +493,7 @@ Test(model_gpu, gpu_hta_window_in_any_order)
         close_ok(s);
         free(item);
         profile_model m;
-        load(path, &m);
+        mu_load(path, &m);
         cr_assert_eq(m.ngpus, 1u);
         const model_gpu_window *h = &m.gpus[0].hta;
         cr_assert(h->final_step_out, "order %d", order);
@@ -544,7 +537,7 @@ Test(model_gpu, gpu_hta_steps_after_the_records)
             synth_step(s, 0, k, PROF_STEP_SAMPLED, k * step, step);
         close_ok(s);
         profile_model m;
-        load(path, &m);
+        mu_load(path, &m);
         const model_gpu_window *h = &m.gpus[0].hta;
         cr_assert_eq(h->final_step_out, !many, "run %d", run);
         cr_assert_eq(h->final_step_unknown, many, "run %d", run);
@@ -603,7 +596,7 @@ Test(model_gpu, many_devices_are_each_counted)
     close_ok(s);
 
     profile_model m;
-    load(path, &m);
+    mu_load(path, &m);
     cr_assert_eq(m.ngpus, (size_t)NDEV);
     for (size_t i = 0; i < m.ngpus; i++) {
         cr_assert_eq(m.gpus[i].kernels, m.gpus[i].device == 3u * 65536u + 3u ? 2u : 1u,

@@ -24,13 +24,6 @@ static void teardown(void)
 
 TestSuite(model_profile, .fini = teardown);
 
-static void load(const char *path, profile_model *m)
-{
-    prof_error err = { 0 };
-    prof_err e = profile_model_load(path, NULL, m, NULL, NULL, &err);
-    cr_assert_eq(e, PROF_OK, "%s: %s", path, err.message);
-}
-
 static void close_ok(synth *s)
 {
     prof_error err = { 0 };
@@ -102,7 +95,7 @@ Test(model_profile, self_time_and_recursion)
     close_ok(s);
 
     profile_model m;
-    load(path, &m);
+    mu_load(path, &m);
     const model_op *p = op(&m, "parent"), *a = op(&m, "a"), *b = op(&m, "b"), *r = op(&m, "r");
     cr_assert_eq(p->calls, 1u);
     cr_assert_eq(p->incl_ns, 100u);
@@ -170,7 +163,7 @@ Test(model_profile, mean_and_variance_of_long_steady_calls_are_exact)
         synth_region(s, 0, "long", PROF_KIND_COMPUTE, 0, i * 2 * base, base + i % 10);
     close_ok(s);
     profile_model m;
-    load(path, &m);
+    mu_load(path, &m);
     const model_op *o = op(&m, "long");
     cr_assert_eq(o->calls, 100000u);
     cr_assert_eq(o->mean_ns, (double)base + 4.5, "mean %.6f", o->mean_ns);
@@ -205,7 +198,7 @@ Test(model_profile, wide_parent_keeps_one_node_per_path)
     }
     close_ok(s);
     profile_model m;
-    load(path, &m);
+    mu_load(path, &m);
     const model_node *body = node_at(&m, 0, "body");
     cr_assert_not_null(body);
     cr_assert_eq(body->calls, (uint64_t)STEPS);
@@ -253,7 +246,7 @@ Test(model_profile, call_tree_two_threads)
     close_ok(s);
 
     profile_model m;
-    load(path, &m);
+    mu_load(path, &m);
     cr_assert_eq(m.nthreads, 2u);
     cr_assert_eq(m.threads[0].index, 0u);
     cr_assert_str_eq(m.threads[0].name, "main");
@@ -313,7 +306,7 @@ Test(model_profile, orphans_and_crash)
     cr_assert_eq(synth_abandon(s, &err), 0, "%s", err.message);
 
     profile_model m;
-    load(path, &m);
+    mu_load(path, &m);
     cr_assert_eq(m.status.clean, 0);
     cr_assert_eq(op(&m, "p")->self_ns, 90u, "only its own child is subtracted");
     cr_assert_eq(node_at(&m, 0, "p/c")->calls, 1u);
@@ -350,7 +343,7 @@ Test(model_profile, steps_and_samples)
     close_ok(s);
 
     profile_model m;
-    load(path, &m);
+    mu_load(path, &m);
     cr_assert_eq(m.nsteps, 3u);
     for (size_t i = 0; i < 3; i++) {
         cr_assert_eq(m.steps[i].number, i);
@@ -415,7 +408,7 @@ Test(model_profile, sync_sites)
     close_ok(s);
 
     profile_model m;
-    load(path, &m);
+    mu_load(path, &m);
     /* per step: forward record, loss.item region, wait region, step record,
      * outside record; plus the late one */
     cr_assert_eq(m.sync_count, 4u * 5u + 1u);
@@ -482,7 +475,7 @@ Test(model_profile, late_records_in_sync_regions_count_once)
             synth_sync(s, 0, PROF_SYNC_DEVICE, 0, 0, i, STEPS * 100000 + i * 10, 5);
         close_ok(s);
         profile_model m;
-        load(path, &m);
+        mu_load(path, &m);
         cr_expect_eq(m.sync_count, STEPS + 7u, "shuffled %d: %llu", shuffled, (unsigned long long)m.sync_count);
         cr_expect_eq(m.sync_records, 7u, "shuffled %d", shuffled);
         cr_expect_eq(m.sync_blocked_ns, STEPS * 5000u + 35u, "shuffled %d", shuffled);
@@ -502,7 +495,7 @@ Test(model_profile, late_records_in_sync_regions_count_once)
         synth_sync(s, 0, PROF_SYNC_STREAM, 0, 7, i, i * 10000 + 5100, 300);
     close_ok(s);
     profile_model m;
-    load(path, &m);
+    mu_load(path, &m);
     cr_expect_eq(m.sync_records, MANY - 4096u, "%llu", (unsigned long long)m.sync_records);
     cr_expect_eq(m.sync_count, MANY + MANY - 4096u);
     profile_model_free(&m);
@@ -524,7 +517,7 @@ Test(model_profile, classes_of_operations)
     synth_gpu_kernel(s, "gemm", 0, 7, 1, 12, 2);
     close_ok(s);
     profile_model m;
-    load(path, &m);
+    mu_load(path, &m);
     cr_assert_str_eq(op(&m, "head.forward")->cls, "torch.nn.Linear");
     cr_assert_null(op(&m, "forward")->cls);
     cr_assert_str_eq(op(&m, "gemm")->cls, "cublas");
@@ -544,7 +537,7 @@ Test(model_profile, metadata_and_progress)
     close_ok(s);
 
     profile_model m;
-    load(path, &m);
+    mu_load(path, &m);
     cr_assert_eq(m.rank, 3);
     cr_assert_eq(m.world_size, 8);
     cr_assert_str_eq(m.path, path);
@@ -556,7 +549,7 @@ Test(model_profile, metadata_and_progress)
     s = synth_open(path, "{\"rank\":\"zero\"}");
     cr_assert_not_null(s);
     close_ok(s);
-    load(path, &m);
+    mu_load(path, &m);
     cr_assert_eq(m.rank, -1, "not a number: unknown");
     cr_assert_eq(m.world_size, -1, "absent: unknown");
     cr_assert_eq(m.events, 0u);
@@ -646,7 +639,7 @@ typedef struct tally {
 Test(model_profile, demo_profile)
 {
     profile_model m;
-    load(DEMO, &m);
+    mu_load(DEMO, &m);
     fu_list l;
     prof_error err;
     cr_assert_eq(fu_read_path(DEMO, &l, &err), PROF_OK);
@@ -787,7 +780,7 @@ Test(model_profile, memory_follows_paths_with_a_wide_parent)
     close_ok(s);
 
     profile_model m;
-    load(path, &m);
+    mu_load(path, &m);
     cr_assert_eq(m.nnodes, 1u + 3u + 2u * LAYERS, "the root and one node per path");
     /* the paths once, and one step's subtree as it merges into them */
     cr_assert_leq(m.peak_pending_nodes, 2u * (2u + 2u * LAYERS), "waiting: %zu floating nodes",
@@ -843,7 +836,7 @@ Test(model_profile, orphans_out_of_a_long_list)
     close_ok(s);
 
     profile_model m;
-    load(path, &m);
+    mu_load(path, &m);
     cr_assert_eq(op(&m, "parent")->self_ns, 2u, "only its own children are subtracted");
     cr_assert_eq(node_at(&m, 0, "run/parent")->calls, 2u);
     cr_assert_eq(node_at(&m, 0, "run/parent/extra")->calls, 1u);
@@ -886,7 +879,7 @@ Test(model_profile, memory_follows_paths_not_events, .timeout = 120)
     close_ok(s);
 
     profile_model m;
-    load(path, &m);
+    mu_load(path, &m);
     cr_assert_eq(m.region_events, 1000000u);
     cr_assert_eq(m.nops, 10u);
     cr_assert_eq(m.nnodes, 1u + 10u, "the root and one node per path");

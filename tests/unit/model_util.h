@@ -1,7 +1,7 @@
-/* model_util.h - lookups into a loaded profile_model that the unit tests
- * of the model and the importers share: an operation or a series by name,
- * an operation that must be there, a GPU device that must be there, a
- * thread by name. */
+/* model_util.h - what the unit tests of the model and the importers share
+ * about a profile_model: a file that must load, and lookups into the
+ * loaded model (an operation or a series by name, an operation that must
+ * be there, a GPU device that must be there, a thread by name). */
 #ifndef PROF_TESTS_MODEL_UTIL_H
 #define PROF_TESTS_MODEL_UTIL_H
 
@@ -10,6 +10,14 @@
 #include <criterion/criterion.h>
 
 #include "model/profile.h"
+
+/* path loaded with the default tuning, or the test fails. */
+static inline void mu_load(const char *path, profile_model *m)
+{
+    prof_error err = { 0 };
+    prof_err e = profile_model_load(path, NULL, m, NULL, NULL, &err);
+    cr_assert_eq(e, PROF_OK, "%s: %s", path, err.message);
+}
 
 /* The operation of that name, or NULL. */
 static inline const model_op *mu_find_op(const profile_model *m, const char *name)
