@@ -464,6 +464,21 @@ if "$TEST_BIN/make_ranks" "$tmp/r8" 8 40000 2>"$err" &&
     PROF_THREADS=1 "$PROF" analyze --format json "$tmp/r48" >"$tmp/r48-one.json" 2>>"$err"
     if cmp -s "$tmp/r48.json" "$tmp/r48-one.json" && [ -s "$tmp/r48.json" ]
     then ok ranks-threads-alike; else not_ok ranks-threads-alike "$(cat "$err")"; fi
+    # PROF_THREADS=N is a count of cores, more than the machine's too; the
+    # fast paths' switches change nothing; a value that is none of theirs is
+    # warned of, once, and left at its default
+    for env in PROF_THREADS=3 PROF_THREADS=64 PROF_READER_HELP=always PROF_READER_HELP=0 \
+               PROF_MODEL_REPEAT=0; do
+        env "$env" "$PROF" analyze --format json "$tmp/r48" >"$tmp/r48-env.json" 2>"$err"
+        if cmp -s "$tmp/r48.json" "$tmp/r48-env.json" && [ ! -s "$err" ]
+        then ok "ranks-alike-$env"; else not_ok "ranks-alike-$env" "$(head -c 300 "$err")"; fi
+    done
+    PROF_THREADS=lots PROF_MODEL_KEEP=8 "$PROF" analyze --format json "$tmp/r48" \
+        >"$tmp/r48-env.json" 2>"$err"
+    if cmp -s "$tmp/r48.json" "$tmp/r48-env.json" && [ "$(wc -l <"$err")" -eq 2 ] &&
+        grep -qx "prof: analyze: warning: PROF_THREADS='lots' is not a number from 1 to 1024: left at its default" "$err" &&
+        grep -qx "prof: analyze: warning: PROF_MODEL_KEEP='8' is not a number from 16 to 1073741824: left at its default" "$err"
+    then ok tuning-bad-values-warned; else not_ok tuning-bad-values-warned "$(cat "$err")"; fi
     case "$PROF" in
     */asan/*) # AddressSanitizer holds freed memory in quarantine: no measure
         echo "ok ranks-memory-flat # skip peak memory is not measured under AddressSanitizer" ;;
