@@ -21,12 +21,6 @@ static void teardown(void)
 
 TestSuite(model_gpu, .fini = teardown);
 
-static void close_ok(synth *s)
-{
-    prof_error err = { 0 };
-    cr_assert_eq(synth_close(s, &err), 0, "%s", err.message);
-}
-
 /* Busy time of a device is the union over its streams; gaps of 1 ms or
  * more are idle; kernels are operations of their own kind. */
 Test(model_gpu, gpu_busy_union)
@@ -41,7 +35,7 @@ Test(model_gpu, gpu_busy_union)
     synth_gpu_memset(s, 0, 1, 5, 64, 3 * MS, 1000);      /* gap ~3 ms: idle           */
     synth_gpu_kernel(s, "gemm", 1, 7, 6, 500, 10);       /* another device            */
     synth_region(s, 0, "gemm", PROF_KIND_COMPUTE, 0, 0, 5000); /* a region of that name */
-    close_ok(s);
+    mu_close(s);
 
     profile_model m;
     mu_load(path, &m);
@@ -210,7 +204,7 @@ Test(model_gpu, gpu_busy_out_of_order)
     cr_assert_not_null(s);
     for (size_t i = 0; i < N; i++)
         synth_gpu_kernel(s, "k", 0, (uint32_t)(i % STREAMS), i, r[i].start, r[i].dur);
-    close_ok(s);
+    mu_close(s);
 
     /* The exact answer, from all the intervals sorted at once. */
     qsort(r, N, sizeof *r, rec_by_time);
@@ -307,7 +301,7 @@ Test(model_gpu, gpu_exact_in_any_order)
             synth_step(s, 0, n, PROF_STEP_SAMPLED, n * (end / STEPS), end / STEPS);
         for (size_t i = 0; i < N; i++)
             write_rec(s, &r[order == 2 ? N - 1 - i : i]);
-        close_ok(s);
+        mu_close(s);
         profile_model m;
         mu_load(path, &m);
         cr_assert_eq(m.ngpus, 1u);
@@ -490,7 +484,7 @@ Test(model_gpu, gpu_hta_window_in_any_order)
             else
                 write_step_now(s, it - 2 * N, (it - 2 * N) * step_len, step_len);
         }
-        close_ok(s);
+        mu_close(s);
         free(item);
         profile_model m;
         mu_load(path, &m);
@@ -535,7 +529,7 @@ Test(model_gpu, gpu_hta_steps_after_the_records)
         }
         for (uint64_t k = first_step_first ? 1 : 0; k < 4; k++)
             synth_step(s, 0, k, PROF_STEP_SAMPLED, k * step, step);
-        close_ok(s);
+        mu_close(s);
         profile_model m;
         mu_load(path, &m);
         const model_gpu_window *h = &m.gpus[0].hta;
@@ -593,7 +587,7 @@ Test(model_gpu, many_devices_are_each_counted)
     for (uint32_t i = 0; i < NDEV; i++) /* device ids spread out, some sharing low bits */
         synth_gpu_kernel(s, "k", i * 65536u + (i & 7u), 0, i, 1000 + i, 10);
     synth_gpu_kernel(s, "k", 3u * 65536u + 3u, 0, NDEV, 5 * MS, 10); /* device 3 again */
-    close_ok(s);
+    mu_close(s);
 
     profile_model m;
     mu_load(path, &m);

@@ -24,12 +24,6 @@ static void teardown(void)
 
 TestSuite(model_profile, .fini = teardown);
 
-static void close_ok(synth *s)
-{
-    prof_error err = { 0 };
-    cr_assert_eq(synth_close(s, &err), 0, "%s", err.message);
-}
-
 static const model_thread *thread_by_index(const profile_model *m, uint32_t index)
 {
     for (size_t i = 0; i < m->nthreads; i++)
@@ -92,7 +86,7 @@ Test(model_profile, self_time_and_recursion)
     synth_region(s, 0, "r", PROF_KIND_COMPUTE, 2, 220, 20);
     synth_region(s, 0, "r", PROF_KIND_COMPUTE, 1, 210, 80);
     synth_region(s, 0, "r", PROF_KIND_COMPUTE, 0, 200, 100);
-    close_ok(s);
+    mu_close(s);
 
     profile_model m;
     mu_load(path, &m);
@@ -161,7 +155,7 @@ Test(model_profile, mean_and_variance_of_long_steady_calls_are_exact)
     const uint64_t base = UINT64_C(1000000000000); /* 1000 s */
     for (uint64_t i = 0; i < 100000; i++)
         synth_region(s, 0, "long", PROF_KIND_COMPUTE, 0, i * 2 * base, base + i % 10);
-    close_ok(s);
+    mu_close(s);
     profile_model m;
     mu_load(path, &m);
     const model_op *o = op(&m, "long");
@@ -196,7 +190,7 @@ Test(model_profile, wide_parent_keeps_one_node_per_path)
         synth_region(s, 0, "body", PROF_KIND_COMPUTE, 0, t0, t - t0 + 7);
         t += 7;
     }
-    close_ok(s);
+    mu_close(s);
     profile_model m;
     mu_load(path, &m);
     const model_node *body = node_at(&m, 0, "body");
@@ -243,7 +237,7 @@ Test(model_profile, call_tree_two_threads)
         synth_region(s, 3, "f", PROF_KIND_IO, 1, t + 1, 40);
         synth_region(s, 3, "g", PROF_KIND_COMPUTE, 0, t, 50);
     }
-    close_ok(s);
+    mu_close(s);
 
     profile_model m;
     mu_load(path, &m);
@@ -340,7 +334,7 @@ Test(model_profile, steps_and_samples)
     synth_counter(s, 1, "loss", 150, 2.5);           /* another thread, earlier   */
     synth_counter(s, 1, "loss", 120, 3.5);           /* out of time order         */
     synth_memory(s, 1, "host.rss", 150, 1300);       /* between two of thread 0's */
-    close_ok(s);
+    mu_close(s);
 
     profile_model m;
     mu_load(path, &m);
@@ -405,7 +399,7 @@ Test(model_profile, sync_sites)
     /* written late, after its region had arrived */
     synth_region(s, 1, "late", PROF_KIND_COMPUTE, 0, 100, 1000);
     synth_sync(s, 1, PROF_SYNC_STREAM, 0, 0, 99, 200, 30);
-    close_ok(s);
+    mu_close(s);
 
     profile_model m;
     mu_load(path, &m);
@@ -473,7 +467,7 @@ Test(model_profile, late_records_in_sync_regions_count_once)
             synth_sync(s, 0, PROF_SYNC_STREAM, 0, 7, i, i * 100000 + 51000, 3000);
         for (uint64_t i = 0; i < 7; i++)
             synth_sync(s, 0, PROF_SYNC_DEVICE, 0, 0, i, STEPS * 100000 + i * 10, 5);
-        close_ok(s);
+        mu_close(s);
         profile_model m;
         mu_load(path, &m);
         cr_expect_eq(m.sync_count, STEPS + 7u, "shuffled %d: %llu", shuffled, (unsigned long long)m.sync_count);
@@ -493,7 +487,7 @@ Test(model_profile, late_records_in_sync_regions_count_once)
     }
     for (uint64_t i = 0; i < MANY; i++)
         synth_sync(s, 0, PROF_SYNC_STREAM, 0, 7, i, i * 10000 + 5100, 300);
-    close_ok(s);
+    mu_close(s);
     profile_model m;
     mu_load(path, &m);
     cr_expect_eq(m.sync_records, MANY - 4096u, "%llu", (unsigned long long)m.sync_records);
@@ -515,7 +509,7 @@ Test(model_profile, classes_of_operations)
     synth_region(s, 0, "head.forward", PROF_KIND_COMPUTE, 1, 10, 5);
     synth_region(s, 0, "forward", PROF_KIND_COMPUTE, 0, 0, 20);
     synth_gpu_kernel(s, "gemm", 0, 7, 1, 12, 2);
-    close_ok(s);
+    mu_close(s);
     profile_model m;
     mu_load(path, &m);
     cr_assert_str_eq(op(&m, "head.forward")->cls, "torch.nn.Linear");
@@ -534,7 +528,7 @@ Test(model_profile, metadata_and_progress)
     cr_assert_not_null(s);
     for (uint64_t i = 0; i < 200; i++)
         synth_region(s, 0, "r", PROF_KIND_COMPUTE, 0, i * 10, 5);
-    close_ok(s);
+    mu_close(s);
 
     profile_model m;
     mu_load(path, &m);
@@ -548,7 +542,7 @@ Test(model_profile, metadata_and_progress)
 
     s = synth_open(path, "{\"rank\":\"zero\"}");
     cr_assert_not_null(s);
-    close_ok(s);
+    mu_close(s);
     mu_load(path, &m);
     cr_assert_eq(m.rank, -1, "not a number: unknown");
     cr_assert_eq(m.world_size, -1, "absent: unknown");
@@ -582,7 +576,7 @@ Test(model_profile, progress)
     synth_block_records(s, 16); /* 1250 blocks */
     for (uint64_t i = 0; i < 20000; i++)
         synth_region(s, 0, "r", PROF_KIND_COMPUTE, 0, i * 10, 5);
-    close_ok(s);
+    mu_close(s);
     size_t size;
     free(fu_load(path, &size));
 
@@ -777,7 +771,7 @@ Test(model_profile, memory_follows_paths_with_a_wide_parent)
         t += 3;
     }
     synth_region(s, 0, "run", PROF_KIND_COMPUTE, 0, 0, t);
-    close_ok(s);
+    mu_close(s);
 
     profile_model m;
     mu_load(path, &m);
@@ -833,7 +827,7 @@ Test(model_profile, orphans_out_of_a_long_list)
         t += 1;
     }
     synth_region(s, 0, "run", PROF_KIND_COMPUTE, 0, 0, t);
-    close_ok(s);
+    mu_close(s);
 
     profile_model m;
     mu_load(path, &m);
@@ -876,7 +870,7 @@ Test(model_profile, memory_follows_paths_not_events, .timeout = 120)
     synth_region(s, 0, "run", PROF_KIND_COMPUTE, 0, 0, t + 5);
     n++;
     cr_assert_eq(n, 1000000u);
-    close_ok(s);
+    mu_close(s);
 
     profile_model m;
     mu_load(path, &m);

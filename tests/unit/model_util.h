@@ -1,5 +1,6 @@
 /* model_util.h - what the unit tests of the model and the importers share
- * about a profile_model: a file that must load, and lookups into the
+ * about a profile_model: a test file that must be written and one that
+ * must load, and lookups into the
  * loaded model (an operation or a series by name, an operation that must
  * be there, a GPU device that must be there, a thread by name). */
 #ifndef PROF_TESTS_MODEL_UTIL_H
@@ -10,6 +11,14 @@
 #include <criterion/criterion.h>
 
 #include "model/profile.h"
+#include "synth.h"
+
+/* The test writer's file closed, or the test fails. */
+static inline void mu_close(synth *s)
+{
+    prof_error err = { 0 };
+    cr_assert_eq(synth_close(s, &err), 0, "%s", err.message);
+}
 
 /* path loaded with the default tuning, or the test fails. */
 static inline void mu_load(const char *path, profile_model *m)
