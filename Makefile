@@ -76,7 +76,7 @@ LIB_SRC  := $(sort $(LIB_UTIL) $(wildcard src/format/*.c) \
 PRELOAD_SRC := src/record/preload.c
 SO_SRC   := $(LIB_SRC) $(PRELOAD_SRC)
 TOOL_SRC := $(sort $(filter-out $(LIB_UTIL),$(wildcard src/util/*.c)) \
-	$(wildcard src/model/*.c src/analysis/*.c src/output/*.c src/import/*.c))
+	$(wildcard src/model/*.c src/analysis/*.c src/output/*.c src/import/*.c src/query/*.c))
 # The dashboard's page (viewer/) is compiled into prof by tools/embed.sh;
 # its script is joined from its parts, in this order, by tools/viewer_js.sh.
 VIEWER_JS := $(addprefix viewer/js/,dom.js charts.js summary.js series.js calls.js timeline.js \

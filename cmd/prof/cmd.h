@@ -16,6 +16,7 @@
 #include "model/runset.h"
 #include "output/textout.h"
 #include "prof_reader.h"
+#include "query/query.h"
 #include "util/outfile.h"
 #include "util/tuning.h"
 
@@ -85,8 +86,8 @@ int cmd_run(const cmd_command *c, int argc, char **argv);
 /* The list of commands `prof help` and a bare `prof` print (help.c). */
 void cmd_help_overview(FILE *out);
 
-extern const cmd_spec cmd_analyze, cmd_compare, cmd_export, cmd_import, cmd_info, cmd_record,
-    cmd_view, cmd_help, cmd_version;
+extern const cmd_spec cmd_analyze, cmd_compare, cmd_export, cmd_import, cmd_info, cmd_query,
+    cmd_record, cmd_view, cmd_help, cmd_version;
 
 /* Prints "prof: CMD: MESSAGE" as one line on stderr; returns status, so
  * that a failure is one line: return cmd_error(CMD, EXIT_INPUT, ...). */
@@ -207,6 +208,19 @@ int cmd_job_rank(const cmd_job_state *j, size_t index);
 int cmd_job_rank_report(const char *cmd, cmd_job_state *j, size_t index, cJSON **report,
                         char *msg, size_t size);
 void cmd_job_close(cmd_job_state *j);
+
+/* The inputs of a query (profiles, traces, or a directory of one job's
+ * ranks, as cmd_job_operands takes them), traces imported into temporary
+ * profiles, opened as one query connection (query.h). EXIT_OK, or the
+ * status reported; cmd_query_inputs_free after query_close in any case. */
+typedef struct cmd_query_inputs {
+    cmd_job job;
+    cmd_trace *traces;
+    size_t n;
+} cmd_query_inputs;
+int cmd_query_open(const char *cmd, const prof_tuning *t, int argc, char **argv,
+                   const analysis_options *o, cmd_query_inputs *in, query_db **q);
+void cmd_query_inputs_free(cmd_query_inputs *in);
 
 /* The one-line error of a failed analysis: a usage error for profiles that
  * are not ranks of one job, the output status for the collectives' file.

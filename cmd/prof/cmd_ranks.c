@@ -3,7 +3,8 @@
  * its summary (src/analysis/ranks.h) on as many threads as there are
  * cores, one model per thread at a time, so that memory follows the
  * threads, not the ranks; and the summary files written on other machines
- * found and read in their place. */
+ * found and read in their place; and the inputs of a query opened as one
+ * connection over every rank (query.c, export.c's SQLite file). */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -450,4 +451,49 @@ void cmd_job_free(cmd_job *j)
         free(j->found[i]);
     free(j->found);
     memset(j, 0, sizeof *j);
+}
+
+/* ---- the inputs of a query (query.c, and export.c's SQLite file) ---- */
+
+int cmd_query_open(const char *cmd, const prof_tuning *t, int argc, char **argv,
+                   const analysis_options *o, cmd_query_inputs *in, query_db **q)
+{
+    memset(in, 0, sizeof *in);
+    *q = NULL;
+    int status = cmd_job_operands(cmd, t, argc, argv, &in->job);
+    if (status != EXIT_OK)
+        return status;
+    if (in->job.summary_files)
+        return cmd_usage_error(cmd, "rank summary files hold no events: give the profiles");
+    size_t n = in->job.n;
+    query_input *qi = calloc(n, sizeof *qi);
+    if (!qi || !(in->traces = calloc(n, sizeof *in->traces))) {
+        free(qi);
+        return cmd_error(cmd, EXIT_NOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++)
+        in->traces[i].fd = -1;
+    for (size_t i = 0; status == EXIT_OK && i < n; i++, in->n++) {
+        qi[i].label = in->job.paths[i];
+        status = cmd_trace_open(cmd, t, in->job.paths[i], &in->traces[i], &qi[i].path);
+    }
+    if (status == EXIT_OK) {
+        prof_error err = { PROF_OK, "" };
+        prof_err e = query_open(qi, n, o, t, q, &err);
+        if (e == PROF_ERR_INVALID)
+            status = cmd_usage_error(cmd, "%s", err.message);
+        else if (e != PROF_OK)
+            status = cmd_error(cmd, cmd_input_status(e), "%s", err.message);
+    }
+    free(qi);
+    return status;
+}
+
+void cmd_query_inputs_free(cmd_query_inputs *in)
+{
+    for (size_t i = 0; i < in->n; i++)
+        cmd_trace_release(&in->traces[i]);
+    free(in->traces);
+    cmd_job_free(&in->job);
+    memset(in, 0, sizeof *in);
 }

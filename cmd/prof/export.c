@@ -3,6 +3,7 @@
  * folded stacks), streamed from the reader by src/output/export.c. */
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cmd.h"
 #include "format/format.h"
@@ -11,6 +12,7 @@
 
 static const char usage[] =
     "usage: prof export RUN.prof --format FORMAT [-o FILE] [--thread-frames] [--gpu]\n"
+    "       prof export INPUT... --format sqlite -o FILE.db\n"
     "\n"
     "Writes every event of a profile in a format other tools read, streaming:\n"
     "memory stays flat however large the profile.\n"
@@ -22,6 +24,11 @@ static const char usage[] =
     "                                     an end line (formats/export-json.md)\n"
     "                       folded        collapsed stacks 'a;b;c SELF_NS' of the\n"
     "                                     regions, for flame graphs\n"
+    "                       sqlite        the tables of prof query (formats/query.md)\n"
+    "                                     in a SQLite file, for pandas, Datasette or\n"
+    "                                     DuckDB; INPUT may be the ranks of one job\n"
+    "                                     (profiles, or their directory): one file\n"
+    "                                     with a rank column. Needs -o FILE\n"
     "  -o, --output FILE    write FILE (whole or not at all); '-' or none: stdout\n"
     "      --thread-frames  folded: start each stack with its thread's name\n"
     "      --gpu            folded: weigh each stack by the GPU time launched\n"
@@ -44,6 +51,7 @@ typedef struct export_args {
     export_format format;
     unsigned options;
     int gpu;                  /* folded stacks of GPU time */
+    int sqlite;               /* the tables of prof query   */
 } export_args;
 
 enum { OPT_THREAD_FRAMES = CMD_FIRST_LONG, OPT_GPU };
@@ -72,13 +80,24 @@ static int parse_option(void *args, int c, const char *arg)
 /* The operands and the format: EXIT_OK or a usage error. */
 static int check_args(export_args *a, int argc, char **argv)
 {
+    if (a->format_name && strcmp(a->format_name, "sqlite") == 0) {
+        a->sqlite = 1;
+        if (argc == 0)
+            return cmd_usage_error(CMD, "no profile given");
+        if (!a->output || strcmp(a->output, "-") == 0)
+            return cmd_usage_error(CMD, "--format sqlite writes a database file: give -o FILE");
+        if (a->gpu || a->options)
+            return cmd_usage_error(CMD, "--gpu and --thread-frames apply to --format folded");
+        return EXIT_OK;
+    }
     if (argc != 1)
         return cmd_usage_error(CMD, argc == 0 ? "no profile given" : "takes exactly one profile");
     a->input = argv[0];
     if (!a->format_name)
         return cmd_usage_error(CMD, "no --format given (chrome-trace, csv, json or folded)");
     if (export_format_parse(a->format_name, &a->format) < 0)
-        return cmd_usage_error(CMD, "unknown format '%s' (chrome-trace, csv, json or folded)",
+        return cmd_usage_error(CMD,
+                               "unknown format '%s' (chrome-trace, csv, json, folded or sqlite)",
                                a->format_name);
     if (a->gpu && a->format != EXPORT_FOLDED)
         return cmd_usage_error(CMD, "--gpu applies to --format folded");
@@ -146,12 +165,51 @@ static int run_export_gpu(const export_args *a, const prof_tuning *t)
     return status;
 }
 
+/* Writes the tables of prof query over argv's inputs into a->output, a
+ * SQLite database built under the output's temporary name and renamed. */
+static int run_export_sqlite(const export_args *a, const prof_tuning *t, int argc, char **argv)
+{
+    cmd_query_inputs in;
+    query_db *q;
+    analysis_options o;
+    analysis_options_default(&o);
+    struct stat st; /* a FIFO or a device: not opened, a database needs seeking */
+    if (stat(a->output, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+        return cmd_usage_error(CMD, "'%s' is not a regular file: a SQLite database cannot be "
+                               "written through it", a->output);
+    int status = cmd_query_open(CMD, t, argc, argv, &o, &in, &q);
+    if (status == EXIT_OK) {
+        outfile out;
+        prof_error err = { PROF_OK, "" };
+        if (cmd_output_open(&out, a->output, &err) != PROF_OK) {
+            status = cmd_error(CMD, EXIT_OUTPUT, "%s", err.message);
+        } else {
+            prof_err e = query_export_sqlite(q, out.tmp, &err);
+            if (e != PROF_OK) {
+                cmd_output_abort(&out);
+                if (query_table_error(q)->code != PROF_OK)
+                    status = cmd_error(CMD, cmd_input_status(e), "%s", err.message);
+                else
+                    status = cmd_error(CMD, e == PROF_ERR_NOMEM ? EXIT_NOMEM : EXIT_OUTPUT,
+                                       "cannot write '%s': %s", a->output, err.message);
+            } else if (cmd_output_commit(&out, &err) != PROF_OK) {
+                status = cmd_error(CMD, EXIT_OUTPUT, "%s", err.message);
+            }
+        }
+    }
+    query_close(q);
+    cmd_query_inputs_free(&in);
+    return status;
+}
+
 static int export_main(void *args, const prof_tuning *tuning, int argc, char **argv)
 {
     export_args *a = args;
     int status = check_args(a, argc, argv);
     if (status != EXIT_OK)
         return status;
+    if (a->sqlite)
+        return run_export_sqlite(a, tuning, argc, argv);
     if (a->gpu)
         return run_export_gpu(a, tuning);
     prof_reader *r = NULL;

@@ -13,9 +13,10 @@
 const cmd_command cmd_commands[] = {
     { "analyze", &cmd_analyze, "find where the time goes, what leaks and what stalls" },
     { "compare", &cmd_compare, "compare two runs: what got faster, slower, fixed or new" },
-    { "export", &cmd_export, "export events as a Chrome trace, CSV, JSON or folded stacks" },
+    { "export", &cmd_export, "export events as a Chrome trace, CSV, JSON, folded stacks or SQLite" },
     { "import", &cmd_import, "convert torch.profiler and Nsight Systems traces into profiles" },
     { "info", &cmd_info, "show a profile's origin, completeness and event counts" },
+    { "query", &cmd_query, "ask a profile's events and analysis questions in SQL" },
     { "record", &cmd_record, "run a command with libprof preloaded and write its profile" },
     { "view", &cmd_view, "show the analysis as a dashboard in the browser" },
     { "help", &cmd_help, "show help for prof or one of its commands" },
