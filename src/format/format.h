@@ -446,6 +446,12 @@ int pf_writer_fd(const pf_writer *w);
  * reads ahead on a thread of its own on a machine of two cores or more. */
 void pf_reader_tune(prof_reader *r, const prof_tuning *t);
 
+/* The time span of a cleanly closed file's events, as its footer's header
+ * states it (the smallest first and largest last of its events blocks),
+ * read without reading a block: 0 and *first, *last; -1 when the file has
+ * no footer, or its header is damaged (reading will say so). */
+int pf_reader_span(const prof_reader *r, uint64_t *first, uint64_t *last);
+
 /* Whether r will read ahead on a thread (as opened and tuned). */
 int pf_reader_threaded(const prof_reader *r);
 

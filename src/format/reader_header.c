@@ -121,3 +121,26 @@ prof_err pf_read_header(prof_reader *r, prof_error *err)
     find_trailer(&r->file);
     return PROF_OK;
 }
+
+int pf_reader_span(const prof_reader *r, uint64_t *first, uint64_t *last)
+{
+    const pf_file *f = &r->file;
+    if (!f->has_trailer)
+        return -1;
+    pf_buf tmp = { NULL, 0 };
+    const uint8_t *hp;
+    pf_block_header h;
+    int ok = pf_source_read(f, f->footer_offset, PF_BLOCK_HEADER_LEN, &hp, &tmp, NULL, "") ==
+                 PROF_OK &&
+             pf_block_header_magic_ok(hp);
+    if (ok) {
+        pf_block_header_load(hp, &h);
+        ok = pf_block_header_crc(hp) == h.crc && h.kind == PF_BLOCK_FOOTER;
+    }
+    free(tmp.data);
+    if (!ok)
+        return -1;
+    *first = h.first;
+    *last = h.last;
+    return 0;
+}

@@ -149,6 +149,8 @@ typedef struct q_cursor {
     uint64_t from, to;                 /* rows' start in [from, to], end >= end_lo */
     uint64_t self;
     q_selfs selfs;
+    const q_steps *steps;              /* of the rows' step column              */
+    q_steps local;                     /* the steps a window pass met           */
     sqlite3_int64 rowid;
     int eof;
 } q_cursor;
@@ -286,6 +288,7 @@ static int events_close(sqlite3_vtab_cursor *cur)
 {
     q_cursor *c = (q_cursor *)cur;
     cursor_reset(c);
+    free(c->local.s);
     sqlite3_free(c);
     return SQLITE_OK;
 }
@@ -367,6 +370,53 @@ static void bounds_parse(q_bounds *b, const char *codes, int argc, sqlite3_value
         b->none = 1;
 }
 
+/* Where rank r's rows are: the rows' start bounds in c->from, c->to, the
+ * steps of their step column in c->steps, and the window to read in
+ * *wfrom, *wto. 1, 0 when the rank has no row the bounds allow, -1 failed
+ * (err). A bounded window is read once first (q_window_pass) for its steps
+ * and how far its regions reach, unless the rank's index says both. */
+static int rank_plan(q_cursor *c, q_rank *r, uint64_t *wfrom, uint64_t *wto, prof_error *err)
+{
+    query_db *q = c->vt->m->q;
+    c->from = c->b.start_lo;
+    c->to = c->b.start_hi;
+    c->steps = &r->steps;
+    if (c->b.has_step) {
+        uint64_t lo, hi;
+        int none;
+        if (q_steps_span(q, r, c->b.step_lo, c->b.step_hi, &lo, &hi, &none, err) != PROF_OK)
+            return -1;
+        if (none)
+            return 0;
+        if (lo > c->from)
+            c->from = lo;
+        if (hi < c->to)
+            c->to = hi;
+        if (c->from > c->to)
+            return 0;
+    }
+    *wfrom = c->from;
+    *wto = c->to;
+    int bounded = c->from > 0 || c->to != UINT64_MAX;
+    if (bounded && (c->need & (NEED_STEP | NEED_SELF)) && !r->indexed) {
+        c->local.n = 0;
+        if (q_window_pass(q, r, c->from, c->to, &c->local, wto, err) != PROF_OK)
+            return -1;
+        c->steps = &c->local;
+        if (!(c->need & NEED_SELF))
+            *wto = c->to;
+    } else if (bounded && (c->need & NEED_SELF)) {
+        *wto = q_reach(r, c->from, c->to);
+    } else if (!bounded && (c->need & NEED_STEP) && q_rank_index(q, r, err) != PROF_OK) {
+        return -1;
+    }
+    if ((c->need & NEED_JOIN) && q_rank_join(q, r, err) != PROF_OK)
+        return -1;
+    if (!(c->need & NEED_SELF) && c->b.end_lo > *wfrom)
+        *wfrom = c->b.end_lo;
+    return 1;
+}
+
 /* Opens the reader of rank c->ri with its window: 1 opened, 0 the rank
  * has no row the bounds allow, -1 failed (*rc the SQLite error). */
 static int rank_open(q_cursor *c, int *rc)
@@ -376,45 +426,16 @@ static int rank_open(q_cursor *c, int *rc)
     if (r->rank < c->b.rank_lo || r->rank > c->b.rank_hi)
         return 0;
     prof_error err = { PROF_OK, "" };
-    int need_index = (c->need & NEED_STEP) ||
-                     ((c->need & NEED_SELF) && c->b.start_hi != UINT64_MAX);
-    if ((need_index && q_rank_index(q, r, &err) != PROF_OK) ||
-        ((c->need & NEED_JOIN) && q_rank_join(q, r, &err) != PROF_OK)) {
+    uint64_t wfrom, wto;
+    int planned = rank_plan(c, r, &wfrom, &wto, &err);
+    if (planned == 1 && q_reader_open(q, r, &c->rd, &err) != PROF_OK)
+        planned = -1;
+    if (planned < 0) {
         *rc = q_fail(q, &c->vt->base, &err);
         return -1;
     }
-    c->from = c->b.start_lo;
-    c->to = c->b.start_hi;
-    if (c->b.has_step) {
-        uint64_t lo = UINT64_MAX, hi = 0;
-        for (size_t i = 0; i < r->nsteps; i++) {
-            const q_step *s = &r->steps[i];
-            if (s->number < c->b.step_lo || s->number > c->b.step_hi)
-                continue;
-            if (s->start_ns < lo)
-                lo = s->start_ns;
-            uint64_t end = s->start_ns + s->dur_ns; /* a sample at the end is the step's */
-            if (end > hi)
-                hi = end;
-        }
-        if (lo == UINT64_MAX)
-            return 0;
-        if (lo > c->from)
-            c->from = lo;
-        if (hi < c->to)
-            c->to = hi;
-        if (c->from > c->to)
-            return 0;
-    }
-    if (q_reader_open(q, r, &c->rd, &err) != PROF_OK) {
-        *rc = q_fail(q, &c->vt->base, &err);
-        return -1;
-    }
-    uint64_t wfrom = c->from, wto = c->to;
-    if (!(c->need & NEED_SELF) && c->b.end_lo > wfrom)
-        wfrom = c->b.end_lo;
-    if ((c->need & NEED_SELF) && wto != UINT64_MAX)
-        wto = q_reach(r, c->from, wto);
+    if (planned == 0)
+        return 0;
     if (wfrom > 0 || wto != UINT64_MAX)
         prof_reader_set_window(c->rd, wfrom, wto);
     c->r = r;
@@ -544,9 +565,9 @@ static int events_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col
     case F_DEPTH: sqlite3_result_int64(ctx, ev->depth); break;
     case F_STEP:
         if (ev->type == PROF_EV_MEMORY || ev->type == PROF_EV_COUNTER)
-            s = q_step_closing_at(r, ev->start_ns);
+            s = q_step_closing_at(c->steps, ev->start_ns);
         else
-            s = q_step_at(r, ev->start_ns);
+            s = q_step_at(c->steps, ev->start_ns);
         if (s)
             result_u64(ctx, s->number);
         break;

@@ -137,9 +137,9 @@ static int index_event(q_rank *r, const prof_event *ev)
     uint64_t end = ev->start_ns + ev->dur_ns < ev->start_ns ? UINT64_MAX : ev->start_ns + ev->dur_ns;
     bucket_note(r, ev->start_ns, end);
     if (ev->type == PROF_EV_STEP) {
-        if (vec_grow(&r->steps, &r->steps_cap, r->nsteps, sizeof *r->steps) < 0)
+        if (vec_grow(&r->steps.s, &r->steps.cap, r->steps.n, sizeof *r->steps.s) < 0)
             return -1;
-        r->steps[r->nsteps++] = (q_step){ ev->value, ev->start_ns, ev->dur_ns, ev->flags };
+        r->steps.s[r->steps.n++] = (q_step){ ev->value, ev->start_ns, ev->dur_ns, ev->flags };
     }
     return 0;
 }
@@ -157,7 +157,7 @@ static void index_clear(q_rank *r)
 {
     for (size_t i = 0; i < r->nthreads; i++)
         free(r->threads[i].name);
-    r->nthreads = r->nsteps = 0;
+    r->nthreads = r->steps.n = 0;
     r->events = 0;
     hmap_clear(&r->thread_at);
     if (r->max_end)
@@ -200,7 +200,7 @@ static prof_err index_pass(query_db *q, q_rank *r, prof_error *err)
             }
         }
     prof_reader_close(rd);
-    qsort(r->steps, r->nsteps, sizeof *r->steps, step_order);
+    qsort(r->steps.s, r->steps.n, sizeof *r->steps.s, step_order);
     return PROF_OK;
 }
 
@@ -219,38 +219,38 @@ prof_err q_rank_index(query_db *q, q_rank *r, prof_error *err)
     return e;
 }
 
-const q_step *q_step_at(const q_rank *r, uint64_t t)
+const q_step *q_step_at(const q_steps *steps, uint64_t t)
 {
-    size_t lo = 0, hi = r->nsteps;
+    size_t lo = 0, hi = steps->n;
     while (lo < hi) { /* the first step that starts after t */
         size_t mid = lo + (hi - lo) / 2;
-        if (r->steps[mid].start_ns <= t)
+        if (steps->s[mid].start_ns <= t)
             lo = mid + 1;
         else
             hi = mid;
     }
     if (lo == 0)
         return NULL;
-    const q_step *s = &r->steps[lo - 1];
+    const q_step *s = &steps->s[lo - 1];
     return t - s->start_ns < s->dur_ns || (s->dur_ns == 0 && t == s->start_ns) ? s : NULL;
 }
 
-const q_step *q_step_closing_at(const q_rank *r, uint64_t t)
+const q_step *q_step_closing_at(const q_steps *steps, uint64_t t)
 {
-    size_t lo = 0, hi = r->nsteps;
+    size_t lo = 0, hi = steps->n;
     while (lo < hi) { /* the first step that starts at or after t */
         size_t mid = lo + (hi - lo) / 2;
-        if (r->steps[mid].start_ns < t)
+        if (steps->s[mid].start_ns < t)
             lo = mid + 1;
         else
             hi = mid;
     }
     if (lo > 0) {
-        const q_step *s = &r->steps[lo - 1];
+        const q_step *s = &steps->s[lo - 1];
         if (t - s->start_ns <= s->dur_ns)
             return s;
     }
-    return q_step_at(r, t);
+    return q_step_at(steps, t);
 }
 
 uint64_t q_reach(const q_rank *r, uint64_t from, uint64_t to)
@@ -402,7 +402,7 @@ void q_rank_free(q_rank *r)
     free(r->path);
     free(r->label);
     cJSON_Delete(r->meta);
-    free(r->steps);
+    free(r->steps.s);
     for (size_t i = 0; i < r->nthreads; i++)
         free(r->threads[i].name);
     free(r->threads);

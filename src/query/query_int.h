@@ -22,6 +22,12 @@ typedef struct q_step {
     uint32_t flags;
 } q_step;
 
+/* Steps by start time. */
+typedef struct q_steps {
+    q_step *s;
+    size_t n, cap;
+} q_steps;
+
 typedef struct q_thread {
     uint32_t thread;
     uint64_t os_tid;
@@ -51,8 +57,7 @@ typedef struct q_rank {
     cJSON *meta;           /* the metadata object                               */
     /* the index (index.c) */
     int indexed;
-    q_step *steps;
-    size_t nsteps, steps_cap;
+    q_steps steps;
     q_thread *threads;
     size_t nthreads, threads_cap;
     hmap thread_at;        /* thread index -> threads[]                          */
@@ -91,12 +96,22 @@ struct query_db {
 prof_err q_rank_index(query_db *q, q_rank *r, prof_error *err);
 /* The launches of r joined to their operations (after q_rank_index). */
 prof_err q_rank_join(query_db *q, q_rank *r, prof_error *err);
-/* The step holding time t (the last whose start <= t, if t is before its
- * end), or NULL. */
-const q_step *q_step_at(const q_rank *r, uint64_t t);
+/* The step of steps holding time t (the last whose start <= t, if t is
+ * before its end), or NULL. */
+const q_step *q_step_at(const q_steps *steps, uint64_t t);
 /* The same for a sample: one exactly at a step's end is that step's (the
  * runtime samples memory as it closes a step; rules.md §4.2). */
-const q_step *q_step_closing_at(const q_rank *r, uint64_t t);
+const q_step *q_step_closing_at(const q_steps *steps, uint64_t t);
+/* The time span [*from, *to] of the steps numbered lo..hi, found with a
+ * few windowed reads (steps.c) or the index; *none when there is no such
+ * step. */
+prof_err q_steps_span(query_db *q, q_rank *r, uint64_t lo, uint64_t hi, uint64_t *from,
+                      uint64_t *to, int *none, prof_error *err);
+/* Reads the window [from, to] of r once: every step it meets into steps
+ * (sorted, each once), and into *reach (when not NULL) the latest end of
+ * an event starting in it, at least to. */
+prof_err q_window_pass(query_db *q, q_rank *r, uint64_t from, uint64_t to, q_steps *steps,
+                       uint64_t *reach, prof_error *err);
 /* The launch of a correlation id, or NULL. */
 const q_launch *q_launch_of(const q_rank *r, uint64_t correlation);
 /* The latest end of an event that starts in [from, to]. */

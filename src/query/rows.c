@@ -36,8 +36,8 @@ prof_err q_rows_steps(query_db *q, q_rank *r, cJSON **out, prof_error *err)
     if (e != PROF_OK)
         return e;
     cJSON *a = cJSON_CreateArray();
-    for (size_t i = 0; a && i < r->nsteps; i++) {
-        const q_step *s = &r->steps[i];
+    for (size_t i = 0; a && i < r->steps.n; i++) {
+        const q_step *s = &r->steps.s[i];
         cJSON *o = cJSON_CreateObject();
         if (!o || !cJSON_AddItemToArray(a, o) || !add_number(o, "step", (double)s->number) ||
             !add_number(o, "start_ns", (double)s->start_ns) ||
@@ -115,7 +115,7 @@ prof_err q_rows_ranks(query_db *q, q_rank *r, cJSON **out, prof_error *err)
     if (e == PROF_OK &&
         (!cJSON_AddBoolToObject(o, "clean", r->clean) ||
          !cJSON_AddStringToObject(o, "detail", r->detail) ||
-         !add_number(o, "events", (double)r->events) || !add_number(o, "steps", (double)r->nsteps)))
+         !add_number(o, "events", (double)r->events) || !add_number(o, "steps", (double)r->steps.n)))
         e = nomem(err);
     if (e != PROF_OK) {
         cJSON_Delete(a ? a : o);
