@@ -52,7 +52,7 @@ static char *cell_text(sqlite3_stmt *st, int i)
     case SQLITE_BLOB: {
         const unsigned char *b = sqlite3_column_blob(st, i);
         size_t n = (size_t)sqlite3_column_bytes(st, i);
-        char *s = malloc(2 * n + 3);
+        char *s = malloc(2 * n + 4); /* x, two quotes, the digits, the NUL */
         if (!s)
             return NULL;
         strcpy(s, "x'");

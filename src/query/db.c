@@ -1,13 +1,17 @@
 /* db.c - the connection of `prof query`: an in-memory SQLite database in
  * which each table of tables.c is an eponymous virtual table over the
- * input's ranks, and the SQLite file of `prof export --format sqlite`,
- * which is those tables copied whole (so both answer alike). */
+ * input's ranks; what its tables share (a reader of a rank, a failure
+ * kept as the statement's, the progress); and the SQLite file of `prof
+ * export --format sqlite`, which is those tables copied whole (so both
+ * answer alike). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/format.h"
 #include "model/profile.h"
 #include "query/query_int.h"
+#include "util/error.h"
 
 static prof_err nomem(prof_error *err)
 {
@@ -15,6 +19,58 @@ static prof_err nomem(prof_error *err)
     snprintf(err->message, sizeof err->message, "out of memory");
     return PROF_ERR_NOMEM;
 }
+
+/* ---- what the tables share: their reads, their errors, the progress ---- */
+
+void q_file_error(const q_rank *r, prof_err code, const char *why, prof_error *err)
+{
+    char subject[PROF_SUBJECT_MAX], copy[sizeof err->message];
+    snprintf(copy, sizeof copy, "%s", why);
+    prof_error_set(err, code, "cannot read '%s': %.120s", prof_error_subject(subject, r->label),
+                   copy);
+}
+
+prof_err q_reader_open(query_db *q, const q_rank *r, prof_reader **out, prof_error *err)
+{
+    prof_error own = { PROF_OK, "" };
+    prof_err e = prof_reader_open(r->path, out, &own);
+    if (e != PROF_OK) {
+        if (err)
+            q_file_error(r, e, own.message, err);
+        return e;
+    }
+    pf_reader_tune(*out, q->tuning);
+    return PROF_OK;
+}
+
+void q_reader_error(const q_rank *r, prof_reader *rd, prof_error *err)
+{
+    const prof_error *re = prof_reader_error(rd);
+    q_file_error(r, re->code == PROF_OK ? PROF_ERR_CORRUPT : re->code, re->message, err);
+}
+
+int q_fail(query_db *q, sqlite3_vtab *vt, const prof_error *err)
+{
+    if (q->err.code == PROF_OK)
+        q->err = *err;
+    sqlite3_free(vt->zErrMsg);
+    vt->zErrMsg = sqlite3_mprintf("%s", err->message);
+    return err->code == PROF_ERR_NOMEM ? SQLITE_NOMEM : SQLITE_ERROR;
+}
+
+void q_progress(query_db *q, unsigned long long events)
+{
+    unsigned long long before = q->done;
+    q->done += events;
+    if (q->progress && before / 100000 != q->done / 100000) {
+        unsigned long long total = 0;
+        for (size_t i = 0; i < q->n; i++)
+            total += q->ranks[i].events;
+        q->progress(q->progress_arg, q->done, total);
+    }
+}
+
+/* ---- the connection ---- */
 
 /* The rank and metadata of in, from its header. */
 static prof_err rank_init(query_db *q, q_rank *r, const query_input *in, prof_error *err)

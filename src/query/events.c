@@ -28,6 +28,8 @@
 /* ---- self time ---- */
 
 #define WAIT_MERGE 4096 /* waiting regions of one level before the oldest half merge */
+#define SELF_DEPTH 1024u /* deeper regions count at the deepest level kept, as the call
+                            tree has them (calltree.c, MB_MAX_DEPTH) */
 
 typedef struct q_wait {
     uint64_t start, end, dur;
@@ -90,7 +92,7 @@ static int self_of(q_selfs *s, const prof_event *ev, uint64_t *self)
         *slot = (uint32_t)s->nthreads++;
     }
     struct q_tlevels *t = &s->threads[*slot];
-    size_t d = ev->depth;
+    size_t d = ev->depth < SELF_DEPTH ? ev->depth : SELF_DEPTH - 1;
     if (d + 2 > t->nlevels) {
         q_level *grown = realloc(t->levels, (d + 2) * sizeof *grown);
         if (!grown)

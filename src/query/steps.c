@@ -73,7 +73,8 @@ prof_err q_window_pass(query_db *q, q_rank *r, uint64_t from, uint64_t to, q_ste
     prof_reader_close(rd);
     if (got < 0)
         return err->code;
-    qsort(steps->s, steps->n, sizeof *steps->s, step_by_start);
+    if (steps->n)
+        qsort(steps->s, steps->n, sizeof *steps->s, step_by_start);
     size_t k = 0; /* a step met twice (two reads) is one */
     for (size_t i = 0; i < steps->n; i++)
         if (k == 0 || step_by_start(&steps->s[k - 1], &steps->s[i]) != 0)

@@ -16,6 +16,8 @@ echo "== analyze"
 sh tests/bench/analyze.sh || status=1
 echo "== export"
 sh tests/bench/export.sh || status=1
+echo "== query"
+sh tests/bench/query.sh || status=1
 echo "== import"
 sh tests/bench/import.sh || status=1
 echo "== gpu"

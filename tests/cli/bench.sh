@@ -1,10 +1,10 @@
 #!/bin/sh
-# bench.sh - the reading, import, export and many-ranks benchmarks of `make
-# bench` (tests/bench/analyze.sh, import.sh, export.sh, ranks.sh) run end to
-# end on a small profile or trace, and the comparison benchmarks
-# (compare_aa, compare_busy) on a few pairs, so that a change to their
-# helpers (make_big, make_kineto.py, run_measured, prof_frames.py) cannot
-# leave `make bench` broken until someone runs it.
+# bench.sh - the reading, import, export, query and many-ranks benchmarks of
+# `make bench` (tests/bench/analyze.sh, import.sh, export.sh, query.sh,
+# ranks.sh) run end to end on a small profile or trace, and the comparison
+# benchmarks (compare_aa, compare_busy) on a few pairs, so that a change to
+# their helpers (make_big, make_kineto.py, run_measured, prof_frames.py,
+# duckdb_query.mjs) cannot leave `make bench` broken until someone runs it.
 # The figures themselves mean nothing at this size and are not checked.
 # Plain build only: the benchmarks measure the plain prof in $B.
 # variants: rel
@@ -45,6 +45,13 @@ bench bench-import tests/bench/import.sh "json.load / prof import time:" \
     "prof import, stacks and memory" "peak RSS 3 MB / 2 MB trace:"
 bench bench-export tests/bench/export.sh "throughput:" "Chrome trace / .prof size:" \
     "(target about 1)"
+# DuckDB only if a `make bench` already installed it: nothing is fetched
+# from npm here, so the check stays fast and works offline
+BENCH_DUCKDB=cached
+export BENCH_DUCKDB
+bench bench-query tests/bench/query.sh "prof query, GROUP BY name" \
+    "(target about 1: it does not grow with the file)" "well under a second" \
+    "prof export --format sqlite" "prof export --format csv" "DuckDB"
 # (only ranks.sh reads these)
 BENCH_RANKS=16 BENCH_RANKS_MID=12 BENCH_RANK_EVENTS=2000 BENCH_TRACE_COPIES=3
 export BENCH_RANKS BENCH_RANKS_MID BENCH_RANK_EVENTS BENCH_TRACE_COPIES

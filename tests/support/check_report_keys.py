@@ -17,7 +17,9 @@ runs it from the repository root with every C file of src/ and cmd/):
    src/analysis and src/output the builder writes RK_ names (the other
    members it writes are a rule's own evidence) and the builder and the
    renderers read RK_ and MK_ names; the metadata's writers (META_WRITERS)
-   write MK_ names and nothing else; every other file reads and writes
+   write MK_ names and nothing else; the query's tables (src/query) write
+   rows keyed by their own columns (src/query/tables.c) and read RK_ and
+   MK_ names; every other file reads and writes
    MK_ names, and reads RK_ names (a command reading the report);
 5. the dashboard's script (viewer/js/*.js) reads no member (`x.name`, or a snake_case string such as
    a table column 'self_ns') that is neither in the header, nor a value the
@@ -231,6 +233,8 @@ def spelling(path, key, reads, rk, mk):
         return mk.get(key) or f"no MK_ name: add MK_{key.upper()} to {META_HEADER}"
     if path.startswith(("src/analysis/", "src/output/")):
         return rk.get(key) or (mk.get(key) if reads else None)
+    if path.startswith("src/query/"):
+        return (rk.get(key) or mk.get(key)) if reads else None
     return mk.get(key) or (rk.get(key) if reads else None)
 
 
