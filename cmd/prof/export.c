@@ -94,7 +94,7 @@ static int check_args(export_args *a, int argc, char **argv)
         return cmd_usage_error(CMD, argc == 0 ? "no profile given" : "takes exactly one profile");
     a->input = argv[0];
     if (!a->format_name)
-        return cmd_usage_error(CMD, "no --format given (chrome-trace, csv, json or folded)");
+        return cmd_usage_error(CMD, "no --format given (chrome-trace, csv, json, folded or sqlite)");
     if (export_format_parse(a->format_name, &a->format) < 0)
         return cmd_usage_error(CMD,
                                "unknown format '%s' (chrome-trace, csv, json, folded or sqlite)",

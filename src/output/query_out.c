@@ -10,6 +10,7 @@
 #include "output/csvout.h"
 #include "output/query_out.h"
 #include "output/textout.h"
+#include "util/error.h"
 #include "util/jsonesc.h"
 #include "util/vec.h"
 
@@ -17,16 +18,18 @@
 
 static prof_err step_error(sqlite3_stmt *st, int rc, prof_error *err)
 {
-    err->code = rc == SQLITE_NOMEM ? PROF_ERR_NOMEM : PROF_ERR_INVALID;
-    snprintf(err->message, sizeof err->message, "%s", sqlite3_errmsg(sqlite3_db_handle(st)));
-    return err->code;
+    return prof_error_set(err, rc == SQLITE_NOMEM ? PROF_ERR_NOMEM : PROF_ERR_INVALID, "%s",
+                          sqlite3_errmsg(sqlite3_db_handle(st)));
 }
 
 static prof_err write_error(prof_error *err)
 {
-    err->code = PROF_ERR_IO;
-    snprintf(err->message, sizeof err->message, "write failed");
-    return PROF_ERR_IO;
+    return prof_error_set(err, PROF_ERR_IO, "write failed");
+}
+
+static prof_err out_of_memory(prof_error *err)
+{
+    return prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
 }
 
 /* A real as the shortest text that reads back the same. */
@@ -150,11 +153,8 @@ static prof_err render_table(FILE *out, sqlite3_stmt *st, const query_render_opt
     q_table_rows t = { NULL, NULL, 0, 0, (size_t)sqlite3_column_count(st) };
     textout to;
     textout_init(&to, out, o->style);
-    if (!(t.numeric = calloc(t.ncols ? t.ncols : 1, 1))) {
-        err->code = PROF_ERR_NOMEM;
-        snprintf(err->message, sizeof err->message, "out of memory");
-        return PROF_ERR_NOMEM;
-    }
+    if (!(t.numeric = calloc(t.ncols ? t.ncols : 1, 1)))
+        return out_of_memory(err);
     memset(t.numeric, 1, t.ncols);
     int rc;
     prof_err e = PROF_OK;
@@ -183,10 +183,8 @@ static prof_err render_table(FILE *out, sqlite3_stmt *st, const query_render_opt
     }
     if (e == PROF_OK && rc != SQLITE_ROW && rc != SQLITE_DONE)
         e = step_error(st, rc, err);
-    else if (e == PROF_ERR_NOMEM) {
-        err->code = e;
-        snprintf(err->message, sizeof err->message, "out of memory");
-    }
+    else if (e == PROF_ERR_NOMEM)
+        out_of_memory(err);
     if (e == PROF_OK && t.ncols) {
         table_print(&to, st, &t);
         if (res->more)
@@ -196,10 +194,8 @@ static prof_err render_table(FILE *out, sqlite3_stmt *st, const query_render_opt
         e = textout_finish(&to);
         if (e == PROF_ERR_IO)
             write_error(err);
-        else if (e != PROF_OK) {
-            err->code = e;
-            snprintf(err->message, sizeof err->message, "out of memory");
-        }
+        else if (e != PROF_OK)
+            out_of_memory(err);
     }
     rows_free(&t);
     return e;
@@ -229,11 +225,8 @@ static prof_err render_csv(FILE *out, sqlite3_stmt *st, const query_render_opts 
             if (type == SQLITE_NULL)
                 continue;
             char *s = cell_text(st, c);
-            if (!s) {
-                err->code = PROF_ERR_NOMEM;
-                snprintf(err->message, sizeof err->message, "out of memory");
-                return PROF_ERR_NOMEM;
-            }
+            if (!s)
+                return out_of_memory(err);
             if (type == SQLITE_TEXT)
                 csvout_text(out, s);
             else
@@ -268,11 +261,8 @@ static prof_err render_json(FILE *out, sqlite3_stmt *st, const query_render_opts
             fputs(": ", out);
             int type = sqlite3_column_type(st, c);
             char *s = type == SQLITE_NULL ? NULL : cell_text(st, c);
-            if (type != SQLITE_NULL && !s) {
-                err->code = PROF_ERR_NOMEM;
-                snprintf(err->message, sizeof err->message, "out of memory");
-                return PROF_ERR_NOMEM;
-            }
+            if (type != SQLITE_NULL && !s)
+                return out_of_memory(err);
             if (type == SQLITE_NULL)
                 fputs("null", out);
             else if (type == SQLITE_INTEGER)

@@ -13,14 +13,12 @@
 #include "query/query_int.h"
 #include "util/error.h"
 
-static prof_err nomem(prof_error *err)
-{
-    err->code = PROF_ERR_NOMEM;
-    snprintf(err->message, sizeof err->message, "out of memory");
-    return PROF_ERR_NOMEM;
-}
-
 /* ---- what the tables share: their reads, their errors, the progress ---- */
+
+prof_err q_nomem(prof_error *err)
+{
+    return prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
+}
 
 void q_file_error(const q_rank *r, prof_err code, const char *why, prof_error *err)
 {
@@ -78,7 +76,7 @@ static prof_err rank_init(query_db *q, q_rank *r, const query_input *in, prof_er
     r->path = strdup(in->path);
     r->label = strdup(in->label ? in->label : in->path);
     if (!r->path || !r->label)
-        return nomem(err);
+        return q_nomem(err);
     prof_reader *rd;
     prof_err e = q_reader_open(q, r, &rd, err);
     if (e != PROF_OK)
@@ -86,7 +84,7 @@ static prof_err rank_init(query_db *q, q_rank *r, const query_input *in, prof_er
     r->meta = cJSON_Parse(prof_reader_metadata(rd));
     prof_reader_close(rd);
     if (!r->meta && !(r->meta = cJSON_CreateObject()))
-        return nomem(err);
+        return q_nomem(err);
     int rank, world;
     model_metadata_rank(r->meta, &rank, &world);
     r->rank = rank < 0 ? 0 : rank;
@@ -103,17 +101,15 @@ static prof_err register_tables(query_db *q, prof_error *err)
 {
     q->modules = calloc(q_ntables, sizeof *q->modules);
     if (!q->modules)
-        return nomem(err);
+        return q_nomem(err);
     for (size_t i = 0; i < q_ntables; i++) {
         q->modules[i] = (q_module){ q, &q_tables[i] };
         const sqlite3_module *mod =
             q_tables[i].source == Q_EVENTS ? &q_events_module : &q_rows_module;
         if (sqlite3_create_module_v2(q->db, q_tables[i].name, mod, &q->modules[i], NULL) !=
             SQLITE_OK) {
-            err->code = PROF_ERR_NOMEM;
-            snprintf(err->message, sizeof err->message, "cannot register table %s: %s",
-                     q_tables[i].name, sqlite3_errmsg(q->db));
-            return err->code;
+            return prof_error_set(err, PROF_ERR_NOMEM, "cannot register table %s: %s",
+                                  q_tables[i].name, sqlite3_errmsg(q->db));
         }
     }
     return PROF_OK;
@@ -126,7 +122,7 @@ prof_err query_open(const query_input *in, size_t n, const analysis_options *o,
     query_db *q = calloc(1, sizeof *q);
     if (!q || !(q->ranks = calloc(n ? n : 1, sizeof *q->ranks))) {
         free(q);
-        return nomem(err);
+        return q_nomem(err);
     }
     q->tuning = t;
     if (o)
@@ -143,23 +139,24 @@ prof_err query_open(const query_input *in, size_t n, const analysis_options *o,
         qsort(q->ranks, q->n, sizeof *q->ranks, rank_order);
         for (size_t i = 1; i < q->n; i++)
             if (q->ranks[i].rank == q->ranks[i - 1].rank) {
-                e = err->code = PROF_ERR_INVALID;
-                snprintf(err->message, sizeof err->message,
-                         "'%s' and '%s' are both rank %ld: not the ranks of one job",
-                         q->ranks[i - 1].label, q->ranks[i].label, q->ranks[i].rank);
+                char a[PROF_SUBJECT_MAX], b[PROF_SUBJECT_MAX];
+                e = prof_error_set(err, PROF_ERR_INVALID,
+                                   "'%s' and '%s' are both rank %ld: not the ranks of one job",
+                                   prof_error_subject(a, q->ranks[i - 1].label),
+                                   prof_error_subject(b, q->ranks[i].label), q->ranks[i].rank);
                 break;
             }
     }
     if (e == PROF_OK && sqlite3_open_v2(":memory:", &q->db,
                                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
                             SQLITE_OK)
-        e = nomem(err);
+        e = q_nomem(err);
     if (e == PROF_OK)
         e = register_tables(q, err);
     if (e == PROF_OK) { /* the sorter of GROUP BY and ORDER BY on the tuning's cores */
         char *sql = sqlite3_mprintf("PRAGMA threads=%u;", tuning_threads(t));
         if (!sql || sqlite3_exec(q->db, sql, NULL, NULL, NULL) != SQLITE_OK)
-            e = nomem(err);
+            e = q_nomem(err);
         sqlite3_free(sql);
     }
     if (e != PROF_OK) {
@@ -216,8 +213,8 @@ static prof_err exec(query_db *q, const char *sql, prof_error *err)
     if (q->err.code != PROF_OK) {
         *err = q->err;
     } else {
-        err->code = rc == SQLITE_NOMEM ? PROF_ERR_NOMEM : PROF_ERR_IO;
-        snprintf(err->message, sizeof err->message, "%s", msg ? msg : sqlite3_errstr(rc));
+        prof_error_set(err, rc == SQLITE_NOMEM ? PROF_ERR_NOMEM : PROF_ERR_IO, "%s",
+                       msg ? msg : sqlite3_errstr(rc));
     }
     sqlite3_free(msg);
     return err->code;
@@ -228,14 +225,14 @@ static prof_err copy_table(query_db *q, const q_table *t, prof_error *err)
 {
     char *decl = q_declare(t);
     if (!decl)
-        return nomem(err);
+        return q_nomem(err);
     /* q_declare says "CREATE TABLE x(...)": the columns are after the x */
     char *sql = sqlite3_mprintf("CREATE TABLE out.\"%w\"%s; INSERT INTO out.\"%w\" SELECT * FROM "
                                 "main.\"%w\";",
                                 t->name, decl + strlen("CREATE TABLE x"), t->name, t->name);
     sqlite3_free(decl);
     if (!sql)
-        return nomem(err);
+        return q_nomem(err);
     prof_err e = exec(q, sql, err);
     sqlite3_free(sql);
     for (const char *p = t->indexes; e == PROF_OK && p && *p;) {
@@ -249,7 +246,7 @@ static prof_err copy_table(query_db *q, const q_table *t, prof_error *err)
                 *c = '_';
         sql = sqlite3_mprintf("CREATE INDEX out.\"%w\" ON \"%w\"(%s);", name, t->name, cols);
         if (!sql)
-            return nomem(err);
+            return q_nomem(err);
         e = exec(q, sql, err);
         sqlite3_free(sql);
         p += len + (p[len] == ';');
@@ -262,7 +259,7 @@ prof_err query_export_sqlite(query_db *q, const char *path, prof_error *err)
     q->err = (prof_error){ PROF_OK, "" };
     char *attach = sqlite3_mprintf("ATTACH DATABASE '%q' AS out", path);
     if (!attach)
-        return nomem(err);
+        return q_nomem(err);
     prof_err e = exec(q, attach, err);
     sqlite3_free(attach);
     if (e != PROF_OK)

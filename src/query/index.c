@@ -14,13 +14,6 @@
 #include "query/query_int.h"
 #include "util/vec.h"
 
-static prof_err nomem(prof_error *err)
-{
-    err->code = PROF_ERR_NOMEM;
-    snprintf(err->message, sizeof err->message, "out of memory");
-    return PROF_ERR_NOMEM;
-}
-
 /* ---- the index pass ---- */
 
 static q_thread *thread_of(q_rank *r, uint32_t thread)
@@ -128,7 +121,7 @@ static prof_err index_pass(query_db *q, q_rank *r, prof_error *err)
         for (size_t i = 0; i < n; i++)
             if (index_event(r, &evs[i]) < 0) {
                 prof_reader_close(rd);
-                return nomem(err);
+                return q_nomem(err);
             }
         q_progress(q, n);
     }
@@ -146,7 +139,7 @@ static prof_err index_pass(query_db *q, q_rank *r, prof_error *err)
             const char *name = prof_reader_thread_name(rd, r->threads[i].thread);
             if (name && !(r->threads[i].name = strdup(name))) {
                 prof_reader_close(rd);
-                return nomem(err);
+                return q_nomem(err);
             }
         }
     prof_reader_close(rd);
@@ -160,7 +153,7 @@ prof_err q_rank_index(query_db *q, q_rank *r, prof_error *err)
     if (r->indexed)
         return PROF_OK;
     if (!r->max_end && !(r->max_end = calloc(Q_BUCKETS, sizeof *r->max_end)))
-        return nomem(err);
+        return q_nomem(err);
     index_clear(r);
     prof_err e = index_pass(q, r, err);
     if (e != PROF_OK)
@@ -263,7 +256,7 @@ static prof_err read_all(query_db *q, q_rank *r, int (*fn)(q_rank *, const prof_
         for (size_t i = 0; i < n; i++)
             if (fn(r, &evs[i]) < 0) {
                 prof_reader_close(rd);
-                return nomem(err);
+                return q_nomem(err);
             }
         q_progress(q, n);
     }
@@ -329,7 +322,7 @@ prof_err q_rank_join(query_db *q, q_rank *r, prof_error *err)
         int added;
         uint32_t *slot = hmap_slot(&r->launch_at, r->launches[i].correlation, &added);
         if (!slot)
-            e = nomem(err);
+            e = q_nomem(err);
         else if (added) /* graph launches: the first call of an id */
             *slot = (uint32_t)i;
     }

@@ -120,6 +120,8 @@ void q_rank_free(q_rank *r);
 
 /* A reader of r's file with q's tuning, err naming the file. */
 prof_err q_reader_open(query_db *q, const q_rank *r, prof_reader **out, prof_error *err);
+/* err: out of memory; returns PROF_ERR_NOMEM. */
+prof_err q_nomem(prof_error *err);
 /* err: "cannot read 'LABEL': why". */
 void q_file_error(const q_rank *r, prof_err code, const char *why, prof_error *err);
 /* err as the reader left it, prefixed with the file's label. */

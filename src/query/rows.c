@@ -16,13 +16,6 @@
 #include "format/meta_keys.h"
 #include "query/query_int.h"
 
-static prof_err nomem(prof_error *err)
-{
-    err->code = PROF_ERR_NOMEM;
-    snprintf(err->message, sizeof err->message, "out of memory");
-    return PROF_ERR_NOMEM;
-}
-
 /* ---- row sources ---- */
 
 static cJSON *add_number(cJSON *o, const char *k, double v)
@@ -50,7 +43,7 @@ prof_err q_rows_steps(query_db *q, q_rank *r, cJSON **out, prof_error *err)
         }
     }
     *out = a;
-    return a ? PROF_OK : nomem(err);
+    return a ? PROF_OK : q_nomem(err);
 }
 
 prof_err q_rows_threads(query_db *q, q_rank *r, cJSON **out, prof_error *err)
@@ -74,7 +67,7 @@ prof_err q_rows_threads(query_db *q, q_rank *r, cJSON **out, prof_error *err)
         }
     }
     *out = a;
-    return a ? PROF_OK : nomem(err);
+    return a ? PROF_OK : q_nomem(err);
 }
 
 static const cJSON *meta_item(const q_rank *r, const char *key)
@@ -102,7 +95,7 @@ prof_err q_rows_ranks(query_db *q, q_rank *r, cJSON **out, prof_error *err)
             ok = add_number(o, "origin_epoch_ns", origin->valuedouble) != NULL;
     }
     prof_reader *rd;
-    e = ok ? q_reader_open(q, r, &rd, err) : nomem(err);
+    e = ok ? q_reader_open(q, r, &rd, err) : q_nomem(err);
     if (e == PROF_OK) {
         unsigned major, minor;
         char version[32];
@@ -110,13 +103,13 @@ prof_err q_rows_ranks(query_db *q, q_rank *r, cJSON **out, prof_error *err)
         prof_reader_close(rd);
         snprintf(version, sizeof version, "%u.%u", major, minor);
         if (!cJSON_AddStringToObject(o, "format_version", version))
-            e = nomem(err);
+            e = q_nomem(err);
     }
     if (e == PROF_OK &&
         (!cJSON_AddBoolToObject(o, "clean", r->clean) ||
          !cJSON_AddStringToObject(o, "detail", r->detail) ||
          !add_number(o, "events", (double)r->events) || !add_number(o, "steps", (double)r->steps.n)))
-        e = nomem(err);
+        e = q_nomem(err);
     if (e != PROF_OK) {
         cJSON_Delete(a ? a : o);
         return e;
@@ -170,7 +163,7 @@ prof_err q_rows_metadata(query_db *q, q_rank *r, cJSON **out, prof_error *err)
     cJSON *a = cJSON_CreateArray();
     if (!a || flatten(a, "", r->meta) < 0) {
         cJSON_Delete(a);
-        return nomem(err);
+        return q_nomem(err);
     }
     *out = a;
     return PROF_OK;
@@ -203,7 +196,7 @@ static prof_err report_rows(query_db *q, q_rank *r, const char *key, cJSON **out
         return e;
     const cJSON *rows = cJSON_GetObjectItemCaseSensitive(r->report, key);
     *out = rows ? cJSON_Duplicate(rows, 1) : cJSON_CreateArray();
-    return *out ? PROF_OK : nomem(err);
+    return *out ? PROF_OK : q_nomem(err);
 }
 
 prof_err q_rows_operations(query_db *q, q_rank *r, cJSON **out, prof_error *err)

@@ -21,7 +21,6 @@
 
 #include "format/format.h"
 #include "query/query_int.h"
-#include "util/error.h"
 #include "util/vec.h"
 
 #define PROBES_MAX 48 /* reads of one search before the file is indexed whole */
@@ -62,7 +61,7 @@ prof_err q_window_pass(query_db *q, q_rank *r, uint64_t from, uint64_t to, q_ste
                 continue;
             if (vec_grow(&steps->s, &steps->cap, steps->n, sizeof *steps->s) < 0) {
                 prof_reader_close(rd);
-                return prof_error_set(err, PROF_ERR_NOMEM, "out of memory");
+                return q_nomem(err);
             }
             steps->s[steps->n++] = (q_step){ ev->value, ev->start_ns, ev->dur_ns, ev->flags };
         }

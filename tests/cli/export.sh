@@ -243,7 +243,7 @@ fi
 
 # ---- usage errors: status 2 -----------------------------------------------------------------
 run export "$DEMO"
-error_like export-no-format 2 "prof: export: no --format given (chrome-trace, csv, json or folded) (see 'prof export --help')"
+error_like export-no-format 2 "prof: export: no --format given (chrome-trace, csv, json, folded or sqlite) (see 'prof export --help')"
 run export "$DEMO" --format xml
 error_like export-bad-format 2 "prof: export: unknown format 'xml'"
 run export --format csv
