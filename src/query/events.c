@@ -7,7 +7,11 @@
  * (time_ns) and end_ns they become the reader's time window
  * (prof_reader_set_window), so a query of one step reads that step's
  * blocks and skips the others unread. SQLite checks every constraint again
- * on the rows handed to it; the window only has to hold them all.
+ * on the rows handed to it; the window only has to hold them all. An
+ * equality on correlation (the inner side of a join of GPU work to its
+ * calls) is answered from the rank's events of the table kept by id
+ * (index.c), read once, not from the file once per outer row: SQLite
+ * builds no index of its own on a virtual table.
  *
  * Self time: a thread's regions come in end order, children first
  * (calltree.c), so each region's self time is its duration less that of
@@ -136,6 +140,8 @@ typedef struct q_bounds {
     uint64_t step_lo, step_hi;
     int has_step;
     uint64_t start_lo, start_hi, end_lo;
+    int has_id;
+    uint64_t id;                       /* correlation = id                       */
 } q_bounds;
 
 typedef struct q_cursor {
@@ -153,6 +159,10 @@ typedef struct q_cursor {
     q_selfs selfs;
     const q_steps *steps;              /* of the rows' step column              */
     q_steps local;                     /* the steps a window pass met           */
+    const q_cached *ids;               /* rows of one correlation id, not read  */
+    size_t nids, idi;                  /* from the file: ids[idi..nids)         */
+    int by_id;
+    prof_event idev;                   /* the row of ids[idi - 1]               */
     sqlite3_int64 rowid;
     int eof;
 } q_cursor;
@@ -193,6 +203,7 @@ static char field_code(q_field f)
     case F_STEP: return 's';
     case F_START: return 't';
     case F_END: return 'e';
+    case F_CORRELATION: return 'c';
     default: return 0;
     }
 }
@@ -221,19 +232,21 @@ static int events_best_index(sqlite3_vtab *base, sqlite3_index_info *info)
     q_events_vtab *vt = (q_events_vtab *)base;
     const q_table *t = vt->m->t;
     char codes[2 * 64 + 1];
-    int argv = 0, narrow = 0, by_rank = 0;
+    int argv = 0, narrow = 0, by_rank = 0, by_id = 0;
     for (int i = 0; i < info->nConstraint && argv < 64; i++) {
         const struct sqlite3_index_constraint *c = &info->aConstraint[i];
         if (!c->usable || c->iColumn < 0)
             continue;
         char f = field_code(t->cols[c->iColumn].field), op = op_code(c->op);
-        if (!f || !op)
+        if (!f || !op || (f == 'c' && op != '='))
             continue;
         codes[2 * argv] = f;
         codes[2 * argv + 1] = op;
         info->aConstraintUsage[i].argvIndex = ++argv;
         if (f == 'r')
             by_rank |= op == '=';
+        else if (f == 'c')
+            by_id = 1;
         else
             narrow++;
     }
@@ -258,6 +271,8 @@ static int events_best_index(sqlite3_vtab *base, sqlite3_index_info *info)
         rows /= 10;
     if (narrow)
         rows /= 1000;
+    if (by_id)
+        rows = by_rank ? 1 : 10;
     info->estimatedRows = (sqlite3_int64)rows;
     info->estimatedCost = rows;
     return SQLITE_OK;
@@ -283,6 +298,9 @@ static void cursor_reset(q_cursor *c)
     c->rd = NULL;
     c->n = c->i = 0;
     c->ev = NULL;
+    c->by_id = 0;
+    c->ids = NULL;
+    c->nids = c->idi = 0;
     selfs_free(&c->selfs);
 }
 
@@ -322,7 +340,7 @@ static uint64_t to_u64(long long v)
 
 static void bounds_parse(q_bounds *b, const char *codes, int argc, sqlite3_value **argv)
 {
-    *b = (q_bounds){ 0, LLONG_MIN, LLONG_MAX, 0, UINT64_MAX, 0, 0, UINT64_MAX, 0 };
+    *b = (q_bounds){ 0, LLONG_MIN, LLONG_MAX, 0, UINT64_MAX, 0, 0, UINT64_MAX, 0, 0, 0 };
     for (int k = 0; codes && k < argc && codes[2 * k]; k++) {
         char f = codes[2 * k], op = codes[2 * k + 1];
         int lower = op == '=' || op == '>' || op == 'g', upper = op == '=' || op == '<' || op == 'l';
@@ -366,6 +384,16 @@ static void bounds_parse(q_bounds *b, const char *codes, int argc, sqlite3_value
                 b->start_hi = to_u64(v);
         } else if (f == 'e' && lower && to_u64(v) > b->end_lo) {
             b->end_lo = to_u64(v);
+        } else if (f == 'c' && v > 0) { /* 0 is no id: those rows are scanned */
+            if (b->has_id && b->id != (uint64_t)v) {
+                b->none = 1;
+                return;
+            }
+            b->has_id = 1;
+            b->id = (uint64_t)v;
+        } else if (f == 'c' && v < 0) {
+            b->none = 1;
+            return;
         }
     }
     if (b->rank_lo > b->rank_hi || b->step_lo > b->step_hi || b->start_lo > b->start_hi)
@@ -419,6 +447,33 @@ static int rank_plan(q_cursor *c, q_rank *r, uint64_t *wfrom, uint64_t *wto, pro
     return 1;
 }
 
+/* The table's one event type. */
+static prof_event_type table_type(const q_table *t)
+{
+    return (prof_event_type)__builtin_ctz(t->types);
+}
+
+/* Rank r's rows of the correlation id c->b.id, from its events kept by
+ * id: 1 (rows or none), -1 failed (*rc). */
+static int rank_open_by_id(q_cursor *c, q_rank *r, int *rc)
+{
+    query_db *q = c->vt->m->q;
+    prof_error err = { PROF_OK, "" };
+    prof_event_type type = table_type(c->vt->m->t);
+    if (q_rank_correlated(q, r, type, &err) != PROF_OK ||
+        ((c->need & NEED_STEP) && q_rank_index(q, r, &err) != PROF_OK) ||
+        ((c->need & NEED_JOIN) && q_rank_join(q, r, &err) != PROF_OK)) {
+        *rc = q_fail(q, &c->vt->base, &err);
+        return -1;
+    }
+    c->steps = &r->steps;
+    c->ids = q_correlated(r, type, c->b.id, &c->nids);
+    c->idi = 0;
+    c->by_id = 1;
+    c->r = r;
+    return 1;
+}
+
 /* Opens the reader of rank c->ri with its window: 1 opened, 0 the rank
  * has no row the bounds allow, -1 failed (*rc the SQLite error). */
 static int rank_open(q_cursor *c, int *rc)
@@ -428,6 +483,8 @@ static int rank_open(q_cursor *c, int *rc)
     if (r->rank < c->b.rank_lo || r->rank > c->b.rank_hi)
         return 0;
     prof_error err = { PROF_OK, "" };
+    if (c->b.has_id)
+        return rank_open_by_id(c, r, rc);
     uint64_t wfrom, wto;
     int planned = rank_plan(c, r, &wfrom, &wto, &err);
     if (planned == 1 && q_reader_open(q, r, &c->rd, &err) != PROF_OK)
@@ -467,6 +524,30 @@ static int cursor_advance(q_cursor *c)
     query_db *q = c->vt->m->q;
     unsigned types = c->vt->m->t->types;
     for (;;) {
+        if (c->by_id) {
+            if (c->idi < c->nids) {
+                const q_cached *e = &c->ids[c->idi++];
+                c->idev = (prof_event){ .type = table_type(c->vt->m->t),
+                                        .thread = e->thread,
+                                        .start_ns = e->start_ns,
+                                        .dur_ns = e->dur_ns,
+                                        .name = c->r->names[e->name],
+                                        .subkind = e->subkind,
+                                        .device = e->device,
+                                        .stream = e->stream,
+                                        .correlation = e->correlation,
+                                        .value = e->value };
+                c->ev = &c->idev;
+                c->rowid++;
+                return SQLITE_OK;
+            }
+            cursor_reset(c);
+            c->ri++;
+            int rc = next_rank(c);
+            if (rc != SQLITE_OK || c->eof)
+                return rc;
+            continue;
+        }
         while (c->i < c->n) {
             const prof_event *ev = &c->evs[c->i++];
             if (ev->type == PROF_EV_REGION && (c->need & NEED_SELF) &&
@@ -561,7 +642,14 @@ static int events_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col
     switch (c->vt->m->t->cols[col].field) {
     case F_RANK: sqlite3_result_int64(ctx, r->rank); break;
     case F_THREAD: result_u64(ctx, ev->thread); break;
-    case F_THREAD_NAME: result_text(ctx, prof_reader_thread_name(c->rd, ev->thread)); break;
+    case F_THREAD_NAME:
+        if (c->by_id) {
+            uint32_t tn = c->ids[c->idi - 1].thread_name;
+            result_text(ctx, tn == Q_NONE ? NULL : r->names[tn]);
+        } else {
+            result_text(ctx, prof_reader_thread_name(c->rd, ev->thread));
+        }
+        break;
     case F_NAME: result_text(ctx, ev->name); break;
     case F_KIND: result_text(ctx, q_region_kind(ev->kind)); break;
     case F_DEPTH: sqlite3_result_int64(ctx, ev->depth); break;

@@ -212,14 +212,17 @@ uint64_t q_reach(const q_rank *r, uint64_t from, uint64_t to)
 /* ---- launches joined to their operations ---- */
 
 /* The index in r->names of an event's name (by its id), copied once. */
-static uint32_t name_of(q_rank *r, const prof_event *ev)
+/* The index in r->names of the text s under key (a name id; a thread's
+ * key is Q_THREAD_KEY | thread), copied once. */
+#define Q_THREAD_KEY (1ull << 40)
+static uint32_t intern(q_rank *r, uint64_t key, const char *s)
 {
     int added;
-    uint32_t *slot = hmap_slot(&r->name_at, ev->name_id, &added);
+    uint32_t *slot = hmap_slot(&r->name_at, key, &added);
     if (!slot)
         return Q_NONE;
     if (added) {
-        char *copy = strdup(ev->name);
+        char *copy = strdup(s);
         if (!copy || vec_grow(&r->names, &r->names_cap, r->nnames, sizeof *r->names) < 0) {
             free(copy);
             hmap_remove(&r->name_at, slot);
@@ -229,6 +232,11 @@ static uint32_t name_of(q_rank *r, const prof_event *ev)
         *slot = (uint32_t)r->nnames++;
     }
     return *slot;
+}
+
+static uint32_t name_of(q_rank *r, const prof_event *ev)
+{
+    return intern(r, ev->name_id, ev->name);
 }
 
 static int launch_order(const void *a, const void *b)
@@ -335,6 +343,83 @@ prof_err q_rank_join(query_db *q, q_rank *r, prof_error *err)
     return e;
 }
 
+/* ---- events by correlation id: the inner side of a join ---- */
+
+static int by_correlation(const void *a, const void *b)
+{
+    const q_cached *x = a, *y = b;
+    if (x->correlation != y->correlation)
+        return x->correlation < y->correlation ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order; /* file order within one id */
+}
+
+prof_err q_rank_correlated(query_db *q, q_rank *r, prof_event_type type, prof_error *err)
+{
+    q_corr_cache *cc = &r->corr[type - PROF_EV_GPU_KERNEL];
+    if (cc->built)
+        return PROF_OK;
+    prof_reader *rd;
+    prof_err e = q_reader_open(q, r, &rd, err);
+    if (e != PROF_OK)
+        return e;
+    const prof_event *evs;
+    size_t n;
+    int got;
+    cc->n = 0;
+    while ((got = prof_reader_next_batch(rd, &evs, &n)) == 1) {
+        for (size_t i = 0; i < n && e == PROF_OK; i++) {
+            const prof_event *ev = &evs[i];
+            if (ev->type != type || ev->correlation == 0)
+                continue;
+            uint32_t name = name_of(r, ev);
+            if (name == Q_NONE || vec_grow(&cc->e, &cc->cap, cc->n, sizeof *cc->e) < 0) {
+                e = q_nomem(err);
+                break;
+            }
+            cc->e[cc->n] = (q_cached){ ev->correlation, ev->start_ns, ev->dur_ns, ev->value,
+                                       cc->n, name, Q_NONE, ev->thread, ev->device,
+                                       ev->stream, ev->subkind };
+            cc->n++;
+        }
+        q_progress(q, n);
+    }
+    if (got < 0 && e == PROF_OK) {
+        q_reader_error(r, rd, err);
+        e = err->code;
+    }
+    for (size_t i = 0; e == PROF_OK && i < cc->n; i++) { /* names as defined by the end */
+        const char *tn = prof_reader_thread_name(rd, cc->e[i].thread);
+        if (tn && (cc->e[i].thread_name = intern(r, Q_THREAD_KEY | cc->e[i].thread, tn)) == Q_NONE)
+            e = q_nomem(err);
+    }
+    prof_reader_close(rd);
+    if (e != PROF_OK)
+        return e;
+    if (cc->n)
+        qsort(cc->e, cc->n, sizeof *cc->e, by_correlation);
+    cc->built = 1;
+    return PROF_OK;
+}
+
+const q_cached *q_correlated(const q_rank *r, prof_event_type type, uint64_t correlation,
+                             size_t *count)
+{
+    const q_corr_cache *cc = &r->corr[type - PROF_EV_GPU_KERNEL];
+    size_t lo = 0, hi = cc->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cc->e[mid].correlation < correlation)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t end = lo;
+    while (end < cc->n && cc->e[end].correlation == correlation)
+        end++;
+    *count = end - lo;
+    return *count ? cc->e + lo : NULL;
+}
+
 const q_launch *q_launch_of(const q_rank *r, uint64_t correlation)
 {
     const uint32_t *i = r->joined ? hmap_find(&r->launch_at, correlation) : NULL;
@@ -359,4 +444,6 @@ void q_rank_free(q_rank *r)
     free(r->names);
     hmap_free(&r->name_at);
     cJSON_Delete(r->report);
+    for (size_t i = 0; i < Q_CORRELATED; i++)
+        free(r->corr[i].e);
 }

@@ -45,6 +45,25 @@ typedef struct q_launch {
 } q_launch;
 #define Q_NONE UINT32_MAX
 
+/* An event with a correlation id, kept for lookups by that id: the inner
+ * side of a join on correlation reads its rows from here, not from the
+ * file once per outer row. */
+typedef struct q_cached {
+    uint64_t correlation, start_ns, dur_ns, value;
+    size_t order;          /* in the file                                        */
+    uint32_t name, thread_name; /* into q_rank.names, or Q_NONE                  */
+    uint32_t thread, device, stream, subkind;
+} q_cached;
+
+/* The kinds that carry correlation ids: kernels, copies, memsets, syncs,
+ * runtime calls (PROF_EV_GPU_KERNEL .. PROF_EV_API). */
+#define Q_CORRELATED 5
+typedef struct q_corr_cache {
+    int built;
+    q_cached *e;           /* by correlation id, then file order */
+    size_t n, cap;
+} q_corr_cache;
+
 /* How far events that start in a time bucket reach: max_end[i] is the
  * largest end of the events starting in [i * width, (i + 1) * width). A
  * window's end is widened with it, so that a region that starts in the
@@ -74,6 +93,8 @@ typedef struct q_rank {
     char **names;          /* API call and region names the launches use         */
     size_t nnames, names_cap;
     hmap name_at;          /* name id -> names[]                                 */
+    /* events by correlation id, of each kind that has them (index.c) */
+    q_corr_cache corr[Q_CORRELATED];
     /* the analysis (rows.c) */
     cJSON *report;
 } q_rank;
@@ -112,6 +133,11 @@ prof_err q_steps_span(query_db *q, q_rank *r, uint64_t lo, uint64_t hi, uint64_t
  * an event starting in it, at least to. */
 prof_err q_window_pass(query_db *q, q_rank *r, uint64_t from, uint64_t to, q_steps *steps,
                        uint64_t *reach, prof_error *err);
+/* r's events of type (PROF_EV_GPU_KERNEL .. PROF_EV_API) by correlation
+ * id, read once; q_correlated gives those of one id (*count of them). */
+prof_err q_rank_correlated(query_db *q, q_rank *r, prof_event_type type, prof_error *err);
+const q_cached *q_correlated(const q_rank *r, prof_event_type type, uint64_t correlation,
+                             size_t *count);
 /* The launch of a correlation id, or NULL. */
 const q_launch *q_launch_of(const q_rank *r, uint64_t correlation);
 /* The latest end of an event that starts in [from, to]. */

@@ -2,7 +2,8 @@
  * (src/query/) on a profile from the input (as given and with its
  * checksums repaired, through a memfd): statements that scan every event
  * table with the columns that need the most (self time, steps, GPU work's
- * launch), that push down steps (the search of steps.c) and times, and
+ * launch), that push down steps (the search of steps.c), times and
+ * correlation ids (a join of kernels to their calls), and
  * that read the rows tables and the analysis. A statement may fail (a
  * damaged block is the table's error, kept by the connection); none may
  * crash, hang or leak, and a failure that names no table error must be
@@ -24,6 +25,8 @@ static const char *const statements[] = {
     "SELECT COUNT(*), MAX(op) FROM memsets",
     "SELECT COUNT(*), MAX(name) FROM api_calls WHERE step < 4",
     "SELECT COUNT(*), MAX(kind) FROM syncs",
+    "SELECT COUNT(*), MAX(a.thread_name), MAX(a.step), MAX(k.op) FROM kernels k JOIN api_calls a USING (rank, correlation)",
+    "SELECT COUNT(*) FROM copies WHERE correlation = 1",
     "SELECT series, COUNT(*), MAX(step) FROM memory GROUP BY series",
     "SELECT COUNT(*), SUM(value), MAX(step) FROM counters",
     "SELECT COUNT(*), MAX(name) FROM marks WHERE time_ns > 10",

@@ -20,12 +20,9 @@ STATEMENTS = [
     "SELECT rank, step, name, start_ns, self_ns FROM regions WHERE step = 7 "
     "ORDER BY rank, start_ns, name, self_ns",
     "SELECT rank, step, dur_ns, sampled, incomplete FROM steps ORDER BY rank, step",
-    # (a join of two virtual tables reads the inner one again for every outer
-    # row: the calls are materialized once, as formats/query.md advises)
-    "WITH a AS MATERIALIZED (SELECT rank, correlation, name FROM api_calls) "
-    "SELECT k.name AS kernel, k.op, a.name AS call, COUNT(*), SUM(k.dur_ns) FROM kernels k "
-    "LEFT JOIN a ON a.rank = k.rank AND a.correlation = k.correlation "
-    "GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
+    "SELECT k.name AS kernel, k.op, a.name AS call, a.thread_name, COUNT(*), SUM(k.dur_ns) "
+    "FROM kernels k LEFT JOIN api_calls a ON a.rank = k.rank AND a.correlation = k.correlation "
+    "GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4",
     "SELECT rank, name, kind, calls, self_ns, gpu_self_ns FROM operations "
     "ORDER BY rank, name, kind",
     "SELECT rank, rule, subject, severity FROM bottlenecks ORDER BY 1, 2, 3",
