@@ -68,6 +68,35 @@ void q_progress(query_db *q, unsigned long long events)
     }
 }
 
+prof_err q_read_all(query_db *q, q_rank *r, uint64_t from, uint64_t to,
+                    int (*each)(void *arg, const prof_event *ev),
+                    int (*end)(void *arg, prof_reader *rd), void *arg, prof_error *err)
+{
+    prof_reader *rd;
+    prof_err e = q_reader_open(q, r, &rd, err);
+    if (e != PROF_OK)
+        return e;
+    if (from > 0 || to != UINT64_MAX)
+        prof_reader_set_window(rd, from, to);
+    const prof_event *evs;
+    size_t n;
+    int got;
+    while (e == PROF_OK && (got = prof_reader_next_batch(rd, &evs, &n)) == 1) {
+        for (size_t i = 0; i < n && e == PROF_OK; i++)
+            if (each(arg, &evs[i]) < 0)
+                e = q_nomem(err);
+        q_progress(q, n);
+    }
+    if (e == PROF_OK && got < 0) {
+        q_reader_error(r, rd, err);
+        e = err->code;
+    }
+    if (e == PROF_OK && end && end(arg, rd) < 0)
+        e = q_nomem(err);
+    prof_reader_close(rd);
+    return e;
+}
+
 /* ---- the connection ---- */
 
 /* The rank and metadata of in, from its header. */
@@ -95,6 +124,35 @@ static int rank_order(const void *a, const void *b)
 {
     const q_rank *x = a, *y = b;
     return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+int q_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,
+              char **errmsg)
+{
+    (void)argc;
+    (void)argv;
+    (void)errmsg;
+    q_module *m = aux;
+    char *decl = q_declare(m->t);
+    if (!decl)
+        return SQLITE_NOMEM;
+    int rc = sqlite3_declare_vtab(db, decl);
+    sqlite3_free(decl);
+    if (rc != SQLITE_OK)
+        return rc;
+    q_vtab *vt = sqlite3_malloc(sizeof *vt);
+    if (!vt)
+        return SQLITE_NOMEM;
+    memset(vt, 0, sizeof *vt);
+    vt->m = m;
+    *out = &vt->base;
+    return SQLITE_OK;
+}
+
+int q_disconnect(sqlite3_vtab *vt)
+{
+    sqlite3_free(vt);
+    return SQLITE_OK;
 }
 
 static prof_err register_tables(query_db *q, prof_error *err)

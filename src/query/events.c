@@ -129,11 +129,6 @@ static int self_of(q_selfs *s, const prof_event *ev, uint64_t *self)
 
 enum { NEED_STEP = 1, NEED_SELF = 2, NEED_JOIN = 4 };
 
-typedef struct q_events_vtab {
-    sqlite3_vtab base;
-    q_module *m;
-} q_events_vtab;
-
 typedef struct q_bounds {
     int none;                          /* a bound no row meets (NULL, lo > hi) */
     long long rank_lo, rank_hi;
@@ -146,7 +141,7 @@ typedef struct q_bounds {
 
 typedef struct q_cursor {
     sqlite3_vtab_cursor base;
-    q_events_vtab *vt;
+    q_vtab *vt;
     int need;
     q_bounds b;
     size_t ri;                         /* the rank being read                    */
@@ -166,35 +161,6 @@ typedef struct q_cursor {
     sqlite3_int64 rowid;
     int eof;
 } q_cursor;
-
-static int events_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
-                          sqlite3_vtab **out, char **errmsg)
-{
-    (void)argc;
-    (void)argv;
-    (void)errmsg;
-    q_module *m = aux;
-    char *decl = q_declare(m->t);
-    if (!decl)
-        return SQLITE_NOMEM;
-    int rc = sqlite3_declare_vtab(db, decl);
-    sqlite3_free(decl);
-    if (rc != SQLITE_OK)
-        return rc;
-    q_events_vtab *vt = sqlite3_malloc(sizeof *vt);
-    if (!vt)
-        return SQLITE_NOMEM;
-    memset(vt, 0, sizeof *vt);
-    vt->m = m;
-    *out = &vt->base;
-    return SQLITE_OK;
-}
-
-static int events_disconnect(sqlite3_vtab *vt)
-{
-    sqlite3_free(vt);
-    return SQLITE_OK;
-}
 
 static char field_code(q_field f)
 {
@@ -229,7 +195,7 @@ static int col_used(const sqlite3_index_info *info, int col)
 
 static int events_best_index(sqlite3_vtab *base, sqlite3_index_info *info)
 {
-    q_events_vtab *vt = (q_events_vtab *)base;
+    q_vtab *vt = (q_vtab *)base;
     const q_table *t = vt->m->t;
     char codes[2 * 64 + 1];
     int argv = 0, narrow = 0, by_rank = 0, by_id = 0;
@@ -286,7 +252,7 @@ static int events_open(sqlite3_vtab *base, sqlite3_vtab_cursor **out)
     if (!c)
         return SQLITE_NOMEM;
     memset(c, 0, sizeof *c);
-    c->vt = (q_events_vtab *)base;
+    c->vt = (q_vtab *)base;
     *out = &c->base;
     return SQLITE_OK;
 }
@@ -651,7 +617,7 @@ static int events_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col
         }
         break;
     case F_NAME: result_text(ctx, ev->name); break;
-    case F_KIND: result_text(ctx, q_region_kind(ev->kind)); break;
+    case F_KIND: result_text(ctx, prof_kind_name(ev->kind)); break;
     case F_DEPTH: sqlite3_result_int64(ctx, ev->depth); break;
     case F_STEP:
         if (ev->type == PROF_EV_MEMORY || ev->type == PROF_EV_COUNTER)
@@ -672,8 +638,8 @@ static int events_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col
     case F_STREAM: sqlite3_result_int64(ctx, ev->stream); break;
     case F_CORRELATION: result_u64(ctx, ev->correlation); break;
     case F_BYTES: result_u64(ctx, ev->value); break;
-    case F_COPY_KIND: result_text(ctx, q_copy_kind(ev->subkind)); break;
-    case F_SYNC_KIND: result_text(ctx, q_sync_kind(ev->subkind)); break;
+    case F_COPY_KIND: result_text(ctx, prof_copy_kind_name(ev->subkind)); break;
+    case F_SYNC_KIND: result_text(ctx, prof_sync_kind_name(ev->subkind)); break;
     case F_OP:
         if ((l = q_launch_of(r, ev->correlation)) && l->op != Q_NONE)
             result_text(ctx, r->names[l->op]);
@@ -701,10 +667,10 @@ static int events_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
 const sqlite3_module q_events_module = {
     .iVersion = 1,
     .xCreate = NULL, /* eponymous only: the table exists as its module's name */
-    .xConnect = events_connect,
+    .xConnect = q_connect,
     .xBestIndex = events_best_index,
-    .xDisconnect = events_disconnect,
-    .xDestroy = events_disconnect,
+    .xDisconnect = q_disconnect,
+    .xDestroy = q_disconnect,
     .xOpen = events_open,
     .xClose = events_close,
     .xFilter = events_filter,

@@ -56,8 +56,9 @@ static void bucket_note(q_rank *r, uint64_t start, uint64_t end)
         *m = end;
 }
 
-static int index_event(q_rank *r, const prof_event *ev)
+static int index_event(void *arg, const prof_event *ev)
 {
+    q_rank *r = arg;
     if (ev->type == PROF_EV_THREAD) {
         q_thread *t = thread_of(r, ev->thread);
         if (!t)
@@ -108,44 +109,30 @@ static void index_clear(q_rank *r)
     r->width = 1;
 }
 
-static prof_err index_pass(query_db *q, q_rank *r, prof_error *err)
+/* The index's last facts, from the reader at the file's end: how reading
+ * ended, and the names of threads defined after their events. */
+static int index_end(void *arg, prof_reader *rd)
 {
-    prof_reader *rd;
-    prof_err e = q_reader_open(q, r, &rd, err);
-    if (e != PROF_OK)
-        return e;
-    const prof_event *evs;
-    size_t n;
-    int got;
-    while ((got = prof_reader_next_batch(rd, &evs, &n)) == 1) {
-        for (size_t i = 0; i < n; i++)
-            if (index_event(r, &evs[i]) < 0) {
-                prof_reader_close(rd);
-                return q_nomem(err);
-            }
-        q_progress(q, n);
-    }
-    if (got < 0) {
-        q_reader_error(r, rd, err);
-        prof_reader_close(rd);
-        return err->code;
-    }
+    q_rank *r = arg;
     prof_read_status st;
     prof_reader_status(rd, &st);
     r->clean = st.clean;
     snprintf(r->detail, sizeof r->detail, "%s", st.detail);
-    for (size_t i = 0; i < r->nthreads; i++) /* names defined after the thread's events */
+    for (size_t i = 0; i < r->nthreads; i++)
         if (!r->threads[i].name && r->threads[i].thread != PROF_THREAD_GPU) {
             const char *name = prof_reader_thread_name(rd, r->threads[i].thread);
-            if (name && !(r->threads[i].name = strdup(name))) {
-                prof_reader_close(rd);
-                return q_nomem(err);
-            }
+            if (name && !(r->threads[i].name = strdup(name)))
+                return -1;
         }
-    prof_reader_close(rd);
-    if (r->steps.n) /* (qsort's array may not be NULL) */
+    return 0;
+}
+
+static prof_err index_pass(query_db *q, q_rank *r, prof_error *err)
+{
+    prof_err e = q_read_all(q, r, 0, UINT64_MAX, index_event, index_end, r, err);
+    if (e == PROF_OK && r->steps.n) /* (qsort's array may not be NULL) */
         qsort(r->steps.s, r->steps.n, sizeof *r->steps.s, step_order);
-    return PROF_OK;
+    return e;
 }
 
 prof_err q_rank_index(query_db *q, q_rank *r, prof_error *err)
@@ -249,33 +236,9 @@ static int launch_order(const void *a, const void *b)
     return x->correlation < y->correlation ? -1 : x->correlation > y->correlation;
 }
 
-/* Reads every event of r's file into fn; PROF_OK or the error. */
-static prof_err read_all(query_db *q, q_rank *r, int (*fn)(q_rank *, const prof_event *),
-                         prof_error *err)
+static int collect_launch(void *arg, const prof_event *ev)
 {
-    prof_reader *rd;
-    prof_err e = q_reader_open(q, r, &rd, err);
-    if (e != PROF_OK)
-        return e;
-    const prof_event *evs;
-    size_t n;
-    int got;
-    while ((got = prof_reader_next_batch(rd, &evs, &n)) == 1) {
-        for (size_t i = 0; i < n; i++)
-            if (fn(r, &evs[i]) < 0) {
-                prof_reader_close(rd);
-                return q_nomem(err);
-            }
-        q_progress(q, n);
-    }
-    if (got < 0)
-        q_reader_error(r, rd, err);
-    prof_reader_close(rd);
-    return got < 0 ? err->code : PROF_OK;
-}
-
-static int collect_launch(q_rank *r, const prof_event *ev)
-{
+    q_rank *r = arg;
     if (ev->type != PROF_EV_API || ev->correlation == 0)
         return 0;
     uint32_t api = name_of(r, ev);
@@ -290,8 +253,9 @@ static int collect_launch(q_rank *r, const prof_event *ev)
 /* A region takes the launches that start inside it that no region took
  * before: regions come in end order, children first, so the first to come
  * around a launch is the innermost (as launch.c takes them). */
-static int claim_launches(q_rank *r, const prof_event *ev)
+static int claim_launches(void *arg, const prof_event *ev)
 {
+    q_rank *r = arg;
     if (ev->type != PROF_EV_REGION)
         return 0;
     size_t lo = 0, hi = r->nlaunches;
@@ -321,10 +285,10 @@ prof_err q_rank_join(query_db *q, q_rank *r, prof_error *err)
 {
     if (r->joined)
         return PROF_OK;
-    prof_err e = read_all(q, r, collect_launch, err);
+    prof_err e = q_read_all(q, r, 0, UINT64_MAX, collect_launch, NULL, r, err);
     if (e == PROF_OK && r->nlaunches) {
         qsort(r->launches, r->nlaunches, sizeof *r->launches, launch_order);
-        e = read_all(q, r, claim_launches, err);
+        e = q_read_all(q, r, 0, UINT64_MAX, claim_launches, NULL, r, err);
     }
     for (size_t i = 0; e == PROF_OK && i < r->nlaunches; i++) {
         int added;
@@ -353,46 +317,48 @@ static int by_correlation(const void *a, const void *b)
     return x->order < y->order ? -1 : x->order > y->order; /* file order within one id */
 }
 
+typedef struct correlated {
+    q_rank *r;
+    q_corr_cache *cc;
+    prof_event_type type;
+} correlated;
+
+static int keep_correlated(void *arg, const prof_event *ev)
+{
+    correlated *k = arg;
+    q_corr_cache *cc = k->cc;
+    if (ev->type != k->type || ev->correlation == 0)
+        return 0;
+    uint32_t name = name_of(k->r, ev);
+    if (name == Q_NONE || vec_grow(&cc->e, &cc->cap, cc->n, sizeof *cc->e) < 0)
+        return -1;
+    cc->e[cc->n] = (q_cached){ ev->correlation, ev->start_ns, ev->dur_ns, ev->value, cc->n, name,
+                               Q_NONE, ev->thread, ev->device, ev->stream, ev->subkind };
+    cc->n++;
+    return 0;
+}
+
+/* The threads' names as defined by the file's end. */
+static int name_correlated(void *arg, prof_reader *rd)
+{
+    correlated *k = arg;
+    for (size_t i = 0; i < k->cc->n; i++) {
+        q_cached *e = &k->cc->e[i];
+        const char *tn = prof_reader_thread_name(rd, e->thread);
+        if (tn && (e->thread_name = intern(k->r, Q_THREAD_KEY | e->thread, tn)) == Q_NONE)
+            return -1;
+    }
+    return 0;
+}
+
 prof_err q_rank_correlated(query_db *q, q_rank *r, prof_event_type type, prof_error *err)
 {
     q_corr_cache *cc = &r->corr[type - PROF_EV_GPU_KERNEL];
     if (cc->built)
         return PROF_OK;
-    prof_reader *rd;
-    prof_err e = q_reader_open(q, r, &rd, err);
-    if (e != PROF_OK)
-        return e;
-    const prof_event *evs;
-    size_t n;
-    int got;
     cc->n = 0;
-    while ((got = prof_reader_next_batch(rd, &evs, &n)) == 1) {
-        for (size_t i = 0; i < n && e == PROF_OK; i++) {
-            const prof_event *ev = &evs[i];
-            if (ev->type != type || ev->correlation == 0)
-                continue;
-            uint32_t name = name_of(r, ev);
-            if (name == Q_NONE || vec_grow(&cc->e, &cc->cap, cc->n, sizeof *cc->e) < 0) {
-                e = q_nomem(err);
-                break;
-            }
-            cc->e[cc->n] = (q_cached){ ev->correlation, ev->start_ns, ev->dur_ns, ev->value,
-                                       cc->n, name, Q_NONE, ev->thread, ev->device,
-                                       ev->stream, ev->subkind };
-            cc->n++;
-        }
-        q_progress(q, n);
-    }
-    if (got < 0 && e == PROF_OK) {
-        q_reader_error(r, rd, err);
-        e = err->code;
-    }
-    for (size_t i = 0; e == PROF_OK && i < cc->n; i++) { /* names as defined by the end */
-        const char *tn = prof_reader_thread_name(rd, cc->e[i].thread);
-        if (tn && (cc->e[i].thread_name = intern(r, Q_THREAD_KEY | cc->e[i].thread, tn)) == Q_NONE)
-            e = q_nomem(err);
-    }
-    prof_reader_close(rd);
+    correlated k = { r, cc, type };
+    prof_err e = q_read_all(q, r, 0, UINT64_MAX, keep_correlated, name_correlated, &k, err);
     if (e != PROF_OK)
         return e;
     if (cc->n)

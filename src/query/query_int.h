@@ -150,6 +150,13 @@ prof_err q_reader_open(query_db *q, const q_rank *r, prof_reader **out, prof_err
 prof_err q_nomem(prof_error *err);
 /* err: "cannot read 'LABEL': why". */
 void q_file_error(const q_rank *r, prof_err code, const char *why, prof_error *err);
+/* Reads every event of r's file (through the window [from, to] unless it
+ * is [0, UINT64_MAX]) into each(arg, ev); then, at the end, hands the
+ * reader to end(arg, rd) when not NULL (thread names, the status). each
+ * and end return 0, or -1 out of memory. PROF_OK or the error. */
+prof_err q_read_all(query_db *q, q_rank *r, uint64_t from, uint64_t to,
+                    int (*each)(void *arg, const prof_event *ev),
+                    int (*end)(void *arg, prof_reader *rd), void *arg, prof_error *err);
 /* err as the reader left it, prefixed with the file's label. */
 void q_reader_error(const q_rank *r, prof_reader *rd, prof_error *err);
 /* Records a table's failure in q and as the table's message: SQLITE_ERROR,
@@ -190,17 +197,23 @@ typedef struct q_table {
 extern const q_table q_tables[];
 extern const size_t q_ntables;
 
-/* The text of a region kind, copy kind, sync kind ("compute", "HtoD",
- * "stream"). */
-const char *q_region_kind(uint32_t kind);
-const char *q_copy_kind(uint32_t kind);
-const char *q_sync_kind(uint32_t kind);
-
 /* The modules registered for the tables (db.c). */
 typedef struct q_module {
     query_db *q;
     const q_table *t;
 } q_module;
+
+/* A table as SQLite holds it, for either module. */
+typedef struct q_vtab {
+    sqlite3_vtab base;
+    q_module *m;
+} q_vtab;
+
+/* xConnect and xDisconnect of both modules (db.c): the table's columns
+ * declared from tables.c. */
+int q_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,
+              char **errmsg);
+int q_disconnect(sqlite3_vtab *vt);
 
 extern const sqlite3_module q_events_module;
 extern const sqlite3_module q_rows_module;

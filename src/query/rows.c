@@ -216,14 +216,9 @@ prof_err q_rows_memory_fits(query_db *q, q_rank *r, cJSON **out, prof_error *err
 
 /* ---- the virtual table ---- */
 
-typedef struct q_rows_vtab {
-    sqlite3_vtab base;
-    q_module *m;
-} q_rows_vtab;
-
 typedef struct q_rows_cursor {
     sqlite3_vtab_cursor base;
-    q_rows_vtab *vt;
+    q_vtab *vt;
     long long rank_lo, rank_hi;
     size_t ri;
     cJSON *rows;
@@ -232,38 +227,9 @@ typedef struct q_rows_cursor {
     int eof;
 } q_rows_cursor;
 
-static int rows_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
-                        sqlite3_vtab **out, char **errmsg)
-{
-    (void)argc;
-    (void)argv;
-    (void)errmsg;
-    q_module *m = aux;
-    char *decl = q_declare(m->t);
-    if (!decl)
-        return SQLITE_NOMEM;
-    int rc = sqlite3_declare_vtab(db, decl);
-    sqlite3_free(decl);
-    if (rc != SQLITE_OK)
-        return rc;
-    q_rows_vtab *vt = sqlite3_malloc(sizeof *vt);
-    if (!vt)
-        return SQLITE_NOMEM;
-    memset(vt, 0, sizeof *vt);
-    vt->m = m;
-    *out = &vt->base;
-    return SQLITE_OK;
-}
-
-static int rows_disconnect(sqlite3_vtab *vt)
-{
-    sqlite3_free(vt);
-    return SQLITE_OK;
-}
-
 static int rows_best_index(sqlite3_vtab *base, sqlite3_index_info *info)
 {
-    q_rows_vtab *vt = (q_rows_vtab *)base;
+    q_vtab *vt = (q_vtab *)base;
     int argv = 0;
     for (int i = 0; i < info->nConstraint && argv < 2; i++) {
         const struct sqlite3_index_constraint *c = &info->aConstraint[i];
@@ -283,7 +249,7 @@ static int rows_open(sqlite3_vtab *base, sqlite3_vtab_cursor **out)
     if (!c)
         return SQLITE_NOMEM;
     memset(c, 0, sizeof *c);
-    c->vt = (q_rows_vtab *)base;
+    c->vt = (q_vtab *)base;
     *out = &c->base;
     return SQLITE_OK;
 }
@@ -418,10 +384,10 @@ static int rows_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
 const sqlite3_module q_rows_module = {
     .iVersion = 1,
     .xCreate = NULL,
-    .xConnect = rows_connect,
+    .xConnect = q_connect,
     .xBestIndex = rows_best_index,
-    .xDisconnect = rows_disconnect,
-    .xDestroy = rows_disconnect,
+    .xDisconnect = q_disconnect,
+    .xDestroy = q_disconnect,
     .xOpen = rows_open,
     .xClose = rows_close,
     .xFilter = rows_filter,

@@ -38,40 +38,35 @@ static uint64_t end_of(uint64_t start, uint64_t dur)
     return start + dur < start ? UINT64_MAX : start + dur;
 }
 
+typedef struct window_pass {
+    q_steps *steps;
+    uint64_t from, to, far;
+} window_pass;
+
+static int window_event(void *arg, const prof_event *ev)
+{
+    window_pass *w = arg;
+    if (ev->type == PROF_EV_THREAD || ev->type == PROF_EV_ATTR)
+        return 0;
+    uint64_t end = end_of(ev->start_ns, ev->dur_ns);
+    if (ev->start_ns >= w->from && ev->start_ns <= w->to && end > w->far)
+        w->far = end;
+    if (ev->type != PROF_EV_STEP)
+        return 0;
+    q_steps *s = w->steps;
+    if (vec_grow(&s->s, &s->cap, s->n, sizeof *s->s) < 0)
+        return -1;
+    s->s[s->n++] = (q_step){ ev->value, ev->start_ns, ev->dur_ns, ev->flags };
+    return 0;
+}
+
 prof_err q_window_pass(query_db *q, q_rank *r, uint64_t from, uint64_t to, q_steps *steps,
                        uint64_t *reach, prof_error *err)
 {
-    prof_reader *rd;
-    prof_err e = q_reader_open(q, r, &rd, err);
+    window_pass w = { steps, from, to, to };
+    prof_err e = q_read_all(q, r, from, to, window_event, NULL, &w, err);
     if (e != PROF_OK)
         return e;
-    prof_reader_set_window(rd, from, to);
-    const prof_event *evs;
-    size_t n;
-    int got;
-    uint64_t far = to;
-    while ((got = prof_reader_next_batch(rd, &evs, &n)) == 1) {
-        for (size_t i = 0; i < n; i++) {
-            const prof_event *ev = &evs[i];
-            if (ev->type == PROF_EV_THREAD || ev->type == PROF_EV_ATTR)
-                continue;
-            if (ev->start_ns >= from && ev->start_ns <= to && end_of(ev->start_ns, ev->dur_ns) > far)
-                far = end_of(ev->start_ns, ev->dur_ns);
-            if (ev->type != PROF_EV_STEP)
-                continue;
-            if (vec_grow(&steps->s, &steps->cap, steps->n, sizeof *steps->s) < 0) {
-                prof_reader_close(rd);
-                return q_nomem(err);
-            }
-            steps->s[steps->n++] = (q_step){ ev->value, ev->start_ns, ev->dur_ns, ev->flags };
-        }
-        q_progress(q, n);
-    }
-    if (got < 0)
-        q_reader_error(r, rd, err);
-    prof_reader_close(rd);
-    if (got < 0)
-        return err->code;
     if (steps->n)
         qsort(steps->s, steps->n, sizeof *steps->s, step_by_start);
     size_t k = 0; /* a step met twice (two reads) is one */
@@ -80,7 +75,7 @@ prof_err q_window_pass(query_db *q, q_rank *r, uint64_t from, uint64_t to, q_ste
             steps->s[k++] = steps->s[i];
     steps->n = k;
     if (reach)
-        *reach = far;
+        *reach = w.far;
     return PROF_OK;
 }
 

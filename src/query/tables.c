@@ -163,25 +163,6 @@ const char *const query_table_names[] = {
     "memory_fits", NULL,
 };
 
-const char *q_region_kind(uint32_t kind)
-{
-    static const char *const names[] = { "compute", "data", "sync", "comm", "io" };
-    return kind < sizeof names / sizeof names[0] ? names[kind] : "other";
-}
-
-const char *q_copy_kind(uint32_t kind)
-{
-    static const char *const names[] = { "other", "HtoD", "DtoH", "DtoD", "HtoH", "peer" };
-    return kind < sizeof names / sizeof names[0] ? names[kind] : "other";
-}
-
-const char *q_sync_kind(uint32_t kind)
-{
-    static const char *const names[] = { "other", "device", "stream", "event", "stream_wait",
-                                         "memcpy" };
-    return kind < sizeof names / sizeof names[0] ? names[kind] : "other";
-}
-
 char *q_declare(const q_table *t)
 {
     char *sql = sqlite3_mprintf("CREATE TABLE x(");
