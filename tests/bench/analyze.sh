@@ -50,13 +50,6 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 
 BENCH=analyze
 . tests/bench/measure.sh
-# val NAME FIELD: a figure that measure stored
-val() { eval "echo \"\$${1}_$2\""; }
-# line LABEL NAME: wall, CPU and peak memory of a measured command
-line() {
-    printf '%-46s %8.3f s wall %8.3f s CPU  peak %s\n' "$1" "$(val "$2" s)" "$(val "$2" cpu)" \
-        "$(mib "$(val "$2" kib)")"
-}
 # ratios LABEL A B TARGET: A/B in wall and in CPU time
 ratios() {
     echo "  $1 $(ratio "$(val "$2" s)" "$(val "$3" s)")x wall," \

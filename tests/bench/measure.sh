@@ -28,3 +28,12 @@ measure() {
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 mib() { awk -v k="$1" 'BEGIN { printf "%.1f MiB", k / 1024 }'; }
+
+# val NAME FIELD: a figure that measure stored
+val() { eval "echo \"\$${1}_$2\""; }
+# line LABEL NAME: wall, CPU and peak memory of a measured command, the
+# label in LINE_WIDTH columns (default 46)
+line() {
+    printf "%-${LINE_WIDTH:-46}s %8.3f s wall %8.3f s CPU  peak %s\n" "$1" "$(val "$2" s)" \
+        "$(val "$2" cpu)" "$(mib "$(val "$2" kib)")"
+}

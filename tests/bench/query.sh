@@ -44,13 +44,7 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 
 BENCH=query
 . tests/bench/measure.sh
-# val NAME FIELD: a figure that measure stored
-val() { eval "echo \"\$${1}_$2\""; }
-# line LABEL NAME: wall, CPU and peak memory of a measured command
-line() {
-    printf '%-52s %8.3f s wall %8.3f s CPU  peak %s\n' "$1" "$(val "$2" s)" "$(val "$2" cpu)" \
-        "$(mib "$(val "$2" kib)")"
-}
+LINE_WIDTH=52
 # ratio3 A B: A/B to three significant figures (prof / DuckDB can be a
 # hundredth or less, which ratio's two decimals would print as 0.00)
 ratio3() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3g", (b > 0 ? a / b : 0) }'; }
